@@ -1,0 +1,124 @@
+package formats
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// goldenDir is where CI keeps the reference outputs (see ../shared/golden/README.md).
+func goldenDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "golden")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("golden data not found at %s (it ships beside the repository in CI): %v", dir, err)
+	}
+	return dir
+}
+
+func TestTableMatchesGolden(t *testing.T) {
+	f, err := os.Open(filepath.Join(goldenDir(t), "types.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	seen := 0
+	for sc.Scan() {
+		c := strings.Split(sc.Text(), "\t")
+		if len(c) != 7 {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		id, _ := strconv.Atoi(c[0])
+		info, ok := Type(id).Info()
+		if !ok {
+			t.Errorf("type id %d (%s) missing", id, c[1])
+			continue
+		}
+		seen++
+		atoi := func(s string) int { v, _ := strconv.Atoi(s); return v }
+		if info.Name != c[1] || info.BlockSize != atoi(c[2]) || info.TypeSize != atoi(c[3]) ||
+			info.RowMeta != atoi(c[4]) || info.Quantized != (c[5] == "1") || info.NeedsImatrix != (c[6] == "1") {
+			t.Errorf("type %d: have %+v, golden %v", id, info, c)
+		}
+		if Type(id).String() != c[1] {
+			t.Errorf("String() = %q, want %q", Type(id).String(), c[1])
+		}
+	}
+	if seen != len(typeTable) {
+		t.Errorf("golden lists %d types, table has %d", seen, len(typeTable))
+	}
+}
+
+func TestInterleaved(t *testing.T) {
+	for _, tc := range []struct {
+		t    Type
+		base Type
+		rows int
+	}{
+		{Q4_K_R4, Q4_K, 4}, {IQ4_XS_R8, IQ4_XS, 8}, {BF16_R16, BF16, 16}, {Q8_KV_R8, Q8_KV, 8},
+		{Q8_K_R8, Q8_K, 8}, {Q4_0_R8, Q4_0, 8}, {IQ1_S_R4, IQ1_S, 4}, {Q4_K, Q4_K, 1}, {F32, F32, 1},
+	} {
+		if tc.t.Base() != tc.base || tc.t.Interleave() != tc.rows {
+			t.Errorf("%s: base %s x%d, want %s x%d", tc.t, tc.t.Base(), tc.t.Interleave(), tc.base, tc.rows)
+		}
+	}
+	for _, b := range RepackableTypes() {
+		r, _ := RepackTarget(b)
+		if r.Base() != b || r.BlockSize() != b.BlockSize() || r.TypeSize() != b.TypeSize() {
+			t.Errorf("repack %s -> %s: geometry differs", b, r)
+		}
+	}
+}
+
+func TestParseType(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Type
+		ok   bool
+	}{
+		{"q4_K", Q4_K, true}, {"q5_k", Q5_K, true}, {"Q4_K_R4", Q4_K_R4, true}, {"q8_kv", Q8_KV, true},
+		{"BF16", BF16, true}, {"iq2_xxs", IQ2_XXS, true}, {"q4_kk", 0, false}, {"", 0, false},
+	} {
+		got, err := ParseType(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseType(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+	_, err := ParseType("q4_kk")
+	if err == nil || !strings.Contains(err.Error(), "q4_K") {
+		t.Errorf("no suggestion in %v", err)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	for _, tc := range []struct {
+		t     Type
+		shape []int64
+		want  int64
+	}{
+		{Q4_K, []int64{4096, 2}, 2 * 144 * 16},
+		{IQ4_KS, []int64{512, 3}, 3 * (4 + 2*136)},
+		{F32, []int64{7}, 28},
+		{BF16, []int64{8, 2, 3}, 96},
+		{Q8_KV, []int64{64, 1}, 8 + 64},
+	} {
+		got, err := tc.t.TensorSize(tc.shape)
+		if err != nil || got != tc.want {
+			t.Errorf("%s %v: %d, %v; want %d", tc.t, tc.shape, got, err, tc.want)
+		}
+	}
+	if _, err := Q4_K.RowSize(100); err == nil {
+		t.Error("row of 100 q4_K weights accepted")
+	}
+	if _, err := F32.TensorSize([]int64{1 << 40, 1 << 40}); err == nil {
+		t.Error("overflow not caught")
+	}
+	if bpw := Q4_K.BitsPerWeight(256); bpw != 4.5 {
+		t.Errorf("q4_K bpw %v", bpw)
+	}
+}
