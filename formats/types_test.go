@@ -7,20 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gquant/gquant/internal/golden"
 )
 
-// goldenDir is where CI keeps the reference outputs (see ../shared/golden/README.md).
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "golden")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("golden data not found at %s (it ships beside the repository in CI): %v", dir, err)
-	}
-	return dir
-}
-
 func TestTableMatchesGolden(t *testing.T) {
-	f, err := os.Open(filepath.Join(goldenDir(t), "types.tsv"))
+	f, err := os.Open(filepath.Join(golden.Dir(t), "types.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}

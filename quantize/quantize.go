@@ -1,0 +1,124 @@
+// Package quantize turns float32 rows into the bytes of any ggml type the
+// project implements. QuantizeRows is the one entry point every caller uses;
+// the algorithms live in one subpackage per family.
+package quantize
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/iqk"
+	"github.com/gquant/gquant/quantize/iquant"
+	"github.com/gquant/gquant/quantize/kernel"
+	"github.com/gquant/gquant/quantize/kquant"
+	"github.com/gquant/gquant/quantize/legacy"
+	"github.com/gquant/gquant/quantize/ternary"
+	"github.com/gquant/gquant/quantize/trellis"
+)
+
+var kernels = kernel.Set{}
+
+func init() {
+	for _, set := range []kernel.Set{legacy.Kernels(), kquant.Kernels(), iquant.Kernels(), iqk.Kernels(), trellis.Kernels(), ternary.Kernels()} {
+		for t, f := range set {
+			if _, dup := kernels[t]; dup {
+				panic("quantize: two kernels for " + t.String())
+			}
+			kernels[t] = f
+		}
+	}
+}
+
+// ErrNeedsImatrix is returned for types the reference refuses to quantize
+// without an importance matrix.
+var ErrNeedsImatrix = errors.New("quantize: type needs an importance matrix")
+
+// ErrUnsupported is returned for types without a quantizer.
+var ErrUnsupported = errors.New("quantize: no quantizer for type")
+
+// Supported reports whether QuantizeRows can produce t.
+func Supported(t formats.Type) bool { return kernels[t] != nil }
+
+// SupportedTypes lists the types QuantizeRows can produce, in id order.
+func SupportedTypes() []formats.Type {
+	var out []formats.Type
+	for t := range kernels {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// RowError reports a row that cannot be quantized.
+type RowError struct {
+	Row    int // row index within the call
+	Column int
+	Value  float32
+}
+
+func (e *RowError) Error() string {
+	return fmt.Sprintf("row %d column %d: value %v is not finite", e.Row, e.Column, e.Value)
+}
+
+// QuantizeRows quantizes nrows rows of ne0 weights as one reference
+// ggml_quantize_chunk call and returns the bytes. Interleaved types need
+// nrows to be a multiple of their row count. imatrix is nil or holds ne0
+// importance weights.
+func QuantizeRows(t formats.Type, nrows, ne0 int, src, imatrix []float32) ([]byte, error) {
+	rs, err := t.RowSize(int64(ne0))
+	if err != nil {
+		return nil, err
+	}
+	dst := make([]byte, int(rs)*nrows)
+	if err := QuantizeRowsInto(dst, t, nrows, ne0, src, imatrix); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// QuantizeRowsInto is QuantizeRows writing into dst, which must hold exactly
+// nrows rows of t.
+func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
+	f := kernels[t]
+	if f == nil {
+		return fmt.Errorf("%w %s", ErrUnsupported, t)
+	}
+	rs, err := t.RowSize(int64(ne0))
+	if err != nil {
+		return err
+	}
+	if nrows < 0 || nrows%t.Interleave() != 0 {
+		return fmt.Errorf("quantize: %s stores rows in groups of %d; %d rows is not a multiple", t, t.Interleave(), nrows)
+	}
+	if len(src) != nrows*ne0 {
+		return fmt.Errorf("quantize: %d source values for %d rows of %d", len(src), nrows, ne0)
+	}
+	if len(dst) != int(rs)*nrows {
+		return fmt.Errorf("quantize: destination of %d bytes for %d rows of %d bytes", len(dst), nrows, rs)
+	}
+	if imatrix != nil && len(imatrix) != ne0 {
+		return fmt.Errorf("quantize: importance matrix has %d values for rows of %d", len(imatrix), ne0)
+	}
+	if imatrix == nil && t.Known() && mustInfo(t).NeedsImatrix {
+		return fmt.Errorf("%w: %s (pass an importance matrix, e.g. --imatrix FILE)", ErrNeedsImatrix, t)
+	}
+	for i, v := range src {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return &RowError{Row: i / ne0, Column: i % ne0, Value: v}
+		}
+	}
+	for i, v := range imatrix {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
+			return fmt.Errorf("quantize: importance weight %d is %v", i, v)
+		}
+	}
+	return f(dst, src, nrows, ne0, imatrix)
+}
+
+func mustInfo(t formats.Type) formats.TypeInfo {
+	info, _ := t.Info()
+	return info
+}
