@@ -1,0 +1,184 @@
+package imatrix
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// The legacy .dat layout, all little-endian int32 / float32:
+//
+//	n_entries
+//	n_entries times: name_len, name bytes, ncall, nval, nval float32 sums
+//	optional trailer: chunk count, dataset_len, dataset bytes
+
+// ReadDat reads a legacy .dat importance matrix. size is the file size, used
+// to reject absurd lengths before allocating.
+func ReadDat(r io.Reader, size int64) (*Matrix, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	left := size
+	readI32 := func(what string) (int32, error) {
+		var b [4]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return 0, fmt.Errorf("%w: reading %s: %v", ErrFormat, what, unexpected(err))
+		}
+		left -= 4
+		return int32(binary.LittleEndian.Uint32(b[:])), nil
+	}
+	readBytes := func(n int32, what string) ([]byte, error) {
+		if n < 0 || int64(n) > left {
+			return nil, fmt.Errorf("%w: %s of %d bytes with %d left in the file", ErrFormat, what, n, left)
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return nil, fmt.Errorf("%w: reading %s: %v", ErrFormat, what, unexpected(err))
+		}
+		left -= int64(n)
+		return b, nil
+	}
+	n, err := readI32("entry count")
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: entry count %d", ErrFormat, n)
+	}
+	if int64(n)*16 > left {
+		return nil, fmt.Errorf("%w: %d entries cannot fit in %d bytes", ErrFormat, n, size)
+	}
+	m := &Matrix{Format: FormatDat, Entries: make([]Entry, 0, n)}
+	for i := 0; i < int(n); i++ {
+		nameLen, err := readI32(fmt.Sprintf("name length of entry %d", i+1))
+		if err != nil {
+			return nil, err
+		}
+		name, err := readBytes(nameLen, fmt.Sprintf("name of entry %d", i+1))
+		if err != nil {
+			return nil, err
+		}
+		ncall, err := readI32(fmt.Sprintf("call count of %s", name))
+		if err != nil {
+			return nil, err
+		}
+		if ncall < 0 {
+			return nil, fmt.Errorf("%w: entry %s: negative call count %d", ErrFormat, name, ncall)
+		}
+		nval, err := readI32(fmt.Sprintf("value count of %s", name))
+		if err != nil {
+			return nil, err
+		}
+		if nval < 1 || int64(nval)*4 > left {
+			return nil, fmt.Errorf("%w: entry %s: %d values with %d bytes left", ErrFormat, name, nval, left)
+		}
+		raw, err := readBytes(nval*4, fmt.Sprintf("values of %s", name))
+		if err != nil {
+			return nil, err
+		}
+		sums := make([]float32, nval)
+		for j := range sums {
+			sums[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+		}
+		m.Entries = append(m.Entries, Entry{Name: string(name), Sums: sums, Counts: []float32{float32(ncall)}})
+	}
+	if left > 0 {
+		chunks, err := readI32("chunk count")
+		if err != nil {
+			return nil, err
+		}
+		if chunks < 0 {
+			return nil, fmt.Errorf("%w: negative chunk count %d", ErrFormat, chunks)
+		}
+		m.Chunks = int(chunks)
+		dlen, err := readI32("dataset name length")
+		if err != nil {
+			return nil, err
+		}
+		ds, err := readBytes(dlen, "dataset name")
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) > 0 {
+			m.Datasets = []string{string(ds)}
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// WriteDat writes m in the legacy layout. An entry with one count per matrix
+// (from a GGUF file) is stored with a single call count: each matrix's values
+// are scaled so that values / count still gives that matrix's mean. A matrix
+// that never saw data stays all zeros. Several datasets are joined with ", ".
+func WriteDat(w io.Writer, m *Matrix) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	put := func(v int32) { binary.Write(bw, binary.LittleEndian, v) }
+	put(int32(len(m.Entries)))
+	for _, e := range m.Entries {
+		put(int32(len(e.Name)))
+		bw.WriteString(e.Name)
+		count, sums := e.singleCount()
+		put(int32(count))
+		put(int32(len(sums)))
+		for _, v := range sums {
+			binary.Write(bw, binary.LittleEndian, math.Float32bits(v))
+		}
+	}
+	put(int32(m.Chunks))
+	ds := joinDatasets(m.Datasets)
+	put(int32(len(ds)))
+	bw.WriteString(ds)
+	return bw.Flush()
+}
+
+// singleCount returns one call count for the entry and the values scaled to it.
+func (e *Entry) singleCount() (int, []float32) {
+	if len(e.Counts) <= 1 {
+		c := 0
+		if len(e.Counts) == 1 {
+			c = int(math.Round(float64(e.Counts[0])))
+		}
+		return c, e.Sums
+	}
+	// The largest count keeps the most precision.
+	var top float32
+	for _, c := range e.Counts {
+		top = max(top, c)
+	}
+	if top == 0 {
+		return 0, e.Sums
+	}
+	per := len(e.Sums) / len(e.Counts)
+	out := make([]float32, len(e.Sums))
+	for j, c := range e.Counts {
+		if c == 0 {
+			continue
+		}
+		for i := j * per; i < (j+1)*per; i++ {
+			out[i] = float32(float64(e.Sums[i]) / float64(c) * float64(top))
+		}
+	}
+	return int(math.Round(float64(top))), out
+}
+
+func joinDatasets(ds []string) string {
+	out := ""
+	for i, d := range ds {
+		if i > 0 {
+			out += ", "
+		}
+		out += d
+	}
+	return out
+}
