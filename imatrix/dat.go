@@ -81,7 +81,7 @@ func ReadDat(r io.Reader, size int64) (*Matrix, error) {
 		for j := range sums {
 			sums[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 		}
-		m.Entries = append(m.Entries, Entry{Name: string(name), Sums: sums, Counts: []float32{float32(ncall)}})
+		m.Entries = append(m.Entries, Entry{Name: string(name), Sums: sums, Counts: []float64{float64(ncall)}})
 	}
 	if left > 0 {
 		chunks, err := readI32("chunk count")
@@ -129,6 +129,9 @@ func WriteDat(w io.Writer, m *Matrix) error {
 		put(int32(len(e.Name)))
 		bw.WriteString(e.Name)
 		count, sums := e.singleCount()
+		if count > math.MaxInt32 {
+			return fmt.Errorf("imatrix: entry %s: call count %d does not fit a .dat file", e.Name, count)
+		}
 		put(int32(count))
 		put(int32(len(sums)))
 		for _, v := range sums {
@@ -147,12 +150,12 @@ func (e *Entry) singleCount() (int, []float32) {
 	if len(e.Counts) <= 1 {
 		c := 0
 		if len(e.Counts) == 1 {
-			c = int(math.Round(float64(e.Counts[0])))
+			c = int(math.Round(e.Counts[0]))
 		}
 		return c, e.Sums
 	}
 	// The largest count keeps the most precision.
-	var top float32
+	var top float64
 	for _, c := range e.Counts {
 		top = max(top, c)
 	}
@@ -166,10 +169,10 @@ func (e *Entry) singleCount() (int, []float32) {
 			continue
 		}
 		for i := j * per; i < (j+1)*per; i++ {
-			out[i] = float32(float64(e.Sums[i]) / float64(c) * float64(top))
+			out[i] = float32(float64(e.Sums[i]) / c * top)
 		}
 	}
-	return int(math.Round(float64(top))), out
+	return int(math.Round(top)), out
 }
 
 func joinDatasets(ds []string) string {

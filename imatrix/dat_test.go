@@ -50,11 +50,11 @@ func TestReadDatGolden(t *testing.T) {
 
 func TestFindFallbacks(t *testing.T) {
 	m := &Matrix{Entries: []Entry{
-		{Name: "blk.0.ffn_up.weight", Sums: []float32{1}, Counts: []float32{1}},
-		{Name: "blk.1.ffn_gate_up_exps.weight", Sums: []float32{2}, Counts: []float32{1}},
-		{Name: "blk.2.ffn_up_exps.weight", Sums: []float32{3}, Counts: []float32{1}},
-		{Name: "blk.3.attn_kv_b.weight", Sums: []float32{4}, Counts: []float32{1}},
-		{Name: "blk.4.attn_v_b.weight", Sums: []float32{5}, Counts: []float32{1}},
+		{Name: "blk.0.ffn_up.weight", Sums: []float32{1}, Counts: []float64{1}},
+		{Name: "blk.1.ffn_gate_up_exps.weight", Sums: []float32{2}, Counts: []float64{1}},
+		{Name: "blk.2.ffn_up_exps.weight", Sums: []float32{3}, Counts: []float64{1}},
+		{Name: "blk.3.attn_kv_b.weight", Sums: []float32{4}, Counts: []float64{1}},
+		{Name: "blk.4.attn_v_b.weight", Sums: []float32{5}, Counts: []float64{1}},
 	}}
 	for _, tc := range []struct{ name, from string }{
 		{"blk.0.ffn_gate.weight", "blk.0.ffn_up.weight"},
@@ -94,11 +94,11 @@ func datBytes(entries []Entry, trailer bool) []byte {
 }
 
 func TestReadDatBad(t *testing.T) {
-	good := datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float32{2}}}, true)
+	good := datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true)
 	huge := append([]byte{}, good...)
 	binary.LittleEndian.PutUint32(huge[4:], 1<<30) // name length
-	nan := datBytes([]Entry{{Name: "a.weight", Sums: []float32{float32(math.NaN())}, Counts: []float32{1}}}, false)
-	neg := datBytes([]Entry{{Name: "a.weight", Sums: []float32{1}, Counts: []float32{-3}}}, false)
+	nan := datBytes([]Entry{{Name: "a.weight", Sums: []float32{float32(math.NaN())}, Counts: []float64{1}}}, false)
+	neg := datBytes([]Entry{{Name: "a.weight", Sums: []float32{1}, Counts: []float64{-3}}}, false)
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -128,7 +128,7 @@ func TestReadDatBad(t *testing.T) {
 
 func TestWriteDatPerExpertCounts(t *testing.T) {
 	// Two experts of 2 columns with different counts; one with none.
-	m := &Matrix{Entries: []Entry{{Name: "x", Sums: []float32{4, 8, 0, 0, 30, 60}, Counts: []float32{2, 0, 10}}}, Chunks: 3}
+	m := &Matrix{Entries: []Entry{{Name: "x", Sums: []float32{4, 8, 0, 0, 30, 60}, Counts: []float64{2, 0, 10}}}, Chunks: 3}
 	var buf bytes.Buffer
 	if err := WriteDat(&buf, m); err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestWriteDatPerExpertCounts(t *testing.T) {
 }
 
 func FuzzReadDat(f *testing.F) {
-	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float32{2}}}, true))
+	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true))
 	f.Add([]byte{1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ReadDat(bytes.NewReader(data), int64(len(data)))

@@ -31,7 +31,7 @@ type Entry struct {
 	Sums []float32
 	// Counts holds the number of calls per matrix. A legacy .dat entry has one
 	// count for all its matrices (len 1); a GGUF entry has one per matrix.
-	Counts []float32
+	Counts []float64
 }
 
 // Matrices returns how many matrices the entry covers (1 when unknown, as for
@@ -55,7 +55,7 @@ func (e *Entry) Mean() []float32 {
 			c = e.Counts[i/per]
 		}
 		if c > 0 {
-			v /= c
+			v /= float32(c) // the reference divides in float32
 		}
 		out[i] = v
 	}
@@ -146,7 +146,7 @@ func (m *Matrix) Validate() error {
 			}
 		}
 		for i, c := range e.Counts {
-			if math.IsNaN(float64(c)) || math.IsInf(float64(c), 0) || c < 0 {
+			if math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
 				return fmt.Errorf("imatrix: entry %s: call count %d is %v", e.Name, i, c)
 			}
 		}
