@@ -10,11 +10,7 @@ import (
 	"sort"
 
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize/iqk"
-	"github.com/gquant/gquant/quantize/iquant"
 	"github.com/gquant/gquant/quantize/kernel"
-	"github.com/gquant/gquant/quantize/kquant"
-	"github.com/gquant/gquant/quantize/legacy"
 	"github.com/gquant/gquant/quantize/ternary"
 	"github.com/gquant/gquant/quantize/trellis"
 )
@@ -22,7 +18,7 @@ import (
 var kernels = kernel.Set{}
 
 func init() {
-	for _, set := range []kernel.Set{legacy.Kernels(), kquant.Kernels(), iquant.Kernels(), iqk.Kernels(), trellis.Kernels(), ternary.Kernels()} {
+	for _, set := range []kernel.Set{trellis.Kernels(), ternary.Kernels()} {
 		for t, f := range set {
 			if _, dup := kernels[t]; dup {
 				panic("quantize: two kernels for " + t.String())
@@ -50,6 +46,15 @@ func SupportedTypes() []formats.Type {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// CallScoped reports whether t's bytes for a row depend on the other rows of
+// the same kernel call. Only q2_K without an importance matrix does: the
+// reference looks for ternary weights across the whole call. For every other
+// type a call over rows A then B equals a call over A followed by a call over
+// B, so callers may split and merge calls freely (in whole row groups).
+func CallScoped(t formats.Type, hasImatrix bool) bool {
+	return t == formats.Q2_K && !hasImatrix
 }
 
 // RowError reports a row that cannot be quantized.

@@ -1,0 +1,420 @@
+// Package pipeline runs a quantization plan: it streams every tensor of the
+// input model through conversion to float32, the quantize kernels and the
+// GGUF writer, in bounded pieces, with workers on every core and reading and
+// writing overlapped with the compute.
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/quantize"
+)
+
+// Tensor is one tensor of an output file and how to make it.
+type Tensor struct {
+	Name   string
+	Shape  []int64
+	Source int          // index into the input model's Tensors
+	Type   formats.Type // type written
+	// Convert is false when the input bytes are copied unchanged.
+	Convert bool
+	// Imatrix holds ne0 mean importance weights per matrix (ne2*ne3 of them),
+	// or is nil.
+	Imatrix []float32
+}
+
+// Output is one file to write.
+type Output struct {
+	Path     string
+	Metadata gguf.Metadata
+	Tensors  []Tensor
+}
+
+// Event reports progress: tensor Index (0-based, over all outputs) of Count
+// has had Done of its Bytes input bytes processed.
+type Event struct {
+	Index, Count int
+	Name         string
+	Done, Bytes  int64
+	Finished     bool // the tensor is fully written
+}
+
+// Options adjusts Run.
+type Options struct {
+	// Threads is the number of quantizing workers (default: all cores).
+	Threads int
+	// PieceWeights bounds the weights of one work piece (default 1<<21);
+	// memory in flight is about 2 x Threads x PieceWeights x 6 bytes. A call
+	// the reference makes over more rows is only kept whole where the type
+	// needs it (see quantize.CallScoped).
+	PieceWeights int
+	// Progress, if set, is called from the writer as pieces are written.
+	Progress func(Event)
+	// Inputs are paths that must not be overwritten (the input model's files).
+	Inputs []string
+}
+
+// piece is one unit of work: rows [row, row+rows) of one matrix of a tensor.
+type piece struct {
+	seq      int
+	out      int // output file
+	tensor   int // index in the output's Tensors
+	global   int // tensor index over all outputs, for progress
+	matrix   int64
+	row      int64
+	rows     int64
+	copyOnly bool
+	last     bool // last piece of its tensor
+	inBytes  int64
+
+	src []float32
+	dst []byte
+	err error
+}
+
+// Run writes every output. On any error no output file is left under its
+// final name.
+func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error {
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	if opt.PieceWeights <= 0 {
+		opt.PieceWeights = 1 << 21
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	writers := make([]*gguf.Writer, len(outs))
+	abortAll := func() {
+		for _, w := range writers {
+			if w != nil {
+				w.Abort()
+			}
+		}
+	}
+	for i, o := range outs {
+		infos := make([]gguf.TensorInfo, len(o.Tensors))
+		for j, t := range o.Tensors {
+			if err := checkTensor(in, t); err != nil {
+				abortAll()
+				return fmt.Errorf("%s: tensor %s: %w", o.Path, t.Name, err)
+			}
+			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+		}
+		w, err := gguf.Create(o.Path, o.Metadata, infos, &gguf.CreateOptions{Inputs: opt.Inputs})
+		if err != nil {
+			abortAll()
+			return err
+		}
+		writers[i] = w
+	}
+
+	count := 0
+	for _, o := range outs {
+		count += len(o.Tensors)
+	}
+
+	slots := make(chan struct{}, 2*opt.Threads)
+	work := make(chan *piece, opt.Threads)
+	done := make(chan *piece, 2*opt.Threads)
+	var readErr error
+
+	// Reader: plans pieces in output order, reads and converts their rows.
+	go func() {
+		defer close(work)
+		seq, global := 0, 0
+		for oi, o := range outs {
+			for ti, t := range o.Tensors {
+				for _, p := range planPieces(in, t, opt.PieceWeights) {
+					p.seq, p.out, p.tensor, p.global = seq, oi, ti, global
+					seq++
+					select {
+					case slots <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					if !p.copyOnly {
+						if err := readPiece(in, t, p); err != nil {
+							p.err = fmt.Errorf("%s: tensor %s: %w", o.Path, t.Name, err)
+						}
+					}
+					select {
+					case work <- p:
+					case <-ctx.Done():
+						return
+					}
+				}
+				global++
+			}
+		}
+	}()
+
+	// Workers: quantize.
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				if p.err == nil && !p.copyOnly {
+					t := outs[p.out].Tensors[p.tensor]
+					p.err = quantizePiece(t, p)
+					if p.err != nil {
+						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, p.err)
+					}
+				}
+				p.src = nil
+				select {
+				case done <- p:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+
+	// Writer: emit pieces in sequence order while later ones are computed.
+	pending := map[int]*piece{}
+	next := 0
+	var tensorDone int64
+	var firstErr error
+	for p := range done {
+		if firstErr != nil {
+			continue
+		}
+		pending[p.seq] = p
+		for {
+			q := pending[next]
+			if q == nil {
+				break
+			}
+			delete(pending, next)
+			next++
+			if q.err != nil {
+				firstErr = q.err
+				cancel()
+				break
+			}
+			t := outs[q.out].Tensors[q.tensor]
+			w := writers[q.out]
+			var err error
+			if q.copyOnly {
+				f, off := in.TensorFile(t.Source)
+				err = w.WriteTensorFrom(f, off)
+			} else {
+				_, err = w.Write(q.dst)
+			}
+			if err != nil {
+				firstErr = err
+				cancel()
+				break
+			}
+			tensorDone += q.inBytes
+			if opt.Progress != nil {
+				opt.Progress(Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
+					Bytes: in.Tensors[t.Source].Size, Finished: q.last})
+			}
+			if q.last {
+				tensorDone = 0
+			}
+			<-slots
+		}
+	}
+	if firstErr == nil {
+		firstErr = readErr
+	}
+	if firstErr == nil {
+		if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		abortAll()
+		return firstErr
+	}
+	for i, w := range writers {
+		if err := w.Close(); err != nil {
+			for _, rest := range writers[i+1:] {
+				rest.Abort()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTensor verifies an output tensor against its source before any work.
+func checkTensor(in *gguf.Model, t Tensor) error {
+	if t.Source < 0 || t.Source >= len(in.Tensors) {
+		return fmt.Errorf("no input tensor %d", t.Source)
+	}
+	src := in.Tensors[t.Source]
+	if !t.Convert {
+		if src.Type != t.Type {
+			return fmt.Errorf("copy from %s to %s", src.Type, t.Type)
+		}
+		return nil
+	}
+	if t.Type != formats.F32 && !quantize.Supported(t.Type) {
+		return fmt.Errorf("%w %s", quantize.ErrUnsupported, t.Type)
+	}
+	switch src.Type {
+	case formats.F32, formats.F16, formats.BF16:
+	default:
+		if !formats.CanDequantize(src.Type) {
+			return fmt.Errorf("cannot read %s input", src.Type)
+		}
+		if src.Type.Interleave() > 1 {
+			return fmt.Errorf("requantizing from the row-interleaved %s is not supported; run 'gquant repack --undo' first", src.Type)
+		}
+	}
+	ne0, rows, mats := dims(t.Shape)
+	if ne0 != src.Shape[0] || rows*mats != src.Rows() {
+		return fmt.Errorf("shape %v does not match the input's %v", t.Shape, src.Shape)
+	}
+	if _, err := t.Type.RowSize(ne0); err != nil {
+		return err
+	}
+	if rows%int64(t.Type.Interleave()) != 0 {
+		return fmt.Errorf("%d rows are not a multiple of %s's %d-row groups", rows, t.Type, t.Type.Interleave())
+	}
+	if t.Imatrix != nil && int64(len(t.Imatrix)) != ne0*mats {
+		return fmt.Errorf("importance matrix has %d values, tensor needs %d (%d x %d)", len(t.Imatrix), ne0*mats, ne0, mats)
+	}
+	return nil
+}
+
+// dims returns the row length, rows per matrix and number of matrices.
+func dims(shape []int64) (ne0, rows, mats int64) {
+	ne0, rows, mats = 1, 1, 1
+	if len(shape) > 0 {
+		ne0 = shape[0]
+	}
+	if len(shape) > 1 {
+		rows = shape[1]
+	}
+	for _, d := range shape[min(2, len(shape)):] {
+		mats *= d
+	}
+	return
+}
+
+// CallRows returns how many rows of one matrix the reference quantizes per
+// ggml_quantize_chunk call, and whether each matrix is one call: llama-quantize
+// with two or more threads quantizes a 3-D tensor one matrix per call when
+// ne2 is even or at least 4, and otherwise in calls of ceil(16384 / ne0) rows
+// (at least one row) times the interleave count.
+func CallRows(t formats.Type, shape []int64) (rowsPerCall int64, wholeMatrix bool) {
+	ne0, rows, mats := dims(shape)
+	if mats%2 == 0 || mats >= 4 {
+		return rows, true
+	}
+	const minChunk = 32 * 512
+	per := (minChunk + ne0 - 1) / ne0
+	if ne0 >= minChunk {
+		per = 1
+	}
+	return per * int64(t.Interleave()), false
+}
+
+// planPieces splits a tensor into work pieces. Copies are one piece. For
+// call-scoped types every piece is exactly one reference call; otherwise
+// pieces are row ranges of about PieceWeights weights, in whole row groups.
+func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
+	src := in.Tensors[t.Source]
+	if !t.Convert {
+		return []*piece{{copyOnly: true, last: true, inBytes: src.Size}}
+	}
+	ne0, rows, mats := dims(t.Shape)
+	group := int64(t.Type.Interleave())
+	step := max(int64(pieceWeights)/ne0/group*group, group)
+	if quantize.CallScoped(t.Type, t.Imatrix != nil) {
+		step, _ = CallRows(t.Type, t.Shape)
+	}
+	srcRow, _ := src.Type.RowSize(ne0)
+	var out []*piece
+	for m := int64(0); m < mats; m++ {
+		for r := int64(0); r < rows; r += step {
+			n := min(step, rows-r)
+			out = append(out, &piece{matrix: m, row: r, rows: n, inBytes: n * srcRow})
+		}
+	}
+	out[len(out)-1].last = true
+	return out
+}
+
+// readPiece reads the piece's rows and converts them to float32.
+func readPiece(in *gguf.Model, t Tensor, p *piece) error {
+	src := in.Tensors[t.Source]
+	ne0, rows, _ := dims(t.Shape)
+	rowSize, err := src.Type.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	raw := make([]byte, p.rows*rowSize)
+	off := (p.matrix*rows + p.row) * rowSize
+	if _, err := in.TensorReader(t.Source).ReadAt(raw, off); err != nil {
+		return fmt.Errorf("reading rows %d..%d of matrix %d: %w", p.row, p.row+p.rows, p.matrix, err)
+	}
+	p.src = make([]float32, p.rows*ne0)
+	switch src.Type {
+	case formats.F32:
+		for i := range p.src {
+			p.src[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	case formats.BF16:
+		for i := range p.src {
+			p.src[i] = formats.BF16ToFP32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case formats.F16:
+		for i := range p.src {
+			p.src[i] = formats.FP16ToFP32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	default:
+		if err := formats.DequantizeRows(src.Type, int(ne0), raw, p.src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quantizePiece converts the piece's float32 rows into the output type.
+func quantizePiece(t Tensor, p *piece) error {
+	ne0, _, _ := dims(t.Shape)
+	if t.Type == formats.F32 {
+		p.dst = make([]byte, 4*len(p.src))
+		for i, v := range p.src {
+			binary.LittleEndian.PutUint32(p.dst[4*i:], math.Float32bits(v))
+		}
+		return nil
+	}
+	var im []float32
+	if t.Imatrix != nil {
+		im = t.Imatrix[p.matrix*ne0 : (p.matrix+1)*ne0]
+	}
+	dst, err := quantize.QuantizeRows(t.Type, int(p.rows), int(ne0), p.src, im)
+	if err != nil {
+		var re *quantize.RowError
+		if errors.As(err, &re) {
+			_, rows, _ := dims(t.Shape)
+			return fmt.Errorf("row %d (matrix %d, row %d): value %v is not finite",
+				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Value)
+		}
+		return err
+	}
+	p.dst = dst
+	return nil
+}
