@@ -48,6 +48,9 @@ func DequantizeRows(t Type, ne0 int, src []byte, dst []float32) error {
 	f := dequantizers[t]
 	if f == nil && info.Interleave > 1 && interleavers[t].deinterleave != nil && dequantizers[info.Base] != nil {
 		// Un-interleave one group into base rows, then use the base dequantizer.
+		if err := interleavers[t].checkRow(t, ne0); err != nil {
+			return err
+		}
 		baseRow, err := info.Base.RowSize(int64(ne0))
 		if err != nil {
 			return err
@@ -56,7 +59,10 @@ func DequantizeRows(t Type, ne0 int, src []byte, dst []float32) error {
 		base, de := dequantizers[info.Base], interleavers[t].deinterleave
 		f = func(dst []float32, src []byte, ne0 int) {
 			de(tmp, src, ne0)
-			base(dst, tmp, ne0)
+			// The base dequantizer handles one row (its group size).
+			for r := range info.Interleave {
+				base(dst[r*ne0:(r+1)*ne0], tmp[r*int(baseRow):(r+1)*int(baseRow)], ne0)
+			}
 		}
 	}
 	if f == nil {

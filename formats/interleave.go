@@ -8,6 +8,17 @@ import "fmt"
 type interleaver struct {
 	interleave   func(group, base []byte, ne0 int)
 	deinterleave func(base, group []byte, ne0 int)
+	// rowMultiple, when set, is what ne0 must be a multiple of beyond the
+	// block size (bf16_r16 interleaves pairs of weights).
+	rowMultiple int
+}
+
+// checkRow reports a row length the layout of t cannot hold.
+func (iv interleaver) checkRow(t Type, ne0 int) error {
+	if iv.rowMultiple > 1 && ne0%iv.rowMultiple != 0 {
+		return fmt.Errorf("formats: %s: row of %d weights is not a multiple of %d", t, ne0, iv.rowMultiple)
+	}
+	return nil
 }
 
 var interleavers = map[Type]interleaver{}
@@ -27,6 +38,9 @@ func groupSizes(t Type, ne0 int) (baseBytes, groupBytes int, err error) {
 	info, ok := t.Info()
 	if !ok || info.Interleave < 2 {
 		return 0, 0, fmt.Errorf("formats: %s is not a row-interleaved type", t)
+	}
+	if err := interleavers[t].checkRow(t, ne0); err != nil {
+		return 0, 0, err
 	}
 	br, err := info.Base.RowSize(int64(ne0))
 	if err != nil {

@@ -1,0 +1,241 @@
+package formats
+
+import "encoding/binary"
+
+// Row interleaving of the 32-weight block types, mxfp4, bf16 and q8_KV
+// (the reference's repack_q4_0, repack_q8_0, repack_q5_0, repack_q6_0,
+// repack_mxfp4, repack_bf16 and repack_q8_KV). Each is a lossless
+// rearrangement: interleave and deinterleave are exact inverses.
+
+func init() {
+	registerInterleaver(Q4_0_R8, chunkInterleaver(8, 2, 16, 32))
+	registerInterleaver(Q8_0_R8, chunkInterleaver(8, 2, 32, 32))
+	registerInterleaver(MXFP4_R8, chunkInterleaver(8, 1, 16, 32))
+	registerInterleaver(BF16_R16, interleaver{interleave: interleaveBF16R16, deinterleave: deinterleaveBF16R16, rowMultiple: 2})
+	registerInterleaver(Q5_0_R4, interleaver{interleave: interleaveQ5_0R4, deinterleave: deinterleaveQ5_0R4})
+	registerInterleaver(Q6_0_R4, interleaver{interleave: interleaveQ6_0R4, deinterleave: deinterleaveQ6_0R4})
+	registerInterleaver(Q8_KV_R8, interleaver{interleave: interleaveQ8KVR8, deinterleave: deinterleaveQ8KVR8})
+}
+
+// chunkInterleaver handles the layouts where rows blocks of hdr header bytes
+// and qbytes quant bytes (blockWeights weights) become one block holding the
+// rows headers in row order, then the quant bytes in 4-byte chunks, chunk c
+// of row k at 4*(rows*c+k).
+func chunkInterleaver(rows, hdr, qbytes, blockWeights int) interleaver {
+	bs := hdr + qbytes
+	return interleaver{
+		interleave: func(group, base []byte, ne0 int) {
+			nb := ne0 / blockWeights
+			for ib := range nb {
+				y := group[ib*rows*bs : (ib+1)*rows*bs]
+				for k := range rows {
+					x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+					copy(y[k*hdr:(k+1)*hdr], x[:hdr])
+					for c := range qbytes / 4 {
+						copy(y[rows*hdr+4*(rows*c+k):][:4], x[hdr+4*c:])
+					}
+				}
+			}
+		},
+		deinterleave: func(base, group []byte, ne0 int) {
+			nb := ne0 / blockWeights
+			for ib := range nb {
+				y := group[ib*rows*bs : (ib+1)*rows*bs]
+				for k := range rows {
+					x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+					copy(x[:hdr], y[k*hdr:(k+1)*hdr])
+					for c := range qbytes / 4 {
+						copy(x[hdr+4*c:][:4], y[rows*hdr+4*(rows*c+k):])
+					}
+				}
+			}
+		},
+	}
+}
+
+// bf16_r16: 16 rows, pairs of weights interleaved: pair p of row k at
+// 4*(16*p+k). The reference asserts an even row length.
+func interleaveBF16R16(group, base []byte, ne0 int) {
+	for k := range 16 {
+		x := base[2*k*ne0 : 2*(k+1)*ne0]
+		for p := range ne0 / 2 {
+			copy(group[4*(16*p+k):][:4], x[4*p:])
+		}
+	}
+}
+
+func deinterleaveBF16R16(base, group []byte, ne0 int) {
+	for k := range 16 {
+		x := base[2*k*ne0 : 2*(k+1)*ne0]
+		for p := range ne0 / 2 {
+			copy(x[4*p:4*p+4], group[4*(16*p+k):])
+		}
+	}
+}
+
+// The r4 layouts of q5_0 / q6_0 store, for row k and quad i of each of the
+// four stretches l, weight i+lo(l) in the low and i+lo(l)+8 in the high
+// nibble of qs[4k+i+16l], where lo(l) = 4*(l/2) + 16*(l%2).
+func r4QuadBase(l int) int { return 4*(l/2) + 16*(l%2) }
+
+// q5_0 quant values (0..31) of one block, in weight order.
+func q5_0Unpack(x []byte, q *[32]uint8) {
+	qh := binary.LittleEndian.Uint32(x[2:])
+	for j := range 16 {
+		q[j] = x[6+j]&0xf | uint8(qh>>j&1)<<4
+		q[j+16] = x[6+j]>>4 | uint8(qh>>(j+16)&1)<<4
+	}
+}
+
+func q5_0Pack(x []byte, q *[32]uint8) {
+	var qh uint32
+	for j := range 16 {
+		x[6+j] = q[j]&0xf | q[j+16]<<4
+		qh |= uint32(q[j]>>4)<<j | uint32(q[j+16]>>4)<<(j+16)
+	}
+	binary.LittleEndian.PutUint32(x[2:], qh)
+}
+
+// q5_0_r4 block: fp16 d[4], qh[16], qs[64]; the fifth bits of qs[4k+i+16l]
+// are bits l (low nibble) and l+4 (high) of qh[4k+i].
+func interleaveQ5_0R4(group, base []byte, ne0 int) {
+	const bs, gs = 22, 88
+	nb := ne0 / 32
+	var q [32]uint8
+	for ib := range nb {
+		y := group[ib*gs : (ib+1)*gs]
+		clear(y[8:24])
+		for k := range 4 {
+			x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+			copy(y[2*k:2*k+2], x[:2])
+			q5_0Unpack(x, &q)
+			for l := range 4 {
+				lo := r4QuadBase(l)
+				for i := range 4 {
+					a, b := q[i+lo], q[i+lo+8]
+					y[24+4*k+i+16*l] = a&0xf | b<<4
+					y[8+4*k+i] |= (a>>4 | (b>>4)<<4) << l
+				}
+			}
+		}
+	}
+}
+
+func deinterleaveQ5_0R4(base, group []byte, ne0 int) {
+	const bs, gs = 22, 88
+	nb := ne0 / 32
+	var q [32]uint8
+	for ib := range nb {
+		y := group[ib*gs : (ib+1)*gs]
+		for k := range 4 {
+			x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+			copy(x[:2], y[2*k:2*k+2])
+			for l := range 4 {
+				lo := r4QuadBase(l)
+				for i := range 4 {
+					qs, qh := y[24+4*k+i+16*l], y[8+4*k+i]
+					q[i+lo] = qs&0xf | (qh>>l&1)<<4
+					q[i+lo+8] = qs>>4 | (qh>>(l+4)&1)<<4
+				}
+			}
+			q5_0Pack(x, &q)
+		}
+	}
+}
+
+// q6_0 quant values (0..63) of one block, in weight order.
+func q6_0Unpack(x []byte, q *[32]uint8) {
+	for j := range 16 {
+		h := x[2+j%8] >> (4 * (j / 8))
+		q[j] = x[10+j]&0xf | (h&3)<<4
+		q[j+16] = x[10+j]>>4 | (h>>2&3)<<4
+	}
+}
+
+func q6_0Pack(x []byte, q *[32]uint8) {
+	clear(x[2:10])
+	for j := range 16 {
+		x[10+j] = q[j]&0xf | q[j+16]<<4
+		x[2+j%8] |= (q[j]>>4 | (q[j+16]>>4)<<2) << (4 * (j / 8))
+	}
+}
+
+// q6_0_r4 block: fp16 d[4], qh[32], qs[64]; the top bit pairs of
+// qs[4k+i+16l] sit in qh[4k+i+16*(l%2)] at bits 2*(l/2) (low nibble) and
+// 2*(l/2)+4 (high).
+func interleaveQ6_0R4(group, base []byte, ne0 int) {
+	const bs, gs = 26, 104
+	nb := ne0 / 32
+	var q [32]uint8
+	for ib := range nb {
+		y := group[ib*gs : (ib+1)*gs]
+		clear(y[8:40])
+		for k := range 4 {
+			x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+			copy(y[2*k:2*k+2], x[:2])
+			q6_0Unpack(x, &q)
+			for l := range 4 {
+				lo := r4QuadBase(l)
+				for i := range 4 {
+					a, b := q[i+lo], q[i+lo+8]
+					y[40+4*k+i+16*l] = a&0xf | b<<4
+					y[8+4*k+i+16*(l%2)] |= (a>>4 | (b>>4)<<4) << (2 * (l / 2))
+				}
+			}
+		}
+	}
+}
+
+func deinterleaveQ6_0R4(base, group []byte, ne0 int) {
+	const bs, gs = 26, 104
+	nb := ne0 / 32
+	var q [32]uint8
+	for ib := range nb {
+		y := group[ib*gs : (ib+1)*gs]
+		for k := range 4 {
+			x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+			copy(x[:2], y[2*k:2*k+2])
+			for l := range 4 {
+				lo := r4QuadBase(l)
+				for i := range 4 {
+					qs := y[40+4*k+i+16*l]
+					h := y[8+4*k+i+16*(l%2)] >> (2 * (l / 2))
+					q[i+lo] = qs&0xf | (h&3)<<4
+					q[i+lo+8] = qs>>4 | (h>>4&3)<<4
+				}
+			}
+			q6_0Pack(x, &q)
+		}
+	}
+}
+
+// q8_KV rows carry float32 d and the int32 sum of their quants; q8_KV_r8
+// keeps only the 8 d values, then the quants in 4-byte chunks, chunk c of
+// row k at 4*(8*c+k). Deinterleaving recomputes the sums, which the
+// reference's quantizer stores as the plain sum of the int8 quants.
+func interleaveQ8KVR8(group, base []byte, ne0 int) {
+	row := 8 + ne0
+	for k := range 8 {
+		x := base[k*row : (k+1)*row]
+		copy(group[4*k:4*k+4], x[:4])
+		for c := range ne0 / 4 {
+			copy(group[32+4*(8*c+k):][:4], x[8+4*c:])
+		}
+	}
+}
+
+func deinterleaveQ8KVR8(base, group []byte, ne0 int) {
+	row := 8 + ne0
+	for k := range 8 {
+		x := base[k*row : (k+1)*row]
+		copy(x[:4], group[4*k:4*k+4])
+		for c := range ne0 / 4 {
+			copy(x[8+4*c:8+4*c+4], group[32+4*(8*c+k):])
+		}
+		var sum int32
+		for _, q := range x[8:] {
+			sum += int32(int8(q))
+		}
+		binary.LittleEndian.PutUint32(x[4:], uint32(sum))
+	}
+}
