@@ -114,7 +114,23 @@ func Open(path string) (*Model, error) {
 		}
 	}
 	m.Metadata = m.Shards[0].Metadata
-	m.index = make(map[string]int)
+	if len(m.Shards) == 1 {
+		// The file's own index serves; no need to build another.
+		s := m.Shards[0]
+		m.index = s.index
+		m.Tensors = make([]Tensor, len(s.Tensors))
+		for i, t := range s.Tensors {
+			m.Tensors[i] = Tensor{TensorInfo: t}
+		}
+		ok = true
+		return m, nil
+	}
+	total := 0
+	for _, s := range m.Shards {
+		total += len(s.Tensors)
+	}
+	m.index = make(map[string]int, total)
+	m.Tensors = make([]Tensor, 0, total)
 	for si, s := range m.Shards {
 		for _, t := range s.Tensors {
 			if j, dup := m.index[t.Name]; dup {

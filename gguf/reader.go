@@ -213,10 +213,13 @@ func (d *decoder) readHeader() (*File, error) {
 		if t.Name, err = d.str("tensor name"); err != nil {
 			return nil, fmt.Errorf("tensor %d: %w", i, err)
 		}
-		if j, dup := f.index[t.Name]; dup {
+		// One map operation per name: a duplicate shows as a map that did
+		// not grow.
+		f.index[t.Name] = i
+		if len(f.index) != i+1 {
+			j := slices.IndexFunc(f.Tensors[:i], func(o TensorInfo) bool { return o.Name == t.Name })
 			return nil, fmt.Errorf("%w %q: tensors %d and %d (at byte %d)", ErrDuplicateTensor, t.Name, j, i, at)
 		}
-		f.index[t.Name] = i
 		nd, err := d.u32()
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)

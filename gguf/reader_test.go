@@ -57,8 +57,8 @@ func validFile() []byte {
 	r.str("a.u32").u32(uint32(TypeUint32)).u32(7)
 	r.str("a.arr").u32(uint32(TypeArray)).u32(uint32(TypeInt16)).u64(3).u16(1).u16(0xffff).u16(3)
 	r.str("a.strs").u32(uint32(TypeArray)).u32(uint32(TypeString)).u64(2).str("x").str("yz")
-	r.tensor("a", formats.F32, 0, 8, 2)  // 64 bytes
-	r.tensor("b", formats.F16, 64, 16)   // 32 bytes
+	r.tensor("a", formats.F32, 0, 8, 2) // 64 bytes
+	r.tensor("b", formats.F16, 64, 16)  // 32 bytes
 	return r.data(96).b
 }
 
@@ -109,7 +109,7 @@ func TestReadErrors(t *testing.T) {
 		{"truncated header", validFile()[:20], ErrTruncated},
 		{"absurd key count", header(3, 0, 1<<62).b, ErrTruncated},
 		{"absurd tensor count", header(3, 1<<62, 0).b, ErrTruncated},
-		{"key length 2^60", header(3, 0, 1).u64(1<<60).bytes(make([]byte, 64)...).b, ErrTruncated},
+		{"key length 2^60", header(3, 0, 1).u64(1 << 60).bytes(make([]byte, 64)...).b, ErrTruncated},
 		{"string length 2^60", kv(0).str("k").u32(uint32(TypeString)).u64(1 << 60).b, ErrTruncated},
 		{"string length max", kv(0).str("k").u32(uint32(TypeString)).u64(math.MaxUint64).b, ErrTruncated},
 		{"unknown value type", kv(0).str("k").u32(13).u64(0).b, ErrCorrupt},

@@ -33,8 +33,8 @@ const (
 // of them, so callers can test with errors.Is; the message carries the detail
 // (which key or tensor, at which byte).
 var (
-	ErrNotGGUF   = errors.New("gguf: not a GGUF file")
-	ErrVersion   = errors.New("gguf: unsupported GGUF version")
+	ErrNotGGUF = errors.New("gguf: not a GGUF file")
+	ErrVersion = errors.New("gguf: unsupported GGUF version")
 	// ErrTruncated is returned when the file ends before the header does,
 	// or a length or count runs past the end of the file.
 	ErrTruncated = errors.New("gguf: unexpected end of file")
@@ -143,7 +143,9 @@ func Int64Value(v int64) Value   { return Value{typ: TypeInt64, bits: uint64(v),
 func Float32Value(v float32) Value {
 	return Value{typ: TypeFloat32, bits: uint64(math.Float32bits(v)), ok: true}
 }
-func Float64Value(v float64) Value { return Value{typ: TypeFloat64, bits: math.Float64bits(v), ok: true} }
+func Float64Value(v float64) Value {
+	return Value{typ: TypeFloat64, bits: math.Float64bits(v), ok: true}
+}
 func BoolValue(v bool) Value {
 	var b uint64
 	if v {
@@ -161,7 +163,7 @@ type ArrayElem interface {
 
 // ArrayValue returns an array of the GGUF type matching T. A []Value makes
 // an array of arrays; every element must itself be an array. The slice is
-// kept, not copied.
+// kept, not copied (float slices are converted to their bits).
 func ArrayValue[T ArrayElem](elems []T) Value {
 	v := Value{typ: TypeArray, n: len(elems), ok: true}
 	switch s := any(elems).(type) {

@@ -297,7 +297,7 @@ func Create(path string, md Metadata, tensors []TensorInfo, opts *CreateOptions)
 }
 
 // Tensors returns the tensor infos being written, with their Offset and
-// Size filled in.
+// Size filled in. The slice belongs to the Writer: do not modify it.
 func (w *Writer) Tensors() []TensorInfo { return w.tensors }
 
 // Path is the final name of the file.
@@ -455,7 +455,7 @@ func (w *Writer) Abort() error {
 	if w.err != nil {
 		return nil
 	}
-	w.fail(errors.New("aborted"))
+	w.fail(fmt.Errorf("%w: aborted", ErrWriter))
 	return nil
 }
 

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+)
+
+func init() {
+	register(&command{
+		name:    "inspect",
+		summary: "show a GGUF file's metadata, tensors and size per type",
+		run:     runInspect,
+	})
+}
+
+// How much of long values the report shows.
+const (
+	inspectArrayHead = 8   // first elements of an array
+	inspectTextMax   = 120 // characters of a string value in text output
+)
+
+func runInspect(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gquant inspect FILE [--json]")
+		fmt.Fprintln(stderr, "\nShows a GGUF file's metadata, one line per tensor, a count per type, the total")
+		fmt.Fprintln(stderr, "size and bits per weight. Give any shard of a split model to see the whole set.")
+		fmt.Fprintln(stderr, "\noptions:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintf(stderr, "gquant inspect: %v\n", err)
+		fmt.Fprintln(stderr, "usage: gquant inspect FILE [--json]")
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	m, err := gguf.Open(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "gquant inspect: %v\n", err)
+		return 1
+	}
+	defer m.Close()
+	rep := newInspectReport(m)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "gquant inspect: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	rep.writeText(stdout)
+	return 0
+}
+
+// inspectReport is what inspect shows, in text or as JSON.
+type inspectReport struct {
+	Path          string             `json:"path"`
+	Version       uint32             `json:"version"`
+	Alignment     int64              `json:"alignment"`
+	FileBytes     int64              `json:"file_bytes"`
+	Shards        []inspectShard     `json:"shards"`
+	Metadata      []inspectKV        `json:"metadata"`
+	Tensors       []inspectTensor    `json:"tensors"`
+	Types         []inspectTypeCount `json:"types"`
+	TensorBytes   int64              `json:"tensor_bytes"`
+	Weights       int64              `json:"weights"`
+	BitsPerWeight float64            `json:"bits_per_weight"`
+}
+
+type inspectShard struct {
+	Path       string `json:"path"`
+	Tensors    int    `json:"tensors"`
+	Bytes      int64  `json:"bytes"`
+	DataOffset int64  `json:"data_offset"`
+}
+
+// inspectKV is one metadata key. Scalars have Value; arrays have ElemType,
+// Len and their first few elements in Head.
+type inspectKV struct {
+	Key      string `json:"key"`
+	Type     string `json:"type"`
+	Value    any    `json:"value,omitempty"`
+	ElemType string `json:"elem_type,omitempty"`
+	Len      *int   `json:"len,omitempty"`
+	Head     []any  `json:"head,omitempty"`
+}
+
+type inspectTensor struct {
+	Name  string  `json:"name"`
+	Type  string  `json:"type"`
+	Shape []int64 `json:"shape"`
+	Bytes int64   `json:"bytes"`
+	// Offset is the absolute byte offset of the data in its file.
+	Offset int64 `json:"offset"`
+	// Shard is the 1-based shard number, as in the file names.
+	Shard int `json:"shard"`
+}
+
+type inspectTypeCount struct {
+	Type          string  `json:"type"`
+	Tensors       int     `json:"tensors"`
+	Bytes         int64   `json:"bytes"`
+	Weights       int64   `json:"weights"`
+	BitsPerWeight float64 `json:"bits_per_weight"`
+}
+
+func newInspectReport(m *gguf.Model) *inspectReport {
+	first := m.Shards[0]
+	rep := &inspectReport{
+		Path:      m.Path,
+		Version:   first.Version,
+		Alignment: first.Alignment,
+		FileBytes: m.Size(),
+		Metadata:  []inspectKV{},
+		Tensors:   make([]inspectTensor, 0, len(m.Tensors)),
+	}
+	for _, s := range m.Shards {
+		rep.Shards = append(rep.Shards, inspectShard{Path: s.Path, Tensors: len(s.Tensors), Bytes: s.Size, DataOffset: s.DataOffset})
+	}
+	for _, kv := range m.Metadata {
+		rep.Metadata = append(rep.Metadata, newInspectKV(kv))
+	}
+	byType := map[formats.Type]*inspectTypeCount{}
+	for _, t := range m.Tensors {
+		rep.Tensors = append(rep.Tensors, inspectTensor{
+			Name: t.Name, Type: t.Type.String(), Shape: t.Shape, Bytes: t.Size,
+			Offset: m.Shards[t.Shard].DataOffset + t.Offset, Shard: t.Shard + 1,
+		})
+		c := byType[t.Type]
+		if c == nil {
+			c = &inspectTypeCount{Type: t.Type.String()}
+			byType[t.Type] = c
+		}
+		c.Tensors++
+		c.Bytes += t.Size
+		c.Weights += t.Elements()
+		rep.TensorBytes += t.Size
+		rep.Weights += t.Elements()
+	}
+	types := make([]formats.Type, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	sort.Slice(types, func(i, j int) bool { return types[i] < types[j] })
+	rep.Types = []inspectTypeCount{}
+	for _, t := range types {
+		c := byType[t]
+		c.BitsPerWeight = bitsPerWeight(c.Bytes, c.Weights)
+		rep.Types = append(rep.Types, *c)
+	}
+	rep.BitsPerWeight = bitsPerWeight(rep.TensorBytes, rep.Weights)
+	return rep
+}
+
+func bitsPerWeight(bytes, weights int64) float64 {
+	if weights == 0 {
+		return 0
+	}
+	return math.Round(float64(bytes)*8/float64(weights)*1e4) / 1e4
+}
+
+func newInspectKV(kv gguf.KV) inspectKV {
+	v := kv.Value
+	out := inspectKV{Key: kv.Key, Type: v.Type().String()}
+	if v.Type() != gguf.TypeArray {
+		out.Value = jsonScalar(v)
+		return out
+	}
+	n := v.Len()
+	out.ElemType = v.ElemType().String()
+	out.Len = &n
+	out.Head = []any{}
+	for i := 0; i < n && i < inspectArrayHead; i++ {
+		e := v.Elem(i)
+		if e.Type() == gguf.TypeArray {
+			out.Head = append(out.Head, e.String())
+		} else {
+			out.Head = append(out.Head, jsonScalar(e))
+		}
+	}
+	return out
+}
+
+// jsonScalar converts a scalar value to what encoding/json prints
+// faithfully; non-finite floats, which JSON cannot hold, become strings.
+func jsonScalar(v gguf.Value) any {
+	if f, ok := v.Float(); ok {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return v.String()
+		}
+		// Shortest text that reads back as the same float32/float64
+		// (1e-06, not 9.999999974752427e-07).
+		return json.Number(v.String())
+	}
+	if b, ok := v.Bool(); ok {
+		return b
+	}
+	if s, ok := v.Text(); ok {
+		return s
+	}
+	if i, ok := v.Int(); ok {
+		return i
+	}
+	u, _ := v.Uint()
+	return u
+}
+
+func (rep *inspectReport) writeText(w io.Writer) {
+	fmt.Fprintf(w, "%s: GGUF v%d, %d tensors, %d metadata keys, alignment %d, %d bytes\n",
+		rep.Path, rep.Version, len(rep.Tensors), len(rep.Metadata), rep.Alignment, rep.FileBytes)
+	sharded := len(rep.Shards) > 1
+	if sharded {
+		fmt.Fprintf(w, "\nshards: %d\n", len(rep.Shards))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for i, s := range rep.Shards {
+			fmt.Fprintf(tw, "%d\t%s\t%d tensors\t%d bytes\t\n", i+1, s.Path, s.Tensors, s.Bytes)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintf(w, "\nmetadata: %d keys\n", len(rep.Metadata))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, kv := range rep.Metadata {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", kv.Key, kv.Type, kv.text())
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\ntensors: %d\n", len(rep.Tensors))
+	// Names, types and shapes read best left-aligned, numbers right-aligned.
+	wNum, wName, wType, wShape, wBytes, wOff := len("#"), len("name"), len("type"), len("shape"), len("bytes"), len("offset")
+	for i, t := range rep.Tensors {
+		wNum = max(wNum, len(strconv.Itoa(i+1)))
+		wName = max(wName, len(t.Name))
+		wType = max(wType, len(t.Type))
+		wShape = max(wShape, len(shapeText(t.Shape)))
+		wBytes = max(wBytes, len(strconv.FormatInt(t.Bytes, 10)))
+		wOff = max(wOff, len(strconv.FormatInt(t.Offset, 10)))
+	}
+	row := func(num, name, typ, shape, bytes, off, shard string) {
+		line := fmt.Sprintf("  %*s  %-*s  %-*s  %-*s  %*s  %*s", wNum, num, wName, name, wType, typ, wShape, shape, wBytes, bytes, wOff, off)
+		if sharded {
+			line += "  " + shard
+		}
+		fmt.Fprintln(w, line)
+	}
+	row("#", "name", "type", "shape", "bytes", "offset", "shard")
+	for i, t := range rep.Tensors {
+		row(strconv.Itoa(i+1), t.Name, t.Type, shapeText(t.Shape), strconv.FormatInt(t.Bytes, 10), strconv.FormatInt(t.Offset, 10), strconv.Itoa(t.Shard))
+	}
+
+	fmt.Fprintf(w, "\ntypes:\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, c := range rep.Types {
+		fmt.Fprintf(tw, "%s\t%d tensors\t%d bytes\t%d weights\t%.4f bits per weight\t\n", c.Type, c.Tensors, c.Bytes, c.Weights, c.BitsPerWeight)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ntotal: %d tensors, %d bytes of tensor data (%s), %d weights, %.4f bits per weight\n",
+		len(rep.Tensors), rep.TensorBytes, humanBytes(rep.TensorBytes), rep.Weights, rep.BitsPerWeight)
+}
+
+// text renders a metadata value on one line: long strings cut, arrays as
+// type, length and first elements.
+func (kv inspectKV) text() string {
+	if kv.Len == nil {
+		if s, ok := kv.Value.(string); ok {
+			if len(s) > inspectTextMax {
+				return strconv.Quote(s[:inspectTextMax]) + fmt.Sprintf("... (%d bytes)", len(s))
+			}
+			return strconv.Quote(s)
+		}
+		return fmt.Sprint(kv.Value)
+	}
+	parts := make([]string, 0, len(kv.Head)+1)
+	for _, e := range kv.Head {
+		if s, ok := e.(string); ok && kv.ElemType == "str" {
+			if len(s) > 32 {
+				s = s[:32] + "..."
+			}
+			parts = append(parts, strconv.Quote(s))
+		} else {
+			parts = append(parts, fmt.Sprint(e))
+		}
+	}
+	if *kv.Len > len(kv.Head) {
+		parts = append(parts, "...")
+	}
+	return fmt.Sprintf("[%s x %d] %s", kv.ElemType, *kv.Len, "["+strings.Join(parts, ", ")+"]")
+}
+
+func shapeText(shape []int64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	return strings.Join(parts, " x ")
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

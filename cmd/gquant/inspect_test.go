@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// inspectJSON runs `gquant inspect --json path` and decodes its output.
+func inspectJSON(t *testing.T, path string) inspectReport {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run([]string{"inspect", path, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("inspect %s: exit %d: %s", path, code, errb.String())
+	}
+	var rep inspectReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("inspect --json output is not JSON: %v", err)
+	}
+	return rep
+}
+
+// typesFromLog reads the type the reference gave each tensor from its log:
+// the "converting to TYPE" line after the tensor's "[ i/ n] name" line;
+// tensors without one were copied as f32.
+func typesFromLog(t *testing.T, elem ...string) (names []string, types map[string]string) {
+	t.Helper()
+	f, err := os.Open(golden.Path(t, elem...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tensorLine := regexp.MustCompile(`^\[\s*\d+/\s*\d+\]\s+(\S+) - `)
+	converting := regexp.MustCompile(`converting to (\S+) \.\.`)
+	types = map[string]string{}
+	cur := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := tensorLine.FindStringSubmatch(sc.Text()); m != nil {
+			cur = m[1]
+			names = append(names, cur)
+			types[cur] = "f32"
+		} else if m := converting.FindStringSubmatch(sc.Text()); m != nil && cur != "" {
+			types[cur] = m[1]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names, types
+}
+
+func TestInspectRecipeMatchesReferenceLog(t *testing.T) {
+	names, types := typesFromLog(t, "e2e", "log-recipe.txt")
+	if len(names) != 74 {
+		t.Fatalf("log lists %d tensors", len(names))
+	}
+	check := func(t *testing.T, rep inspectReport, shards int) {
+		if len(rep.Tensors) != 74 || len(rep.Shards) != shards {
+			t.Fatalf("%d tensors in %d shards, want 74 in %d", len(rep.Tensors), len(rep.Shards), shards)
+		}
+		var bytes int64
+		for i, tt := range rep.Tensors {
+			if tt.Name != names[i] || tt.Type != types[tt.Name] {
+				t.Errorf("tensor %d: %s %s, reference wrote %s %s", i+1, tt.Name, tt.Type, names[i], types[names[i]])
+			}
+			bytes += tt.Bytes
+		}
+		if bytes != rep.TensorBytes || rep.BitsPerWeight <= 0 {
+			t.Errorf("total %d bytes, tensors add up to %d; %v bits per weight", rep.TensorBytes, bytes, rep.BitsPerWeight)
+		}
+		count := 0
+		for _, c := range rep.Types {
+			count += c.Tensors
+		}
+		if count != 74 {
+			t.Errorf("type counts add up to %d", count)
+		}
+	}
+	whole := inspectJSON(t, golden.Path(t, "e2e", "out-recipe.gguf"))
+	check(t, whole, 1)
+	for k := 1; k <= 3; k++ {
+		shard := golden.Path(t, "e2e", "split", "out-recipe-0000"+string(rune('0'+k))+"-of-00003.gguf")
+		rep := inspectJSON(t, shard)
+		check(t, rep, 3)
+		if rep.TensorBytes != whole.TensorBytes || rep.BitsPerWeight != whole.BitsPerWeight {
+			t.Errorf("shard set: %d bytes, %v bpw; whole file: %d, %v", rep.TensorBytes, rep.BitsPerWeight, whole.TensorBytes, whole.BitsPerWeight)
+		}
+	}
+}
+
+func TestInspectSplitEqualsWhole(t *testing.T) {
+	whole := inspectJSON(t, golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	for _, shard := range []string{"tiny-ds2-bf16-00001-of-00002.gguf", "tiny-ds2-bf16-00002-of-00002.gguf"} {
+		split := inspectJSON(t, golden.Path(t, "e2e", "split", shard))
+		if len(split.Tensors) != len(whole.Tensors) || len(split.Shards) != 2 {
+			t.Fatalf("%s: %d tensors in %d shards", shard, len(split.Tensors), len(split.Shards))
+		}
+		for i, s := range split.Tensors {
+			w := whole.Tensors[i]
+			if s.Name != w.Name || s.Type != w.Type || s.Bytes != w.Bytes || !equalInts(s.Shape, w.Shape) {
+				t.Errorf("tensor %d: %+v, whole file has %+v", i, s, w)
+			}
+			if want := 1 + btoi(i >= 40); s.Shard != want {
+				t.Errorf("tensor %d in shard %d, want %d", i, s.Shard, want)
+			}
+		}
+		if split.TensorBytes != whole.TensorBytes || split.Weights != whole.Weights {
+			t.Errorf("totals differ: %d/%d bytes, %d/%d weights", split.TensorBytes, whole.TensorBytes, split.Weights, whole.Weights)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestInspectText(t *testing.T) {
+	path := golden.Path(t, "e2e", "split", "out-recipe-00003-of-00003.gguf")
+	var out, errb bytes.Buffer
+	if code := run([]string{"inspect", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	text := out.String()
+	for _, want := range []string{
+		"GGUF v3, 74 tensors",
+		"shards: 3",
+		"general.architecture",
+		`"deepseek2"`,
+		"1e-06",
+		"blk.3.ffn_down_exps.weight",
+		"iq3_k_r4",
+		"256 x 128 x 2",
+		"bits per weight",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// TestInspectArrays checks that long arrays are summarized: type, length,
+// first elements.
+func TestInspectArrays(t *testing.T) {
+	toks := make([]string, 1000)
+	for i := range toks {
+		toks[i] = "tok" + strings.Repeat("x", i%5)
+	}
+	md := gguf.Metadata{
+		{Key: "tokenizer.ggml.tokens", Value: gguf.ArrayValue(toks)},
+		{Key: "tokenizer.ggml.scores", Value: gguf.ArrayValue([]float32{0.5, -1, 2})},
+		{Key: "x.nan", Value: gguf.Float32Value(float32(nan()))},
+	}
+	path := filepath.Join(t.TempDir(), "arrays.gguf")
+	w, err := gguf.Create(path, md, []gguf.TensorInfo{{Name: "w", Shape: []int64{32}, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 128))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep := inspectJSON(t, path)
+	tokens := rep.Metadata[0]
+	if tokens.ElemType != "str" || tokens.Len == nil || *tokens.Len != 1000 || len(tokens.Head) != inspectArrayHead || tokens.Head[1] != "tokx" {
+		t.Errorf("tokens summarized as %+v", tokens)
+	}
+	if rep.Metadata[2].Value != "NaN" {
+		t.Errorf("NaN shown as %v", rep.Metadata[2].Value)
+	}
+	var out bytes.Buffer
+	run([]string{"inspect", path}, &out, &out)
+	if !strings.Contains(out.String(), `[str x 1000] ["tok", "tokx", `) || !strings.Contains(out.String(), `[f32 x 3] [0.5, -1, 2]`) {
+		t.Errorf("text output:\n%s", out.String())
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+func TestInspectErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.gguf")
+	os.WriteFile(bad, []byte("not a gguf file at all"), 0o644)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"inspect"}, 2, "usage"},
+		{[]string{"inspect", bad}, 1, bad},
+		{[]string{"inspect", filepath.Join(dir, "missing.gguf")}, 1, "missing.gguf"},
+		{[]string{"inspect", "--nope", bad}, 2, "nope"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tt.args, &out, &errb); code != tt.code || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tt.args, code, errb.String(), tt.code, tt.want)
+		}
+	}
+}
