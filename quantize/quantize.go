@@ -10,7 +10,11 @@ import (
 	"sort"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/iqk"
+	"github.com/gquant/gquant/quantize/iquant"
 	"github.com/gquant/gquant/quantize/kernel"
+	"github.com/gquant/gquant/quantize/kquant"
+	"github.com/gquant/gquant/quantize/legacy"
 	"github.com/gquant/gquant/quantize/ternary"
 	"github.com/gquant/gquant/quantize/trellis"
 )
@@ -18,7 +22,7 @@ import (
 var kernels = kernel.Set{}
 
 func init() {
-	for _, set := range []kernel.Set{trellis.Kernels(), ternary.Kernels()} {
+	for _, set := range []kernel.Set{legacy.Kernels(), kquant.Kernels(), iquant.Kernels(), iqk.Kernels(), trellis.Kernels(), ternary.Kernels()} {
 		for t, f := range set {
 			if _, dup := kernels[t]; dup {
 				panic("quantize: two kernels for " + t.String())

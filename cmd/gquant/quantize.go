@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/pipeline"
+	"github.com/gquant/gquant/recipes"
+)
+
+func init() {
+	register(&command{
+		name:    "quantize",
+		summary: "quantize a GGUF model (llama-quantize's command line)",
+		run:     runQuantize,
+	})
+}
+
+// quantizeFlags are llama-quantize's options plus ours.
+type quantizeFlags struct {
+	fs *pflag.FlagSet
+
+	imatrix, outputType, tokenEmbdType, perLayerTokenEmbdType, extraOutput, ffnGateInpType string
+	attnQ, attnK, attnV, attnQKV, attnOutput, ffnGate, ffnUp, ffnDown                       string
+	customQ, recipes, include, exclude, overrideKV, repackPattern                           []string
+	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40       bool
+	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut            bool
+}
+
+func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
+	q := &quantizeFlags{fs: pflag.NewFlagSet("quantize", pflag.ContinueOnError)}
+	fs := q.fs
+	fs.SetOutput(stderr)
+	fs.StringVar(&q.imatrix, "imatrix", "", "importance matrix file (legacy .dat or GGUF)")
+	fs.StringArrayVar(&q.customQ, "custom-q", nil, "per-tensor rules `regex=type,...`; first match wins; repeatable")
+	fs.StringArrayVar(&q.recipes, "recipe", nil, "recipe `FILE`: one regex=type rule per line, # comments; rules after --custom-q ones")
+	fs.BoolVar(&q.pure, "pure", false, "quantize every tensor to the same type (no built-in mixture)")
+	fs.StringVar(&q.outputType, "output-tensor-type", "", "type for output.weight")
+	fs.StringVar(&q.tokenEmbdType, "token-embedding-type", "", "type for token_embd.weight")
+	fs.StringVar(&q.perLayerTokenEmbdType, "per-layer-token-embedding-type", "", "type for per_layer_token_embd.weight")
+	fs.StringVar(&q.extraOutput, "extra-output-tensor", "", "also write the output tensor in this type (not supported yet)")
+	fs.StringVar(&q.ffnGateInpType, "ffn-gate-inp-type", "", "type for the ffn_gate_inp tensors")
+	fs.StringVar(&q.attnQ, "attn-q-type", "", "type for attn_q.weight")
+	fs.StringVar(&q.attnK, "attn-k-type", "", "type for attn_k.weight")
+	fs.StringVar(&q.attnV, "attn-v-type", "", "type for attn_v.weight")
+	fs.StringVar(&q.attnQKV, "attn-qkv-type", "", "type for attn_qkv.weight")
+	fs.StringVar(&q.attnOutput, "attn-output-type", "", "type for attn_output.weight")
+	fs.StringVar(&q.ffnGate, "ffn-gate-type", "", "type for ffn_gate")
+	fs.StringVar(&q.ffnUp, "ffn-up-type", "", "type for ffn_up")
+	fs.StringVar(&q.ffnDown, "ffn-down-type", "", "type for ffn_down")
+	fs.BoolVar(&q.allowRequantize, "allow-requantize", false, "allow requantizing tensors that are already quantized")
+	fs.BoolVar(&q.leaveOutput, "leave-output-tensor", false, "leave output.weight un(re)quantized")
+	fs.StringArrayVar(&q.include, "include-weights", nil, "use importance data only for tensors containing this string; repeatable")
+	fs.StringArrayVar(&q.exclude, "exclude-weights", nil, "drop importance data for tensors containing this string; repeatable")
+	fs.BoolVar(&q.ignoreImatrixRules, "ignore-imatrix-rules", false, "quantize very low-bit types even without importance data")
+	fs.BoolVar(&q.hideImatrix, "hide-imatrix", false, "do not record the importance matrix details in the output")
+	fs.BoolVar(&q.symmetricQ40, "symmetric-q40", false, "use the [-7,7] range for q4_0 (not supported yet)")
+	fs.BoolVar(&q.slowIQ2KS, "slow-iq2ks", false, "use the original slow IQ2_KS search (not supported yet)")
+	fs.StringArrayVar(&q.overrideKV, "override-kv", nil, "set metadata `KEY=TYPE:VALUE` (int, float, bool, str); repeatable")
+	fs.BoolVar(&q.keepSplit, "keep-split", false, "write one output shard per input shard")
+	fs.BoolVar(&q.partialRequant, "partial-requant", false, "skip output files that already exist (not supported yet)")
+	fs.BoolVar(&q.repack, "repack", false, "only repack tensors to their row-interleaved _r4/_r8 forms")
+	fs.StringArrayVar(&q.repackPattern, "repack-pattern", nil, "with --repack: comma-separated regexes of the tensors to repack")
+	fs.BoolVar(&q.dryRun, "dry-run", false, "print the plan (types, sizes, files) and write nothing")
+	fs.BoolVar(&q.likeReference, "like-reference", false, "ignore --custom-q where llama-quantize does (--pure, float file types)")
+	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
+		fmt.Fprintln(stderr, "\nTYPE is a file type by name (Q4_K_M, IQ2_K, any case) or number (15), or COPY.")
+		fmt.Fprintln(stderr, "Without OUT the output is ggml-model-TYPE.gguf beside the input.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
+	}
+	return q
+}
+
+func runQuantize(args []string, stdout, stderr io.Writer) int {
+	q := newQuantizeFlags(stderr)
+	if err := q.fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := q.run(stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "gquant quantize:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+type usageError struct{ error }
+
+func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
+	pos := q.fs.Args()
+	if len(pos) < 2 {
+		q.fs.Usage()
+		return usageError{errors.New("need IN and TYPE")}
+	}
+	input := pos[0]
+	rest := pos[1:]
+	var output string
+	ft, copyOnly, err := recipes.ParseFileType(rest[0])
+	if err == nil && !looksLikePath(rest[0]) {
+		output = filepath.Join(filepath.Dir(input), "ggml-model-"+ftName(ft, copyOnly))
+		if !q.keepSplit {
+			output += ".gguf"
+		}
+		rest = rest[1:]
+	} else {
+		output = rest[0]
+		if q.keepSplit {
+			output = strings.TrimSuffix(output, ".gguf")
+		}
+		if len(rest) < 2 {
+			return usageError{errors.New("missing the file type after the output name")}
+		}
+		ft, copyOnly, err = recipes.ParseFileType(rest[1])
+		if err != nil {
+			return usageError{err}
+		}
+		rest = rest[2:]
+	}
+	threads := 0
+	if len(rest) > 0 {
+		threads, err = strconv.Atoi(rest[0])
+		if err != nil || threads < 0 {
+			return usageError{fmt.Errorf("invalid thread count %q", rest[0])}
+		}
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected arguments %q", rest)}
+	}
+	for _, unsupported := range []struct {
+		set  bool
+		name string
+	}{{q.extraOutput != "", "--extra-output-tensor"}, {q.symmetricQ40, "--symmetric-q40"},
+		{q.slowIQ2KS, "--slow-iq2ks"}, {q.partialRequant, "--partial-requant"}} {
+		if unsupported.set {
+			return usageError{fmt.Errorf("%s is not supported yet", unsupported.name)}
+		}
+	}
+	if len(q.include) > 0 && len(q.exclude) > 0 {
+		return usageError{errors.New("--include-weights and --exclude-weights cannot be used together")}
+	}
+
+	sel := recipes.Options{FileType: ft, CopyOnly: copyOnly, Pure: q.pure, LeaveOutputTensor: q.leaveOutput,
+		IgnoreImatrixRules: q.ignoreImatrixRules, Repack: q.repack, LikeReference: q.likeReference}
+	for _, o := range []struct {
+		flag, val string
+		dst       **formats.Type
+	}{
+		{"--output-tensor-type", q.outputType, &sel.Overrides.Output},
+		{"--token-embedding-type", q.tokenEmbdType, &sel.Overrides.TokenEmbedding},
+		{"--per-layer-token-embedding-type", q.perLayerTokenEmbdType, &sel.Overrides.PerLayerTokenEmbedding},
+		{"--ffn-gate-inp-type", q.ffnGateInpType, &sel.Overrides.FFNGateInp},
+		{"--attn-q-type", q.attnQ, &sel.Overrides.AttnQ},
+		{"--attn-k-type", q.attnK, &sel.Overrides.AttnK},
+		{"--attn-v-type", q.attnV, &sel.Overrides.AttnV},
+		{"--attn-qkv-type", q.attnQKV, &sel.Overrides.AttnQKV},
+		{"--attn-output-type", q.attnOutput, &sel.Overrides.AttnOutput},
+		{"--ffn-gate-type", q.ffnGate, &sel.Overrides.FFNGate},
+		{"--ffn-up-type", q.ffnUp, &sel.Overrides.FFNUp},
+		{"--ffn-down-type", q.ffnDown, &sel.Overrides.FFNDown},
+	} {
+		if o.val == "" {
+			continue
+		}
+		t, err := formats.ParseType(o.val)
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %w", o.flag, err)}
+		}
+		*o.dst = recipes.TypePtr(t)
+	}
+	rules := &recipes.RuleSet{}
+	for _, c := range q.customQ {
+		rs, err := recipes.ParseCustomQ(c)
+		if err != nil {
+			return usageError{fmt.Errorf("--custom-q: %w", err)}
+		}
+		rules.Append(rs)
+	}
+	for _, path := range q.recipes {
+		rs, err := recipes.LoadRecipe(path)
+		if err != nil {
+			return usageError{err}
+		}
+		rules.Append(rs)
+	}
+	if rules.Len() > 0 {
+		sel.Rules = rules
+	}
+	for _, p := range q.repackPattern {
+		sel.RepackPatterns = append(sel.RepackPatterns, strings.Split(p, ",")...)
+	}
+	overrides, err := parseOverrides(q.overrideKV)
+	if err != nil {
+		return usageError{err}
+	}
+
+	in, err := gguf.Open(input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+
+	cfg := pipeline.Config{Selection: sel, ImatrixPath: q.imatrix, HideImatrix: q.hideImatrix,
+		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize}
+	if q.imatrix != "" && !q.repack {
+		m, err := imatrix.Open(q.imatrix)
+		if err != nil {
+			return err
+		}
+		m.Filter(q.include, q.exclude)
+		cfg.Imatrix = m
+	}
+	if q.repack {
+		return runRepackForm(in, cfg, sel, q.dryRun, stdout, stderr)
+	}
+	plan, err := pipeline.Build(in, cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", input, err)
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if q.dryRun {
+		return printQuantizePlan(stdout, in, plan, q.jsonOut)
+	}
+	var inputs []string
+	for _, s := range in.Shards {
+		inputs = append(inputs, s.Path)
+	}
+	start := time.Now()
+	prog := newProgress(stderr, plan)
+	err = pipeline.Run(context.Background(), in, plan.Outputs, pipeline.Options{Threads: threads, Progress: prog.update, Inputs: inputs})
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	for i, o := range plan.Outputs {
+		fmt.Fprintf(stdout, "wrote %s (%s)\n", o.Path, humanBytes(plan.Sizes[i]))
+	}
+	fmt.Fprintf(stdout, "%s -> %s in %s\n", humanBytes(in.Size()), humanBytes(plan.Total()), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// looksLikePath is true for an argument that names a file rather than a
+// file type even though it parses as one (a number-like file name).
+func looksLikePath(s string) bool {
+	return strings.ContainsAny(s, "/\\.")
+}
+
+func ftName(ft recipes.FileType, copyOnly bool) string {
+	if copyOnly {
+		return "COPY"
+	}
+	return ft.String()
+}
+
+// parseOverrides reads --override-kv KEY=TYPE:VALUE as the reference does:
+// int is stored as i32 by llama-quantize, float as f32.
+func parseOverrides(list []string) ([]pipeline.KV, error) {
+	var out []pipeline.KV
+	for _, s := range list {
+		key, val, ok := strings.Cut(s, "=")
+		if !ok || key == "" || len(key) >= 128 {
+			return nil, fmt.Errorf("--override-kv %q: want KEY=TYPE:VALUE", s)
+		}
+		typ, v, ok := strings.Cut(val, ":")
+		if !ok {
+			return nil, fmt.Errorf("--override-kv %q: want KEY=TYPE:VALUE with TYPE int, float, bool or str", s)
+		}
+		var gv gguf.Value
+		switch typ {
+		case "int":
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("--override-kv %q: %w", s, err)
+			}
+			gv = gguf.Int32Value(int32(n))
+		case "float":
+			f, err := strconv.ParseFloat(v, 32)
+			if err != nil {
+				return nil, fmt.Errorf("--override-kv %q: %w", s, err)
+			}
+			gv = gguf.Float32Value(float32(f))
+		case "bool":
+			if v != "true" && v != "false" {
+				return nil, fmt.Errorf("--override-kv %q: bool must be true or false", s)
+			}
+			gv = gguf.BoolValue(v == "true")
+		case "str":
+			if len(v) > 127 {
+				return nil, fmt.Errorf("--override-kv %q: value longer than 127 bytes", s)
+			}
+			gv = gguf.StringValue(v)
+		default:
+			return nil, fmt.Errorf("--override-kv %q: unknown type %q (int, float, bool, str)", s, typ)
+		}
+		out = append(out, pipeline.KV{Key: key, Value: gv})
+	}
+	return out, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,187 @@
+package imatrix
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+)
+
+// The GGUF imatrix layout (llama-imatrix's current format): general.type =
+// "imatrix", imatrix.datasets (array of strings), imatrix.chunk_count and
+// imatrix.chunk_size (u32); per weight tensor NAME two f32 tensors,
+// NAME.in_sum2 of shape [ne0, n_mat] and NAME.counts of shape [1, n_mat].
+const (
+	keyType       = "general.type"
+	keyDatasets   = "imatrix.datasets"
+	keyChunkCount = "imatrix.chunk_count"
+	keyChunkSize  = "imatrix.chunk_size"
+	suffixSums    = ".in_sum2"
+	suffixCounts  = ".counts"
+)
+
+// ErrNotImatrix is returned for a GGUF file that holds no importance data
+// (a model, say).
+var ErrNotImatrix = errors.New("imatrix: not an importance-matrix file")
+
+// Open reads an importance matrix in either format, told apart by the GGUF
+// magic at the start of the file.
+func Open(path string) (*Matrix, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err == nil && string(magic[:]) == gguf.Magic {
+		m, err := ReadGGUF(f, st.Size())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return m, nil
+	}
+	m, err := ReadDat(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// ReadGGUF reads a GGUF importance matrix.
+func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
+	g, err := gguf.Read(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := g.Metadata.Text(keyType); ok && t != "imatrix" {
+		return nil, fmt.Errorf("%w: general.type is %q", ErrNotImatrix, t)
+	}
+	m := &Matrix{Format: FormatGGUF}
+	if v, ok := g.Metadata.Lookup(keyDatasets); ok {
+		if ds, ok := v.Strings(); ok {
+			m.Datasets = ds
+		}
+	}
+	if n, ok := g.Metadata.Uint(keyChunkCount); ok {
+		m.Chunks = int(n)
+	}
+	for i, t := range g.Tensors {
+		name, ok := strings.CutSuffix(t.Name, suffixSums)
+		if !ok {
+			continue
+		}
+		ci := g.TensorIndex(name + suffixCounts)
+		if ci < 0 {
+			return nil, fmt.Errorf("%w: %s has no %s tensor", ErrFormat, t.Name, name+suffixCounts)
+		}
+		c := g.Tensors[ci]
+		if t.Type != formats.F32 || c.Type != formats.F32 {
+			return nil, fmt.Errorf("%w: %s: sums are %s and counts %s, want f32", ErrFormat, name, t.Type, c.Type)
+		}
+		nmat := t.Rows()
+		if c.Elements() != nmat {
+			return nil, fmt.Errorf("%w: %s: %d counts for %d matrices", ErrFormat, name, c.Elements(), nmat)
+		}
+		sums, err := readF32(g.TensorReader(i), t.Elements())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		counts32, err := readF32(g.TensorReader(ci), nmat)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		counts := make([]float64, len(counts32))
+		for j, v := range counts32 {
+			counts[j] = float64(v)
+		}
+		m.Entries = append(m.Entries, Entry{Name: name, Sums: sums, Counts: counts})
+	}
+	if len(m.Entries) == 0 {
+		return nil, fmt.Errorf("%w: no %s tensors", ErrNotImatrix, suffixSums)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func readF32(r io.Reader, n int64) ([]float32, error) {
+	raw := make([]byte, 4*n)
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
+}
+
+// WriteGGUF writes m as a GGUF importance matrix at path (atomically).
+// nmat gives the number of matrices of each entry whose count is a single
+// number (a .dat entry); entries not in it are written as one matrix.
+// Tensors are written in name order, as llama-imatrix does.
+func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int) error {
+	md := gguf.Metadata{}
+	md.Set(keyType, gguf.StringValue("imatrix"))
+	md.Set(keyDatasets, gguf.ArrayValue(append([]string{}, m.Datasets...)))
+	md.Set(keyChunkCount, gguf.Uint32Value(uint32(m.Chunks)))
+	md.Set(keyChunkSize, gguf.Uint32Value(uint32(chunkSize)))
+	entries := append([]Entry(nil), m.Entries...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	type data struct{ sums, counts []float32 }
+	var infos []gguf.TensorInfo
+	var payload []data
+	for _, e := range entries {
+		n := e.Matrices()
+		if len(e.Counts) == 1 {
+			if k := nmat[e.Name]; k > 1 {
+				n = k
+			}
+		}
+		if n < 1 || len(e.Sums)%n != 0 {
+			return fmt.Errorf("imatrix: entry %s: %d values do not split into %d matrices", e.Name, len(e.Sums), n)
+		}
+		counts := make([]float32, n)
+		for j := range counts {
+			if len(e.Counts) == 1 {
+				counts[j] = float32(e.Counts[0])
+			} else {
+				counts[j] = float32(e.Counts[j])
+			}
+		}
+		ne0 := int64(len(e.Sums) / n)
+		infos = append(infos,
+			gguf.TensorInfo{Name: e.Name + suffixSums, Type: formats.F32, Shape: []int64{ne0, int64(n)}},
+			gguf.TensorInfo{Name: e.Name + suffixCounts, Type: formats.F32, Shape: []int64{1, int64(n)}})
+		payload = append(payload, data{e.Sums, counts})
+	}
+	w, err := gguf.Create(path, md, infos, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	for _, p := range payload {
+		for _, vals := range [][]float32{p.sums, p.counts} {
+			buf := make([]byte, 4*len(vals))
+			for i, v := range vals {
+				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+			}
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Close()
+}

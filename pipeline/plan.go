@@ -1,0 +1,334 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/recipes"
+)
+
+// KV is one --override-kv KEY=TYPE:VALUE, already parsed.
+type KV struct {
+	Key   string
+	Value gguf.Value
+}
+
+// Config is what a quantize run asks for.
+type Config struct {
+	// Selection holds the options that decide each tensor's type;
+	// HasImatrix is filled in by Build.
+	Selection recipes.Options
+	// Imatrix is the importance matrix (nil for none), already filtered by
+	// --include-weights / --exclude-weights.
+	Imatrix *imatrix.Matrix
+	// ImatrixPath is recorded as quantize.imatrix.file, as given.
+	ImatrixPath string
+	// HideImatrix records "top_secret" and zeros instead of the imatrix details.
+	HideImatrix bool
+	// Overrides are --override-kv values, applied in order.
+	Overrides []KV
+	// Output is the output file, or with KeepSplit the prefix of the shards.
+	Output string
+	// KeepSplit writes one output shard per input shard.
+	KeepSplit bool
+	// AllowRequantize permits quantized input tensors to be requantized.
+	AllowRequantize bool
+}
+
+// TensorPlan is the plan for one tensor, for reports.
+type TensorPlan struct {
+	recipes.Choice
+	Output      int    // output file index
+	Bytes       int64  // bytes of data written
+	ImatrixFrom string // entry the importance data came from ("" for none)
+	Note        string // how the importance data was adapted, if it was
+}
+
+// Plan is a whole quantize run, ready for Run.
+type Plan struct {
+	Selection *recipes.Plan
+	Tensors   []TensorPlan
+	Outputs   []Output
+	Sizes     []int64 // exact file size of each output
+	Warnings  []string
+}
+
+// Total returns the bytes of all outputs.
+func (p *Plan) Total() int64 {
+	var n int64
+	for _, s := range p.Sizes {
+		n += s
+	}
+	return n
+}
+
+// ErrRequantize is returned when a quantized input would be requantized
+// without AllowRequantize.
+var ErrRequantize = errors.New("requantizing is disabled (pass --allow-requantize)")
+
+// ModelParams reads the hyper-parameters the type choice needs from metadata.
+func ModelParams(md gguf.Metadata) recipes.Model {
+	arch, _ := md.Text("general.architecture")
+	get := func(key string) int {
+		v, ok := md.Int(arch + "." + key)
+		if !ok {
+			// Per-layer arrays (some architectures): use layer 0.
+			if val, found := md.Lookup(arch + "." + key); found && val.Len() > 0 {
+				if x, ok := val.Elem(0).Int(); ok {
+					return int(x)
+				}
+			}
+			return 0
+		}
+		return int(v)
+	}
+	m := recipes.Model{Arch: arch, NLayer: get("block_count"), NExpert: get("expert_count"),
+		NHead: get("attention.head_count"), NHeadKV: get("attention.head_count_kv"), NVocab: get("vocab_size")}
+	if m.NHeadKV == 0 {
+		m.NHeadKV = m.NHead
+	}
+	if m.NVocab == 0 {
+		if v, ok := md.Lookup("tokenizer.ggml.tokens"); ok {
+			m.NVocab = v.Len()
+		}
+	}
+	if ft, ok := md.Uint("general.file_type"); ok {
+		m.FileType = recipes.FileType(ft)
+	}
+	m.Size = recipes.GuessModelSize(arch, m.NLayer, m.NVocab, m.NHead, m.NHeadKV, m.NExpert, get("embedding_length"))
+	return m
+}
+
+// zeroSliceTypes are the types whose reference kernels fail on an all-zero
+// importance slice (NaN scales or uninitialised reads, so its output is not
+// reproducible): there such a slice is replaced by uniform importance.
+var zeroSliceTypes = map[formats.Type]bool{
+	formats.Q4_K: true, formats.IQ2_XXS: true, formats.IQ2_XS: true, formats.IQ2_S: true,
+	formats.IQ3_XXS: true, formats.IQ1_S: true,
+	formats.Q4_K_R4: true, formats.IQ2_XXS_R4: true, formats.IQ2_XS_R4: true, formats.IQ2_S_R4: true,
+	formats.IQ3_XXS_R4: true, formats.IQ1_S_R4: true,
+}
+
+// Build decides every tensor's type, attaches importance data and lays out
+// the output files with their metadata and exact sizes. It reads headers
+// only.
+func Build(in *gguf.Model, cfg Config) (*Plan, error) {
+	sel := cfg.Selection
+	sel.HasImatrix = cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0
+	if !sel.HasImatrix && !sel.IgnoreImatrixRules && !sel.Repack && sel.FileType.RequiresImatrix() {
+		return nil, fmt.Errorf("%s needs an importance matrix: pass --imatrix FILE (or --ignore-imatrix-rules to quantize anyway; the result will be poor)", sel.FileType)
+	}
+	tensors := make([]recipes.Tensor, len(in.Tensors))
+	for i, t := range in.Tensors {
+		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
+	}
+	rp, err := recipes.Select(sel, ModelParams(in.Metadata), tensors)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Selection: rp, Warnings: append([]string(nil), rp.Warnings...)}
+
+	// Importance data per tensor.
+	imat := make([][]float32, len(in.Tensors))
+	plan.Tensors = make([]TensorPlan, len(rp.Choices))
+	for i, c := range rp.Choices {
+		tp := TensorPlan{Choice: c}
+		src := in.Tensors[i]
+		if c.Quantize && !sel.Repack {
+			if src.Type.IsQuantized() && !cfg.AllowRequantize && c.Type != src.Type {
+				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
+			}
+			if sel.HasImatrix {
+				data, from, note, err := importance(cfg.Imatrix, src.TensorInfo, c.Type)
+				if err != nil {
+					return nil, err
+				}
+				imat[i], tp.ImatrixFrom, tp.Note = data, from, note
+				if note != "" {
+					plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: %s", c.Name, note))
+				}
+			}
+		}
+		size, err := gguf.TensorSize(c.Type, c.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s as %s: %w", c.Name, c.Type, err)
+		}
+		tp.Bytes = size
+		plan.Tensors[i] = tp
+	}
+	if !sel.IgnoreImatrixRules && !sel.Repack {
+		if err := rp.CheckImatrix(func(name string) bool { return imat[in.TensorIndex(name)] != nil }); err != nil {
+			return nil, err
+		}
+	}
+
+	md := outputMetadata(in.Metadata, cfg, rp.FileType)
+	if err := layoutOutputs(plan, in, cfg, md, imat); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// importance returns the mean importance for a tensor quantized as t:
+// ne0 values per matrix. It follows the reference's name fallbacks and size
+// check, uses attn_kv_b data for every head of an MLA attn_v_b, and replaces
+// all-zero slices for the types that cannot handle them.
+func importance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (data []float32, from, note string, err error) {
+	e, from, ok := m.Find(t.Name)
+	if !ok {
+		return nil, "", "", nil
+	}
+	ne0, _, mats := dims(t.Shape)
+	ne2 := int64(1)
+	if len(t.Shape) > 2 {
+		ne2 = t.Shape[2]
+	}
+	mean := e.Mean()
+	switch {
+	case int64(len(mean)) == ne0*ne2 && ne2 == mats:
+		data = mean
+	case int64(len(mean)) == ne0 && mats > 1 && from != t.Name && strings.HasSuffix(t.Name, ".attn_v_b.weight"):
+		// The same activations feed every head: use the vector for each.
+		data = make([]float32, 0, ne0*mats)
+		for h := int64(0); h < mats; h++ {
+			data = append(data, mean...)
+		}
+		note = fmt.Sprintf("importance data of %s used for each of its %d heads", from, mats)
+	default:
+		if t.Name == "token_embd.weight" {
+			return nil, "", "", nil
+		}
+		return nil, "", "", fmt.Errorf("tensor %s: importance matrix entry %s has %d values, the tensor needs %d (%d x %d)",
+			t.Name, from, len(mean), ne0*mats, ne0, mats)
+	}
+	if zeroSliceTypes[typ] {
+		var fixed []int64
+		for s := int64(0); s < mats; s++ {
+			slice := data[s*ne0 : (s+1)*ne0]
+			if allZero(slice) {
+				if len(fixed) == 0 {
+					data = append([]float32(nil), data...) // do not touch the shared entry
+					slice = data[s*ne0 : (s+1)*ne0]
+				}
+				for j := range slice {
+					slice[j] = 1
+				}
+				fixed = append(fixed, s)
+			}
+		}
+		if len(fixed) > 0 {
+			n := fmt.Sprintf("%d slice(s) without importance data (matrices %v) use uniform importance for %s", len(fixed), fixed, typ)
+			if note != "" {
+				n = note + "; " + n
+			}
+			note = n
+		}
+	}
+	return data, from, note, nil
+}
+
+func allZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// outputMetadata is the input's metadata as llama-quantize writes it: keys
+// in order, general.quantization_version set, split keys removed, overrides
+// and imatrix details applied, then general.file_type.
+func outputMetadata(in gguf.Metadata, cfg Config, ft recipes.FileType) gguf.Metadata {
+	md := in.Clone()
+	md.Set("general.quantization_version", gguf.Uint32Value(2))
+	md.Delete(gguf.KeySplitNo)
+	md.Delete(gguf.KeySplitCount)
+	md.Delete(gguf.KeySplitTensorsCount)
+	for _, kv := range cfg.Overrides {
+		md.Set(kv.Key, kv.Value)
+	}
+	if m := cfg.Imatrix; m != nil && len(m.Entries) > 0 {
+		file, dataset := truncate127(cfg.ImatrixPath), truncate127(strings.Join(m.Datasets, ", "))
+		entries, chunks := int32(m.Len()), int32(m.Chunks)
+		if cfg.HideImatrix {
+			file, dataset, entries, chunks = "top_secret", "top_secret", 0, 0
+		}
+		md.Set("quantize.imatrix.file", gguf.StringValue(file))
+		if len(m.Datasets) > 0 {
+			md.Set("quantize.imatrix.dataset", gguf.StringValue(dataset))
+		}
+		md.Set("quantize.imatrix.entries_count", gguf.Int32Value(entries))
+		if m.Chunks > 0 {
+			md.Set("quantize.imatrix.chunks_count", gguf.Int32Value(chunks))
+		}
+	}
+	md.Set("general.file_type", gguf.Uint32Value(uint32(ft)))
+	return md
+}
+
+// truncate127 keeps what the reference's 128-byte override buffer keeps.
+func truncate127(s string) string {
+	if len(s) > 127 {
+		return s[:127]
+	}
+	return s
+}
+
+// layoutOutputs assigns tensors to output files: one file, or with
+// KeepSplit one per input shard (the first with the model's metadata, the
+// others with the split keys only, as llama-quantize writes them).
+func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, imat [][]float32) error {
+	nSplit := 1
+	if cfg.KeepSplit {
+		for _, t := range in.Tensors {
+			nSplit = max(nSplit, t.Shard+1)
+		}
+	}
+	plan.Outputs = make([]Output, nSplit)
+	for s := range plan.Outputs {
+		o := &plan.Outputs[s]
+		o.Path = cfg.Output
+		if cfg.KeepSplit {
+			o.Path = gguf.ShardPath(strings.TrimSuffix(cfg.Output, ".gguf"), s, nSplit)
+		}
+		if s == 0 {
+			o.Metadata = md
+		}
+		if nSplit > 1 {
+			o.Metadata = o.Metadata.Clone()
+			o.Metadata.Set(gguf.KeySplitNo, gguf.Uint16Value(uint16(s)))
+			o.Metadata.Set(gguf.KeySplitCount, gguf.Uint16Value(uint16(nSplit)))
+			o.Metadata.Set(gguf.KeySplitTensorsCount, gguf.Int32Value(int32(len(in.Tensors))))
+		}
+	}
+	for i, tp := range plan.Tensors {
+		s := 0
+		if cfg.KeepSplit {
+			s = in.Tensors[i].Shard
+		}
+		plan.Tensors[i].Output = s
+		plan.Outputs[s].Tensors = append(plan.Outputs[s].Tensors, Tensor{
+			Name: tp.Name, Shape: tp.Shape, Source: i, Type: tp.Type,
+			Convert: tp.Quantize,
+			Imatrix: imat[i],
+		})
+	}
+	plan.Sizes = make([]int64, nSplit)
+	for s, o := range plan.Outputs {
+		infos := make([]gguf.TensorInfo, len(o.Tensors))
+		for j, t := range o.Tensors {
+			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+		}
+		size, err := gguf.FileSize(o.Metadata, infos)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Path, err)
+		}
+		plan.Sizes[s] = size
+	}
+	return nil
+}
