@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize"
+)
+
+func init() {
+	register(&command{
+		name:    "rows",
+		summary: "quantize or dequantize raw float32 rows (one reference kernel call)",
+		run:     runRows,
+	})
+}
+
+// notTargets are types the reference knows that gquant deliberately does not
+// produce: ARM-only repacks and a run-time-only layout.
+var notTargets = map[formats.Type]bool{
+	formats.Q4_0_4X4: true, formats.Q4_0_4X8: true, formats.Q4_0_8X8: true, formats.Q8_K_R16: true,
+}
+
+const rowsUsage = `usage: gquant rows quantize --type TYPE --cols N [--imatrix W.f32] IN.f32 OUT.bin
+       gquant rows dequantize --type TYPE --cols N IN.bin OUT.f32`
+
+func runRows(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "quantize" && args[0] != "dequantize") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(stdout, rowsUsage)
+			return 0
+		}
+		fmt.Fprintln(stderr, rowsUsage)
+		return 2
+	}
+	mode := args[0]
+	fs := pflag.NewFlagSet("rows "+mode, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typeName := fs.String("type", "", "ggml type name, any case (q4_0, Q8_KV, bf16_r16 ...)")
+	cols := fs.Int("cols", 0, "weights per row")
+	var imatrixPath *string
+	if mode == "quantize" {
+		imatrixPath = fs.String("imatrix", "", "file of --cols float32 importance weights")
+	}
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, rowsUsage)
+		fmt.Fprintln(stderr, "\nAll rows of the input go through one call, as one reference ggml_quantize_chunk;")
+		fmt.Fprintln(stderr, "rows = input size / (4 * cols). Files are little-endian and headerless.")
+		fmt.Fprintln(stderr, "\noptions:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintf(stderr, "gquant rows: %v\n", err)
+		fmt.Fprintln(stderr, rowsUsage)
+		return 2
+	}
+	if fs.NArg() != 2 || *typeName == "" || *cols <= 0 {
+		fs.Usage()
+		return 2
+	}
+	t, err := formats.ParseType(*typeName)
+	if err != nil {
+		fmt.Fprintf(stderr, "gquant rows: %v\n", err)
+		return 2
+	}
+	if notTargets[t] {
+		fmt.Fprintf(stderr, "gquant rows: %s is not a gquant target (ARM-only or run-time repack layout)\n", t)
+		return 2
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	if mode == "quantize" {
+		err = rowsQuantize(t, *cols, *imatrixPath, in, out)
+	} else {
+		err = rowsDequantize(t, *cols, in, out)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gquant rows %s: %v\n", mode, err)
+		return 1
+	}
+	return 0
+}
+
+func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string) error {
+	if !quantize.Supported(t) {
+		return fmt.Errorf("%w %s", quantize.ErrUnsupported, t)
+	}
+	src, err := rowsReadF32(in)
+	if err != nil {
+		return err
+	}
+	if len(src)%cols != 0 {
+		return fmt.Errorf("%s: %d float32 values are not whole rows of %d", in, len(src), cols)
+	}
+	var imatrix []float32
+	if imatrixPath != "" {
+		if imatrix, err = rowsReadF32(imatrixPath); err != nil {
+			return err
+		}
+		if len(imatrix) != cols {
+			return fmt.Errorf("%s: %d importance weights for rows of %d", imatrixPath, len(imatrix), cols)
+		}
+	}
+	rows := len(src) / cols
+	q, err := quantize.QuantizeRows(t, rows, cols, src, imatrix)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	return rowsWriteAtomic(out, q)
+}
+
+func rowsDequantize(t formats.Type, cols int, in, out string) error {
+	src, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	rs, err := t.RowSize(int64(cols))
+	if err != nil {
+		return err
+	}
+	if rs == 0 || len(src)%int(rs) != 0 {
+		return fmt.Errorf("%s: %d bytes are not whole rows of %d bytes (%s, %d columns)", in, len(src), rs, t, cols)
+	}
+	dst := make([]float32, len(src)/int(rs)*cols)
+	if err := formats.DequantizeRows(t, cols, src, dst); err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	b := make([]byte, 4*len(dst))
+	for i, v := range dst {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return rowsWriteAtomic(out, b)
+}
+
+// rowsReadF32 reads a headerless little-endian float32 file.
+func rowsReadF32(path string) ([]float32, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("%s: %d bytes is not a whole number of float32", path, len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// rowsWriteAtomic writes data to a temporary file beside path and renames it
+// into place, so a failed run never leaves a truncated output.
+func rowsWriteAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", path, werr)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package quantize_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize"
+)
+
+// anySupported returns a supported type with the given interleave, failing
+// the test's precondition (skip) when no family provides one.
+func anySupported(t *testing.T, interleave int) formats.Type {
+	t.Helper()
+	for _, typ := range quantize.SupportedTypes() {
+		if typ.IsQuantized() && typ.Interleave() == interleave && !needsImatrix(typ) {
+			return typ
+		}
+	}
+	t.Skipf("no supported quantized type with interleave %d", interleave)
+	return 0
+}
+
+func TestQuantizeRowsRejectsNonFinite(t *testing.T) {
+	typ := anySupported(t, 1)
+	const rows, cols = 4, 256
+	for _, tc := range []struct {
+		name  string
+		value float32
+	}{
+		{"NaN", float32(math.NaN())},
+		{"+Inf", float32(math.Inf(1))},
+		{"-Inf", float32(math.Inf(-1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := make([]float32, rows*cols)
+			src[2*cols+17] = tc.value
+			_, err := quantize.QuantizeRows(typ, rows, cols, src, nil)
+			var rowErr *quantize.RowError
+			if !errors.As(err, &rowErr) {
+				t.Fatalf("error %v, want a *RowError", err)
+			}
+			if rowErr.Row != 2 || rowErr.Column != 17 {
+				t.Errorf("error names row %d column %d, want row 2 column 17", rowErr.Row, rowErr.Column)
+			}
+			if !strings.Contains(err.Error(), "row 2") {
+				t.Errorf("error %q does not name the row", err)
+			}
+		})
+	}
+}
+
+func TestQuantizeRowsRejectsBadShapes(t *testing.T) {
+	typ := anySupported(t, 1)
+	bs := typ.BlockSize()
+	for _, tc := range []struct {
+		name             string
+		rows, cols, nsrc int
+		imatrix          int // length, 0 = none
+	}{
+		{"row not a multiple of the block", 2, bs + 1, 2 * (bs + 1), 0},
+		{"source too short", 2, bs, 2*bs - 1, 0},
+		{"imatrix of the wrong length", 2, bs, 2 * bs, bs - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w []float32
+			if tc.imatrix > 0 {
+				w = make([]float32, tc.imatrix)
+			}
+			if _, err := quantize.QuantizeRows(typ, tc.rows, tc.cols, make([]float32, tc.nsrc), w); err == nil {
+				t.Fatalf("%s: no error", typ)
+			}
+		})
+	}
+}
+
+func TestQuantizeRowsRejectsPartialRowGroups(t *testing.T) {
+	for _, typ := range quantize.SupportedTypes() {
+		if typ.Interleave() < 2 {
+			continue
+		}
+		cols := typ.BlockSize() * 8
+		rows := typ.Interleave() + 1
+		if _, err := quantize.QuantizeRows(typ, rows, cols, make([]float32, rows*cols), make([]float32, cols)); err == nil {
+			t.Errorf("%s: %d rows accepted", typ, rows)
+		}
+		return
+	}
+	t.Skip("no interleaved type supported")
+}
+
+func TestQuantizeRowsUnsupported(t *testing.T) {
+	if _, err := quantize.QuantizeRows(formats.Q4_0_4X4, 1, 32, make([]float32, 32), nil); !errors.Is(err, quantize.ErrUnsupported) {
+		t.Errorf("q4_0_4x4: error %v, want ErrUnsupported", err)
+	}
+}
+
+func needsImatrix(t formats.Type) bool {
+	info, _ := t.Info()
+	return info.NeedsImatrix
+}
