@@ -13,24 +13,31 @@ func NearestInt(v float32) int {
 // FMA32 returns a*b+c rounded once to float32, as a hardware fused
 // multiply-add does (GCC contracts a*b+c into one in the reference build).
 //
-// The float32 product is exact in float64, but the float64 sum may round, and
-// rounding that sum again to float32 can then land on the wrong side of a tie.
-// That only happens when the float64 sum sits exactly halfway between two
-// float32 values while the exact result does not: nudge it by the sign of the
-// error term so the second rounding sees the true side.
+// math.FMA gives the exactly rounded float64 result, which rounds again to
+// float32. That double rounding can only go wrong when the float64 result
+// sits exactly halfway between two float32 values (its low 29 mantissa bits
+// are 1<<28); only then is the exact path taken.
 func FMA32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
+	r := math.FMA(float64(a), float64(b), float64(c))
+	if math.Float64bits(r)<<35 != 1<<63 {
+		return float32(r)
+	}
+	return fmaTie(a, b, c)
+}
+
+// fmaTie is FMA32 when the float64 result sits on a float32 tie: the exact
+// error of the float64 sum says which way the tie really goes, and the sum
+// is nudged one float64 ulp to that side before rounding to float32.
+func fmaTie(a, b, c float32) float32 {
+	p := float64(a) * float64(b) // exact: 24+24 bits
 	s := p + float64(c)
-	// TwoSum: e is the exact error of s.
 	bp := s - p
-	e := (p - (s - bp)) + (float64(c) - bp)
+	e := (p - (s - bp)) + (float64(c) - bp) // TwoSum: s + e == p + c exactly
 	if e == 0 {
 		return float32(s)
 	}
 	bits := math.Float64bits(s)
-	// A float64 with |s| in the normal float32 range is halfway between two
-	// float32 values when its low 29 mantissa bits are exactly 1<<28.
-	if bits&(1<<29-1) == 1<<28 {
+	if bits<<35 == 1<<63 {
 		if (e > 0) == (s > 0) {
 			bits++
 		} else {

@@ -54,3 +54,13 @@ func TestFMA32(t *testing.T) {
 		check(a, b, -c)
 	}
 }
+
+func BenchmarkFMA32(b *testing.B) {
+	x, y, z := float32(1.1), float32(0.3), float32(0.7)
+	for i := 0; i < b.N; i++ {
+		z = FMA32(x, y, z) * 0.5
+	}
+	sink = z
+}
+
+var sink float32
