@@ -79,12 +79,23 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	if qw != nil {
 		qw = qw[:n]
 	}
-	weight := func(i int) float32 {
-		if qw != nil {
-			return qw[i]
+	var wbuf [64]float32
+	weights := qw
+	if weights == nil && rmseType != 0 {
+		if n <= len(wbuf) {
+			weights = wbuf[:n]
+		} else {
+			weights = make([]float32, n)
 		}
-		return qxWeight(x[i], rmseType)
+		rt := rmseType
+		if rt < 0 {
+			rt = -rt
+		}
+		for i, v := range x {
+			weights[i] = qxWeight(v, rt)
+		}
 	}
+	weight := func(i int) float32 { return weights[i] }
 	var max, amax float32
 	for _, v := range x {
 		if ax := Abs32(v); ax > amax {
@@ -99,7 +110,7 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	iscale := float32(-nmax) / max
 	if rmseType == 0 {
 		for i, v := range x {
-			l := NearestIntMul(iscale, v)
+			l := roundProd(iscale, v)
 			L[i] = int8(nmax + clampInt(l, -nmax, nmax-1))
 		}
 		return 1 / iscale
@@ -111,7 +122,7 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	}
 	var sumlx, suml2 float32
 	for i, v := range x {
-		l := clampInt(NearestIntMul(iscale, v), -nmax, nmax-1)
+		l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
 		w := weight(i)
 		fl := float32(l)
@@ -134,7 +145,7 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	try := func(iscale float32) {
 		var sumlx, suml2 float32
 		for i, v := range x {
-			l := clampInt(NearestIntMul(iscale, v), -nmax, nmax-1)
+			l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 			w := weight(i)
 			fl := float32(l)
 			// vectorized: rounded products, in-order sums
@@ -143,7 +154,7 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		}
 		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			for i, v := range x {
-				L[i] = int8(nmax + clampInt(NearestIntMul(iscale, v), -nmax, nmax-1))
+				L[i] = int8(nmax + clampInt(roundProd(iscale, v), -nmax, nmax-1))
 			}
 			scale = sumlx / suml2
 			best = scale * sumlx
@@ -152,8 +163,8 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	}
 	for is := -9; is <= 9; is++ {
 		fis := float32(is)
-		try(-FMA32(0.1, fis, fnmax) / max)
-		try(FMA32(0.1, fis, fnmax-1) / max)
+		try(-fma32(0.1, fis, fnmax) / max)
+		try(fma32(0.1, fis, fnmax-1) / max)
 	}
 
 	sumlx, suml2 = bestSumlx, bestSuml2
@@ -163,7 +174,13 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		for j, v := range x {
 			w := weight(j)
 			l := int(L[j]) - nmax
-			g := float32(scale*w) * FMA32(-scale, float32(l), v)
+			// fma32, written out so that the loop stays call-free
+			ds := float64(-scale)*float64(l) + float64(v)
+			diff := float32(ds)
+			if math.Float64bits(ds)<<35 == 1<<63 {
+				diff = FMA32(-scale, float32(l), v)
+			}
+			g := float32(scale*w) * diff
 			if (g > 0 && l < nmax-1) || (g < 0 && l > -nmax) {
 				if ag := Abs32(g); ag > absGmax {
 					absGmax, gmax, bestJ = ag, g, j
@@ -177,12 +194,12 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		w := weight(bestJ)
 		l := int(L[bestJ]) - nmax
 		if gmax > 0 {
-			newSumlx = FMA32(w, x[bestJ], newSumlx)
-			newSuml2 = FMA32(w, float32(2*l+1), newSuml2)
+			newSumlx = fma32(w, x[bestJ], newSumlx)
+			newSuml2 = fma32(w, float32(2*l+1), newSuml2)
 			l++
 		} else {
-			newSumlx = FMA32(-w, x[bestJ], newSumlx)
-			newSuml2 = FMA32(-w, float32(2*l-1), newSuml2)
+			newSumlx = fma32(-w, x[bestJ], newSumlx)
+			newSuml2 = fma32(-w, float32(2*l-1), newSuml2)
 			l--
 		}
 		if newSuml2 > 0 && float32(newSumlx*newSumlx) > float32(best*newSuml2) {
@@ -219,11 +236,11 @@ func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 	iscale := float32(-nmax) / max
 	var sumlx, suml2 float32
 	for i, v := range x {
-		l := clampInt(NearestIntMul(iscale, v), -nmax, nmax-1)
+		l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
 		fl := float32(l)
-		sumlx = FMA32(float32(qw[i]*v), fl, sumlx)
-		suml2 = FMA32(float32(qw[i]*fl), fl, suml2)
+		sumlx = fma32(float32(qw[i]*v), fl, sumlx)
+		suml2 = fma32(float32(qw[i]*fl), fl, suml2)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -234,17 +251,17 @@ func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -FMA32(0.1, float32(is), fnmax) / max
+		iscale = -fma32(0.1, float32(is), fnmax) / max
 		sumlx, suml2 = 0, 0
 		for i, v := range x {
-			l := clampInt(NearestIntMul(iscale, v), -nmax, nmax-1)
+			l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 			fl := float32(l)
-			sumlx = FMA32(float32(qw[i]*v), fl, sumlx)
-			suml2 = FMA32(float32(qw[i]*fl), fl, suml2)
+			sumlx = fma32(float32(qw[i]*v), fl, sumlx)
+			suml2 = fma32(float32(qw[i]*fl), fl, suml2)
 		}
 		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			for i, v := range x {
-				L[i] = int8(nmax + clampInt(NearestIntMul(iscale, v), -nmax, nmax-1))
+				L[i] = int8(nmax + clampInt(roundProd(iscale, v), -nmax, nmax-1))
 			}
 			scale = sumlx / suml2
 			best = scale * sumlx
@@ -274,26 +291,26 @@ func MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
 	if doRMSE {
 		var sumlx, suml2 float32
 		for i, v := range x {
-			l := clampInt(NearestIntMul(iscale, v), -nmax, nmax-1)
+			l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 			L[i] = int8(l)
 			w := float32(v * v)
 			fl := float32(l)
-			sumlx = FMA32(float32(w*v), fl, sumlx)
-			suml2 = FMA32(float32(w*fl), fl, suml2)
+			sumlx = fma32(float32(w*v), fl, sumlx)
+			suml2 = fma32(float32(w*fl), fl, suml2)
 		}
 		for itry := 0; itry < 5; itry++ {
 			changed := 0
 			for i, v := range x {
 				w := float32(v * v)
 				li := float32(L[i])
-				slx := FMA32(-float32(w*v), li, sumlx)
+				slx := fma32(-float32(w*v), li, sumlx)
 				if slx > 0 {
-					sl2 := FMA32(-float32(w*li), li, suml2)
+					sl2 := fma32(-float32(w*li), li, suml2)
 					newL := clampInt(NearestInt(float32(v*sl2)/slx), -nmax, nmax-1)
 					if newL != int(L[i]) {
 						fl := float32(newL)
-						slx = FMA32(float32(w*v), fl, slx)
-						sl2 = FMA32(float32(w*fl), fl, sl2)
+						slx = fma32(float32(w*v), fl, slx)
+						sl2 = fma32(float32(w*fl), fl, sl2)
 						if sl2 > 0 && float32(float32(slx*slx)*suml2) > float32(float32(sumlx*sumlx)*sl2) {
 							L[i] = int8(newL)
 							sumlx, suml2 = slx, sl2
@@ -312,7 +329,7 @@ func MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
 		return sumlx / suml2
 	}
 	for i, v := range x {
-		L[i] = int8(clampInt(NearestIntMul(iscale, v), -nmax, nmax-1) + nmax)
+		L[i] = int8(clampInt(roundProd(iscale, v), -nmax, nmax-1) + nmax)
 	}
 	return 1 / iscale
 }
@@ -343,7 +360,7 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		}
 		w := weights[i]
 		sumW += w
-		sumX = FMA32(w, v, sumX)
+		sumX = fma32(w, v, sumX)
 	}
 	if min > 0 {
 		min = 0
@@ -357,50 +374,50 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	scale = 1 / iscale
 	var bestMAD float32
 	for i, v := range x {
-		l := clampInt(NearestIntMul(iscale, v-min), 0, nmax)
+		l := clampInt(roundProd(iscale, v-min), 0, nmax)
 		L[i] = uint8(l)
-		diff := FMA32(scale, float32(l), min) - v
+		diff := fma32(scale, float32(l), min) - v
 		if useMAD {
 			diff = Abs32(diff)
 		} else {
 			diff = float32(diff * diff)
 		}
-		bestMAD = FMA32(weights[i], diff, bestMAD)
+		bestMAD = fma32(weights[i], diff, bestMAD)
 	}
 	if nstep < 1 {
 		return scale, -min
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale = (FMA32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+		iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
 		var sumL, sumL2, sumXL float32
 		for i, v := range x {
-			l := clampInt(NearestIntMul(iscale, v-min), 0, nmax)
+			l := clampInt(roundProd(iscale, v-min), 0, nmax)
 			laux[i] = uint8(l)
 			w := weights[i]
 			fl := float32(l)
 			wl := float32(w * fl)
-			sumL = FMA32(w, fl, sumL)
-			sumL2 = FMA32(wl, fl, sumL2)
-			sumXL = FMA32(wl, v, sumXL)
+			sumL = fma32(w, fl, sumL)
+			sumL2 = fma32(wl, fl, sumL2)
+			sumXL = fma32(wl, v, sumXL)
 		}
-		D := FMA32(sumW, sumL2, -float32(sumL*sumL))
+		D := fma32(sumW, sumL2, -float32(sumL*sumL))
 		if D > 0 {
 			// GCC fuses the second product here, the first one in D and thisMin.
-			thisScale := FMA32(-sumX, sumL, float32(sumW*sumXL)) / D
-			thisMin := FMA32(sumL2, sumX, -float32(sumL*sumXL)) / D
+			thisScale := fma32(-sumX, sumL, float32(sumW*sumXL)) / D
+			thisMin := fma32(sumL2, sumX, -float32(sumL*sumXL)) / D
 			if thisMin > 0 {
 				thisMin = 0
 				thisScale = sumXL / sumL2
 			}
 			var mad float32
 			for i, v := range x {
-				diff := FMA32(thisScale, float32(laux[i]), thisMin) - v
+				diff := fma32(thisScale, float32(laux[i]), thisMin) - v
 				if useMAD {
 					diff = Abs32(diff)
 				} else {
 					diff = float32(diff * diff)
 				}
-				mad = FMA32(weights[i], diff, mad)
+				mad = fma32(weights[i], diff, mad)
 			}
 			if mad < bestMAD {
 				copy(L, laux)
@@ -427,12 +444,18 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if weights != nil {
 		weights = weights[:n]
 	}
-	weight := func(i int) float32 {
-		if weights != nil {
-			return weights[i]
+	if weights == nil {
+		var wbuf [64]float32
+		if n <= len(wbuf) {
+			weights = wbuf[:n]
+		} else {
+			weights = make([]float32, n)
 		}
-		return float32(x[i] * x[i])
+		for i, v := range x {
+			weights[i] = float32(v * v)
+		}
 	}
+	weight := func(i int) float32 { return weights[i] }
 	min, max := x[0], x[0]
 	sumW := float64(weight(0))
 	sumX := sumW * float64(x[0])
@@ -462,7 +485,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	scale = 1 / iscale
 	var bestMAD float64
 	for i, v := range x {
-		l := clampInt(NearestIntMul(iscale, v-min), 0, nmax)
+		l := clampInt(roundProd(iscale, v-min), 0, nmax)
 		L[i] = uint8(l)
 		diff := math.FMA(float64(scale), float64(l), float64(min)) - float64(v)
 		if useMAD {
@@ -476,10 +499,10 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		return scale, -min
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale = (FMA32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+		iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
 		var sumL, sumL2, sumXL float64
 		for i, v := range x {
-			l := clampInt(NearestIntMul(iscale, v-min), 0, nmax)
+			l := clampInt(roundProd(iscale, v-min), 0, nmax)
 			laux[i] = uint8(l)
 			// w*l, w*l*l and w*l*x are exact in float64, so fusing or not
 			// gives the same sums.
@@ -531,7 +554,13 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		var gmax float32
 		bestJ, dir := -1, 0
 		for j, v := range x {
-			g := FMA32(-scale, float32(L[j]), v) - min
+			// fma32, written out so that the loop stays call-free
+			gs := float64(-scale)*float64(L[j]) + float64(v)
+			g := float32(gs)
+			if math.Float64bits(gs)<<35 == 1<<63 {
+				g = FMA32(-scale, float32(L[j]), v)
+			}
+			g -= min
 			if g > 0 && int(L[j]) < nmax && g > gmax {
 				gmax, bestJ, dir = g, j, 1
 			} else if g < 0 && L[j] > 0 && -g > gmax {
@@ -621,21 +650,21 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 	scale := 1 / iscale
 	var bestMSE float32
 	for i, v := range x {
-		diff := FMA32(-scale, float32(L[i]), v)
-		bestMSE = FMA32(float32(quantWeights[i]*diff), diff, bestMSE)
+		diff := fma32(-scale, float32(L[i]), v)
+		bestMSE = fma32(float32(quantWeights[i]*diff), diff, bestMSE)
 	}
 	for is := -4; is <= 4; is++ {
 		if is == 0 {
 			continue
 		}
-		iscaleIs := FMA32(0.1, float32(is), fnmax) / max
+		iscaleIs := fma32(0.1, float32(is), fnmax) / max
 		scaleIs := 1 / iscaleIs
 		var mse float32
 		for i, v := range x {
 			l := min(nmax, NearestIntMul(iscaleIs, v))
 			// vectorized: the difference is fused, the sum is in-order of
 			// rounded products
-			diff := FMA32(-scaleIs, float32(l), v)
+			diff := fma32(-scaleIs, float32(l), v)
 			mse += float32(float32(quantWeights[i]*diff) * diff)
 		}
 		if mse < bestMSE {
@@ -649,22 +678,22 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 		L[i] = uint8(l)
 		w := quantWeights[i]
 		fl := float32(l)
-		sumlx = FMA32(float32(w*v), fl, sumlx)
-		suml2 = FMA32(float32(w*fl), fl, suml2)
+		sumlx = fma32(float32(w*v), fl, sumlx)
+		suml2 = fma32(float32(w*fl), fl, suml2)
 	}
 	for itry := 0; itry < 5; itry++ {
 		changed := 0
 		for i, v := range x {
 			w := quantWeights[i]
 			li := float32(L[i])
-			slx := FMA32(-float32(w*v), li, sumlx)
-			sl2 := FMA32(-float32(w*li), li, suml2)
+			slx := fma32(-float32(w*v), li, sumlx)
+			sl2 := fma32(-float32(w*li), li, suml2)
 			if slx > 0 && sl2 > 0 {
 				newL := min(nmax, NearestInt(float32(v*sl2)/slx))
 				if newL != int(L[i]) {
 					fl := float32(newL)
-					slx = FMA32(float32(w*v), fl, slx)
-					sl2 = FMA32(float32(w*fl), fl, sl2)
+					slx = fma32(float32(w*v), fl, slx)
+					sl2 = fma32(float32(w*fl), fl, sl2)
 					if float32(float32(slx*slx)*suml2) > float32(float32(sumlx*sumlx)*sl2) {
 						L[i] = uint8(newL)
 						sumlx, suml2 = slx, sl2
@@ -686,9 +715,35 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 // float32.
 func NearestIntMul(a, b float32) int {
 	p := float64(a) * float64(b) // exact
-	if p < 4194304 && p > -4194304 {
-		return int(math.RoundToEven(p))
+	if math.Abs(p) < 4194304 {
+		// Adding 1.5*2^52 rounds to an integer, ties to even, exactly; the
+		// integer is then the low bits of the sum minus those of 1.5*2^52.
+		return int(int64(math.Float64bits(p+0x1.8p52)) - 0x4338000000000000)
 	}
+	return nearestIntMulSlow(a, b)
+}
+
+// nearestIntMulSlow replays the reference's trick on the fused sum outside
+// the range where it is a plain rounding.
+func nearestIntMulSlow(a, b float32) int {
 	x := FMA32(a, b, 12582912)
 	return int(math.Float32bits(x)&0x007fffff) - 0x00400000
+}
+
+// fma32 is FMA32 with the common case first: the float64 sum of the exact
+// product and c rounds to the right float32 unless it sits exactly halfway
+// between two float32 values; only then is the exact error term needed.
+func fma32(a, b, c float32) float32 {
+	s := float64(a)*float64(b) + float64(c)
+	if math.Float64bits(s)<<35 != 1<<63 { // not halfway between two float32
+		return float32(s)
+	}
+	return FMA32(a, b, c)
+}
+
+// roundProd is NearestIntMul for products known to be far inside the valid
+// range (|a*b| < 2^22), as in the searches, where the scale is derived from
+// the largest value: it is small enough to be inlined in the hot loops.
+func roundProd(a, b float32) int {
+	return int(int64(math.Float64bits(float64(a)*float64(b)+0x1.8p52)) - 0x4338000000000000)
 }

@@ -1,0 +1,164 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The golden kernel tests (quantize/kquant_golden_test.go) are the real check
+// of these searches; the cases here are small enough to verify by hand.
+
+func TestNearestIntMul(t *testing.T) {
+	for _, tc := range []struct {
+		a, b float32
+		want int
+	}{
+		{2, 1.25, 2},  // 2.5 ties to even
+		{2, 1.75, 4},  // 3.5 ties to even
+		{-3, 0.5, -2}, // -1.5 ties to even
+		// From q2_K block 24 of the golden data: the exact product is
+		// 7.49999987, which rounds to 7; rounding it to float32 first gives
+		// 7.5 and then 8.
+		{0x1.3b9dcep+10, 0x1.855556p-08, 7},
+		// Outside the valid range the rounding trick wraps, as in the
+		// reference: 6291456 + 12582912 = 1.125*2^24 keeps mantissa 2^20.
+		{1 << 22, 1.5, 1<<20 - 1<<22},
+	} {
+		if got := NearestIntMul(tc.a, tc.b); got != tc.want {
+			t.Errorf("NearestIntMul(%v, %v) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if got := NearestInt(float32(0x1.3b9dcep+10) * float32(0x1.855556p-08)); got != 8 {
+		t.Errorf("NearestInt of the rounded product = %d, want 8", got)
+	}
+}
+
+func TestSearchAllZero(t *testing.T) {
+	x := make([]float32, 16)
+	w := slices.Repeat([]float32{1}, 16)
+	Li := slices.Repeat([]int8{7}, 16)
+	Lu := slices.Repeat([]uint8{7}, 16)
+	laux := make([]uint8, 16)
+	if d := MakeQxQuants(32, x, Li, 1, nil); d != 0 || slices.Max(Li) != 0 {
+		t.Errorf("MakeQxQuants(zeros) = %v, L %v", d, Li)
+	}
+	if d := MakeQ3Quants(4, x, Li, true); d != 0 || slices.Max(Li) != 0 {
+		t.Errorf("MakeQ3Quants(zeros) = %v, L %v", d, Li)
+	}
+	if d, m := MakeQkx2Quants(15, x, w, Lu, laux, -1, 0.1, 20, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
+		t.Errorf("MakeQkx2Quants(zeros) = %v, %v, L %v", d, m, Lu)
+	}
+	if d, m := MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
+		t.Errorf("MakeQkx3Quants(zeros) = %v, %v, L %v", d, m, Lu)
+	}
+	if d := MakeQpQuants(63, x, Lu, w); d != 0 || slices.Max(Lu) != 0 {
+		t.Errorf("MakeQpQuants(zeros) = %v, L %v", d, Lu)
+	}
+}
+
+// Values that lie exactly on a grid must come back exactly: the searches
+// start from the max-based scale, which already reproduces them, and no trial
+// can beat a zero error.
+func TestSymmetricSearchExactGrid(t *testing.T) {
+	// x = 0.5*l with l in [-4, 3]; the value of largest magnitude is -2, so
+	// the first guess is iscale = -4/-2 = 2 and L = l + 4.
+	levels := []int{-4, -2, 0, 2, 3, 1, -1, -3, 3, 3, -4, 0, 1, 2, -2, -1}
+	x := make([]float32, len(levels))
+	want := make([]int8, len(levels))
+	for i, l := range levels {
+		x[i] = 0.5 * float32(l)
+		want[i] = int8(l + 4)
+	}
+	L := make([]int8, len(x))
+	if d := MakeQxQuants(4, x, L, 1, nil); d != 0.5 || !slices.Equal(L, want) {
+		t.Errorf("MakeQxQuants = %v, L %v; want 0.5, %v", d, L, want)
+	}
+	w := slices.Repeat([]float32{1}, len(x))
+	if d := MakeQxQuants(4, x, L, 1, w); d != 0.5 || !slices.Equal(L, want) {
+		t.Errorf("MakeQxQuants with weights = %v, L %v; want 0.5, %v", d, L, want)
+	}
+	if d := MakeQ3Quants(4, x, L, true); d != 0.5 || !slices.Equal(L, want) {
+		t.Errorf("MakeQ3Quants = %v, L %v; want 0.5, %v", d, L, want)
+	}
+	if d := MakeQ3Quants(4, x, L, false); d != 0.5 || !slices.Equal(L, want) {
+		t.Errorf("MakeQ3Quants without rmse = %v, L %v; want 0.5, %v", d, L, want)
+	}
+}
+
+func TestAsymmetricSearchExactGrid(t *testing.T) {
+	// x = 0.5*l - 1 with l in [0, 3]: scale 0.5, min offset 1.
+	levels := []uint8{0, 1, 2, 3, 3, 2, 1, 0, 1, 1, 2, 0, 3, 2, 0, 1}
+	x := make([]float32, len(levels))
+	for i, l := range levels {
+		x[i] = 0.5*float32(l) - 1
+	}
+	w := slices.Repeat([]float32{1}, len(x))
+	L := make([]uint8, len(x))
+	laux := make([]uint8, len(x))
+	for _, tc := range []struct {
+		name string
+		f    func() (float32, float32)
+	}{
+		{"MakeQkx2Quants", func() (float32, float32) { return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, true) }},
+		{"MakeQkx2Quants/mse", func() (float32, float32) { return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, false) }},
+		{"MakeQkx3Quants", func() (float32, float32) { return MakeQkx3Quants(3, x, w, L, laux, -0.9, 0.05, 36, false) }},
+		{"MakeQkx3Quants/x²", func() (float32, float32) { return MakeQkx3Quants(3, x, nil, L, laux, -0.9, 0.05, 36, false) }},
+	} {
+		clear(L)
+		scale, theMin := tc.f()
+		if scale != 0.5 || theMin != 1 || !slices.Equal(L, levels) {
+			t.Errorf("%s = %v, %v, L %v; want 0.5, 1, %v", tc.name, scale, theMin, L, levels)
+		}
+	}
+}
+
+func TestMakeQpQuantsExactGrid(t *testing.T) {
+	// x = 0.25*l with l in [0, 15] and 15 present: scale 0.25, L = l.
+	levels := []uint8{15, 0, 3, 7, 8, 1, 15, 12, 4, 4, 9, 2, 11, 6, 5, 10}
+	x := make([]float32, len(levels))
+	for i, l := range levels {
+		x[i] = 0.25 * float32(l)
+	}
+	w := slices.Repeat([]float32{1}, len(x))
+	L := make([]uint8, len(x))
+	if d := MakeQpQuants(15, x, L, w); d != 0.25 || !slices.Equal(L, levels) {
+		t.Errorf("MakeQpQuants = %v, L %v; want 0.25, %v", d, L, levels)
+	}
+}
+
+func TestMakeQxQuantsIQKExactGrid(t *testing.T) {
+	levels := []int{-8, -2, 0, 2, 7, 1, -1, -3, 5, 3, -4, 0, 1, 6, -5, -7}
+	x := make([]float32, len(levels))
+	want := make([]int8, len(levels))
+	for i, l := range levels {
+		x[i] = 0.125 * float32(l)
+		want[i] = int8(l + 8)
+	}
+	w := slices.Repeat([]float32{1}, len(x))
+	L := make([]int8, len(x))
+	if d := MakeQxQuantsIQK(8, x, L, w); d != 0.125 || !slices.Equal(L, want) {
+		t.Errorf("MakeQxQuantsIQK = %v, L %v; want 0.125, %v", d, L, want)
+	}
+}
+
+// fma32 and NearestIntMul take shortcuts; they must agree with FMA32 and
+// with the reference's rounding trick applied to the fused sum.
+func TestFastPathsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 300000; i++ {
+		a := float32(r.NormFloat64())
+		b := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(24)-4)))
+		c := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
+		if i%3 == 0 { // make the product and c cancel to hit midpoints
+			c = -float32(float64(a) * float64(b))
+		}
+		if got, want := fma32(a, b, c), FMA32(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fma32(%v, %v, %v) = %v, FMA32 = %v", a, b, c, got, want)
+		}
+		if got, want := NearestIntMul(a, b), int(math.Float32bits(FMA32(a, b, 12582912))&0x007fffff)-0x00400000; got != want {
+			t.Fatalf("NearestIntMul(%v, %v) = %d, want %d", a, b, got, want)
+		}
+	}
+}
