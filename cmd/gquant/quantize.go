@@ -33,10 +33,12 @@ type quantizeFlags struct {
 	fs *pflag.FlagSet
 
 	imatrix, outputType, tokenEmbdType, perLayerTokenEmbdType, extraOutput, ffnGateInpType string
-	attnQ, attnK, attnV, attnQKV, attnOutput, ffnGate, ffnUp, ffnDown                       string
-	customQ, recipes, include, exclude, overrideKV, repackPattern                           []string
-	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40       bool
-	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut            bool
+	attnQ, attnK, attnV, attnQKV, attnOutput, ffnGate, ffnUp, ffnDown                      string
+	customQ, recipes, include, exclude, overrideKV, repackPattern                          []string
+	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40      bool
+	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut           bool
+
+	planning planFlags // the planner's options (plan.go)
 }
 
 func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
@@ -76,6 +78,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.dryRun, "dry-run", false, "print the plan (types, sizes, files) and write nothing")
 	fs.BoolVar(&q.likeReference, "like-reference", false, "ignore --custom-q where llama-quantize does (--pure, float file types)")
 	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
+	q.planning.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
 		fmt.Fprintln(stderr, "\nTYPE is a file type by name (Q4_K_M, IQ2_K, any case) or number (15), or COPY.")
@@ -243,7 +246,10 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	if q.dryRun {
-		return printQuantizePlan(stdout, in, plan, q.jsonOut)
+		return printQuantizePlan(stdout, in, plan, q)
+	}
+	if err := q.planning.checkBeforeRun(in, plan); err != nil {
+		return err
 	}
 	var inputs []string
 	for _, s := range in.Shards {
