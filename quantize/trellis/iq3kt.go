@@ -1,0 +1,138 @@
+package trellis
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
+
+// iq3_kt quantizes magnitudes with a codebook of absolute values and stores
+// each weight's sign as a bit.
+var iq3ktBook = sync.OnceValue(func() *codebook {
+	return newCodebook(8, 16, true, formats.KTOffset, 256, 8)
+})
+
+// quantizeRowIQ3KT: float32 row scale, then per super-block four bytes of
+// linear 4-bit block scales, 32 16-bit codeword indices and 32 bytes of
+// sign bits (bit ib of byte j: weight j of block ib is negative).
+//
+// Each block tries seven scales around its largest magnitude; the row scale
+// is fitted (19 trials) to the block scales rounded to 0..15; a last search
+// with the rounded scales picks the indices and the row scale is refitted.
+func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
+	cb := iq3ktBook()
+	const ng = blockSize / 8
+	const step = 8
+	nblock := len(x) / superBlock
+	y := dst[4:]
+	amaxRow := rowAbsMax(x)
+	if amaxRow == 0 {
+		clear(dst)
+		return
+	}
+	allScales, allWeights, qtmp := sc.scales, sc.weights, sc.qtmp
+	setWeights(sigma2Scale, x, imatrix, allWeights)
+
+	var bestIdx [2 * ng]int32
+	var xaux [blockSize]float32
+	var amaxScale, maxScale float32
+	for ibl := 0; ibl < nblock; ibl++ {
+		clear(y[100*ibl : 100*ibl+100])
+		for ib := 0; ib < 8; ib++ {
+			o := ibl*superBlock + ib*blockSize
+			xb, weight := x[o:o+blockSize], allWeights[o:o+blockSize]
+			var amax float32
+			for j, v := range xb {
+				xaux[j] = abs32(v)
+				amax = max(amax, xaux[j])
+			}
+			scale := &allScales[ibl*8+ib]
+			if amax < 1e-16 {
+				*scale = 0
+				continue
+			}
+			scale0 := maxF(84, float32(123*amax)/amaxRow)
+			var best float32
+			found := false
+			for itry := -3; itry <= 3; itry++ {
+				cb.findBestMatch(amax/fma32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng])
+				if d, s := cb.findBestScale(xaux[:], weight, bestIdx[:ng]); s > best {
+					best, found, *scale = s, true, d
+					copy(bestIdx[ng:], bestIdx[:ng])
+				}
+			}
+			if !found {
+				panic("trellis: iq3_kt found no solution for a block")
+			}
+			for ig := 0; ig < ng; ig++ {
+				copy(qtmp[o+8*ig:o+8*ig+8], cb.values[8*int(bestIdx[ng+ig]):])
+			}
+			if a := abs32(*scale); a > amaxScale {
+				amaxScale, maxScale = a, *scale
+			}
+		}
+	}
+
+	d := maxScale / 15
+	var best float32
+	for itry := -9; itry <= 9; itry++ {
+		id := fma32(float32(itry), 0.2, 15) / maxScale
+		var sumqx, sumq2 float32
+		for ib, s := range allScales {
+			dl := float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+			for j := 0; j < blockSize; j++ {
+				p := ib*blockSize + j
+				q := float32(dl * qtmp[p])
+				sumqx = fma32(float32(allWeights[p]*abs32(x[p])), q, sumqx)
+				sumq2 = fma32(float32(allWeights[p]*q), q, sumq2)
+			}
+		}
+		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+			d = sumqx / sumq2
+			best = float32(d * sumqx)
+		}
+	}
+
+	id := float32(0)
+	if d != 0 {
+		id = 1 / d
+	}
+	for ibl := 0; ibl < nblock; ibl++ {
+		for ib := 0; ib < 4; ib++ {
+			ls1 := min(max(kernel.NearestInt(float32(id*allScales[ibl*8+ib])), 0), 15)
+			ls2 := min(max(kernel.NearestInt(float32(id*allScales[ibl*8+ib+4])), 0), 15)
+			y[100*ibl+ib] = uint8(ls1 | ls2<<4)
+		}
+	}
+	binary.LittleEndian.PutUint32(dst, math.Float32bits(d))
+
+	var sumqx, sumq2 float32
+	for ibl := 0; ibl < nblock; ibl++ {
+		blk := y[100*ibl : 100*ibl+100]
+		ql, qh := blk[4:68], blk[68:100]
+		clear(qh)
+		for ib := 0; ib < 8; ib++ {
+			o := ibl*superBlock + ib*blockSize
+			xb, weight := x[o:o+blockSize], allWeights[o:o+blockSize]
+			for j, v := range xb {
+				xaux[j] = abs32(v)
+				if v < 0 {
+					qh[j] |= 1 << ib
+				}
+			}
+			ls := float32(blk[ib%4] >> (4 * (ib / 4)) & 0xf)
+			dl := float32(d * ls)
+			cb.findBestMatch(dl, xaux[:], weight, bestIdx[:ng])
+			for j := 0; j < ng; j++ {
+				binary.LittleEndian.PutUint16(ql[2*(ib*ng+j):], uint16(bestIdx[j]))
+				sumqx, sumq2 = accumulateFit(cb, bestIdx[j], ls, xaux[8*j:8*j+8], weight[8*j:8*j+8], sumqx, sumq2)
+			}
+		}
+	}
+	if sumq2 > 0 {
+		binary.LittleEndian.PutUint32(dst, math.Float32bits(sumqx/sumq2))
+	}
+}
