@@ -76,9 +76,27 @@ type piece struct {
 	last     bool // last piece of its tensor
 	inBytes  int64
 
+	buf *buffers // borrowed from the pool for the piece's lifetime
 	src []float32
 	dst []byte
 	err error
+}
+
+// buffers are the reusable working memory of one piece in flight. There are
+// exactly as many as pieces may be in flight, so memory stays at that many
+// times the largest piece, whatever the model's size, and the garbage
+// collector never sees per-piece allocations.
+type buffers struct {
+	raw []byte
+	f32 []float32
+	out []byte
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // Run writes every output. On any error no output file is left under its
@@ -123,7 +141,10 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		count += len(o.Tensors)
 	}
 
-	slots := make(chan struct{}, 2*opt.Threads)
+	slots := make(chan *buffers, 2*opt.Threads)
+	for i := 0; i < cap(slots); i++ {
+		slots <- &buffers{}
+	}
 	work := make(chan *piece, opt.Threads)
 	done := make(chan *piece, 2*opt.Threads)
 	var readErr error
@@ -138,7 +159,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					p.seq, p.out, p.tensor, p.global = seq, oi, ti, global
 					seq++
 					select {
-					case slots <- struct{}{}:
+					case p.buf = <-slots:
 					case <-ctx.Done():
 						return
 					}
@@ -230,7 +251,8 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			if q.last {
 				tensorDone = 0
 			}
-			<-slots
+			slots <- q.buf
+			q.buf, q.dst = nil, nil
 		}
 	}
 	if firstErr == nil {
@@ -364,12 +386,14 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	if err != nil {
 		return err
 	}
-	raw := make([]byte, p.rows*rowSize)
+	p.buf.raw = grow(p.buf.raw, int(p.rows*rowSize))
+	raw := p.buf.raw
 	off := (p.matrix*rows + p.row) * rowSize
 	if _, err := in.TensorReader(t.Source).ReadAt(raw, off); err != nil {
 		return fmt.Errorf("reading rows %d..%d of matrix %d: %w", p.row, p.row+p.rows, p.matrix, err)
 	}
-	p.src = make([]float32, p.rows*ne0)
+	p.buf.f32 = grow(p.buf.f32, int(p.rows*ne0))
+	p.src = p.buf.f32
 	switch src.Type {
 	case formats.F32:
 		for i := range p.src {
@@ -395,7 +419,8 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 func quantizePiece(t Tensor, p *piece) error {
 	ne0, _, _ := dims(t.Shape)
 	if t.Type == formats.F32 {
-		p.dst = make([]byte, 4*len(p.src))
+		p.buf.out = grow(p.buf.out, 4*len(p.src))
+		p.dst = p.buf.out
 		for i, v := range p.src {
 			binary.LittleEndian.PutUint32(p.dst[4*i:], math.Float32bits(v))
 		}
@@ -405,8 +430,13 @@ func quantizePiece(t Tensor, p *piece) error {
 	if t.Imatrix != nil {
 		im = t.Imatrix[p.matrix*ne0 : (p.matrix+1)*ne0]
 	}
-	dst, err := quantize.QuantizeRows(t.Type, int(p.rows), int(ne0), p.src, im)
+	rowSize, err := t.Type.RowSize(ne0)
 	if err != nil {
+		return err
+	}
+	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
+	p.dst = p.buf.out
+	if err := quantize.QuantizeRowsInto(p.dst, t.Type, int(p.rows), int(ne0), p.src, im); err != nil {
 		var re *quantize.RowError
 		if errors.As(err, &re) {
 			_, rows, _ := dims(t.Shape)
@@ -415,6 +445,5 @@ func quantizePiece(t Tensor, p *piece) error {
 		}
 		return err
 	}
-	p.dst = dst
 	return nil
 }

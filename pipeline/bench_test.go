@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/modelgen"
+	"github.com/gquant/gquant/recipes"
+)
+
+// benchModel is a deepseek2-shaped model of about 1.3 GB of bf16 with one MoE
+// layer whose expert tensors are 400 MB each.
+var benchModel = modelgen.DeepSeek2{Name: "bench-1g", Layers: 2, DenseLayers: 1, Embd: 2048, FF: 4096,
+	ExpertFF: 1536, Experts: 64, ExpertsUsed: 6, SharedExperts: 1, Heads: 16, QLoraRank: 512,
+	KVLoraRank: 512, KeyLength: 192, ValueLength: 128, RopeDim: 64, Vocab: 32000, ExpProbsB: true}
+
+// peakRSS returns the process's peak resident set size (VmHWM) in bytes.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// BenchmarkQuantizeModel quantizes a generated 1.3 GB model and reports
+// input MB/s and the peak RSS. Run with: go test ./pipeline -run XXX -bench QuantizeModel -benchtime 1x
+func BenchmarkQuantizeModel(b *testing.B) {
+	dir := b.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	if err := modelgen.Write(in, benchModel.Model(), modelgen.WriteOptions{Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for _, ft := range []string{"Q8_0", "Q4_K_M"} {
+		b.Run(ft, func(b *testing.B) {
+			m, err := gguf.Open(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			fileType, _, err := recipes.ParseFileType(ft)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("peak RSS before the run: %d MiB", peakRSS()>>20)
+			b.SetBytes(m.Size())
+			for i := 0; i < b.N; i++ {
+				plan, err := Build(m, Config{Selection: recipes.Options{FileType: fileType}, Output: filepath.Join(dir, "out.gguf")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := Run(context.Background(), m, plan.Outputs, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(m.Size())/time.Since(start).Seconds()/1e6, "MB/s-input")
+			}
+			b.ReportMetric(float64(peakRSS())/(1<<20), "MiB-peak-RSS")
+		})
+	}
+}
