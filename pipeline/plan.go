@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/gquant/gquant/formats"
@@ -37,6 +38,13 @@ type Config struct {
 	KeepSplit bool
 	// AllowRequantize permits quantized input tensors to be requantized.
 	AllowRequantize bool
+	// PartialRequant skips output files that already exist (--partial-requant):
+	// with KeepSplit per shard, otherwise the whole run.
+	PartialRequant bool
+	// ExtraOutput, when set, adds output_extra.weight: the output tensor (or
+	// the token embeddings of a tied model) once more in this type
+	// (--extra-output-tensor), if that is smaller than the original.
+	ExtraOutput *formats.Type
 }
 
 // TensorPlan is the plan for one tensor, for reports.
@@ -55,6 +63,8 @@ type Plan struct {
 	Outputs   []Output
 	Sizes     []int64 // exact file size of each output
 	Warnings  []string
+
+	extra *TensorPlan // --extra-output-tensor, placed by layoutOutputs
 }
 
 // Total returns the bytes of all outputs.
@@ -160,6 +170,10 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 		tp.Bytes = size
 		plan.Tensors[i] = tp
 	}
+	extra, err := extraOutput(in, cfg, plan, imat)
+	if err != nil {
+		return nil, err
+	}
 	if !sel.IgnoreImatrixRules && !sel.Repack {
 		if err := rp.CheckImatrix(func(name string) bool { return imat[in.TensorIndex(name)] != nil }); err != nil {
 			return nil, err
@@ -167,10 +181,61 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	}
 
 	md := outputMetadata(in.Metadata, cfg, rp.FileType)
-	if err := layoutOutputs(plan, in, cfg, md, imat); err != nil {
+	if err := layoutOutputs(plan, in, cfg, md, imat, extra); err != nil {
 		return nil, err
 	}
+	if cfg.PartialRequant {
+		markExisting(plan)
+	}
 	return plan, nil
+}
+
+// extraOutput plans --extra-output-tensor: the index of the tensor it
+// duplicates and its plan, or -1.
+func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extra int, err error) {
+	if cfg.ExtraOutput == nil {
+		return -1, nil
+	}
+	src := in.TensorIndex("output.weight")
+	if src < 0 {
+		src = in.TensorIndex("token_embd.weight")
+	}
+	if src < 0 {
+		plan.Warnings = append(plan.Warnings, "--extra-output-tensor: the model has neither output.weight nor token_embd.weight")
+		return -1, nil
+	}
+	t := in.Tensors[src]
+	typ := *cfg.ExtraOutput
+	if _, rows, _ := dims(t.Shape); rows%int64(typ.Interleave()) != 0 {
+		typ = typ.Base()
+	}
+	size, err := gguf.TensorSize(typ, t.Shape)
+	if err != nil {
+		return -1, fmt.Errorf("--extra-output-tensor %s for %s: %w", typ, t.Name, err)
+	}
+	if size >= t.Size {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("--extra-output-tensor: %s as %s (%d bytes) is not smaller than the original (%d bytes): not added", t.Name, typ, size, t.Size))
+		return -1, nil
+	}
+	if imat[src] == nil && cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0 {
+		if imat[src], _, _, err = importance(cfg.Imatrix, t.TensorInfo, typ); err != nil {
+			return -1, err
+		}
+	}
+	plan.extra = &TensorPlan{Choice: recipes.Choice{Index: src, Name: "output_extra.weight", Shape: t.Shape, Source: t.Type, Type: typ,
+		Quantize: true, Reason: recipes.ReasonOverride, Option: "--extra-output-tensor",
+		Why: "--extra-output-tensor: a copy of " + t.Name}, Bytes: size}
+	return src, nil
+}
+
+// markExisting skips the outputs that already exist, as --partial-requant does.
+func markExisting(plan *Plan) {
+	for i := range plan.Outputs {
+		if _, err := os.Stat(plan.Outputs[i].Path); err == nil {
+			plan.Outputs[i].Skip = true
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists: skipped (--partial-requant)", plan.Outputs[i].Path))
+		}
+	}
 }
 
 // importance returns the mean importance for a tensor quantized as t:
@@ -282,7 +347,7 @@ func truncate127(s string) string {
 // layoutOutputs assigns tensors to output files: one file, or with
 // KeepSplit one per input shard (the first with the model's metadata, the
 // others with the split keys only, as llama-quantize writes them).
-func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, imat [][]float32) error {
+func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, imat [][]float32, extra int) error {
 	nSplit := 1
 	if cfg.KeepSplit {
 		for _, t := range in.Tensors {
@@ -306,18 +371,28 @@ func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, ima
 			o.Metadata.Set(gguf.KeySplitTensorsCount, gguf.Int32Value(int32(len(in.Tensors))))
 		}
 	}
+	var tensors []TensorPlan
 	for i, tp := range plan.Tensors {
 		s := 0
 		if cfg.KeepSplit {
 			s = in.Tensors[i].Shard
 		}
-		plan.Tensors[i].Output = s
+		tp.Output = s
+		tensors = append(tensors, tp)
 		plan.Outputs[s].Tensors = append(plan.Outputs[s].Tensors, Tensor{
 			Name: tp.Name, Shape: tp.Shape, Source: i, Type: tp.Type,
 			Convert: tp.Quantize,
 			Imatrix: imat[i],
 		})
+		if i == extra && plan.extra != nil {
+			e := *plan.extra
+			e.Output = s
+			tensors = append(tensors, e)
+			plan.Outputs[s].Tensors = append(plan.Outputs[s].Tensors, Tensor{
+				Name: e.Name, Shape: e.Shape, Source: i, Type: e.Type, Convert: true, Imatrix: imat[i]})
+		}
 	}
+	plan.Tensors = tensors
 	plan.Sizes = make([]int64, nSplit)
 	for s, o := range plan.Outputs {
 		infos := make([]gguf.TensorInfo, len(o.Tensors))

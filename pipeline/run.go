@@ -37,6 +37,8 @@ type Output struct {
 	Path     string
 	Metadata gguf.Metadata
 	Tensors  []Tensor
+	// Skip leaves the file alone (it exists and --partial-requant was given).
+	Skip bool
 }
 
 // Event reports progress: tensor Index (0-based, over all outputs) of Count
@@ -120,6 +122,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		}
 	}
 	for i, o := range outs {
+		if o.Skip {
+			continue
+		}
 		infos := make([]gguf.TensorInfo, len(o.Tensors))
 		for j, t := range o.Tensors {
 			if err := checkTensor(in, t); err != nil {
@@ -154,6 +159,10 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		defer close(work)
 		seq, global := 0, 0
 		for oi, o := range outs {
+			if o.Skip {
+				global += len(o.Tensors)
+				continue
+			}
 			for ti, t := range o.Tensors {
 				for _, p := range planPieces(in, t, opt.PieceWeights) {
 					p.seq, p.out, p.tensor, p.global = seq, oi, ti, global
@@ -268,9 +277,14 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		return firstErr
 	}
 	for i, w := range writers {
+		if w == nil {
+			continue
+		}
 		if err := w.Close(); err != nil {
 			for _, rest := range writers[i+1:] {
-				rest.Abort()
+				if rest != nil {
+					rest.Abort()
+				}
 			}
 			return err
 		}

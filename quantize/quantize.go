@@ -32,6 +32,20 @@ func init() {
 	}
 }
 
+// Options are the reference's quantize_user_data: switches llama-quantize
+// passes to some kernels.
+type Options struct {
+	SymmetricQ40 bool // --symmetric-q40: q4_0 in the [-7, 7] range, importance ignored
+	SlowIQ2KS    bool // --slow-iq2ks: the original exhaustive iq2_ks search
+}
+
+// SetOptions sets the kernel switches for every later call. A command sets
+// them once before quantizing; they are process-wide.
+func SetOptions(o Options) {
+	legacy.SymmetricQ40 = o.SymmetricQ40
+	iqk.SlowIQ2KS = o.SlowIQ2KS
+}
+
 // ErrNeedsImatrix is returned for types the reference refuses to quantize
 // without an importance matrix.
 var ErrNeedsImatrix = errors.New("quantize: type needs an importance matrix")

@@ -17,6 +17,7 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/pipeline"
+	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -52,7 +53,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.StringVar(&q.outputType, "output-tensor-type", "", "type for output.weight")
 	fs.StringVar(&q.tokenEmbdType, "token-embedding-type", "", "type for token_embd.weight")
 	fs.StringVar(&q.perLayerTokenEmbdType, "per-layer-token-embedding-type", "", "type for per_layer_token_embd.weight")
-	fs.StringVar(&q.extraOutput, "extra-output-tensor", "", "also write the output tensor in this type (not supported yet)")
+	fs.StringVar(&q.extraOutput, "extra-output-tensor", "", "also write the output tensor in this type, as output_extra.weight")
 	fs.StringVar(&q.ffnGateInpType, "ffn-gate-inp-type", "", "type for the ffn_gate_inp tensors")
 	fs.StringVar(&q.attnQ, "attn-q-type", "", "type for attn_q.weight")
 	fs.StringVar(&q.attnK, "attn-k-type", "", "type for attn_k.weight")
@@ -68,11 +69,11 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.StringArrayVar(&q.exclude, "exclude-weights", nil, "drop importance data for tensors containing this string; repeatable")
 	fs.BoolVar(&q.ignoreImatrixRules, "ignore-imatrix-rules", false, "quantize very low-bit types even without importance data")
 	fs.BoolVar(&q.hideImatrix, "hide-imatrix", false, "do not record the importance matrix details in the output")
-	fs.BoolVar(&q.symmetricQ40, "symmetric-q40", false, "use the [-7,7] range for q4_0 (not supported yet)")
-	fs.BoolVar(&q.slowIQ2KS, "slow-iq2ks", false, "use the original slow IQ2_KS search (not supported yet)")
+	fs.BoolVar(&q.symmetricQ40, "symmetric-q40", false, "use the [-7,7] range for q4_0 (turns off the importance matrix for it)")
+	fs.BoolVar(&q.slowIQ2KS, "slow-iq2ks", false, "use the original slow IQ2_KS search")
 	fs.StringArrayVar(&q.overrideKV, "override-kv", nil, "set metadata `KEY=TYPE:VALUE` (int, float, bool, str); repeatable")
 	fs.BoolVar(&q.keepSplit, "keep-split", false, "write one output shard per input shard")
-	fs.BoolVar(&q.partialRequant, "partial-requant", false, "skip output files that already exist (not supported yet)")
+	fs.BoolVar(&q.partialRequant, "partial-requant", false, "skip output files (or --keep-split shards) that already exist")
 	fs.BoolVar(&q.repack, "repack", false, "only repack tensors to their row-interleaved _r4/_r8 forms")
 	fs.StringArrayVar(&q.repackPattern, "repack-pattern", nil, "with --repack: comma-separated regexes of the tensors to repack")
 	fs.BoolVar(&q.dryRun, "dry-run", false, "print the plan (types, sizes, files) and write nothing")
@@ -152,15 +153,6 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", rest)}
 	}
-	for _, unsupported := range []struct {
-		set  bool
-		name string
-	}{{q.extraOutput != "", "--extra-output-tensor"}, {q.symmetricQ40, "--symmetric-q40"},
-		{q.slowIQ2KS, "--slow-iq2ks"}, {q.partialRequant, "--partial-requant"}} {
-		if unsupported.set {
-			return usageError{fmt.Errorf("%s is not supported yet", unsupported.name)}
-		}
-	}
 	if len(q.include) > 0 && len(q.exclude) > 0 {
 		return usageError{errors.New("--include-weights and --exclude-weights cannot be used together")}
 	}
@@ -226,7 +218,16 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	defer in.Close()
 
 	cfg := pipeline.Config{Selection: sel, ImatrixPath: q.imatrix, HideImatrix: q.hideImatrix,
-		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize}
+		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize,
+		PartialRequant: q.partialRequant}
+	if q.extraOutput != "" {
+		t, err := formats.ParseType(q.extraOutput)
+		if err != nil {
+			return usageError{fmt.Errorf("--extra-output-tensor: %w", err)}
+		}
+		cfg.ExtraOutput = &t
+	}
+	quantize.SetOptions(quantize.Options{SymmetricQ40: q.symmetricQ40, SlowIQ2KS: q.slowIQ2KS})
 	if q.imatrix != "" && !q.repack {
 		m, err := imatrix.Open(q.imatrix)
 		if err != nil {
@@ -263,6 +264,10 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	for i, o := range plan.Outputs {
+		if o.Skip {
+			fmt.Fprintf(stdout, "skipped %s (exists)\n", o.Path)
+			continue
+		}
 		fmt.Fprintf(stdout, "wrote %s (%s)\n", o.Path, humanBytes(plan.Sizes[i]))
 	}
 	fmt.Fprintf(stdout, "%s -> %s in %s\n", humanBytes(in.Size()), humanBytes(plan.Total()), time.Since(start).Round(time.Millisecond))

@@ -23,7 +23,7 @@ func Kernels() kernel.Set {
 		formats.Q8_K_R8:   quantizeQ8KR8,
 		formats.MXFP4:     quantizeMXFP4,
 		formats.Q1_0_G128: quantizeQ1_0G128,
-		formats.Q4_0_R8:   interleaved(formats.Q4_0_R8, perRowWeighted(quantizeQ4_0)),
+		formats.Q4_0_R8:   interleaved(formats.Q4_0_R8, perRowWeighted(quantizeQ4_0Asymmetric)),
 		formats.Q5_0_R4:   interleaved(formats.Q5_0_R4, quantizeQ5_0),
 		formats.Q6_0_R4:   interleaved(formats.Q6_0_R4, perRowWeighted(quantizeQ6_0)),
 		formats.Q8_0_R8:   interleaved(formats.Q8_0_R8, quantizeQ8_0),

@@ -43,6 +43,16 @@ func quantizeRowsWith(dst []byte, src []float32, nrows, ne0 int, imatrix []float
 }
 
 func quantizeQ4_0(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+	if SymmetricQ40 {
+		quantizeQ4_0Symmetric(dst, src)
+		return nil
+	}
+	return quantizeQ4_0Asymmetric(dst, src, nrows, ne0, imatrix)
+}
+
+// quantizeQ4_0Asymmetric is q4_0 without the --symmetric-q40 option, which
+// the reference's q4_0_r8 always uses.
+func quantizeQ4_0Asymmetric(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
 	quantizeRowsWith(dst, src, nrows, ne0, imatrix, quantizeQ4_0Ref, quantizeQ4_0Row)
 	return nil
 }
