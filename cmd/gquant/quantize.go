@@ -189,7 +189,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	for _, c := range q.customQ {
 		rs, err := recipes.ParseCustomQ(c)
 		if err != nil {
-			return usageError{fmt.Errorf("--custom-q: %w", err)}
+			return usageError{err}
 		}
 		rules.Append(rs)
 	}
