@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// TestRepackCommand runs the reference's
+// `llama-quantize --repack out-q4_k_m.gguf out-q4_k_m-repacked.gguf Q4_K_R4`
+// as gquant repack and compares byte for byte, then undoes it.
+func TestRepackCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := golden.Path(t, "e2e", "out-q4_k_m.gguf")
+	out := filepath.Join(dir, "sub", "repacked.gguf")
+	code, stdout, stderr := runGquant("repack", "--threads", "2", in, out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameFileBytes(t, out, golden.Path(t, "e2e", "out-q4_k_m-repacked.gguf"))
+	if !strings.Contains(stdout, "general.file_type Q4_K_M -> Q4_K_R4") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+
+	back := filepath.Join(dir, "back.gguf")
+	code, stdout, stderr = runGquant("repack", "--undo", "--quiet", out, back)
+	if code != 0 {
+		t.Fatalf("undo: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sameFileBytes(t, back, in)
+}
+
+func TestRepackCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	q4km := golden.Path(t, "e2e", "out-q4_k_m.gguf")
+	repacked := golden.Path(t, "e2e", "out-q4_k_m-repacked.gguf")
+	out := filepath.Join(dir, "out.gguf")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"already repacked", []string{repacked, out}, 1, "already repacked"},
+		{"unmatched pattern", []string{"--pattern", "exps,nope", q4km, out}, 1, `"nope" matches none`},
+		{"unrepackable pattern", []string{"--pattern", `_norm\.weight`, q4km, out}, 1, "repackable: q4_0->q4_0_r8"},
+		{"output is input", []string{q4km, q4km}, 1, "output file is an input file"},
+		{"undo of a plain model", []string{"--undo", q4km, out}, 1, "no row-interleaved tensor"},
+		{"missing argument", []string{q4km}, 2, "usage: gquant repack"},
+		{"help", []string{"--help"}, 0, "Q4_K_R4 -> Q4_K_M"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runGquant(append([]string{"repack"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.says) {
+				t.Errorf("exit %d (want %d), output does not say %q or does:\n%s%s", code, tc.code, tc.says, stdout, stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written", out)
+			}
+		})
+	}
+}
+
+func TestRepackDryRun(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	code, stdout, stderr := runGquant("repack", "--dry-run", "--repack-pattern", `ffn_.*_exps`, golden.Path(t, "e2e", "out-q4_k_m.gguf"), out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"9 of 74 tensors converted", "blk.1.ffn_down_exps.weight", "not matched by the patterns", "token embeddings are never repacked", "would write " + out} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dry run does not say %q:\n%s", want, stdout)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the dry run wrote the output")
+	}
+}

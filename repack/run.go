@@ -1,0 +1,331 @@
+package repack
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// chunkBytes is about how much of a tensor one shuffle step reads. Chunks
+// are whole row groups; a few are in flight at a time (see converter), so
+// memory stays near (Threads+2) x 2 x chunkBytes whatever the tensor size.
+const chunkBytes = 4 << 20
+
+// Outputs returns the files Run writes for the output name out: out itself,
+// or, for a shard set kept as one (Options.Merge unset), the shards
+// PREFIX-0000K-of-0000N.gguf, PREFIX being out without its ".gguf" ending
+// (or out's own prefix, if out already names a shard of an N-file set).
+func (p *Plan) Outputs(out string) []string {
+	n := p.shards
+	if n <= 1 || p.Options.Merge {
+		return []string{out}
+	}
+	prefix := strings.TrimSuffix(out, ".gguf")
+	if pre, _, count, ok := gguf.ParseShardPath(out); ok && count == n {
+		prefix = pre
+	}
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = gguf.ShardPath(prefix, i, n)
+	}
+	return paths
+}
+
+// CheckOutputs fails with ErrSameFile when a file Run would write for out
+// is one of m's files (by os.SameFile, so links and other spellings of a
+// path are caught).
+func (p *Plan) CheckOutputs(m *gguf.Model, out string) error {
+	for _, path := range p.Outputs(out) {
+		for _, s := range m.Shards {
+			same, err := gguf.SameFile(path, s.Path)
+			if err != nil {
+				return err
+			}
+			if same {
+				return fmt.Errorf("%w: %s is %s (write the result elsewhere)", ErrSameFile, path, s.Path)
+			}
+		}
+	}
+	return nil
+}
+
+// outputFile is one file Run writes.
+type outputFile struct {
+	path    string
+	md      gguf.Metadata
+	tensors []int // indexes into Plan.Tensors
+}
+
+// layout lays out the output files: their metadata and tensors.
+func (p *Plan) layout(m *gguf.Model, out string) []outputFile {
+	paths := p.Outputs(out)
+	md := m.Metadata.Clone()
+	// The reference's quantizer copies the keys, sets the quantization
+	// version, drops the split keys and sets the file type, in this order
+	// (a key that is not there yet goes at the end).
+	md.Set(keyQuantizationVersion, gguf.Uint32Value(quantizationVersion))
+	md.Delete(gguf.KeySplitNo)
+	md.Delete(gguf.KeySplitCount)
+	md.Delete(gguf.KeySplitTensorsCount)
+	if p.FileType.Write {
+		md.Set(keyFileType, gguf.Uint32Value(uint32(p.FileType.To)))
+	}
+	files := make([]outputFile, len(paths))
+	for i := range files {
+		files[i].path = paths[i]
+		if i == 0 {
+			files[i].md = md
+		}
+		if len(files) > 1 {
+			// As llama-quantize --keep-split: the first shard carries the
+			// model's keys, the others only the split keys.
+			files[i].md.Set(gguf.KeySplitNo, gguf.Uint16Value(uint16(i)))
+			files[i].md.Set(gguf.KeySplitCount, gguf.Uint16Value(uint16(len(files))))
+			files[i].md.Set(gguf.KeySplitTensorsCount, gguf.Int32Value(int32(len(p.Tensors))))
+		}
+	}
+	for i, t := range p.Tensors {
+		f := 0
+		if len(files) > 1 {
+			f = t.Shard
+		}
+		files[f].tensors = append(files[f].tensors, i)
+	}
+	return files
+}
+
+// Run writes the repacked (or un-repacked) model to out as p says and
+// returns the paths written (see Plan.Outputs). Untouched tensors are copied
+// by the kernel (copy_file_range); converted ones stream through in chunks
+// of whole row groups, read and written in file order and shuffled by
+// Options.Threads goroutines, so memory stays bounded whatever the tensor
+// sizes. Each file appears under its name only when complete; on failure
+// nothing is left behind, except that an earlier shard of a set may already
+// be in place when renaming a later one fails.
+func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
+	if len(p.Tensors) != len(m.Tensors) || len(m.Shards) != p.shards {
+		return nil, fmt.Errorf("%w: %d tensors in %d files, the plan has %d in %d", ErrPlan, len(m.Tensors), len(m.Shards), len(p.Tensors), p.shards)
+	}
+	for i, t := range p.Tensors {
+		mt := m.Tensors[i]
+		if t.Name != mt.Name || t.From != mt.Type || t.InBytes != mt.Size {
+			return nil, fmt.Errorf("%w: tensor %d is %s (%s), the plan has %s (%s)", ErrPlan, i, mt.Name, mt.Type, t.Name, t.From)
+		}
+	}
+	if err := p.CheckOutputs(m, out); err != nil {
+		return nil, err
+	}
+	files := p.layout(m, out)
+	var inputs []string
+	for _, s := range m.Shards {
+		inputs = append(inputs, s.Path)
+	}
+
+	writers := make([]*gguf.Writer, len(files))
+	defer func() {
+		for _, w := range writers {
+			if w != nil {
+				w.Abort()
+			}
+		}
+	}()
+	for i, f := range files {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			return nil, fmt.Errorf("repack: %w", err)
+		}
+		infos := make([]gguf.TensorInfo, len(f.tensors))
+		for j, ti := range f.tensors {
+			t := p.Tensors[ti]
+			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
+		}
+		w, err := gguf.Create(f.path, f.md, infos, &gguf.CreateOptions{Inputs: inputs})
+		if err != nil {
+			return nil, fmt.Errorf("repack: %w", err)
+		}
+		writers[i] = w
+	}
+
+	threads := p.Options.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	c := newConverter(threads)
+	done := 0
+	for i, f := range files {
+		w := writers[i]
+		for _, ti := range f.tensors {
+			t := p.Tensors[ti]
+			if t.Converted() {
+				if err := c.convert(w, m.TensorReader(t.Index), t); err != nil {
+					return nil, fmt.Errorf("repack: tensor %q (%s -> %s): %w", t.Name, t.From, t.To, err)
+				}
+			} else {
+				src, off := m.TensorFile(t.Index)
+				if err := w.WriteTensorFrom(src, off); err != nil {
+					return nil, fmt.Errorf("repack: tensor %q: %w", t.Name, err)
+				}
+			}
+			done++
+			if log := p.Options.Log; log != nil {
+				fmt.Fprintf(log, "[%4d/%4d] %-40s %-9s -> %-9s %10.3f MiB\n", done, len(p.Tensors), t.Name, t.From, t.To, float64(t.OutBytes)/(1<<20))
+			}
+		}
+	}
+	paths := make([]string, len(files))
+	for i, w := range writers {
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("repack: %w", err)
+		}
+		paths[i] = files[i].path
+	}
+	return paths, nil
+}
+
+// buffers is one chunk's input and output space.
+type buffers struct{ in, out []byte }
+
+// converter shuffles tensors chunk by chunk: one goroutine reads chunks in
+// order, Threads goroutines convert them, and the caller writes them in
+// order. A fixed set of buffers circulates, which bounds memory and keeps
+// the reader at most a few chunks ahead of the writer.
+type converter struct {
+	threads int
+	free    chan *buffers
+}
+
+func newConverter(threads int) *converter {
+	c := &converter{threads: threads, free: make(chan *buffers, threads+2)}
+	for range threads + 2 {
+		c.free <- &buffers{}
+	}
+	return c
+}
+
+type chunk struct {
+	seq    int
+	buf    *buffers
+	in     []byte
+	out    []byte
+	err    error
+	offset int64
+}
+
+func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
+	ne0 := int64(1)
+	if len(t.Shape) > 0 {
+		ne0 = t.Shape[0]
+	}
+	inRow, err := t.From.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	outRow, err := t.To.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	interleaved, undo := t.To, false
+	if !t.To.IsInterleaved() {
+		interleaved, undo = t.From, true
+	}
+	k := int64(interleaved.Interleave())
+	groupIn, groupOut := k*inRow, k*outRow
+	rows := t.InBytes / inRow
+	if rows*inRow != t.InBytes || rows%k != 0 || rows/k*groupOut != t.OutBytes {
+		return fmt.Errorf("%d bytes are not whole %d-row groups of %d-byte rows", t.InBytes, k, inRow)
+	}
+	shuffle := newGroupConverter(interleaved, int(ne0), undo, int(groupIn), int(groupOut)).convert
+	groups := rows / k
+	perChunk := max(1, chunkBytes/max(groupIn, groupOut))
+	nChunks := int((groups + perChunk - 1) / perChunk)
+	chunkIn, chunkOut := perChunk*groupIn, perChunk*groupOut
+
+	quit := make(chan struct{})
+	jobs := make(chan chunk, c.threads+2)
+	done := make(chan chunk, c.threads+2)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // reader: chunks in file order
+		defer wg.Done()
+		defer close(jobs)
+		for seq := range nChunks {
+			var b *buffers
+			select {
+			case b = <-c.free:
+			case <-quit:
+				return
+			}
+			if int64(cap(b.in)) < chunkIn {
+				b.in = make([]byte, chunkIn)
+			}
+			if int64(cap(b.out)) < chunkOut {
+				b.out = make([]byte, chunkOut)
+			}
+			off := int64(seq) * chunkIn
+			n := min(chunkIn, t.InBytes-off)
+			ch := chunk{seq: seq, buf: b, in: b.in[:n], out: b.out[:n/groupIn*groupOut], offset: off}
+			got, err := r.ReadAt(ch.in, off)
+			if got == len(ch.in) {
+				err = nil // io.EOF at the very end is fine
+			} else if err == nil || errors.Is(err, io.EOF) {
+				err = fmt.Errorf("read %d of %d bytes at %d: %w", got, n, off, io.ErrUnexpectedEOF)
+			}
+			ch.err = err
+			select {
+			case jobs <- ch:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for range c.threads { // shufflers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ch := range jobs {
+				if ch.err == nil {
+					ch.err = shuffle(ch.out, ch.in)
+				}
+				select {
+				case done <- ch:
+				case <-quit:
+					return
+				}
+			}
+		}()
+	}
+	// Writer: chunks back in order.
+	pending := map[int]chunk{}
+	for next := 0; next < nChunks && err == nil; {
+		ch, ok := pending[next]
+		if !ok {
+			ch = <-done
+			pending[ch.seq] = ch
+			continue
+		}
+		delete(pending, next)
+		next++
+		if ch.err != nil {
+			err = fmt.Errorf("chunk at byte %d: %w", ch.offset, ch.err)
+		} else if _, werr := w.Write(ch.out); werr != nil {
+			err = werr
+		}
+		c.free <- ch.buf
+	}
+	close(quit)
+	wg.Wait()
+	if err != nil {
+		// Buffers still in flight are lost; make a fresh set for any later use.
+		*c = *newConverter(c.threads)
+	}
+	return err
+}
