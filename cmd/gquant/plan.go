@@ -2,54 +2,146 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/pipeline"
+	"github.com/gquant/gquant/planner"
+	"github.com/gquant/gquant/splitter"
 )
 
-// printPlan prints what a quantize run will do: per tensor the chosen type
-// and why, per file the exact size.
-func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, asJSON bool) error {
-	if asJSON {
-		type tensor struct {
-			Name    string  `json:"name"`
-			Shape   []int64 `json:"shape"`
-			Source  string  `json:"source_type"`
-			Type    string  `json:"type"`
-			Convert bool    `json:"quantized"`
-			Why     string  `json:"why"`
-			Bytes   int64   `json:"bytes"`
-			File    int     `json:"file"`
-			Imatrix string  `json:"imatrix,omitempty"`
+// planFlags are the planner's own options, taken by `gquant plan` and
+// `gquant quantize` (where they act with --dry-run, and a budget is also
+// checked before a real run starts).
+type planFlags struct {
+	place, placeFiles, budgets []string
+	splitMaxSize               string
+	splitMaxTensors            int
+	noTensorFirstSplit         bool
+	summary                    bool
+}
+
+func (p *planFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&p.place, "place", nil, "put tensors on a device: `REGEX=DEVICE[,...]` as llama.cpp's -ot takes it (searched in the name, first match wins); repeatable")
+	fs.StringArrayVar(&p.placeFiles, "place-file", nil, "placement rules from `FILE`, one REGEX=DEVICE per line, # comments; after the --place rules")
+	fs.StringArrayVar(&p.budgets, "budget", nil, "bytes each device may hold: `DEVICE=SIZE[,...]` (240GiB, 23.5GiB, 500GB; B, KB..TB, KiB..TiB); checked against --place")
+	fs.StringVar(&p.splitMaxSize, "split-max-size", "", "with --dry-run: also plan splitting the output (gquant split) into shards of at most this much tensor data (2M, 4G, 500MiB)")
+	fs.IntVar(&p.splitMaxTensors, "split-max-tensors", 0, "with --dry-run: also plan splitting the output into shards of at most N tensors")
+	fs.BoolVar(&p.noTensorFirstSplit, "no-tensor-first-split", false, "with the split limits: only metadata in the first shard")
+	fs.BoolVar(&p.summary, "summary", false, "with --dry-run: leave out the per-tensor table")
+}
+
+func (p *planFlags) splitting() bool {
+	return p.splitMaxSize != "" || p.splitMaxTensors != 0 || p.noTensorFirstSplit
+}
+
+// options turns the flags into planner options; errors are usage errors.
+func (p *planFlags) options() (planner.Options, error) {
+	var opts planner.Options
+	if len(p.place) > 0 || len(p.placeFiles) > 0 {
+		pl := &planner.Placement{}
+		for _, v := range p.place {
+			if err := pl.AddFlag(v); err != nil {
+				return opts, usageError{err}
+			}
 		}
-		type file struct {
-			Path  string `json:"path"`
-			Bytes int64  `json:"bytes"`
+		for _, f := range p.placeFiles {
+			if err := pl.AddFile(f); err != nil {
+				return opts, usageError{err}
+			}
 		}
-		var out struct {
-			Tensors []tensor `json:"tensors"`
-			Files   []file   `json:"files"`
-			Total   int64    `json:"total_bytes"`
+		opts.Placement = pl
+	}
+	for _, v := range p.budgets {
+		bs, err := planner.ParseBudgets(v)
+		if err != nil {
+			return opts, usageError{fmt.Errorf("--budget: %w", err)}
 		}
-		for _, t := range plan.Tensors {
-			out.Tensors = append(out.Tensors, tensor{t.Name, t.Shape, t.Source.String(), t.Type.String(), t.Quantize, t.Why, t.Bytes, t.Output, t.ImatrixFrom})
+		opts.Budgets = append(opts.Budgets, bs...)
+	}
+	if p.splitting() {
+		if p.splitMaxTensors < 0 {
+			return opts, usageError{errors.New("--split-max-tensors must be positive")}
 		}
-		for i, o := range plan.Outputs {
-			out.Files = append(out.Files, file{o.Path, plan.Sizes[i]})
+		limits := splitter.Limits{MaxTensors: p.splitMaxTensors, MetadataOnlyFirst: p.noTensorFirstSplit}
+		if p.splitMaxSize != "" {
+			n, err := splitter.ParseSize(p.splitMaxSize)
+			if err != nil {
+				return opts, usageError{fmt.Errorf("--split-max-size: %w", err)}
+			}
+			limits.MaxBytes = n
 		}
-		out.Total = plan.Total()
+		opts.Split = &limits
+	}
+	return opts, nil
+}
+
+// errOverBudget is returned after the plan is printed when a device does
+// not fit its budget.
+var errOverBudget = errors.New("the plan does not fit the budget")
+
+// printQuantizePlan prints what a quantize run will do (per tensor the
+// chosen type and why, per file the exact size, per rule and device what it
+// gets) and fails with errOverBudget if a device is over its budget.
+func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quantizeFlags) error {
+	if q.keepSplit && q.planning.splitting() {
+		return usageError{errors.New("split limits apply to a single output file; --keep-split already writes one shard per input shard")}
+	}
+	opts, err := q.planning.options()
+	if err != nil {
+		return err
+	}
+	rep, err := planner.New(in, plan, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	if q.jsonOut {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(w, planner.TextOptions{Tensors: !q.planning.summary, SkipWarnings: len(plan.Warnings)}); err != nil {
+		return err
 	}
-	for i, t := range plan.Tensors {
-		fmt.Fprintf(w, "[%4d/%4d] %s\n", i+1, len(plan.Tensors), t.Choice.String())
+	return budgetError(rep)
+}
+
+func budgetError(rep *planner.Report) error {
+	if rep.Fits() {
+		return nil
 	}
-	for i, o := range plan.Outputs {
-		fmt.Fprintf(w, "file %s: %d bytes (%s)\n", o.Path, plan.Sizes[i], humanBytes(plan.Sizes[i]))
+	var over []string
+	for _, d := range rep.Devices {
+		if d.Budget != nil && !d.Budget.Fits {
+			over = append(over, fmt.Sprintf("%s holds %s, %s over its %s budget", d.Device, humanBytes(d.Bytes), humanBytes(-d.Budget.Margin), d.Budget.Text))
+		}
 	}
-	fmt.Fprintf(w, "total: %d bytes (%s), input %s\n", plan.Total(), humanBytes(plan.Total()), humanBytes(in.Size()))
-	return nil
+	return fmt.Errorf("%w: %s", errOverBudget, strings.Join(over, "; "))
+}
+
+// checkBeforeRun is the planner's part of a real quantize run: split limits
+// only make sense in a plan, and a budget that does not fit stops the run
+// before any work is done.
+func (p *planFlags) checkBeforeRun(in *gguf.Model, plan *pipeline.Plan) error {
+	if p.splitting() {
+		return usageError{errors.New("the split options only plan a split (with --dry-run); split the output afterwards with gquant split")}
+	}
+	if len(p.place) == 0 && len(p.placeFiles) == 0 && len(p.budgets) == 0 {
+		return nil
+	}
+	opts, err := p.options()
+	if err != nil {
+		return err
+	}
+	rep, err := planner.New(in, plan, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	return budgetError(rep)
 }

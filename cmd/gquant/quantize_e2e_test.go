@@ -31,13 +31,14 @@ type e2eRun struct {
 
 var e2eRuns = []e2eRun{
 	{"pure-q8_0", []string{"--pure", "tiny-ds2-bf16.gguf", "OUT.gguf", "Q8_0", "2"}, []string{"out-pure-q8_0.gguf"}, 1},
-	{"q4_k_m", []string{"tiny-ds2-bf16.gguf", "OUT.gguf", "Q4_K_M", "2"}, []string{"out-q4_k_m.gguf"}, 42.0 / 74},
+	{"q4_k_m", []string{"tiny-ds2-bf16.gguf", "OUT.gguf", "Q4_K_M", "2"}, []string{"out-q4_k_m.gguf"}, 1},
 	{"iq2_k-imat", []string{"--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K", "2"}, []string{"out-iq2_k-imat.gguf"}, 1},
 	{"iq4_ks-imat", []string{"--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ4_KS", "2"}, []string{"out-iq4_ks-imat.gguf"}, 1},
 	{"recipe", []string{"--imatrix", "tiny-ds2.imatrix.dat", "--custom-q", customRules, "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K_R4", "2"}, []string{"out-recipe.gguf"}, 1},
 	{"recipe-file", []string{"--imatrix", "tiny-ds2.imatrix.dat", "--recipe", "recipe.txt", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K_R4", "2"}, []string{"out-recipe.gguf"}, 1},
 	{"iq2_xs-imat", []string{"--imatrix", "tiny-ds2.full.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_XS", "2"}, []string{"out-iq2_xs-imat.gguf"}, 1},
 	{"recipe-iq", []string{"--imatrix", "tiny-ds2.full.imatrix.dat", "--custom-q", customIQRules, "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ3_S", "2"}, []string{"out-recipe-iq.gguf"}, 73.0 / 74},
+	{"repack", []string{"--repack", "out-q4_k_m.gguf", "OUT.gguf", "Q4_K_R4", "2"}, []string{"out-q4_k_m-repacked.gguf"}, 1},
 	{"keep-split", []string{"--keep-split", "--imatrix", "tiny-ds2.imatrix.dat", "split/tiny-ds2-bf16-00001-of-00002.gguf", "OUT.gguf", "IQ4_KS", "2"},
 		[]string{"split/out-iq4_ks-00001-of-00002.gguf", "split/out-iq4_ks-00002-of-00002.gguf"}, 1},
 }

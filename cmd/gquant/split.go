@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/splitter"
+)
+
+func init() {
+	register(&command{
+		name:    "split",
+		summary: "cut a model into shards (PREFIX-0000K-of-0000N.gguf), like llama-gguf-split --split",
+		run:     runSplit,
+	})
+}
+
+func runSplit(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("split", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	maxSize := fs.String("split-max-size", "", "most tensor data per shard: 2M, 4G (powers of 1000, as gguf-split), 500MiB, or bytes")
+	maxTensors := fs.Int("split-max-tensors", 0, fmt.Sprintf("most tensors per shard (default %d when no limit is given)", splitter.DefaultMaxTensors))
+	metadataOnlyFirst := fs.Bool("no-tensor-first-split", false, "put only the metadata in the first shard")
+	dryRun := fs.Bool("dry-run", false, "print the plan (shards, tensors and bytes each) and write nothing")
+	overwrite := fs.Bool("force", false, "replace existing shard files (never the input)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gquant split [--split-max-size N | --split-max-tensors N] [--no-tensor-first-split] [--dry-run] IN PREFIX")
+		fmt.Fprintln(stderr, "\nIN may be one file or any shard of a set (it is re-split). Shards are written as")
+		fmt.Fprintln(stderr, "PREFIX-00001-of-0000N.gguf ...; with both limits a shard ends at whichever comes first.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return 2
+	}
+	limits := splitter.Limits{MaxTensors: *maxTensors, MetadataOnlyFirst: *metadataOnlyFirst}
+	if *maxTensors < 0 {
+		fmt.Fprintln(stderr, "gquant split: --split-max-tensors must be positive")
+		return 2
+	}
+	if *maxSize != "" {
+		n, err := splitter.ParseSize(*maxSize)
+		if err != nil {
+			fmt.Fprintln(stderr, "gquant split: --split-max-size:", err)
+			return 2
+		}
+		limits.MaxBytes = n
+	}
+	in, prefix := fs.Arg(0), fs.Arg(1)
+
+	m, err := gguf.Open(in)
+	if err != nil {
+		fmt.Fprintln(stderr, "gquant split:", err)
+		return 1
+	}
+	defer m.Close()
+	infos := make([]gguf.TensorInfo, len(m.Tensors))
+	for i, t := range m.Tensors {
+		infos[i] = t.TensorInfo
+	}
+	plan, err := splitter.PlanShards(m.Metadata, infos, limits)
+	if err != nil {
+		fmt.Fprintln(stderr, "gquant split:", err)
+		return 1
+	}
+	printPlan(stdout, in, prefix, plan)
+	for _, w := range plan.Warnings {
+		fmt.Fprintln(stderr, "gquant split: warning:", w)
+	}
+	if *dryRun {
+		return 0
+	}
+	if _, err := splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: stdout}); err != nil {
+		fmt.Fprintln(stderr, "gquant split:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %d shards with %d tensors\n", len(plan.Shards), len(m.Tensors))
+	return 0
+}
+
+// printPlan lists each shard's file, tensor count and exact size.
+func printPlan(w io.Writer, in, prefix string, plan splitter.Plan) {
+	tensors := 0
+	for _, s := range plan.Shards {
+		tensors += len(s.Tensors)
+	}
+	fmt.Fprintf(w, "%s: %d shards, %d tensors, %d bytes\n", in, len(plan.Shards), tensors, plan.TotalSize())
+	for i, path := range plan.Paths(prefix) {
+		s := plan.Shards[i]
+		fmt.Fprintf(w, "  %s  %5d tensors  %14d bytes (%s)\n", path, len(s.Tensors), s.FileSize, decimalBytes(s.FileSize))
+	}
+}
+
+// decimalBytes formats n in powers of 1000, the way gguf-split's limits read.
+func decimalBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n), "kMGTPE"
+	i := -1
+	for v >= unit && i < len(suffix)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %cB", v, suffix[i])
+}

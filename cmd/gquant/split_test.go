@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// runGquant runs the command line and returns its exit status and output.
+func runGquant(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func sameFileBytes(t *testing.T, got, want string) {
+	t.Helper()
+	g, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(g, w) {
+		t.Errorf("%s (%d bytes) differs from %s (%d bytes)", got, len(g), want, len(w))
+	}
+}
+
+// TestSplitMergeCommands runs the llama-gguf-split commands of
+// golden/e2e/COMMANDS.md through gquant split, compares the shards with the
+// reference's byte for byte, then merges them back into the original file.
+func TestSplitMergeCommands(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		in     string // relative to golden/e2e
+		prefix string // reference shards, relative to golden/e2e
+		shards int
+	}{
+		{"max-tensors", []string{"--split-max-tensors", "40"}, "tiny-ds2-bf16.gguf", "split/tiny-ds2-bf16", 2},
+		{"max-size", []string{"--split-max-size", "2M"}, "out-recipe.gguf", "split/out-recipe", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := golden.Path(t, "e2e", tc.in)
+			prefix := filepath.Join(dir, "sub", "out.gguf") // the folder is made, .gguf dropped
+			args := append(append([]string{"split"}, tc.flags...), in, prefix)
+			code, stdout, stderr := runGquant(args...)
+			if code != 0 {
+				t.Fatalf("split: exit %d\n%s%s", code, stdout, stderr)
+			}
+			base := filepath.Join(dir, "sub", "out")
+			for i := range tc.shards {
+				sameFileBytes(t, gguf.ShardPath(base, i, tc.shards), gguf.ShardPath(golden.Path(t, "e2e", tc.prefix), i, tc.shards))
+			}
+			merged := filepath.Join(dir, "merged.gguf")
+			// Any shard finds the others.
+			code, stdout, stderr = runGquant("merge", gguf.ShardPath(base, tc.shards-1, tc.shards), merged)
+			if code != 0 {
+				t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+			}
+			sameFileBytes(t, merged, in)
+		})
+	}
+}
+
+func TestSplitDryRun(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runGquant("split", "--dry-run", "--split-max-size", "2M", golden.Path(t, "e2e", "out-recipe.gguf"), filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"3 shards, 74 tensors", "out-00001-of-00003.gguf     29 tensors", "out-00003-of-00003.gguf     16 tensors"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The planned sizes are the reference's file sizes.
+	for i := range 3 {
+		st, err := os.Stat(gguf.ShardPath(golden.Path(t, "e2e", "split", "out-recipe"), i, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stdout, " "+strconv.FormatInt(st.Size(), 10)+" bytes") {
+			t.Errorf("shard %d: size %d not in the plan:\n%s", i+1, st.Size(), stdout)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("dry run wrote %d files", len(entries))
+	}
+}
+
+func TestSplitMergeCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "m-00001-of-00002.gguf")
+	b, err := os.ReadFile(golden.Path(t, "e2e", "split", "tiny-ds2-bf16-00001-of-00002.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shard, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string // in stderr
+	}{
+		{"no args", []string{"split"}, 2, "usage"},
+		{"bad size", []string{"split", "--split-max-size", "2X", in, filepath.Join(dir, "o")}, 2, "unknown unit"},
+		{"negative tensors", []string{"split", "--split-max-tensors", "-3", in, filepath.Join(dir, "o")}, 2, "positive"},
+		{"missing input", []string{"split", filepath.Join(dir, "nope.gguf"), filepath.Join(dir, "o")}, 1, "nope.gguf"},
+		{"oversized tensor", []string{"split", "--dry-run", "--split-max-size", "1M", in, filepath.Join(dir, "o")}, 0, "more than the 1000000-byte shard limit"},
+		{"missing shard", []string{"merge", shard, filepath.Join(dir, "merged.gguf")}, 1, "m-00002-of-00002.gguf"},
+		{"merge usage", []string{"merge", shard}, 2, "usage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runGquant(tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.msg) {
+				t.Errorf("exit %d, want %d; stderr lacks %q?\n%s%s", code, tc.code, tc.msg, stdout, stderr)
+			}
+		})
+	}
+}
