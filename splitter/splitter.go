@@ -1,0 +1,259 @@
+// Package splitter cuts a GGUF model into shards and joins shards back into
+// one file, the way llama-gguf-split does, byte for byte.
+//
+// PlanShards is the pure part: which tensors go in which shard and what each
+// shard's header holds, with exact file sizes, for dry runs and for the
+// quantize pipeline, which writes shards directly. Split and Merge stream
+// the tensor data from file to file with copy_file_range (no tensor is ever
+// held in memory) and make their outputs appear all at once: everything is
+// written under temporary names and renamed at the end, and a failure
+// removes whatever was written.
+//
+// Merge differs from the reference on purpose: it drops the split keys, so
+// merging the shards of a file gives back that file exactly (the reference
+// keeps split.no and split.tensors.count and sets split.count to 0).
+package splitter
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrLimits is returned for limits or shard assignments that cannot
+	// make a valid shard set.
+	ErrLimits = errors.New("splitter: bad split limits")
+	// ErrNotSplit is returned by Merge for a file that is not a shard.
+	ErrNotSplit = errors.New("splitter: not a shard set")
+	// ErrExists is returned when an output file exists and Options.Overwrite
+	// is not set.
+	ErrExists = errors.New("splitter: output file exists")
+)
+
+// Options adjusts Split and Merge. The zero value (or nil) is fine.
+type Options struct {
+	// Overwrite allows replacing existing output files. Inputs are never
+	// overwritten (gguf.ErrSameFile), whatever this says.
+	Overwrite bool
+	// Log receives one line per file written; nil is silent.
+	Log io.Writer
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o != nil && o.Log != nil {
+		fmt.Fprintf(o.Log, format, args...)
+	}
+}
+
+// Split writes the shards of model in to PREFIX-0000K-of-0000N.gguf (a
+// ".gguf" ending of prefix is dropped) as PlanShards lays them out, and
+// returns the plan. in may itself be a shard set: it is re-split as if it
+// were merged first.
+func Split(in *gguf.Model, prefix string, limits Limits, opts *Options) (Plan, error) {
+	infos := make([]gguf.TensorInfo, len(in.Tensors))
+	for i, t := range in.Tensors {
+		infos[i] = t.TensorInfo
+	}
+	plan, err := PlanShards(in.Metadata, infos, limits)
+	if err != nil {
+		return Plan{}, err
+	}
+	paths := plan.Paths(prefix)
+	out, err := newOutputs(paths, modelPaths(in), opts)
+	if err != nil {
+		return Plan{}, err
+	}
+	defer out.discard()
+	var buf []byte // shared by all shards
+	for s, sh := range plan.Shards {
+		opts.logf("writing %s: %d tensors, %d bytes\n", paths[s], len(sh.Tensors), sh.FileSize)
+		err := writeFile(out.staged[s], sh.Metadata, sh.Tensors, func(j int) (*os.File, int64) {
+			return in.TensorFile(sh.Source[j])
+		}, &buf)
+		if err != nil {
+			return Plan{}, fmt.Errorf("splitter: shard %d of %d (%s): %w", s+1, len(paths), paths[s], err)
+		}
+	}
+	if err := out.commit(); err != nil {
+		return Plan{}, err
+	}
+	return plan, nil
+}
+
+// Merge joins the shard set that firstShard belongs to (any shard of it
+// finds the others) into the single file out: the first shard's metadata
+// without the split keys, then every tensor in shard order.
+func Merge(firstShard, out string, opts *Options) error {
+	m, err := gguf.Open(firstShard)
+	if err != nil {
+		return fmt.Errorf("splitter: merge: %w", err)
+	}
+	defer m.Close()
+	return MergeModel(m, out, opts)
+}
+
+// MergeModel writes the opened shard set m to the single file out (see Merge).
+func MergeModel(m *gguf.Model, out string, opts *Options) error {
+	if _, split := m.Metadata.Lookup(gguf.KeySplitCount); !split {
+		return fmt.Errorf("%w: %s has no %s key (nothing to merge)", ErrNotSplit, m.Path, gguf.KeySplitCount)
+	}
+	md := StripSplitKeys(m.Metadata)
+	infos := make([]gguf.TensorInfo, len(m.Tensors))
+	for i, t := range m.Tensors {
+		infos[i] = t.TensorInfo
+		infos[i].Offset = 0
+	}
+	outs, err := newOutputs([]string{out}, modelPaths(m), opts)
+	if err != nil {
+		return err
+	}
+	defer outs.discard()
+	opts.logf("writing %s: %d tensors from %d shards\n", out, len(infos), len(m.Shards))
+	var buf []byte
+	if err := writeFile(outs.staged[0], md, infos, m.TensorFile, &buf); err != nil {
+		return fmt.Errorf("splitter: merging into %s: %w", out, err)
+	}
+	return outs.commit()
+}
+
+func modelPaths(m *gguf.Model) []string {
+	paths := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		paths[i] = s.Path
+	}
+	return paths
+}
+
+// writeFile writes one GGUF file, copying tensor j's data from the file and
+// offset src(j) gives with copyData (buf is its reusable buffer).
+func writeFile(path string, md gguf.Metadata, tensors []gguf.TensorInfo, src func(j int) (*os.File, int64), buf *[]byte) error {
+	dataOffset, err := gguf.HeaderSize(md, tensors)
+	if err != nil {
+		return err
+	}
+	w, err := gguf.Create(path, md, tensors, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	for j, t := range w.Tensors() {
+		f, off := src(j)
+		if err := copyData(w, f, off, dataOffset+t.Offset, t.Size, buf); err != nil {
+			return fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+	}
+	return w.Close()
+}
+
+// copyBufferSize is the buffer copyData reads through when the kernel copy
+// would be slow; 1 MiB and up measured the same, 256 KiB a quarter slower.
+const copyBufferSize = 4 << 20
+
+var pageSize = int64(os.Getpagesize())
+
+// copyData writes the next tensor of w, size bytes found at srcOff in src;
+// dstOff is where they land in w's file. When both offsets fall at the same
+// place within a page, the kernel copies the data (copy_file_range) as fast
+// as a plain file copy. When they do not, which the GGUF layout makes the
+// usual case, the kernel's copy writes every destination page in two
+// pieces and costs about 45% more CPU than reading through a buffer in
+// user space, which is within 10% of the aligned kernel copy; so it does
+// that instead, with one reusable buffer (*buf), never a whole tensor.
+func copyData(w *gguf.Writer, src *os.File, srcOff, dstOff, size int64, buf *[]byte) error {
+	if (srcOff-dstOff)%pageSize == 0 {
+		return w.WriteTensorFrom(src, srcOff)
+	}
+	if *buf == nil {
+		*buf = make([]byte, copyBufferSize)
+	}
+	for done := int64(0); done < size; {
+		n := min(int64(len(*buf)), size-done)
+		if _, err := src.ReadAt((*buf)[:n], srcOff+done); err != nil {
+			return err
+		}
+		if _, err := w.Write((*buf)[:n]); err != nil {
+			return err
+		}
+		done += n
+	}
+	return nil
+}
+
+// outputs is a set of output files written under temporary names and
+// renamed into place together, so that a failure never leaves some of them
+// under their final names.
+type outputs struct {
+	final, staged []string
+	committed     bool
+}
+
+// newOutputs checks the final paths (none may be an input; none may exist
+// unless opts.Overwrite) and picks a temporary name beside each.
+func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
+	o := &outputs{final: final, staged: make([]string, len(final))}
+	token := strconv.FormatUint(rand.Uint64(), 36)
+	for i, path := range final {
+		for _, in := range inputs {
+			same, err := gguf.SameFile(path, in)
+			if err != nil {
+				return nil, fmt.Errorf("splitter: %w", err)
+			}
+			if same {
+				return nil, fmt.Errorf("splitter: %w: %s is the input %s", gguf.ErrSameFile, path, in)
+			}
+		}
+		if _, err := os.Lstat(path); err == nil && (opts == nil || !opts.Overwrite) {
+			return nil, fmt.Errorf("%w: %s (remove it or allow overwriting)", ErrExists, path)
+		}
+		dir := filepath.Dir(path)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("splitter: %w", err)
+		}
+		o.staged[i] = filepath.Join(dir, "."+filepath.Base(path)+".partial-"+token)
+	}
+	return o, nil
+}
+
+// commit renames every staged file to its final name. If a rename fails,
+// the files already renamed and those still staged are removed.
+func (o *outputs) commit() error {
+	for i := range o.final {
+		if err := os.Rename(o.staged[i], o.final[i]); err != nil {
+			for _, done := range o.final[:i] {
+				os.Remove(done)
+			}
+			return fmt.Errorf("splitter: %w", err)
+		}
+	}
+	o.committed = true
+	dirs := map[string]bool{}
+	for _, p := range o.final {
+		dirs[filepath.Dir(p)] = true
+	}
+	for dir := range dirs {
+		// Make the renames durable.
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	return nil
+}
+
+// discard removes the staged files unless commit succeeded.
+func (o *outputs) discard() {
+	if o.committed {
+		return
+	}
+	for _, p := range o.staged {
+		os.Remove(p)
+	}
+}
