@@ -10,6 +10,7 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/recipes"
+	"github.com/gquant/gquant/splitter"
 )
 
 // KV is one --override-kv KEY=TYPE:VALUE, already parsed.
@@ -36,6 +37,9 @@ type Config struct {
 	Output string
 	// KeepSplit writes one output shard per input shard.
 	KeepSplit bool
+	// Split, when set, writes the output straight into shards planned as
+	// llama-gguf-split would plan them (Output is then the shards' prefix).
+	Split *splitter.Limits
 	// AllowRequantize permits quantized input tensors to be requantized.
 	AllowRequantize bool
 	// PartialRequant skips output files that already exist (--partial-requant):
@@ -228,6 +232,34 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extr
 	return src, nil
 }
 
+// splitOutputs re-lays a single-file plan into shards planned by the
+// splitter, so quantizing writes the shards directly.
+func splitOutputs(plan *Plan, md gguf.Metadata, limits splitter.Limits, prefix string) error {
+	all := plan.Outputs[0].Tensors
+	infos := make([]gguf.TensorInfo, len(all))
+	for i, t := range all {
+		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+	}
+	sp, err := splitter.PlanShards(md, infos, limits)
+	if err != nil {
+		return err
+	}
+	plan.Warnings = append(plan.Warnings, sp.Warnings...)
+	paths := sp.Paths(prefix)
+	plan.Outputs = make([]Output, len(sp.Shards))
+	plan.Sizes = make([]int64, len(sp.Shards))
+	for s, sh := range sp.Shards {
+		o := Output{Path: paths[s], Metadata: sh.Metadata}
+		for _, j := range sh.Source {
+			o.Tensors = append(o.Tensors, all[j])
+			plan.Tensors[j].Output = s
+		}
+		plan.Outputs[s] = o
+		plan.Sizes[s] = sh.FileSize
+	}
+	return nil
+}
+
 // markExisting skips the outputs that already exist, as --partial-requant does.
 func markExisting(plan *Plan) {
 	for i := range plan.Outputs {
@@ -393,6 +425,9 @@ func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, ima
 		}
 	}
 	plan.Tensors = tensors
+	if cfg.Split != nil {
+		return splitOutputs(plan, md, *cfg.Split, cfg.Output)
+	}
 	plan.Sizes = make([]int64, nSplit)
 	for s, o := range plan.Outputs {
 		infos := make([]gguf.TensorInfo, len(o.Tensors))

@@ -12,17 +12,16 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/planner"
-	"github.com/gquant/gquant/splitter"
 )
 
 // planFlags are the planner's own options, taken by `gquant plan` and
 // `gquant quantize` (where they act with --dry-run, and a budget is also
 // checked before a real run starts).
+//
+// Split limits are quantize's own (--split-max-size, --split-max-tensors):
+// the pipeline lays out the shards, so the plan's files are the shards.
 type planFlags struct {
 	place, placeFiles, budgets []string
-	splitMaxSize               string
-	splitMaxTensors            int
-	noTensorFirstSplit         bool
 	summary                    bool
 }
 
@@ -30,14 +29,7 @@ func (p *planFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&p.place, "place", nil, "put tensors on a device: `REGEX=DEVICE[,...]` as llama.cpp's -ot takes it (searched in the name, first match wins); repeatable")
 	fs.StringArrayVar(&p.placeFiles, "place-file", nil, "placement rules from `FILE`, one REGEX=DEVICE per line, # comments; after the --place rules")
 	fs.StringArrayVar(&p.budgets, "budget", nil, "bytes each device may hold: `DEVICE=SIZE[,...]` (240GiB, 23.5GiB, 500GB; B, KB..TB, KiB..TiB); checked against --place")
-	fs.StringVar(&p.splitMaxSize, "split-max-size", "", "with --dry-run: also plan splitting the output (gquant split) into shards of at most this much tensor data (2M, 4G, 500MiB)")
-	fs.IntVar(&p.splitMaxTensors, "split-max-tensors", 0, "with --dry-run: also plan splitting the output into shards of at most N tensors")
-	fs.BoolVar(&p.noTensorFirstSplit, "no-tensor-first-split", false, "with the split limits: only metadata in the first shard")
 	fs.BoolVar(&p.summary, "summary", false, "with --dry-run: leave out the per-tensor table")
-}
-
-func (p *planFlags) splitting() bool {
-	return p.splitMaxSize != "" || p.splitMaxTensors != 0 || p.noTensorFirstSplit
 }
 
 // options turns the flags into planner options; errors are usage errors.
@@ -64,20 +56,6 @@ func (p *planFlags) options() (planner.Options, error) {
 		}
 		opts.Budgets = append(opts.Budgets, bs...)
 	}
-	if p.splitting() {
-		if p.splitMaxTensors < 0 {
-			return opts, usageError{errors.New("--split-max-tensors must be positive")}
-		}
-		limits := splitter.Limits{MaxTensors: p.splitMaxTensors, MetadataOnlyFirst: p.noTensorFirstSplit}
-		if p.splitMaxSize != "" {
-			n, err := splitter.ParseSize(p.splitMaxSize)
-			if err != nil {
-				return opts, usageError{fmt.Errorf("--split-max-size: %w", err)}
-			}
-			limits.MaxBytes = n
-		}
-		opts.Split = &limits
-	}
 	return opts, nil
 }
 
@@ -89,9 +67,6 @@ var errOverBudget = errors.New("the plan does not fit the budget")
 // chosen type and why, per file the exact size, per rule and device what it
 // gets) and fails with errOverBudget if a device is over its budget.
 func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quantizeFlags) error {
-	if q.keepSplit && q.planning.splitting() {
-		return usageError{errors.New("split limits apply to a single output file; --keep-split already writes one shard per input shard")}
-	}
 	opts, err := q.planning.options()
 	if err != nil {
 		return err
@@ -125,13 +100,9 @@ func budgetError(rep *planner.Report) error {
 	return fmt.Errorf("%w: %s", errOverBudget, strings.Join(over, "; "))
 }
 
-// checkBeforeRun is the planner's part of a real quantize run: split limits
-// only make sense in a plan, and a budget that does not fit stops the run
-// before any work is done.
+// checkBeforeRun is the planner's part of a real quantize run: a budget
+// that does not fit stops the run before any work is done.
 func (p *planFlags) checkBeforeRun(in *gguf.Model, plan *pipeline.Plan) error {
-	if p.splitting() {
-		return usageError{errors.New("the split options only plan a split (with --dry-run); split the output afterwards with gquant split")}
-	}
 	if len(p.place) == 0 && len(p.placeFiles) == 0 && len(p.budgets) == 0 {
 		return nil
 	}

@@ -171,3 +171,36 @@ func TestQuantizeShardedInputSameAsSingle(t *testing.T) {
 		t.Error("quantizing the two-shard input differs from quantizing the single file")
 	}
 }
+
+// Quantizing straight to shards gives the same shard files as quantizing to
+// one file and splitting it with the same limit.
+func TestQuantizeToShardsEqualsSplit(t *testing.T) {
+	chdirE2E(t)
+	tmp := t.TempDir()
+	one := filepath.Join(tmp, "one.gguf")
+	for _, c := range [][]string{
+		{"quantize", "--pure", "tiny-ds2-bf16.gguf", one, "Q8_0"},
+		{"quantize", "--pure", "--split-max-size", "2M", "tiny-ds2-bf16.gguf", filepath.Join(tmp, "direct"), "Q8_0"},
+		{"split", "--split-max-size", "2M", one, filepath.Join(tmp, "after")},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c, code, stderr.String())
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(tmp, "after-*-of-*.gguf"))
+	if len(matches) < 2 {
+		t.Fatalf("split made %d shards", len(matches))
+	}
+	for _, a := range matches {
+		d := strings.Replace(a, "after-", "direct-", 1)
+		x, _ := os.ReadFile(a)
+		y, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs from %s", filepath.Base(d), filepath.Base(a))
+		}
+	}
+}
