@@ -19,6 +19,7 @@ import (
 	"github.com/gquant/gquant/internal/modelgen"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/recipes"
+	"github.com/gquant/gquant/splitter"
 )
 
 // Header-only models are written once per test binary, on demand.
@@ -360,5 +361,45 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	}
 	if rep.Fits() || back.Fits() {
 		t.Errorf("CPU holds %d bytes, over 200 GiB, yet the plan fits", rep.Devices[0].Bytes)
+	}
+}
+
+// TestSplitOption checks Options.Split (planning `gquant split` of the
+// output) against the pipeline's own split layout of the same run: the same
+// shards to the byte.
+func TestSplitOption(t *testing.T) {
+	path := headerOnlyModel(t, "deepseek-r1")
+	in, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	limits := splitter.Limits{MaxBytes: 50e9}
+	cfg := pipeline.Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0, Pure: true}, Output: "out.gguf"}
+	plan, err := pipeline.Build(in, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := New(in, plan, Options{Split: &limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Split = &limits
+	direct, err := pipeline.Build(in, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Shards) != len(direct.Sizes) || len(rep.Shards) < 10 {
+		t.Fatalf("%d shards planned, the pipeline lays out %d", len(rep.Shards), len(direct.Sizes))
+	}
+	var data int64
+	for s, sh := range rep.Shards {
+		if sh.Bytes != direct.Sizes[s] || sh.Path != direct.Outputs[s].Path {
+			t.Errorf("shard %d: %s %d bytes, pipeline %s %d", s, sh.Path, sh.Bytes, direct.Outputs[s].Path, direct.Sizes[s])
+		}
+		data += sh.TensorBytes
+	}
+	if data != rep.Total.TensorBytes || rep.Tensors[len(rep.Tensors)-1].Shard != len(rep.Shards)-1 {
+		t.Errorf("shards hold %d bytes of %d; last tensor in shard %d", data, rep.Total.TensorBytes, rep.Tensors[len(rep.Tensors)-1].Shard)
 	}
 }
