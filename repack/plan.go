@@ -11,6 +11,7 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/recipes"
+	"github.com/gquant/gquant/splitter"
 )
 
 // Sentinel errors, for errors.Is. Messages carry the detail.
@@ -54,6 +55,10 @@ type Options struct {
 	// llama-quantize --repack does without --keep-split). By default a
 	// shard set gives a shard set with the same tensors in each shard.
 	Merge bool
+	// Split, when set, writes the output as shards planned the way
+	// llama-gguf-split plans them (out is then their prefix); it overrides
+	// Merge and the input's shard layout.
+	Split *splitter.Limits
 	// Threads is the number of goroutines shuffling bytes (default GOMAXPROCS).
 	Threads int
 	// Log, when set, gets one line per tensor as it is written.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/splitter"
 )
 
 // chunkBytes is about how much of a tensor one shuffle step reads. Chunks
@@ -23,6 +24,13 @@ const chunkBytes = 4 << 20
 // PREFIX-0000K-of-0000N.gguf, PREFIX being out without its ".gguf" ending
 // (or out's own prefix, if out already names a shard of an N-file set).
 func (p *Plan) Outputs(out string) []string {
+	if p.Options.Split != nil {
+		sp, err := p.splitPlan(nil)
+		if err != nil {
+			return []string{out}
+		}
+		return sp.Paths(out)
+	}
 	n := p.shards
 	if n <= 1 || p.Options.Merge {
 		return []string{out}
@@ -63,8 +71,19 @@ type outputFile struct {
 	tensors []int // indexes into Plan.Tensors
 }
 
+// splitPlan plans the output shards for Options.Split. Which tensor goes
+// where depends only on the tensors, so md may be nil when only the paths
+// are wanted.
+func (p *Plan) splitPlan(md gguf.Metadata) (splitter.Plan, error) {
+	infos := make([]gguf.TensorInfo, len(p.Tensors))
+	for i, t := range p.Tensors {
+		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
+	}
+	return splitter.PlanShards(md, infos, *p.Options.Split)
+}
+
 // layout lays out the output files: their metadata and tensors.
-func (p *Plan) layout(m *gguf.Model, out string) []outputFile {
+func (p *Plan) layout(m *gguf.Model, out string) ([]outputFile, error) {
 	paths := p.Outputs(out)
 	md := m.Metadata.Clone()
 	// The reference's quantizer copies the keys, sets the quantization
@@ -76,6 +95,17 @@ func (p *Plan) layout(m *gguf.Model, out string) []outputFile {
 	md.Delete(gguf.KeySplitTensorsCount)
 	if p.FileType.Write {
 		md.Set(keyFileType, gguf.Uint32Value(uint32(p.FileType.To)))
+	}
+	if p.Options.Split != nil {
+		sp, err := p.splitPlan(md)
+		if err != nil {
+			return nil, fmt.Errorf("repack: %w", err)
+		}
+		files := make([]outputFile, len(sp.Shards))
+		for i, sh := range sp.Shards {
+			files[i] = outputFile{path: paths[i], md: sh.Metadata, tensors: sh.Source}
+		}
+		return files, nil
 	}
 	files := make([]outputFile, len(paths))
 	for i := range files {
@@ -98,7 +128,7 @@ func (p *Plan) layout(m *gguf.Model, out string) []outputFile {
 		}
 		files[f].tensors = append(files[f].tensors, i)
 	}
-	return files
+	return files, nil
 }
 
 // Run writes the repacked (or un-repacked) model to out as p says and
@@ -122,7 +152,10 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 	if err := p.CheckOutputs(m, out); err != nil {
 		return nil, err
 	}
-	files := p.layout(m, out)
+	files, err := p.layout(m, out)
+	if err != nil {
+		return nil, err
+	}
 	var inputs []string
 	for _, s := range m.Shards {
 		inputs = append(inputs, s.Path)

@@ -19,7 +19,6 @@ import (
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
-	"github.com/gquant/gquant/splitter"
 )
 
 func init() {
@@ -40,9 +39,7 @@ type quantizeFlags struct {
 	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40      bool
 	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut           bool
 
-	splitMaxSize       string // --split-max-size
-	splitMaxTensors    int
-	noTensorFirstSplit bool
+	split splitFlags
 
 	planning planFlags // the planner's options (plan.go)
 }
@@ -78,9 +75,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.slowIQ2KS, "slow-iq2ks", false, "use the original slow IQ2_KS search")
 	fs.StringArrayVar(&q.overrideKV, "override-kv", nil, "set metadata `KEY=TYPE:VALUE` (int, float, bool, str); repeatable")
 	fs.BoolVar(&q.keepSplit, "keep-split", false, "write one output shard per input shard")
-	fs.StringVar(&q.splitMaxSize, "split-max-size", "", "write shards of at most `N` bytes of tensor data (M = 10^6, G = 10^9; MiB, GiB too); OUT is the prefix")
-	fs.IntVar(&q.splitMaxTensors, "split-max-tensors", 0, "write shards of at most `N` tensors; OUT is the prefix")
-	fs.BoolVar(&q.noTensorFirstSplit, "no-tensor-first-split", false, "with --split-*: metadata alone in the first shard")
+	q.split.register(fs)
 	fs.BoolVar(&q.partialRequant, "partial-requant", false, "skip output files (or --keep-split shards) that already exist")
 	fs.BoolVar(&q.repack, "repack", false, "only repack tensors to their row-interleaved _r4/_r8 forms")
 	fs.StringArrayVar(&q.repackPattern, "repack-pattern", nil, "with --repack: comma-separated regexes of the tensors to repack")
@@ -228,19 +223,11 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	cfg := pipeline.Config{Selection: sel, ImatrixPath: q.imatrix, HideImatrix: q.hideImatrix,
 		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize,
 		PartialRequant: q.partialRequant}
-	if q.splitMaxSize != "" || q.splitMaxTensors > 0 || q.noTensorFirstSplit {
-		if q.keepSplit {
-			return usageError{errors.New("--keep-split and --split-max-size/--split-max-tensors cannot be used together")}
-		}
-		limits := splitter.Limits{MaxTensors: q.splitMaxTensors, MetadataOnlyFirst: q.noTensorFirstSplit}
-		if q.splitMaxSize != "" {
-			n, err := splitter.ParseSize(q.splitMaxSize)
-			if err != nil {
-				return usageError{fmt.Errorf("--split-max-size: %w", err)}
-			}
-			limits.MaxBytes = n
-		}
-		cfg.Split = &limits
+	if q.split.set() && q.keepSplit {
+		return usageError{errors.New("--keep-split and --split-max-size/--split-max-tensors cannot be used together")}
+	}
+	if cfg.Split, err = q.split.limits(); err != nil {
+		return usageError{err}
 	}
 	if q.extraOutput != "" {
 		t, err := formats.ParseType(q.extraOutput)

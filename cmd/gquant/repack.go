@@ -62,6 +62,8 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	merge := fs.Bool("merge", false, "write one file even when IN is a shard set")
 	threads := fs.Int("threads", 0, "goroutines shuffling bytes (default: number of CPUs)")
 	quiet := fs.Bool("quiet", false, "print no line per tensor")
+	var sf splitFlags
+	sf.register(fs)
 	fs.Usage = func() { repackUsage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
@@ -88,7 +90,12 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer m.Close()
-	opts := repack.Options{Patterns: pats, Undo: *undo, Merge: *merge, Threads: *threads}
+	split, err := sf.limits()
+	if err != nil {
+		fmt.Fprintln(stderr, "gquant repack:", err)
+		return 2
+	}
+	opts := repack.Options{Patterns: pats, Undo: *undo, Merge: *merge, Threads: *threads, Split: split}
 	plan, err := repack.NewPlan(m, opts)
 	if plan != nil {
 		if err := plan.CheckOutputs(m, out); err != nil {

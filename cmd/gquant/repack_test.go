@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/golden"
 )
 
@@ -78,5 +80,36 @@ func TestRepackDryRun(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("the dry run wrote the output")
+	}
+}
+
+// Repacking straight into shards gives what repacking to one file and then
+// splitting it gives.
+func TestRepackToShardsEqualsSplit(t *testing.T) {
+	in := golden.Path(t, "e2e", "out-q4_k_m.gguf")
+	tmp := t.TempDir()
+	one := filepath.Join(tmp, "one.gguf")
+	for _, c := range [][]string{
+		{"repack", "--quiet", in, one},
+		{"repack", "--quiet", "--split-max-tensors", "30", in, filepath.Join(tmp, "direct")},
+		{"split", "--split-max-tensors", "30", one, filepath.Join(tmp, "after")},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c, code, stderr.String())
+		}
+	}
+	for i := 0; i < 3; i++ {
+		a, err := os.ReadFile(gguf.ShardPath(filepath.Join(tmp, "after"), i, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := os.ReadFile(gguf.ShardPath(filepath.Join(tmp, "direct"), i, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, d) {
+			t.Errorf("shard %d differs", i+1)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // in the reference) and nothing is requantized. It is `gquant repack` under
 // the reference's spelling.
 func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dryRun bool, stdout, stderr io.Writer) error {
-	plan, err := repack.NewPlan(in, repack.Options{Patterns: sel.RepackPatterns, Lenient: true, Merge: !cfg.KeepSplit})
+	plan, err := repack.NewPlan(in, repack.Options{Patterns: sel.RepackPatterns, Lenient: true, Merge: !cfg.KeepSplit, Split: cfg.Split})
 	if errors.Is(err, repack.ErrNothingToDo) {
 		fmt.Fprintln(stdout, "--repack: nothing to do (no tensor can be repacked)")
 		return nil

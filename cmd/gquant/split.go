@@ -21,9 +21,8 @@ func init() {
 func runSplit(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("split", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	maxSize := fs.String("split-max-size", "", "most tensor data per shard: 2M, 4G (powers of 1000, as gguf-split), 500MiB, or bytes")
-	maxTensors := fs.Int("split-max-tensors", 0, fmt.Sprintf("most tensors per shard (default %d when no limit is given)", splitter.DefaultMaxTensors))
-	metadataOnlyFirst := fs.Bool("no-tensor-first-split", false, "put only the metadata in the first shard")
+	var sf splitFlags
+	sf.register(fs)
 	dryRun := fs.Bool("dry-run", false, "print the plan (shards, tensors and bytes each) and write nothing")
 	overwrite := fs.Bool("force", false, "replace existing shard files (never the input)")
 	fs.Usage = func() {
@@ -42,18 +41,14 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	limits := splitter.Limits{MaxTensors: *maxTensors, MetadataOnlyFirst: *metadataOnlyFirst}
-	if *maxTensors < 0 {
-		fmt.Fprintln(stderr, "gquant split: --split-max-tensors must be positive")
+	lp, err := sf.limits()
+	if err != nil {
+		fmt.Fprintln(stderr, "gquant split:", err)
 		return 2
 	}
-	if *maxSize != "" {
-		n, err := splitter.ParseSize(*maxSize)
-		if err != nil {
-			fmt.Fprintln(stderr, "gquant split: --split-max-size:", err)
-			return 2
-		}
-		limits.MaxBytes = n
+	var limits splitter.Limits // no option: the default tensor count
+	if lp != nil {
+		limits = *lp
 	}
 	in, prefix := fs.Arg(0), fs.Arg(1)
 
