@@ -154,25 +154,60 @@ func (e *Entry) singleCount() (int, []float32) {
 		}
 		return c, e.Sums
 	}
-	// The largest count keeps the most precision.
 	var top float64
+	same := true
 	for _, c := range e.Counts {
 		top = max(top, c)
+		same = same && (c == e.Counts[0] || c == 0)
 	}
 	if top == 0 {
 		return 0, e.Sums
 	}
-	per := len(e.Sums) / len(e.Counts)
-	out := make([]float32, len(e.Sums))
-	for j, c := range e.Counts {
-		if c == 0 {
-			continue
+	if same && top == math.Round(top) {
+		// One count for every matrix that saw data: nothing to scale,
+		// only a matrix without calls is cleared.
+		out, copied := e.Sums, false
+		per := len(e.Sums) / len(e.Counts)
+		for j, c := range e.Counts {
+			if c != 0 {
+				continue
+			}
+			if !copied {
+				out, copied = append([]float32(nil), e.Sums...), true
+			}
+			clear(out[j*per : (j+1)*per])
 		}
+		return int(top), out
+	}
+	// Scale to a power of two near the largest count: then mean * count
+	// and its division by count are exact, so every matrix's mean survives
+	// bit for bit; the count stays within a factor of sqrt(2) of the
+	// largest, which is what a later merge weighs the file by.
+	count := math.Exp2(math.Round(math.Log2(top)))
+	out := make([]float32, len(e.Sums))
+	if !e.scaleTo(float32(count), out) {
+		count = 1 // a mean so large that scaling overflows: store the means
+		e.scaleTo(1, out)
+	}
+	return int(count), out
+}
+
+// scaleTo writes each matrix's mean times count into out (zeros for a
+// matrix without calls) and reports whether every value stayed finite.
+func (e *Entry) scaleTo(count float32, out []float32) bool {
+	per := len(e.Sums) / len(e.Counts)
+	for j, c := range e.Counts {
 		for i := j * per; i < (j+1)*per; i++ {
-			out[i] = float32(float64(e.Sums[i]) / c * top)
+			out[i] = 0
+			if c != 0 {
+				out[i] = e.Sums[i] / float32(c) * count
+				if math.IsInf(float64(out[i]), 0) {
+					return false
+				}
+			}
 		}
 	}
-	return int(math.Round(top)), out
+	return true
 }
 
 func joinDatasets(ds []string) string {

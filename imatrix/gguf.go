@@ -108,6 +108,9 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 		m.Entries = append(m.Entries, Entry{Name: name, Sums: sums, Counts: counts})
 	}
 	if len(m.Entries) == 0 {
+		if arch, ok := g.Metadata.Text("general.architecture"); ok {
+			return nil, fmt.Errorf("%w: it is a %s model (%d tensors, no %s tensors)", ErrNotImatrix, arch, len(g.Tensors), suffixSums)
+		}
 		return nil, fmt.Errorf("%w: no %s tensors", ErrNotImatrix, suffixSums)
 	}
 	if err := m.Validate(); err != nil {

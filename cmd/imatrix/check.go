@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/pipeline"
+	"github.com/gquant/gquant/recipes"
+)
+
+func init() {
+	register(&command{
+		name:    "check",
+		summary: "check an importance matrix against a model and a quantize plan before any work",
+		run:     runCheck,
+	})
+}
+
+type checkFlags struct {
+	model              string
+	customQ, recipes   []string
+	pure, leaveOutput  bool
+	ignoreImatrixRules bool
+	strict, verbose    bool
+	asJSON             bool
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("check", "check --model MODEL.gguf FILE [--recipe R | --custom-q RULES] [TYPE]",
+		"Checks an importance matrix against a model before quantizing: the tensors without\n"+
+			"data, entries whose size does not fit, experts and heads without data, and the\n"+
+			"tensors whose chosen type the quantizer refuses without data. Types are chosen as\n"+
+			"'gquant quantize' chooses them for TYPE (default: the model's own file type if it\n"+
+			"is quantized, else Q4_K_M) with the given rules. Exit status 1 when the quantize\n"+
+			"would fail (with --strict also on warnings).",
+		stderr)
+	var c checkFlags
+	fs.StringVar(&c.model, "model", "", "the model `GGUF` to be quantized (required; any shard of a split model)")
+	fs.StringArrayVar(&c.customQ, "custom-q", nil, "per-tensor rules `regex=type,...` as for quantize; repeatable")
+	fs.StringArrayVar(&c.recipes, "recipe", nil, "recipe `FILE` as for quantize; repeatable")
+	fs.BoolVar(&c.pure, "pure", false, "plan as quantize --pure")
+	fs.BoolVar(&c.leaveOutput, "leave-output-tensor", false, "plan as quantize --leave-output-tensor")
+	fs.BoolVar(&c.ignoreImatrixRules, "ignore-imatrix-rules", false, "plan as quantize --ignore-imatrix-rules")
+	fs.BoolVar(&c.strict, "strict", false, "exit status 1 on warnings too")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "also list harmless findings (borrowed data, unused entries)")
+	fs.BoolVar(&c.asJSON, "json", false, "print the findings as JSON")
+	if status, done := parseFlags(fs, args, stderr); done {
+		return status
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 || c.model == "" {
+		fs.Usage()
+		return 2
+	}
+	typ := ""
+	if fs.NArg() == 2 {
+		typ = fs.Arg(1)
+	}
+	return finish("check", c.run(fs.Arg(0), typ, stdout), stderr)
+}
+
+// checkResult is check's JSON output.
+type checkResult struct {
+	Imatrix  string        `json:"imatrix"`
+	Model    string        `json:"model"`
+	FileType string        `json:"file_type"`
+	Tensors  int           `json:"tensors_quantized"`
+	WithData int           `json:"tensors_with_data"`
+	Errors   int           `json:"errors"`
+	Warnings int           `json:"warnings"`
+	Findings []jsonFinding `json:"findings"`
+}
+
+// jsonFinding adds the planned type's name to a finding.
+type jsonFinding struct {
+	imatrix.Finding
+	Type string `json:"type,omitempty"`
+}
+
+func (c *checkFlags) run(path, typ string, stdout io.Writer) error {
+	m, err := imatrix.Open(path)
+	if err != nil {
+		return err
+	}
+	model, err := gguf.Open(c.model)
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	ft, why, err := c.fileType(model, typ)
+	if err != nil {
+		return err
+	}
+	plan, err := c.plan(model, ft, len(m.Entries) > 0)
+	if err != nil {
+		return err
+	}
+	rep := imatrix.Check(m, plan)
+	if c.asJSON {
+		res := checkResult{Imatrix: path, Model: c.model, FileType: ft.String(), Tensors: rep.Tensors, WithData: rep.WithData,
+			Errors: rep.Count(imatrix.Error), Warnings: rep.Count(imatrix.Warning)}
+		for _, f := range rep.Findings {
+			jf := jsonFinding{Finding: f}
+			if f.Tensor != "" {
+				jf.Type = f.Type.String()
+			}
+			res.Findings = append(res.Findings, jf)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		c.print(stdout, path, m, ft, why, rep)
+	}
+	if rep.Failed() || c.strict && rep.Count(imatrix.Warning) > 0 {
+		return exitFailed
+	}
+	return nil
+}
+
+// fileType decides the file type to plan for and says why.
+func (c *checkFlags) fileType(model *gguf.Model, typ string) (recipes.FileType, string, error) {
+	if typ != "" {
+		ft, copyOnly, err := recipes.ParseFileType(typ)
+		if err != nil {
+			return 0, "", usageError{err}
+		}
+		if copyOnly {
+			return 0, "", usageError{fmt.Errorf("COPY quantizes nothing: there is nothing to check")}
+		}
+		return ft, "as given", nil
+	}
+	if v, ok := model.Metadata.Uint("general.file_type"); ok {
+		ft := recipes.FileType(v) &^ recipes.FileTypeGuessed
+		if t, err := ft.DefaultType(); err == nil && t.IsQuantized() {
+			return ft, "the model's file type", nil
+		}
+	}
+	return recipes.FileTypeQ4_K_M, "default: give TYPE to check another", nil
+}
+
+// plan decides every tensor's type the way quantize would.
+func (c *checkFlags) plan(model *gguf.Model, ft recipes.FileType, haveData bool) ([]imatrix.PlannedTensor, error) {
+	sel := recipes.Options{FileType: ft, Pure: c.pure, LeaveOutputTensor: c.leaveOutput,
+		IgnoreImatrixRules: c.ignoreImatrixRules, HasImatrix: haveData}
+	rules := &recipes.RuleSet{}
+	for _, q := range c.customQ {
+		rs, err := recipes.ParseCustomQ(q)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--custom-q: %w", err)}
+		}
+		rules.Append(rs)
+	}
+	for _, p := range c.recipes {
+		rs, err := recipes.LoadRecipe(p)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		rules.Append(rs)
+	}
+	if rules.Len() > 0 {
+		sel.Rules = rules
+	}
+	tensors := make([]recipes.Tensor, len(model.Tensors))
+	for i, t := range model.Tensors {
+		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
+	}
+	rp, err := recipes.Select(sel, pipeline.ModelParams(model.Metadata), tensors)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.model, err)
+	}
+	out := make([]imatrix.PlannedTensor, len(rp.Choices))
+	for i, ch := range rp.Choices {
+		out[i] = imatrix.PlannedTensor{Name: ch.Name, Shape: ch.Shape, Type: ch.Type, Quantize: ch.Quantize,
+			NeedsImatrix: ch.NeedsImatrix && !c.ignoreImatrixRules}
+	}
+	return out, nil
+}
+
+func (c *checkFlags) print(w io.Writer, path string, m *imatrix.Matrix, ft recipes.FileType, why string, rep *imatrix.CheckReport) {
+	fmt.Fprintln(w, describe(path, m))
+	fmt.Fprintf(w, "model %s, planned as %s (%s)\n", c.model, ft, why)
+	fmt.Fprintf(w, "%d tensors quantized, %d with importance data\n\n", rep.Tensors, rep.WithData)
+	shown := 0
+	for _, f := range rep.Findings {
+		if f.Severity == imatrix.Info && !c.verbose && f.Kind != imatrix.KindMLA && f.Kind != imatrix.KindNotNeeded {
+			continue
+		}
+		fmt.Fprintln(w, f)
+		shown++
+	}
+	if shown > 0 {
+		fmt.Fprintln(w)
+	}
+	nerr, nwarn := rep.Count(imatrix.Error), rep.Count(imatrix.Warning)
+	switch {
+	case nerr > 0:
+		fmt.Fprintf(w, "FAIL: the quantize would stop: %d error(s), %d warning(s)\n", nerr, nwarn)
+	case nwarn > 0:
+		fmt.Fprintf(w, "ok with %d warning(s): the quantize runs, the tensors above get less or no weighting\n", nwarn)
+	default:
+		fmt.Fprintln(w, "ok: every quantized tensor that can use importance data has it")
+	}
+}

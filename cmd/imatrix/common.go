@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+)
+
+// newFlags makes a subcommand's flag set with a usage text.
+func newFlags(name, synopsis, about string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: imatrix %s\n\n%s\n\noptions:\n", synopsis, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; done is true when the command should stop with
+// status (help asked for, or a bad flag).
+func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (status int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return 0, true
+		}
+		fmt.Fprintf(stderr, "imatrix %s: %v\n", fs.Name(), err)
+		return 2, true
+	}
+	return 0, false
+}
+
+// modelShapes opens a model and returns each tensor's matrix count (the
+// product of the dimensions after the second, 1 for 2-D tensors). The model
+// is closed again: only its header is needed.
+func modelShapes(path string) (map[string]int, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return tensorMatrices(m), nil
+}
+
+func tensorMatrices(m *gguf.Model) map[string]int {
+	out := make(map[string]int, len(m.Tensors))
+	for _, t := range m.Tensors {
+		n := int64(1)
+		for _, d := range t.Shape[min(2, len(t.Shape)):] {
+			n *= d
+		}
+		out[t.Name] = int(n)
+	}
+	return out
+}
+
+// formatFor picks the output format: --to when given, else OUT's extension
+// (.gguf is GGUF, anything else the legacy layout).
+func formatFor(out, to string) (imatrix.Format, error) {
+	switch strings.ToLower(to) {
+	case "dat", "legacy":
+		return imatrix.FormatDat, nil
+	case "gguf":
+		return imatrix.FormatGGUF, nil
+	case "":
+		if strings.EqualFold(filepath.Ext(out), ".gguf") {
+			return imatrix.FormatGGUF, nil
+		}
+		return imatrix.FormatDat, nil
+	}
+	return "", usageError{fmt.Errorf("--to %q: want dat or gguf", to)}
+}
+
+// writeMatrix writes m to path in format f. For GGUF, entries with a single
+// count are split into the matrices the layout gives them.
+func writeMatrix(path string, f imatrix.Format, m *imatrix.Matrix, l *imatrix.Layout, chunkSize int) error {
+	if f == imatrix.FormatGGUF {
+		return imatrix.WriteGGUF(path, m, l.Matrices, chunkSize)
+	}
+	var buf bytes.Buffer
+	if err := imatrix.WriteDat(&buf, m); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file next to path and renames
+// it into place, so a failed write leaves no half file under the name.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// refuseOverwrite fails when out is one of the inputs.
+func refuseOverwrite(out string, inputs ...string) error {
+	for _, in := range inputs {
+		same, err := gguf.SameFile(in, out)
+		if err == nil && same {
+			return usageError{fmt.Errorf("output %s is the input %s", out, in)}
+		}
+	}
+	return nil
+}
+
+// describe renders a file's header facts in one line.
+func describe(path string, m *imatrix.Matrix) string {
+	format := "legacy .dat"
+	if m.Format == imatrix.FormatGGUF {
+		format = "GGUF"
+	}
+	ds := "no dataset recorded"
+	if len(m.Datasets) > 0 {
+		ds = "dataset " + strings.Join(quoteAll(m.Datasets), ", ")
+	}
+	chunks := "chunk count not recorded"
+	if m.Chunks > 0 {
+		chunks = fmt.Sprintf("%d chunks", m.Chunks)
+	}
+	return fmt.Sprintf("%s: %s, %d entries, %s, %s", path, format, m.Len(), chunks, ds)
+}
+
+func quoteAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}

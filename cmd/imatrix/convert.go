@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gquant/gquant/imatrix"
+)
+
+func init() {
+	register(&command{
+		name:    "convert",
+		summary: "convert between the legacy .dat and the GGUF imatrix formats",
+		run:     runConvert,
+	})
+}
+
+// defaultChunkSize is llama-imatrix's default context per chunk, recorded in
+// GGUF files made from a .dat (which does not say).
+const defaultChunkSize = 512
+
+func runConvert(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("convert", "convert IN OUT [--to dat|gguf] [--model MODEL.gguf]",
+		"Converts an importance matrix between the legacy .dat and the GGUF format, keeping\n"+
+			"each tensor's per-column means, the chunk count and the dataset names. The output\n"+
+			"format comes from OUT's extension (.gguf) or --to. A .dat file has one call count\n"+
+			"per tensor: GGUF per-expert counts are folded into it by scaling each expert's\n"+
+			"values, and an expert without data stays all zeros. For .dat -> GGUF the number\n"+
+			"of experts of each entry comes from --model, or is inferred (inspect shows how).",
+		stderr)
+	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
+	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
+	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")
+	if status, done := parseFlags(fs, args, stderr); done {
+		return status
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return 2
+	}
+	return finish("convert", convert(fs.Arg(0), fs.Arg(1), *to, *model, *chunkSize, stdout, stderr), stderr)
+}
+
+func convert(in, out, to, modelPath string, chunkSize int, stdout, stderr io.Writer) error {
+	format, err := formatFor(out, to)
+	if err != nil {
+		return err
+	}
+	if err := refuseOverwrite(out, in); err != nil {
+		return err
+	}
+	m, err := imatrix.Open(in)
+	if err != nil {
+		return err
+	}
+	ne2, err := modelShapes(modelPath)
+	if err != nil {
+		return err
+	}
+	l := imatrix.NewLayout(m, ne2)
+	warnLayout(m, l, format, modelPath, stderr)
+	if err := writeMatrix(out, format, m, l, chunkSize); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, m.Len(), m.Chunks)
+	return nil
+}
+
+// warnLayout tells the user what the conversion to format had to decide
+// or could not know.
+func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, modelPath string, stderr io.Writer) {
+	switch format {
+	case imatrix.FormatGGUF:
+		if l.Inference != "" {
+			fmt.Fprintf(stderr, "note: %s\n", l.Inference)
+		}
+		for _, e := range m.Entries {
+			if src := l.Source[e.Name]; src == "unknown (pass the model)" {
+				fmt.Fprintf(stderr, "warning: %s: expert count unknown, written as one matrix (pass --model)\n", e.Name)
+			}
+		}
+	case imatrix.FormatDat:
+		scaled := 0
+		for _, e := range m.Entries {
+			if len(e.Counts) > 1 && !allEqual(e.Counts) {
+				scaled++
+			}
+		}
+		if scaled > 0 {
+			fmt.Fprintf(stderr, "note: %d entries have different counts per expert; each expert's values were scaled to the entry's largest count so its mean is kept\n", scaled)
+		}
+	}
+}
+
+func allEqual(v []float64) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
+	}
+	return true
+}

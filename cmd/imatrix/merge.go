@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gquant/gquant/imatrix"
+)
+
+func init() {
+	register(&command{
+		name:    "merge",
+		summary: "combine importance matrices computed on different data",
+		run:     runMerge,
+	})
+}
+
+func runMerge(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("merge", "merge A B ... -o OUT [--to dat|gguf] [--model MODEL.gguf]",
+		"Combines importance matrices computed on different data, as llama-imatrix --in-file\n"+
+			"accumulates them: per tensor the stored values and the call counts are summed (per\n"+
+			"expert where a file has per-expert counts), so the merged mean is the call-weighted\n"+
+			"mean. Chunk counts add up; every dataset name is kept (joined with \", \" in a .dat).\n"+
+			"Entries found in only some files are kept.",
+		stderr)
+	out := fs.StringP("output", "o", "", "output `FILE` (required)")
+	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
+	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count (GGUF output)")
+	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output")
+	if status, done := parseFlags(fs, args, stderr); done {
+		return status
+	}
+	if fs.NArg() < 1 || *out == "" {
+		fs.Usage()
+		return 2
+	}
+	return finish("merge", merge(fs.Args(), *out, *to, *model, *chunkSize, stdout, stderr), stderr)
+}
+
+func merge(inputs []string, out, to, modelPath string, chunkSize int, stdout, stderr io.Writer) error {
+	format, err := formatFor(out, to)
+	if err != nil {
+		return err
+	}
+	if err := refuseOverwrite(out, inputs...); err != nil {
+		return err
+	}
+	var ms []*imatrix.Matrix
+	formats := map[imatrix.Format]bool{}
+	for _, in := range inputs {
+		m, err := imatrix.Open(in)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
+		formats[m.Format] = true
+		fmt.Fprintln(stdout, describe(in, m))
+	}
+	if len(formats) > 1 {
+		fmt.Fprintln(stderr, "note: merging .dat and GGUF files: a .dat counts calls (chunks), a GGUF file usually tokens, so the weights follow each file's own counts")
+	}
+	merged, err := imatrix.Merge(inputs, ms...)
+	if err != nil {
+		return err
+	}
+	ne2, err := modelShapes(modelPath)
+	if err != nil {
+		return err
+	}
+	l := imatrix.NewLayout(merged, ne2)
+	warnLayout(merged, l, format, modelPath, stderr)
+	if err := writeMatrix(out, format, merged, l, chunkSize); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, merged.Len(), merged.Chunks, len(merged.Datasets))
+	return nil
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gquant/gquant/imatrix"
+)
+
+func init() {
+	register(&command{
+		name:    "stats",
+		summary: "chart importance per layer and per expert (terminal and SVG)",
+		run:     runStats,
+	})
+}
+
+func runStats(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("stats", "stats FILE [--model MODEL.gguf] [--svg OUT.svg]",
+		"Summarises importance per layer: the mean importance (average per-column mean) of\n"+
+			"the attention, dense feed-forward, routed-expert and shared-expert tensors, and each\n"+
+			"expert's importance relative to its layer's average expert, as bars in the\n"+
+			"terminal and, with --svg, as a picture.",
+		stderr)
+	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
+	svgOut := fs.String("svg", "", "also write the chart as an SVG picture to `FILE`")
+	if status, done := parseFlags(fs, args, stderr); done {
+		return status
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	return finish("stats", stats(fs.Arg(0), *model, *svgOut, stdout), stderr)
+}
+
+func stats(path, modelPath, svgOut string, stdout io.Writer) error {
+	m, err := imatrix.Open(path)
+	if err != nil {
+		return err
+	}
+	ne2, err := modelShapes(modelPath)
+	if err != nil {
+		return err
+	}
+	l := imatrix.NewLayout(m, ne2)
+	layers := imatrix.Summarize(m, l)
+	fmt.Fprintln(stdout, describe(path, m))
+	if l.Inference != "" {
+		fmt.Fprintf(stdout, "experts: %s\n", l.Inference)
+	}
+	fmt.Fprintln(stdout)
+	writeChart(stdout, layers)
+	if svgOut != "" {
+		svg := renderSVG(path, m, layers)
+		if err := writeFileAtomic(svgOut, []byte(svg)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", svgOut)
+	}
+	return nil
+}
+
+// groupsPresent lists the groups that occur in any layer.
+func groupsPresent(layers []imatrix.LayerSummary) []imatrix.Group {
+	var out []imatrix.Group
+	for _, g := range imatrix.Groups {
+		for _, s := range layers {
+			if !math.IsNaN(s.Mean[g]) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// groupMax is the largest mean of each group over all layers.
+func groupMax(layers []imatrix.LayerSummary) map[imatrix.Group]float64 {
+	out := map[imatrix.Group]float64{}
+	for _, s := range layers {
+		for g, v := range s.Mean {
+			if !math.IsNaN(v) {
+				out[g] = math.Max(out[g], v)
+			}
+		}
+	}
+	return out
+}
+
+// expertRange is the smallest and largest relative importance of the
+// experts with data, over all layers (0, 0 without experts).
+func expertRange(layers []imatrix.LayerSummary) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range layers {
+		empty := map[int]bool{}
+		for _, j := range s.Empty {
+			empty[j] = true
+		}
+		for j, v := range s.Experts {
+			if !empty[j] {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// position maps v into [0, 1] over lo..hi (0.5 when the range is empty).
+func position(v, lo, hi float64) float64 {
+	if hi <= lo {
+		return 0.5
+	}
+	return math.Max(0, math.Min(1, (v-lo)/(hi-lo)))
+}
+
+func layerName(k int) string {
+	if k < 0 {
+		return "other"
+	}
+	return fmt.Sprint(k)
+}
+
+const barWidth = 12 // characters of a full terminal bar
+
+var eighths = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
+
+// bar draws v/top as a bar of barWidth characters with eighth-block ends.
+func bar(v, top float64) string {
+	if math.IsNaN(v) || top <= 0 {
+		return strings.Repeat(" ", barWidth)
+	}
+	n := int(math.Round(v / top * barWidth * 8))
+	s := strings.Repeat("█", n/8) + eighths[n%8]
+	return s + strings.Repeat(" ", barWidth-len([]rune(s)))
+}
+
+var levels = []rune(" ▁▂▃▄▅▆▇█")
+
+// writeChart prints the per-layer bars and the per-expert strips.
+func writeChart(w io.Writer, layers []imatrix.LayerSummary) {
+	groups := groupsPresent(layers)
+	tops := groupMax(layers)
+	fmt.Fprintln(w, "mean importance per layer (bars scaled to each column's largest value)")
+	fmt.Fprintf(w, "%6s", "layer")
+	for _, g := range groups {
+		fmt.Fprintf(w, "  %-*s", barWidth+9, g)
+	}
+	fmt.Fprintln(w)
+	for _, s := range layers {
+		fmt.Fprintf(w, "%6s", layerName(s.Layer))
+		for _, g := range groups {
+			v := s.Mean[g]
+			num := ""
+			if !math.IsNaN(v) {
+				num = fmt.Sprintf("%.3g", v)
+			}
+			fmt.Fprintf(w, "  %s %-8s", bar(v, tops[g]), num)
+		}
+		fmt.Fprintln(w)
+	}
+	lo, hi := expertRange(layers)
+	if hi == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "expert importance relative to the layer's average expert: one column per expert, ▁ = %.2fx ... █ = %.2fx, × = no data\n", lo, hi)
+	for _, s := range layers {
+		if s.Experts == nil {
+			continue
+		}
+		empty := map[int]bool{}
+		for _, j := range s.Empty {
+			empty[j] = true
+		}
+		var b strings.Builder
+		for j, v := range s.Experts {
+			if j > 0 && j%64 == 0 {
+				b.WriteString("\n" + strings.Repeat(" ", 8))
+			}
+			switch {
+			case empty[j]:
+				b.WriteRune('×')
+			default:
+				b.WriteRune(levels[1+int(math.Round(position(v, lo, hi)*float64(len(levels)-2)))])
+			}
+		}
+		fmt.Fprintf(w, "%6s  %s  %s\n", layerName(s.Layer), b.String(), topExperts(s, 3))
+	}
+}
+
+// topExperts names the n most important experts of a layer and those
+// without data.
+func topExperts(s imatrix.LayerSummary, n int) string {
+	idx := make([]int, len(s.Experts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.Experts[idx[a]] > s.Experts[idx[b]] })
+	var parts []string
+	for _, j := range idx[:min(n, len(idx))] {
+		parts = append(parts, fmt.Sprintf("%d (%.2fx)", j, s.Experts[j]))
+	}
+	out := "top " + strings.Join(parts, ", ")
+	if len(s.Empty) > 0 {
+		out += fmt.Sprintf("; no data: %s", strings.Trim(fmt.Sprint(s.Empty), "[]"))
+	}
+	return out
+}
