@@ -152,7 +152,6 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 	work := make(chan *piece, opt.Threads)
 	done := make(chan *piece, 2*opt.Threads)
-	var readErr error
 
 	// Reader: plans pieces in output order, reads and converts their rows.
 	go func() {
@@ -197,7 +196,10 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			for p := range work {
 				if p.err == nil && !p.copyOnly {
 					t := outs[p.out].Tensors[p.tensor]
-					p.err = quantizePiece(t, p)
+					p.err = decodePiece(in, t, p)
+					if p.err == nil {
+						p.err = quantizePiece(t, p)
+					}
 					if p.err != nil {
 						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, p.err)
 					}
@@ -263,9 +265,6 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			slots <- q.buf
 			q.buf, q.dst = nil, nil
 		}
-	}
-	if firstErr == nil {
-		firstErr = readErr
 	}
 	if firstErr == nil {
 		if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
@@ -392,7 +391,9 @@ func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 	return out
 }
 
-// readPiece reads the piece's rows and converts them to float32.
+// readPiece reads the piece's rows. The reader goroutine only does I/O;
+// decoding to float32 happens in the workers (decodePiece), so it scales
+// with the cores.
 func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	src := in.Tensors[t.Source]
 	ne0, rows, _ := dims(t.Shape)
@@ -406,6 +407,14 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	if _, err := in.TensorReader(t.Source).ReadAt(raw, off); err != nil {
 		return fmt.Errorf("reading rows %d..%d of matrix %d: %w", p.row, p.row+p.rows, p.matrix, err)
 	}
+	return nil
+}
+
+// decodePiece converts the piece's raw input rows to float32.
+func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
+	src := in.Tensors[t.Source]
+	ne0, _, _ := dims(t.Shape)
+	raw := p.buf.raw
 	p.buf.f32 = grow(p.buf.f32, int(p.rows*ne0))
 	p.src = p.buf.f32
 	switch src.Type {
