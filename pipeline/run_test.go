@@ -1,0 +1,129 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+)
+
+func TestCallRows(t *testing.T) {
+	for _, tc := range []struct {
+		t     formats.Type
+		shape []int64
+		rows  int64
+		whole bool
+	}{
+		{formats.Q4_K, []int64{4096, 1000}, 4, false},            // ceil(16384/4096)
+		{formats.Q4_K, []int64{7168, 1000}, 3, false},            // ceil(16384/7168)
+		{formats.Q4_K, []int64{256, 512}, 64, false},             // ceil(16384/256)
+		{formats.Q4_K, []int64{18432, 7168}, 1, false},           // rows longer than the minimum chunk
+		{formats.Q4_K_R4, []int64{7168, 1000}, 12, false},        // times the interleave count
+		{formats.Q4_K, []int64{7168, 2048, 256}, 2048, true},     // experts: one matrix per call
+		{formats.Q4_K, []int64{128, 256, 2}, 256, true},          // two heads
+		{formats.Q4_K, []int64{256, 256, 3}, 64, false},          // an odd count below 4 is chunked
+		{formats.Q4_K, []int64{256, 256, 5}, 256, true},          // five or more: one matrix per call
+		{formats.Q8_0, []int64{32, 10, 1, 1}, 512, false},        // rows per call may exceed the rows
+		{formats.IQ4_XS_R8, []int64{256, 64, 2, 1}, 64, true},    // ne2 even
+		{formats.Q8_0, []int64{1 << 20, 2}, 1, false},            // a very long row
+		{formats.BF16_R16, []int64{64, 32}, 256 * 16, false},     // interleave of 16
+		{formats.Q6_K, []int64{4096, 4096, 1, 1}, 4, false},      // 4-D with ones
+		{formats.Q6_K, []int64{4096, 128, 2, 2}, 128, true},      // ne2*ne3 = 4
+		{formats.Q6_K, []int64{4096, 128, 1, 3}, 4, false},       // ne2*ne3 = 3
+		{formats.Q6_K, []int64{16384, 128}, 1, false},            // exactly the minimum chunk
+		{formats.Q6_K, []int64{16128, 128}, 2, false},            // just under it
+		{formats.IQ2_K_R4, []int64{16384, 128}, 4, false},        // interleaved, long rows
+		{formats.IQ2_K_R4, []int64{2048, 1536, 128}, 1536, true}, // interleaved experts
+		{formats.Q2_K, []int64{2048, 1536, 1}, 8, false},         // q2_K: the call boundaries matter
+		{formats.Q2_K, []int64{2048, 1536}, 8, false},            // same in 2-D
+		{formats.Q2_K, []int64{2048, 1536, 6}, 1536, true},       // and per expert
+		{formats.Q2_K, []int64{512, 1536, 1}, 32, false},         // ceil(16384/512)
+	} {
+		rows, whole := CallRows(tc.t, tc.shape)
+		if rows != tc.rows || whole != tc.whole {
+			t.Errorf("%s %v: %d rows per call (whole %v), want %d (%v)", tc.t, tc.shape, rows, whole, tc.rows, tc.whole)
+		}
+	}
+}
+
+// writeBF16Model writes a one-tensor bf16 model whose row `bad` holds a NaN.
+func writeBF16Model(t *testing.T, path string, ne0, rows, bad int) {
+	t.Helper()
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
+		[]gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{int64(ne0), int64(rows)}, Type: formats.BF16}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2*ne0)
+	for r := 0; r < rows; r++ {
+		for i := 0; i < ne0; i++ {
+			v := float32(math.Sin(float64(r*ne0+i))) * 0.02
+			if r == bad && i == 3 {
+				v = float32(math.NaN())
+			}
+			binary.LittleEndian.PutUint16(buf[2*i:], formats.FP32ToBF16(v))
+		}
+		if _, err := w.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunNaNNamesRowAndLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	writeBF16Model(t, in, 256, 300, 217)
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	out := filepath.Join(dir, "out.gguf")
+	outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 300}, Source: 0, Type: formats.Q8_0, Convert: true}}}}
+	err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: 256 * 10})
+	if err == nil {
+		t.Fatal("a NaN was quantized")
+	}
+	if !strings.Contains(err.Error(), "row 217") || !strings.Contains(err.Error(), "blk.0.ffn_up.weight") {
+		t.Errorf("error %q does not name the tensor and row 217", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left behind: %v", entries)
+	}
+}
+
+// Small pieces and large pieces give the same bytes (pieces only change
+// how work is spread, never the output).
+func TestRunPieceSizeDoesNotMatter(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	writeBF16Model(t, in, 256, 300, -1)
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var outs [2][]byte
+	for i, pw := range []int{256, 1 << 22} {
+		out := filepath.Join(dir, "out.gguf")
+		o := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 300}, Source: 0, Type: formats.Q8_0, Convert: true}}}}
+		if err := Run(context.Background(), m, o, Options{Threads: 2, PieceWeights: pw}); err != nil {
+			t.Fatal(err)
+		}
+		outs[i], _ = os.ReadFile(out)
+		os.Remove(out)
+	}
+	if string(outs[0]) != string(outs[1]) {
+		t.Error("piece size changed the output")
+	}
+}
