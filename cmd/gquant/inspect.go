@@ -18,9 +18,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "inspect",
-		summary: "show a GGUF file's metadata, tensors and size per type",
-		run:     runInspect,
+		Name:    "inspect",
+		Summary: "show a GGUF file's metadata, tensors and size per type",
+		Run:     runInspect,
 	})
 }
 

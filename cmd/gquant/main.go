@@ -4,60 +4,23 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"sort"
+
+	"github.com/gquant/gquant/internal/cli"
 )
 
-// command is one gquant subcommand. run gets the arguments after the
-// subcommand's name and returns the process exit status.
-type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
-}
+var commands = cli.Set{Program: "gquant"}
 
-var commands = map[string]*command{}
+// command and register keep the subcommand files short.
+type command = cli.Command
 
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("gquant: command registered twice: " + c.name)
-	}
-	commands[c.name] = c
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: gquant COMMAND [ARGS]")
-	fmt.Fprintln(w, "\ncommands:")
-	var names []string
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nRun 'gquant COMMAND --help' for a command's options.")
-}
+func register(c *command) { commands.Register(c) }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	c := commands[args[0]]
-	if c == nil {
-		fmt.Fprintf(stderr, "gquant: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
-	}
-	return c.run(args[1:], stdout, stderr)
+	return commands.Run(args, stdout, stderr)
 }

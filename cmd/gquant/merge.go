@@ -11,9 +11,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "merge",
-		summary: "join a shard set back into one file (the split keys are dropped)",
-		run:     runMerge,
+		Name:    "merge",
+		Summary: "join a shard set back into one file (the split keys are dropped)",
+		Run:     runMerge,
 	})
 }
 

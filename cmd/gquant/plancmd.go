@@ -13,9 +13,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "plan",
-		summary: "show what a quantize run will write (sizes to the byte, rules, devices, budgets) from headers alone",
-		run:     runPlan,
+		Name:    "plan",
+		Summary: "show what a quantize run will write (sizes to the byte, rules, devices, budgets) from headers alone",
+		Run:     runPlan,
 	})
 }
 

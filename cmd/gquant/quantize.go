@@ -23,9 +23,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "quantize",
-		summary: "quantize a GGUF model (llama-quantize's command line)",
-		run:     runQuantize,
+		Name:    "quantize",
+		Summary: "quantize a GGUF model (llama-quantize's command line)",
+		Run:     runQuantize,
 	})
 }
 

@@ -14,9 +14,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "repack",
-		summary: "convert tensors to row-interleaved types (q4_K -> q4_k_r4, ...) and back, without requantizing",
-		run:     runRepack,
+		Name:    "repack",
+		Summary: "convert tensors to row-interleaved types (q4_K -> q4_k_r4, ...) and back, without requantizing",
+		Run:     runRepack,
 	})
 }
 

@@ -16,9 +16,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "rows",
-		summary: "quantize or dequantize raw float32 rows (one reference kernel call)",
-		run:     runRows,
+		Name:    "rows",
+		Summary: "quantize or dequantize raw float32 rows (one reference kernel call)",
+		Run:     runRows,
 	})
 }
 

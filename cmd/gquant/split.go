@@ -12,9 +12,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "split",
-		summary: "cut a model into shards (PREFIX-0000K-of-0000N.gguf), like llama-gguf-split --split",
-		run:     runSplit,
+		Name:    "split",
+		Summary: "cut a model into shards (PREFIX-0000K-of-0000N.gguf), like llama-gguf-split --split",
+		Run:     runSplit,
 	})
 }
 

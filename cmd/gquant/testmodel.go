@@ -11,9 +11,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "testmodel",
-		summary: "write a synthetic model (real tensor names and shapes) for tests and benchmarks",
-		run:     runTestModel,
+		Name:    "testmodel",
+		Summary: "write a synthetic model (real tensor names and shapes) for tests and benchmarks",
+		Run:     runTestModel,
 	})
 }
 

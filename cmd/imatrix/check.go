@@ -13,9 +13,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "check",
-		summary: "check an importance matrix against a model and a quantize plan before any work",
-		run:     runCheck,
+		Name:    "check",
+		Summary: "check an importance matrix against a model and a quantize plan before any work",
+		Run:     runCheck,
 	})
 }
 

@@ -9,9 +9,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "convert",
-		summary: "convert between the legacy .dat and the GGUF imatrix formats",
-		run:     runConvert,
+		Name:    "convert",
+		Summary: "convert between the legacy .dat and the GGUF imatrix formats",
+		Run:     runConvert,
 	})
 }
 

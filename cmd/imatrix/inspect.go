@@ -13,9 +13,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "inspect",
-		summary: "show an importance matrix: format, chunks, datasets, per-tensor statistics",
-		run:     runInspect,
+		Name:    "inspect",
+		Summary: "show an importance matrix: format, chunks, datasets, per-tensor statistics",
+		Run:     runInspect,
 	})
 }
 

@@ -9,9 +9,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "merge",
-		summary: "combine importance matrices computed on different data",
-		run:     runMerge,
+		Name:    "merge",
+		Summary: "combine importance matrices computed on different data",
+		Run:     runMerge,
 	})
 }
 

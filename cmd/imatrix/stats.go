@@ -12,9 +12,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "stats",
-		summary: "chart importance per layer and per expert (terminal and SVG)",
-		run:     runStats,
+		Name:    "stats",
+		Summary: "chart importance per layer and per expert (terminal and SVG)",
+		Run:     runStats,
 	})
 }
 

@@ -1,0 +1,69 @@
+// Package cli is the subcommand dispatcher the gquant and imatrix commands
+// share: each subcommand registers itself, and Run picks one by name.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Command is one subcommand. Run gets the arguments after the subcommand's
+// name and returns the process exit status.
+type Command struct {
+	Name    string
+	Summary string
+	Run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// Set is a program's subcommands.
+type Set struct {
+	Program  string
+	commands map[string]*Command
+}
+
+// Register adds c; registering a name twice is a programming error.
+func (s *Set) Register(c *Command) {
+	if s.commands == nil {
+		s.commands = map[string]*Command{}
+	}
+	if _, dup := s.commands[c.Name]; dup {
+		panic(s.Program + ": command registered twice: " + c.Name)
+	}
+	s.commands[c.Name] = c
+}
+
+// Usage lists the subcommands.
+func (s *Set) Usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s COMMAND [ARGS]\n\ncommands:\n", s.Program)
+	var names []string
+	width := 0
+	for n := range s.commands {
+		names = append(names, n)
+		width = max(width, len(n))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, s.commands[n].Summary)
+	}
+	fmt.Fprintf(w, "\nRun '%s COMMAND --help' for a command's options.\n", s.Program)
+}
+
+// Run dispatches args[0] and returns the exit status: 2 for a missing or
+// unknown command.
+func (s *Set) Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		s.Usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c := s.commands[args[0]]
+	if c == nil {
+		fmt.Fprintf(stderr, "%s: unknown command %q\n", s.Program, args[0])
+		s.Usage(stderr)
+		return 2
+	}
+	return c.Run(args[1:], stdout, stderr)
+}
