@@ -1,0 +1,163 @@
+package iquant
+
+import (
+	"math"
+	"sync"
+
+	"github.com/gquant/gquant/formats"
+)
+
+// A codeGrid is the quantizer's view of one IQ lattice, built the way the
+// reference's iq2xs_init_impl / iq3xs_init_impl build it: the grid points
+// (each coordinate stored as 2l+1 for level l), a map from every packed level
+// vector to its grid index, and, for level vectors off the grid, the list of
+// grid points at the nwant smallest distinct squared distances, in order of
+// (distance, index) as the reference's qsort leaves them.
+type codeGrid struct {
+	dim, bits  int
+	points     []int8  // dim values 2l+1 per grid point
+	kmap       []int32 // packed levels -> grid index, or -(offset+1) into neighbours
+	neighbours []uint16
+}
+
+func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
+	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), kmap: make([]int32, mapSize)}
+	mask := 1<<bits - 1
+	for k, v := range kgrid {
+		for i := 0; i < dim; i++ {
+			g.points[k*dim+i] = int8(2*(int(v)>>(bits*i)&mask) + 1)
+		}
+	}
+	for i := range g.kmap {
+		g.kmap[i] = -1
+	}
+	for k, v := range kgrid {
+		g.kmap[v] = int32(k)
+	}
+	dist := make([]int, len(kgrid))
+	pos := make([]int, dim)
+	for u := range g.kmap {
+		if g.kmap[u] >= 0 {
+			continue
+		}
+		for i := range pos {
+			pos[i] = 2*(u>>(bits*i)&mask) + 1
+		}
+		for j := range kgrid {
+			d2 := 0
+			for i, p := range pos {
+				d := int(g.points[j*dim+i]) - p
+				d2 += d * d
+			}
+			dist[j] = d2
+		}
+		// The nwant smallest distinct distances; then every point at one of
+		// them, by distance, then index (what sorting (d2, j) pairs gives).
+		var levels []int
+		for len(levels) < nwant {
+			next := -1
+			for _, d := range dist {
+				if (len(levels) == 0 || d > levels[len(levels)-1]) && (next < 0 || d < next) {
+					next = d
+				}
+			}
+			if next < 0 {
+				break
+			}
+			levels = append(levels, next)
+		}
+		g.kmap[u] = -int32(len(g.neighbours) + 1)
+		start := len(g.neighbours)
+		g.neighbours = append(g.neighbours, 0)
+		for _, lv := range levels {
+			for j, d := range dist {
+				if d == lv {
+					g.neighbours = append(g.neighbours, uint16(j))
+				}
+			}
+		}
+		g.neighbours[start] = uint16(len(g.neighbours) - start - 1)
+	}
+	return g
+}
+
+// neighboursOf returns the candidate grid points of an off-grid level vector.
+func (g *codeGrid) neighboursOf(u int) []uint16 {
+	start := -int(g.kmap[u]) - 1
+	n := int(g.neighbours[start])
+	return g.neighbours[start+1 : start+1+n]
+}
+
+// pack returns the packed level vector of L (dim levels).
+func (g *codeGrid) pack(L []int8) int {
+	u := 0
+	for i := 0; i < g.dim; i++ {
+		u |= int(L[i]) << (g.bits * i)
+	}
+	return u
+}
+
+// setLevels writes the levels of grid point k into L.
+func (g *codeGrid) setLevels(k int, L []int8) {
+	for i := 0; i < g.dim; i++ {
+		L[i] = (g.points[k*g.dim+i] - 1) / 2
+	}
+}
+
+// findBestNeighbour is iq2_find_best_neighbour / iq3_find_best_neighbour:
+// among the neighbours of u, the point closest to xval at this scale in the
+// weighted squared distance; L receives its levels.
+func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float32, L []int8) int {
+	best := float32(math.MaxFloat32)
+	idx := -1
+	for _, n := range g.neighboursOf(u) {
+		p := g.points[int(n)*g.dim : int(n)*g.dim+g.dim]
+		var d2 float32
+		for i, q := range p {
+			diff := fma(scale, float32(q), -xval[i])
+			d2 = fma(weight[i]*diff, diff, d2)
+		}
+		if d2 < best {
+			best, idx = d2, int(n)
+		}
+	}
+	g.setLevels(idx, L)
+	return idx
+}
+
+var (
+	gridOnce                                  [6]sync.Once
+	gridIQ2XXS, gridIQ2XS, gridIQ2S, gridIQ1S *codeGrid
+	gridIQ3XXS, gridIQ3S                      *codeGrid
+)
+
+// The grids are built on first use: the larger ones take a fraction of a second.
+func iq2xxsGrid() *codeGrid {
+	gridOnce[0].Do(func() { gridIQ2XXS = buildCodeGrid(formats.KGrid2Bit256[:], 8, 2, 43692, 2) })
+	return gridIQ2XXS
+}
+
+func iq2xsGrid() *codeGrid {
+	gridOnce[1].Do(func() { gridIQ2XS = buildCodeGrid(formats.KGrid2Bit512[:], 8, 2, 43692, 2) })
+	return gridIQ2XS
+}
+
+func iq2sGrid() *codeGrid {
+	gridOnce[2].Do(func() { gridIQ2S = buildCodeGrid(formats.KGrid2Bit1024[:], 8, 2, 43692, 1) })
+	return gridIQ2S
+}
+
+func iq1sGrid() *codeGrid {
+	gridOnce[3].Do(func() { gridIQ1S = buildCodeGrid(formats.KGrid1Bit2048[:], 8, 2, 43692, 3) })
+	return gridIQ1S
+}
+
+func iq3xxsGrid() *codeGrid {
+	gridOnce[4].Do(func() { gridIQ3XXS = buildCodeGrid(formats.KGrid3Bit256[:], 4, 3, 4096, 2) })
+	return gridIQ3XXS
+}
+
+func iq3sGrid() *codeGrid {
+	gridOnce[5].Do(func() { gridIQ3S = buildCodeGrid(formats.KGrid3Bit512[:], 4, 3, 4096, 3) })
+	return gridIQ3S
+}

@@ -1,0 +1,413 @@
+package iquant
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
+
+// iq2Weight is the weight of x without an importance matrix in the iq2 types.
+func iq2Weight(sigma2 float32) func(x float32) float32 {
+	s := 0.25 * sigma2
+	return func(x float32) float32 { return fma(x, x, s) }
+}
+
+// quantizeIQ2XXSRow is quantize_row_iq2_xxs_impl.
+func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
+	const kMaxQ = 3
+	g := iq2xxsGrid()
+	var scales [8]float32
+	var weight, xval, waux [32]float32
+	var L, Laux [32]int8
+	var Lqp [32]uint8
+	var signs [4]uint8
+	var q2 [16]uint32
+	for ibl := 0; ibl < len(x)/qkK; ibl++ {
+		blk := dst[66*ibl : 66*ibl+66]
+		clear(q2[:])
+		putF16(blk[0:2], 0)
+		var maxScale float32
+		xbl := x[qkK*ibl : qkK*(ibl+1)]
+		sigma2 := sumSquares(xbl) / qkK
+		for ib := 0; ib < 8; ib++ {
+			xb := xbl[32*ib : 32*ib+32]
+			var qw []float32
+			if imatrix != nil {
+				qw = imatrix[qkK*ibl+32*ib:]
+			}
+			blockWeights(weight[:], xb, qw, sigma2, iq2Weight(sigma2))
+			for i := range waux {
+				waux[i] = sqrt(weight[i])
+			}
+			splitSigns(xb, weight[:], xval[:], signs[:], true)
+			max := maxOf(xval[:])
+			if max < 1e-15 {
+				scales[ib] = 0
+				clear(L[:])
+				continue
+			}
+			scale := kernel.MakeQpQuants(kMaxQ+1, xval[:], Lqp[:], weight[:])
+			for i, l := range Lqp {
+				L[i] = int8(l)
+			}
+			effMax := scale * kMaxQ
+			var best float32
+			for is := -6; is <= 6; is++ {
+				id := fma(float32(is), 0.1, 2*kMaxQ-1) / effMax
+				thisScale := 1 / id
+				for k := 0; k < 4; k++ {
+					for i := 0; i < 8; i++ {
+						Laux[8*k+i] = levelOf(id, xval[8*k+i], kMaxQ-1)
+					}
+					if u := g.pack(Laux[8*k:]); g.kmap[u] < 0 {
+						g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], thisScale, Laux[8*k:])
+					}
+				}
+				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					scale = sumqx / sumq2
+					best = scale * sumqx
+					L = Laux
+				}
+			}
+			if scale > 0 {
+				id := 1 / scale
+				for k := 0; k < 4; k++ {
+					u := 0
+					for i := 0; i < 8; i++ {
+						u |= int(levelOf(id, xval[8*k+i], kMaxQ-1)) << (2 * i)
+					}
+					gi := int(g.kmap[u])
+					if gi < 0 {
+						gi = g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, L[8*k:])
+					}
+					g.setLevels(gi, L[8*k:])
+				}
+				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
+				if sumq2 > 0 {
+					scale = sumqx / sumq2
+				}
+			}
+			if scale < 0 {
+				scale = -scale
+				for k := range signs {
+					signs[k] = ^signs[k] & 127
+				}
+			}
+			for k := 0; k < 4; k++ {
+				gi := uint32(g.kmap[g.pack(L[8*k:])])
+				q2[2*ib] |= gi << (8 * k)
+				q2[2*ib+1] |= uint32(signs[k]) << (7 * k)
+			}
+			scales[ib] = scale
+			maxScale = max32(maxScale, scale)
+		}
+		if maxScale == 0 {
+			clear(blk[2:])
+			continue
+		}
+		d := maxScale / 31
+		putF16(blk[0:2], d)
+		id := 1 / d
+		for ib := 0; ib < 8; ib++ {
+			l := max(0, min(15, round(0.5*fma(id, scales[ib], -1))))
+			q2[2*ib+1] |= uint32(l) << 28
+		}
+		for i, v := range q2 {
+			binary.LittleEndian.PutUint32(blk[2+4*i:], v)
+		}
+	}
+}
+
+// sortedOrder returns the indices of x in increasing order of x, equal values
+// in index order: the order glibc's qsort (a merge sort for arrays this small)
+// leaves the reference's (value, index) pairs in.
+func sortedOrder(x []float32, idx []int) []int {
+	idx = idx[:len(x)]
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case x[a] < x[b]:
+			return -1
+		case x[a] > x[b]:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// quantizeIQ2XSRow is quantize_row_iq2_xs_impl.
+func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
+	const kMaxQ = 3
+	g := iq2xsGrid()
+	var scales [16]float32
+	var weight, xval, waux [16]float32
+	var L, Laux [16]int8
+	var signs [2]uint8
+	var q2 [32]uint16
+	var index, auxIndex [2]int
+	var sumx, sumw [17]float32
+	var order [16]int
+	for ibl := 0; ibl < len(x)/qkK; ibl++ {
+		blk := dst[74*ibl : 74*ibl+74]
+		putF16(blk[0:2], 0)
+		clear(q2[:])
+		sc := blk[66:74]
+		clear(sc)
+		var maxScale float32
+		xbl := x[qkK*ibl : qkK*(ibl+1)]
+		sigma2 := sumSquares(xbl) / qkK
+		for ib := 0; ib < 16; ib++ {
+			xb := xbl[16*ib : 16*ib+16]
+			var qw []float32
+			if imatrix != nil {
+				qw = imatrix[qkK*ibl+16*ib:]
+			}
+			blockWeights(weight[:], xb, qw, sigma2, iq2Weight(sigma2))
+			for i := range waux {
+				waux[i] = sqrt(weight[i])
+			}
+			splitSigns(xb, weight[:], xval[:], signs[:], true)
+			max := maxOf(xval[:])
+			if max < 1e-15 {
+				scales[ib] = 0
+				clear(L[:])
+				continue
+			}
+			// Exact search over the split of the sorted values into levels 1, 3, 5.
+			for j, i := range sortedOrder(xval[:], order[:]) {
+				sumx[j+1] = fma(weight[i], xval[i], sumx[j])
+				sumw[j+1] = sumw[j] + weight[i]
+			}
+			var best, scale float32
+			for i1 := 0; i1 <= 16; i1++ {
+				for i2 := i1; i2 <= 16; i2++ {
+					sumqx := fma(sumx[16]-sumx[i2], 5, fma(sumx[i2]-sumx[i1], 3, sumx[i1]-sumx[0]))
+					sumq2 := fma(sumw[16]-sumw[i2], 25, fma(sumw[i2]-sumw[i1], 9, sumw[i1]-sumw[0]))
+					if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+						scale = sumqx / sumq2
+						best = scale * sumqx
+					}
+				}
+			}
+			best = 0
+			effMax := scale * (2*kMaxQ - 1)
+			index = [2]int{}
+			for is := -7; is <= 7; is++ {
+				id := fma(float32(is), 0.1, 2*kMaxQ-1) / effMax
+				thisScale := 1 / id
+				for k := 0; k < 2; k++ {
+					for i := 0; i < 8; i++ {
+						Laux[8*k+i] = levelOf(id, xval[8*k+i], kMaxQ-1)
+					}
+					u := g.pack(Laux[8*k:])
+					gi := int(g.kmap[u])
+					if gi < 0 {
+						gi = g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], thisScale, Laux[8*k:])
+					}
+					auxIndex[k] = gi
+				}
+				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					scale = sumqx / sumq2
+					best = scale * sumqx
+					L = Laux
+					index = auxIndex
+				}
+			}
+			if scale != 0 {
+				for iter := 0; iter < 3; iter++ {
+					id := 1 / scale
+					changed := false
+					for k := 0; k < 2; k++ {
+						for i := 0; i < 8; i++ {
+							Laux[8*k+i] = levelOf(id, xval[8*k+i], kMaxQ-1)
+						}
+						u := g.pack(Laux[8*k:])
+						gi := int(g.kmap[u])
+						if gi < 0 {
+							gi = g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, Laux[8*k:])
+						}
+						auxIndex[k] = gi
+						if gi != index[k] {
+							changed = true
+						}
+					}
+					if !changed {
+						break
+					}
+					sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+					if !(sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2)) {
+						break
+					}
+					scale = sumqx / sumq2
+					best = scale * sumqx
+					L = Laux
+					index = auxIndex
+				}
+			}
+			if scale < 0 {
+				scale = -scale
+				for k := range signs {
+					signs[k] = ^signs[k] & 127
+				}
+			}
+			for k := 0; k < 2; k++ {
+				q2[2*ib+k] = uint16(g.kmap[g.pack(L[8*k:])]) | uint16(signs[k])<<9
+			}
+			scales[ib] = scale
+			maxScale = max32(maxScale, scale)
+		}
+		if maxScale == 0 {
+			clear(blk[2:66])
+			continue
+		}
+		d := maxScale / 31
+		putF16(blk[0:2], d)
+		id := 1 / d
+		var sumqx, sumq2 float32
+		for ib := 0; ib < 16; ib++ {
+			l := max(0, min(15, round(0.5*fma(id, scales[ib], -1))))
+			sc[ib/2] |= uint8(l) << (4 * (ib % 2))
+			l = 2*l + 1
+			xb := xbl[16*ib : 16*ib+16]
+			var qw []float32
+			if imatrix != nil {
+				qw = imatrix[qkK*ibl+16*ib:]
+			}
+			blockWeights(weight[:], xb, qw, sigma2, iq2Weight(sigma2))
+			for k := 0; k < 2; k++ {
+				grid := formats.IQ2XSGrid[q2[2*ib+k]&511]
+				s := formats.KSignsIQ2XS[q2[2*ib+k]>>9]
+				for j := 0; j < 8; j++ {
+					w := weight[8*k+j]
+					q := float32(0.125*float32(l)) * float32(uint8(grid>>(8*j)))
+					if s&(1<<j) != 0 {
+						q = -q
+					}
+					wq := w * q
+					sumqx = fma(wq, xb[8*k+j], sumqx)
+					sumq2 = fma(wq, q, sumq2)
+				}
+			}
+		}
+		for i, v := range q2 {
+			binary.LittleEndian.PutUint16(blk[2+2*i:], v)
+		}
+		if sumq2 > 0 {
+			putF16(blk[0:2], float32(1.05*sumqx)/sumq2)
+		}
+	}
+}
+
+// quantizeIQ2SRow is quantize_row_iq2_s_impl.
+func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
+	const kMaxQ = 3
+	g := iq2sGrid()
+	var scales [16]float32
+	var weight, xval, waux [16]float32
+	var L, Laux [16]int8
+	var isOnGrid, isOnGridAux [2]bool
+	var signs [2]uint8
+	for ibl := 0; ibl < len(x)/qkK; ibl++ {
+		blk := dst[82*ibl : 82*ibl+82]
+		clear(blk)
+		qs, qh, sc := blk[2:66], blk[66:74], blk[74:82]
+		var maxScale float32
+		xbl := x[qkK*ibl : qkK*(ibl+1)]
+		sigma2 := 2 * sumSquares(xbl) / qkK
+		for ib := 0; ib < 16; ib++ {
+			xb := xbl[16*ib : 16*ib+16]
+			var qw []float32
+			if imatrix != nil {
+				qw = imatrix[qkK*ibl+16*ib:]
+			}
+			blockWeights(weight[:], xb, qw, sigma2, iq2Weight(sigma2))
+			for i := range waux {
+				waux[i] = sqrt(weight[i])
+			}
+			splitSigns(xb, weight[:], xval[:], signs[:], false)
+			max := maxOf(xval[:])
+			if max < 1e-8 {
+				scales[ib] = 0
+				continue
+			}
+			var best float32
+			scale := max / (2*kMaxQ - 1)
+			isOnGrid = [2]bool{true, true}
+			for is := -9; is <= 9; is++ {
+				id := fma(float32(is), 0.1, 2*kMaxQ-1) / max
+				thisScale := 1 / id
+				for k := 0; k < 2; k++ {
+					for i := 0; i < 8; i++ {
+						Laux[8*k+i] = levelOf(id, xval[8*k+i], kMaxQ-1)
+					}
+					u := g.pack(Laux[8*k:])
+					isOnGridAux[k] = g.kmap[u] >= 0
+					if !isOnGridAux[k] {
+						g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], thisScale, Laux[8*k:])
+					}
+				}
+				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					scale = sumqx / sumq2
+					best = scale * sumqx
+					L = Laux
+					isOnGrid = isOnGridAux
+				}
+			}
+			if (!isOnGrid[0] || !isOnGrid[1]) && scale > 0 {
+				id := 1 / scale
+				for k := 0; k < 2; k++ {
+					if isOnGrid[k] {
+						continue
+					}
+					for i := 0; i < 8; i++ {
+						L[8*k+i] = levelOf(id, xval[8*k+i], kMaxQ-1)
+					}
+					if u := g.pack(L[8*k:]); g.kmap[u] < 0 {
+						g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, L[8*k:])
+					}
+				}
+				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
+				if sumq2 > 0 {
+					scale = sumqx / sumq2
+				}
+			}
+			if scale < 0 {
+				scale = -scale
+				for k := range signs {
+					signs[k] = ^signs[k]
+				}
+			}
+			for k := 0; k < 2; k++ {
+				gi := int(g.kmap[g.pack(L[8*k:])])
+				i8 := 2*ib + k
+				qs[i8] = uint8(gi)
+				qh[i8/4] |= uint8(gi>>8) << (2 * (i8 % 4))
+				qs[32+i8] = signs[k]
+			}
+			scales[ib] = scale
+			maxScale = max32(maxScale, scale)
+		}
+		if maxScale == 0 {
+			continue
+		}
+		d := maxScale / 31
+		putF16(blk[0:2], d*0.9875)
+		id := 1 / d
+		for ib := 0; ib < 16; ib++ {
+			l := max(0, min(15, round(0.5*fma(id, scales[ib], -1))))
+			if ib%2 == 0 {
+				sc[ib/2] = uint8(l)
+			} else {
+				sc[ib/2] |= uint8(l) << 4
+			}
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package iquant
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/gquant/gquant/formats"
+)
+
+var iq4Values = &formats.KValuesIQ4NL
+
+// bestIndexIQ4NL is best_index_iq4nl: the level of iq4Values nearest to x,
+// the lower one on a tie.
+func bestIndexIQ4NL(x float32) int {
+	ix := int(x) - int(iq4Values[0])
+	if ix < 0 || ix >= len(formats.IQ4NLIndex) {
+		if ix < 0 {
+			return 0
+		}
+		return 15
+	}
+	l := int(formats.IQ4NLIndex[ix])
+	if l < 16 {
+		return l
+	}
+	if x-float32(iq4Values[l-16]) < float32(iq4Values[l-15])-x {
+		return l - 16
+	}
+	return l - 15
+}
+
+// iq4Scratch is the per-call working memory of quantizeIQ4NLImpl.
+type iq4Scratch struct {
+	scales [qkK / 32]float32
+	weight [32]float32
+	L      [qkK]uint8
+}
+
+// quantizeIQ4NLImpl is quantize_row_iq4_nl_impl with ntry = 7 for one super
+// block of sbs weights in sub-blocks of 32: it writes the fp16 scale to dh,
+// the packed levels to q4 and, when there are several sub-blocks, the 6-bit
+// sub-block scales to scalesH/scalesL.
+func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scalesH *uint16, scalesL []byte, qw []float32) {
+	const ntry = 7
+	const bs = 32
+	var sigma2 float32
+	for _, v := range x[:sbs] {
+		sigma2 = fma(v, v, sigma2)
+	}
+	sigma2 *= 2 / float32(sbs)
+
+	clear(q4[:sbs/2])
+	var maxScale, amaxScale float32
+	values := iq4Values
+	weight := s.weight[:]
+	for ib := 0; ib < sbs/bs; ib++ {
+		xb := x[ib*bs : (ib+1)*bs]
+		Lb := s.L[ib*bs : (ib+1)*bs]
+		if qw != nil {
+			q := qw[ib*bs : (ib+1)*bs]
+			for j, v := range xb {
+				weight[j] = q[j] * sqrt(fma(v, v, sigma2))
+			}
+		} else {
+			for j, v := range xb {
+				weight[j] = v * v
+			}
+		}
+		var amax, max float32
+		for _, v := range xb {
+			if ax := abs(v); ax > amax {
+				amax, max = ax, v
+			}
+		}
+		if amax < 1e-15 {
+			s.scales[ib] = 0
+			continue
+		}
+		d := -max / float32(values[0])
+		id := 1 / d
+		var sumqx, sumq2 float32
+		for j, v := range xb {
+			l := bestIndexIQ4NL(id * v)
+			Lb[j] = uint8(l)
+			q := float32(values[l])
+			wq := weight[j] * q
+			sumqx = fma(wq, v, sumqx)
+			sumq2 = fma(wq, q, sumq2)
+		}
+		d = sumqx / sumq2
+		best := d * sumqx
+		bestSumqx, bestSumq2 := sumqx, sumq2
+		for itry := -ntry; itry <= ntry; itry++ {
+			for _, edge := range [2]int{int(values[0]), int(values[15])} {
+				id = float32(itry+edge) / max
+				sumqx, sumq2 = 0, 0
+				for j, v := range xb {
+					q := float32(values[bestIndexIQ4NL(id*v)])
+					wq := weight[j] * q
+					sumqx = fma(wq, v, sumqx)
+					sumq2 = fma(wq, q, sumq2)
+				}
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					d = sumqx / sumq2
+					best = d * sumqx
+					bestSumqx, bestSumq2 = sumqx, sumq2
+					for j, v := range xb {
+						Lb[j] = uint8(bestIndexIQ4NL(id * v))
+					}
+				}
+			}
+		}
+		sumqx, sumq2 = bestSumqx, bestSumq2
+		// Coordinate descent: move the level whose gradient step is smallest
+		// while that improves the fit.
+		for iter := 0; iter < 32*bs; iter++ {
+			minStep := float32(math.Inf(1))
+			bestJ, dir := -1, 0
+			for j, v := range xb {
+				g := float32(d*weight[j]) * fma(-d, float32(values[Lb[j]]), v)
+				if g > 0 && Lb[j] < 15 {
+					if step := float32(int(values[Lb[j]+1])-int(values[Lb[j]])) / g; step < minStep {
+						minStep, bestJ, dir = step, j, 1
+					}
+				} else if g < 0 && Lb[j] > 0 {
+					if step := float32(int(values[Lb[j]-1])-int(values[Lb[j]])) / g; step < minStep {
+						minStep, bestJ, dir = step, j, -1
+					}
+				}
+			}
+			if bestJ < 0 {
+				break
+			}
+			w := weight[bestJ]
+			v0, v1 := int(values[Lb[bestJ]]), int(values[int(Lb[bestJ])+dir])
+			newSumqx := fma(w*xb[bestJ], float32(v1-v0), sumqx)
+			newSumq2 := fma(w, float32(v1*v1-v0*v0), sumq2)
+			if newSumq2 > 0 && float32(newSumqx*newSumqx) > float32(best*newSumq2) {
+				sumqx, sumq2 = newSumqx, newSumq2
+				d = sumqx / sumq2
+				best = d * sumqx
+				Lb[bestJ] = uint8(int(Lb[bestJ]) + dir)
+			} else {
+				break
+			}
+		}
+		s.scales[ib] = d
+		if ad := abs(d); ad > amaxScale {
+			amaxScale, maxScale = ad, d
+		}
+	}
+
+	if sbs/bs > 1 {
+		nb := sbs / bs
+		var sh uint16
+		clear(scalesL[:nb/2])
+		d := -maxScale / 32
+		putF16(dh, d)
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		for ib := 0; ib < nb; ib++ {
+			l := min(31, max(-32, round(id*s.scales[ib])))
+			dl := d * float32(l)
+			var idl float32
+			if dl != 0 {
+				idl = 1 / dl
+			}
+			Lb := s.L[ib*bs : (ib+1)*bs]
+			for j, v := range x[ib*bs : (ib+1)*bs] {
+				Lb[j] = uint8(bestIndexIQ4NL(idl * v))
+			}
+			l += 32
+			scalesL[ib/2] |= uint8(l&0xf) << (4 * (ib % 2))
+			sh |= uint16(l>>4) << (2 * ib)
+		}
+		*scalesH = sh
+	} else {
+		putF16(dh, s.scales[0])
+		var id float32
+		if s.scales[0] != 0 {
+			id = 1 / s.scales[0]
+		}
+		for j, v := range x[:sbs] {
+			s.L[j] = uint8(bestIndexIQ4NL(id * v))
+		}
+	}
+	for i := 0; i < sbs/32; i++ {
+		for j := 0; j < 16; j++ {
+			q4[16*i+j] = s.L[32*i+j] | s.L[32*i+16+j]<<4
+		}
+	}
+}
+
+func quantizeIQ4NLRow(dst []byte, x, imatrix []float32) {
+	var s iq4Scratch
+	for ib := 0; ib < len(x)/32; ib++ {
+		var qw []float32
+		if imatrix != nil {
+			qw = imatrix[32*ib:]
+		}
+		blk := dst[18*ib : 18*ib+18]
+		quantizeIQ4NLImpl(&s, 32, x[32*ib:], blk[0:2], blk[2:18], nil, nil, qw)
+	}
+}
+
+func quantizeIQ4XSRow(dst []byte, x, imatrix []float32) {
+	var s iq4Scratch
+	for ibl := 0; ibl < len(x)/qkK; ibl++ {
+		var qw []float32
+		if imatrix != nil {
+			qw = imatrix[qkK*ibl:]
+		}
+		blk := dst[136*ibl : 136*ibl+136]
+		var sh uint16
+		quantizeIQ4NLImpl(&s, qkK, x[qkK*ibl:], blk[0:2], blk[8:136], &sh, blk[4:8], qw)
+		binary.LittleEndian.PutUint16(blk[2:4], sh)
+	}
+}
