@@ -1,0 +1,112 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/recipes"
+)
+
+func openGolden(t *testing.T) (*gguf.Model, *imatrix.Matrix) {
+	t.Helper()
+	m, err := gguf.Open(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	im, err := imatrix.Open(golden.Path(t, "e2e", "tiny-ds2.imatrix.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, im
+}
+
+// Expert 5 has no calibration data in tiny-ds2.imatrix.dat. For q4_K, whose
+// reference kernel fails on an all-zero slice, the slice becomes uniform
+// importance, with one warning per tensor; for q6_K it stays as it is.
+func TestZeroImportanceSlices(t *testing.T) {
+	m, im := openGolden(t)
+	plan, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeQ4_K_M}, Imatrix: im, ImatrixPath: "x.dat", Output: t.TempDir() + "/o.gguf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := map[string]int{}
+	for _, w := range plan.Warnings {
+		if name, _, ok := strings.Cut(w, ": "); ok && strings.Contains(w, "uniform importance") {
+			warned[name]++
+		}
+	}
+	checked := 0
+	for _, tp := range plan.Outputs[0].Tensors {
+		if !strings.Contains(tp.Name, "_exps.") || tp.Imatrix == nil {
+			continue
+		}
+		ne0 := int(tp.Shape[0])
+		slice := tp.Imatrix[5*ne0 : 6*ne0]
+		switch tp.Type {
+		case formats.Q4_K:
+			checked++
+			for _, v := range slice {
+				if v != 1 {
+					t.Fatalf("%s: expert 5 importance %v, want uniform 1", tp.Name, v)
+				}
+			}
+			if warned[tp.Name] != 1 {
+				t.Errorf("%s: %d warnings, want one", tp.Name, warned[tp.Name])
+			}
+			// Other experts keep their data.
+			if tp.Imatrix[0] == 1 && tp.Imatrix[1] == 1 {
+				t.Errorf("%s: expert 0 was replaced too", tp.Name)
+			}
+		case formats.Q6_K:
+			for _, v := range slice {
+				if v != 0 {
+					t.Fatalf("%s (q6_K): expert 5 importance changed to %v", tp.Name, v)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no q4_K expert tensor in the plan")
+	}
+	// The shared entry itself is untouched.
+	e, _ := im.Lookup("blk.1.ffn_up_exps.weight")
+	if e.Mean()[5*256] != 0 {
+		t.Error("the imatrix entry was modified")
+	}
+}
+
+// attn_v_b without its own entry borrows attn_kv_b's ne0 values for every head.
+func TestMLAImportanceForEveryHead(t *testing.T) {
+	m, im := openGolden(t)
+	im.Filter(nil, []string{"attn_v_b"})
+	plan, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0}, Imatrix: im, Output: t.TempDir() + "/o.gguf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvb, _ := im.Lookup("blk.1.attn_kv_b.weight")
+	want := kvb.Mean()
+	for _, tp := range plan.Outputs[0].Tensors {
+		if tp.Name != "blk.1.attn_v_b.weight" {
+			continue
+		}
+		ne0 := int(tp.Shape[0])
+		heads := len(tp.Imatrix) / ne0
+		if heads != int(tp.Shape[2]) || len(want) != ne0 {
+			t.Fatalf("importance for %d heads of %d, entry has %d values", heads, ne0, len(want))
+		}
+		for h := 0; h < heads; h++ {
+			for i := 0; i < ne0; i++ {
+				if tp.Imatrix[h*ne0+i] != want[i] {
+					t.Fatalf("head %d column %d differs", h, i)
+				}
+			}
+		}
+		return
+	}
+	t.Fatal("blk.1.attn_v_b.weight not in the plan")
+}
