@@ -1,6 +1,9 @@
 package kernel
 
-import "math"
+import (
+	"bytes"
+	"math"
+)
 
 // The searches below are ports of the shared scale searches of the reference
 // (ik_llama.cpp ggml/src/ggml-quants.c, plus the shorter make_qx_quants of
@@ -9,6 +12,8 @@ import "math"
 //
 //   - a product whose only use is an addition or subtraction is fused
 //     (FMA32 for float32, math.FMA for float64);
+//   - a product used more than once (w*l in make_qkx2_quants feeds three
+//     sums) is rounded once and added unfused wherever it is used;
 //   - in a*b ± c*d one product is fused and the other rounded on its own;
 //     usually the first in source order, but GCC's statement order decides
 //     (the numerator of this_scale in make_qkx2/3_quants fuses the second),
@@ -21,7 +26,18 @@ import "math"
 //   - loops that GCC vectorizes for the reference's AVX-512 target turn their
 //     float sums into in-order ("fold-left") reductions of rounded vector
 //     products: nothing is fused there. Those loops are marked "vectorized"
-//     below (found with -fopt-info-vec on GCC 12, -march=skylake-avx512).
+//     below (found with -fopt-info-vec on GCC 12, -march=skylake-avx512);
+//   - where the same search is compiled differently at different call sites
+//     (after inlining), a Products argument says which form the caller gets.
+//
+// The golden kernel input is too small to tell some of these apart; the
+// whole-file runs of quantize/kquant_e2e_test.go decided the rest (sum_l and
+// sum_x of make_qkx2_quants, the first loop of make_qx_quants).
+//
+// For speed the trial loops quantize all values first (quantizeUpTo,
+// quantizeOffset: the same rounding as roundProd) and skip the sums of a
+// trial whose quants repeat the previous trial's, which cannot change the
+// outcome; every sum that is computed is computed in the reference's order.
 
 // GroupMaxEps is the reference's GROUP_MAX_EPS: groups whose largest magnitude
 // is below it are treated as all zero.
@@ -72,30 +88,12 @@ func qxWeight(x float32, rmseType int) float32 {
 //
 // The reference uses it for q3_K with an imatrix (per 16 values with nmax 4,
 // and over the 16 sub-block scales with nmax 32), q6_K (nmax 32, with and
-// without imatrix), q4_0/q5_0/q6_0 with an imatrix (nmax 8/16/32).
+// without imatrix), q4_0/q5_0/q6_0 with an imatrix (nmax 8/16/32). GCC
+// compiles it once, out of line, for all of them: its first loop is scalar
+// (fused), the 38 trial loops are vectorized, the refinement is scalar.
 func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
 	n := len(x)
 	L = L[:n]
-	if qw != nil {
-		qw = qw[:n]
-	}
-	var wbuf [64]float32
-	weights := qw
-	if weights == nil && rmseType != 0 {
-		if n <= len(wbuf) {
-			weights = wbuf[:n]
-		} else {
-			weights = make([]float32, n)
-		}
-		rt := rmseType
-		if rt < 0 {
-			rt = -rt
-		}
-		for i, v := range x {
-			weights[i] = qxWeight(v, rt)
-		}
-	}
-	weight := func(i int) float32 { return weights[i] }
 	var max, amax float32
 	for _, v := range x {
 		if ax := Abs32(v); ax > amax {
@@ -106,7 +104,6 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		clear(L)
 		return 0
 	}
-	fnmax := float32(nmax)
 	iscale := float32(-nmax) / max
 	if rmseType == 0 {
 		for i, v := range x {
@@ -120,15 +117,32 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		rmseType = -rmseType
 		returnEarly = true
 	}
+	// w holds the weights, wx the rounded products w*x that every trial
+	// multiplies by l.
+	var wbuf, wxbuf [64]float32
+	w, wx := wbuf[:], wxbuf[:]
+	if n > len(wbuf) {
+		w, wx = make([]float32, n), make([]float32, n)
+	}
+	w, wx = w[:n], wx[:n]
+	if qw != nil {
+		copy(w, qw[:n])
+	} else {
+		for i, v := range x {
+			w[i] = qxWeight(v, rmseType)
+		}
+	}
+	for i, v := range x {
+		wx[i] = float32(w[i] * v)
+	}
 	var sumlx, suml2 float32
 	for i, v := range x {
 		l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
-		w := weight(i)
 		fl := float32(l)
-		// vectorized: rounded products, in-order sums
-		sumlx += float32(float32(w*v) * fl)
-		suml2 += float32(float32(w*fl) * fl)
+		// not vectorized: fused
+		sumlx = fma32(wx[i], fl, sumlx)
+		suml2 = fma32(float32(w[i]*fl), fl, suml2)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -142,29 +156,54 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	}
 	best := scale * sumlx
 	bestSumlx, bestSuml2 := sumlx, suml2
-	try := func(iscale float32) {
-		var sumlx, suml2 float32
-		for i, v := range x {
-			l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
-			w := weight(i)
-			fl := float32(l)
-			// vectorized: rounded products, in-order sums
-			sumlx += float32(float32(w*v) * fl)
-			suml2 += float32(float32(w*fl) * fl)
-		}
-		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
-			for i, v := range x {
-				L[i] = int8(nmax + clampInt(roundProd(iscale, v), -nmax, nmax-1))
-			}
-			scale = sumlx / suml2
-			best = scale * sumlx
-			bestSumlx, bestSuml2 = sumlx, suml2
+	// The two sequences of trial scales move in small steps, so a trial
+	// often yields the same quants as the previous one of its sequence; its
+	// sums are then the same too and need not be recomputed. bufs holds the
+	// latest quants (offset by nmax) of each sequence and the current
+	// trial's, by index.
+	var bufs [3][64]uint8
+	var qs [3][]uint8
+	for k := range qs {
+		if n <= len(bufs[k]) {
+			qs[k] = bufs[k][:n]
+		} else {
+			qs[k] = make([]uint8, n)
 		}
 	}
+	var xdbuf [64]float64
+	xd := xdbuf[:]
+	if n > len(xdbuf) {
+		xd = make([]float64, n)
+	}
+	xd = xd[:n]
+	for i, v := range x {
+		xd[i] = float64(v)
+	}
+	var prevSums [2][2]float32 // Σw·x·l and Σw·l² of each sequence's latest trial
+	prevIdx := [2]int{0, 1}
+	curIdx := 2
+	nums := qxTrialNumerators(nmax)
 	for is := -9; is <= 9; is++ {
-		fis := float32(is)
-		try(-fma32(0.1, fis, fnmax) / max)
-		try(fma32(0.1, fis, fnmax-1) / max)
+		for k, trial := range [2]float32{-nums[0][is+9] / max, nums[1][is+9] / max} {
+			cur := qs[curIdx]
+			quantizeOffset(cur, xd, trial, nmax, 2*nmax-1)
+			var sumlx, suml2 float32
+			if is > -9 && bytes.Equal(cur, qs[prevIdx[k]]) {
+				sumlx, suml2 = prevSums[k][0], prevSums[k][1]
+			} else {
+				sumlx, suml2 = qxSums(cur, w, wx, nmax)
+			}
+			if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
+				for i, q := range cur {
+					L[i] = int8(q)
+				}
+				scale = sumlx / suml2
+				best = scale * sumlx
+				bestSumlx, bestSuml2 = sumlx, suml2
+			}
+			prevSums[k] = [2]float32{sumlx, suml2}
+			prevIdx[k], curIdx = curIdx, prevIdx[k]
+		}
 	}
 
 	sumlx, suml2 = bestSumlx, bestSuml2
@@ -172,7 +211,6 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		var absGmax, gmax float32
 		bestJ := -1
 		for j, v := range x {
-			w := weight(j)
 			l := int(L[j]) - nmax
 			// fma32, written out so that the loop stays call-free
 			ds := float64(-scale)*float64(l) + float64(v)
@@ -180,7 +218,7 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 			if math.Float64bits(ds)<<35 == 1<<63 {
 				diff = FMA32(-scale, float32(l), v)
 			}
-			g := float32(scale*w) * diff
+			g := float32(scale*w[j]) * diff
 			if (g > 0 && l < nmax-1) || (g < 0 && l > -nmax) {
 				if ag := Abs32(g); ag > absGmax {
 					absGmax, gmax, bestJ = ag, g, j
@@ -191,15 +229,15 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 			break
 		}
 		newSumlx, newSuml2 := sumlx, suml2
-		w := weight(bestJ)
+		wj := w[bestJ]
 		l := int(L[bestJ]) - nmax
 		if gmax > 0 {
-			newSumlx = fma32(w, x[bestJ], newSumlx)
-			newSuml2 = fma32(w, float32(2*l+1), newSuml2)
+			newSumlx = fma32(wj, x[bestJ], newSumlx)
+			newSuml2 = fma32(wj, float32(2*l+1), newSuml2)
 			l++
 		} else {
-			newSumlx = fma32(-w, x[bestJ], newSumlx)
-			newSuml2 = fma32(-w, float32(2*l-1), newSuml2)
+			newSumlx = fma32(-wj, x[bestJ], newSumlx)
+			newSuml2 = fma32(-wj, float32(2*l-1), newSuml2)
 			l--
 		}
 		if newSuml2 > 0 && float32(newSumlx*newSumlx) > float32(best*newSuml2) {
@@ -212,6 +250,46 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		}
 	}
 	return scale
+}
+
+// qxNumerators holds, per nmax up to 32, the numerators of make_qx_quants'
+// trial scales: nmax + 0.1*is and nmax-1 + 0.1*is (fused) for is in [-9, 9].
+var qxNumerators [33]*[2][19]float32
+
+func init() {
+	for nmax := 1; nmax < len(qxNumerators); nmax++ {
+		qxNumerators[nmax] = computeQxNumerators(nmax)
+	}
+}
+
+func computeQxNumerators(nmax int) *[2][19]float32 {
+	var t [2][19]float32
+	for is := -9; is <= 9; is++ {
+		t[0][is+9] = FMA32(0.1, float32(is), float32(nmax))
+		t[1][is+9] = FMA32(0.1, float32(is), float32(nmax-1))
+	}
+	return &t
+}
+
+func qxTrialNumerators(nmax int) *[2][19]float32 {
+	if nmax > 0 && nmax < len(qxNumerators) {
+		return qxNumerators[nmax]
+	}
+	return computeQxNumerators(nmax)
+}
+
+// qxSums returns Σw·x·l and Σw·l² of one trial of make_qx_quants (q holds
+// l + nmax). GCC vectorizes this loop, so each product is rounded and the sums
+// are in order.
+func qxSums(q []uint8, w, wx []float32, nmax int) (sumlx, suml2 float32) {
+	w = w[:len(q)]
+	wx = wx[:len(q)]
+	for i, l := range q {
+		fl := float32(int(l) - nmax)
+		sumlx += float32(wx[i] * fl)
+		suml2 += float32(float32(w[i]*fl) * fl)
+	}
+	return sumlx, suml2
 }
 
 // MakeQxQuantsIQK is the shorter make_qx_quants of iqk_quantize.cpp: the same
@@ -334,15 +412,31 @@ func MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
 	return 1 / iscale
 }
 
+// Products says how GCC compiled the products of a sum loop at a call site
+// of a search. The searches are static functions that GCC inlines into each
+// caller and compiles anew there, so the same source loop is contracted at one
+// call site and not at another (fully unrolled, partly vectorized or left as a
+// loop); the golden data decides which.
+type Products int
+
+const (
+	// FusedProducts: each product is fused into the running sum (FMA).
+	FusedProducts Products = iota
+	// RoundedProducts: each product is rounded to float32, then added.
+	RoundedProducts
+)
+
 // MakeQkx2Quants is the reference's make_qkx2_quants: an asymmetric search for
 // scale and min so that x ≈ scale*L - min, L in [0, nmax], trying nstep+1
 // scales (nmax + rmin + rdelta*is)/(max-min) and keeping the least weighted
 // absolute (useMAD) or squared error. It returns scale and the min as a
 // non-negative offset (the reference's *the_min). laux is scratch of len(x).
 //
-// The reference uses it without an imatrix: q2_K (16 values, nmax 3, MAD),
-// q4_K (32 values, nmax 15), q5_K (32 values, nmax 31).
-func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool) (scale, theMin float32) {
+// The reference uses it without an imatrix: q2_K (16 values, nmax 3, MAD;
+// the first loop is unrolled and Σw·x fused) and q4_K/q5_K (32 values, nmax
+// 15/31; the first loop stays a loop and Σw·x adds rounded products).
+// sumXProducts says which.
+func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool, sumXProducts Products) (scale, theMin float32) {
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
@@ -360,7 +454,11 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		}
 		w := weights[i]
 		sumW += w
-		sumX = fma32(w, v, sumX)
+		if sumXProducts == FusedProducts {
+			sumX = fma32(w, v, sumX)
+		} else {
+			sumX += float32(w * v)
+		}
 	}
 	if min > 0 {
 		min = 0
@@ -387,43 +485,62 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if nstep < 1 {
 		return scale, -min
 	}
+	// Trials whose quants repeat the previous trial's are skipped, as in
+	// MakeQkx3Quants.
+	var prevBuf [64]uint8
+	var xmBuf [64]float64
+	prev, xm := prevBuf[:], xmBuf[:]
+	if n > len(prevBuf) {
+		prev, xm = make([]uint8, n), make([]float64, n)
+	}
+	prev, xm = prev[:n], xm[:n]
+	setDiffs(xm, x, min)
 	for is := 0; is <= nstep; is++ {
 		iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+		quantizeUpTo(laux, xm, iscale, nmax)
+		if is > 0 && bytes.Equal(laux, prev) {
+			continue
+		}
+		copy(prev, laux)
 		var sumL, sumL2, sumXL float32
-		for i, v := range x {
-			l := clampInt(roundProd(iscale, v-min), 0, nmax)
-			laux[i] = uint8(l)
+		for i, l := range laux {
 			w := weights[i]
 			fl := float32(l)
+			// w*l is shared by the three sums, so GCC rounds it once and
+			// adds it to sum_l unfused.
 			wl := float32(w * fl)
-			sumL = fma32(w, fl, sumL)
+			sumL += wl
 			sumL2 = fma32(wl, fl, sumL2)
-			sumXL = fma32(wl, v, sumXL)
+			sumXL = fma32(wl, x[i], sumXL)
 		}
 		D := fma32(sumW, sumL2, -float32(sumL*sumL))
-		if D > 0 {
-			// GCC fuses the second product here, the first one in D and thisMin.
-			thisScale := fma32(-sumX, sumL, float32(sumW*sumXL)) / D
-			thisMin := fma32(sumL2, sumX, -float32(sumL*sumXL)) / D
-			if thisMin > 0 {
-				thisMin = 0
-				thisScale = sumXL / sumL2
+		if D <= 0 {
+			continue
+		}
+		// GCC fuses the second product here, the first one in D and thisMin.
+		thisScale := fma32(-sumX, sumL, float32(sumW*sumXL)) / D
+		thisMin := fma32(sumL2, sumX, -float32(sumL*sumXL)) / D
+		if thisMin > 0 {
+			thisMin = 0
+			thisScale = sumXL / sumL2
+		}
+		var mad float32
+		for i, v := range x {
+			diff := fma32(thisScale, float32(laux[i]), thisMin) - v
+			if useMAD {
+				diff = Abs32(diff)
+			} else {
+				diff = float32(diff * diff)
 			}
-			var mad float32
-			for i, v := range x {
-				diff := fma32(thisScale, float32(laux[i]), thisMin) - v
-				if useMAD {
-					diff = Abs32(diff)
-				} else {
-					diff = float32(diff * diff)
-				}
-				mad = fma32(weights[i], diff, mad)
-			}
-			if mad < bestMAD {
-				copy(L, laux)
-				bestMAD = mad
-				scale = thisScale
+			mad = fma32(weights[i], diff, mad)
+		}
+		if mad < bestMAD {
+			copy(L, laux)
+			bestMAD = mad
+			scale = thisScale
+			if thisMin != min {
 				min = thisMin
+				setDiffs(xm, x, min)
 			}
 		}
 	}
@@ -441,23 +558,24 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
+	// wd holds the weights as float64: every use of a weight is in float64.
+	var wbuf [64]float64
+	wd := wbuf[:]
+	if n > len(wbuf) {
+		wd = make([]float64, n)
+	}
+	wd = wd[:n]
 	if weights != nil {
-		weights = weights[:n]
-	}
-	if weights == nil {
-		var wbuf [64]float32
-		if n <= len(wbuf) {
-			weights = wbuf[:n]
-		} else {
-			weights = make([]float32, n)
+		for i, w := range weights[:n] {
+			wd[i] = float64(w)
 		}
+	} else {
 		for i, v := range x {
-			weights[i] = float32(v * v)
+			wd[i] = float64(float32(v * v))
 		}
 	}
-	weight := func(i int) float32 { return weights[i] }
 	min, max := x[0], x[0]
-	sumW := float64(weight(0))
+	sumW := wd[0]
 	sumX := sumW * float64(x[0])
 	sumX2 := sumW * float64(x[0]) * float64(x[0])
 	for i := 1; i < n; i++ {
@@ -468,7 +586,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		if v > max {
 			max = v
 		}
-		w := float64(weight(i))
+		w := wd[i]
 		sumW += w
 		sumX = math.FMA(w, float64(v), sumX)
 		sumX2 = math.FMA(w*float64(v), float64(v), sumX2)
@@ -493,47 +611,67 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		} else {
 			diff = diff * diff
 		}
-		bestMAD = math.FMA(float64(weight(i)), diff, bestMAD)
+		bestMAD = math.FMA(wd[i], diff, bestMAD)
 	}
 	if nstep < 1 {
 		return scale, -min
 	}
+	// A trial whose quants equal those of the trial before has the same sums
+	// and error, which cannot beat the best error (it was compared with it
+	// already), so it is skipped. prev holds the previous trial's quants,
+	// xm the values minus the current min, as float64.
+	var prevBuf [64]uint8
+	var xmBuf [64]float64
+	prev, xm := prevBuf[:], xmBuf[:]
+	if n > len(prevBuf) {
+		prev, xm = make([]uint8, n), make([]float64, n)
+	}
+	prev, xm = prev[:n], xm[:n]
+	setDiffs(xm, x, min)
 	for is := 0; is <= nstep; is++ {
 		iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+		quantizeUpTo(laux, xm, iscale, nmax)
+		if is > 0 && bytes.Equal(laux, prev) {
+			continue
+		}
+		copy(prev, laux)
 		var sumL, sumL2, sumXL float64
-		for i, v := range x {
-			l := clampInt(roundProd(iscale, v-min), 0, nmax)
-			laux[i] = uint8(l)
+		for i := 0; i < n; i++ {
 			// w*l, w*l*l and w*l*x are exact in float64, so fusing or not
 			// gives the same sums.
-			wl := float64(weight(i)) * float64(l)
+			fl := float64(laux[i])
+			wl := wd[i] * fl
 			sumL += wl
-			sumL2 += wl * float64(l)
-			sumXL += wl * float64(v)
+			sumL2 += wl * fl
+			sumXL += wl * float64(x[i])
 		}
 		D := math.FMA(sumW, sumL2, -(sumL * sumL))
-		if D > 0 {
-			// GCC fuses the second product here, the first one in D and thisMin.
-			thisScale := math.FMA(-sumX, sumL, sumW*sumXL) / D // GCC fuses the second product here, the first in D and thisMin
-			thisMin := math.FMA(sumL2, sumX, -(sumL*sumXL)) / D
-			if thisMin > 0 {
-				thisMin = 0
-				thisScale = sumXL / sumL2
+		if D <= 0 {
+			continue
+		}
+		// GCC fuses the second product here, the first one in D and thisMin.
+		thisScale := math.FMA(-sumX, sumL, sumW*sumXL) / D
+		thisMin := math.FMA(sumL2, sumX, -(sumL*sumXL)) / D
+		if thisMin > 0 {
+			thisMin = 0
+			thisScale = sumXL / sumL2
+		}
+		var mad float64
+		if useMAD {
+			for i, v := range x {
+				diff := math.Abs(math.FMA(thisScale, float64(laux[i]), thisMin) - float64(v))
+				mad = math.FMA(wd[i], diff, mad)
 			}
-			var mad float64
-			if useMAD {
-				for i, v := range x {
-					diff := math.Abs(math.FMA(thisScale, float64(laux[i]), thisMin) - float64(v))
-					mad = math.FMA(float64(weight(i)), diff, mad)
-				}
-			} else {
-				mad = quadraticError(thisScale, thisMin, sumX2, sumXL, sumX, sumL, sumL2, sumW)
-			}
-			if mad < bestMAD {
-				copy(L, laux)
-				bestMAD = mad
-				scale = float32(thisScale)
-				min = float32(thisMin)
+		} else {
+			mad = quadraticError(thisScale, thisMin, sumX2, sumXL, sumX, sumL, sumL2, sumW)
+		}
+		if mad < bestMAD {
+			copy(L, laux)
+			bestMAD = mad
+			scale = float32(thisScale)
+			if m := float32(thisMin); m != min {
+				min = m
+				setDiffs(xm, x, min)
 			}
 		}
 	}
@@ -543,7 +681,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 
 	var sumL, sumL2, sumXL float64
 	for i, v := range x {
-		wl := float64(weight(i)) * float64(L[i])
+		wl := wd[i] * float64(L[i])
 		sumL += wl
 		sumL2 += wl * float64(L[i])
 		sumXL += wl * float64(v)
@@ -570,7 +708,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		if bestJ < 0 || (bestJ == lastJ && dir == -lastDir) {
 			break
 		}
-		w := float64(weight(bestJ))
+		w := wd[bestJ]
 		fdir := float64(dir)
 		sumL += w * fdir
 		sumL2 += w * float64(2*int(L[bestJ])*dir+1)
@@ -599,6 +737,75 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		lastJ, lastDir = bestJ, dir
 	}
 	return scale, -min
+}
+
+// setDiffs stores x - min (rounded to float32, as the reference computes it)
+// in xm for quantizeUpTo. Negative differences, left when min moved up to a
+// trial's min, quantize to 0 as 0 does (the scales are positive), so they are
+// stored as 0 and quantizeUpTo needs no lower clamp.
+func setDiffs(xm []float64, x []float32, min float32) {
+	xm = xm[:len(x)]
+	for i, v := range x {
+		d := v - min
+		if d < 0 {
+			d = 0
+		}
+		xm[i] = float64(d)
+	}
+}
+
+// quantizeUpTo stores nearest(iscale*x) clamped to at most hi for each x of
+// xd (exact products, ties to even, as roundProd; iscale*x must be in
+// [0, 2^31)).
+func quantizeUpTo(q []uint8, xd []float64, iscale float32, hi int) {
+	q = q[:len(xd)]
+	s := float64(iscale)
+	h := uint32(hi)
+	i := 0
+	for ; i+4 <= len(xd); i += 4 {
+		x4 := xd[i : i+4 : i+4]
+		q4 := q[i : i+4 : i+4]
+		q4[0] = uint8(min(uint32(math.Float64bits(s*x4[0]+0x1.8p52)), h))
+		q4[1] = uint8(min(uint32(math.Float64bits(s*x4[1]+0x1.8p52)), h))
+		q4[2] = uint8(min(uint32(math.Float64bits(s*x4[2]+0x1.8p52)), h))
+		q4[3] = uint8(min(uint32(math.Float64bits(s*x4[3]+0x1.8p52)), h))
+	}
+	for ; i < len(xd); i++ {
+		q[i] = uint8(min(uint32(math.Float64bits(s*xd[i]+0x1.8p52)), h))
+	}
+}
+
+// quantizeOffset stores nearest(iscale*x) + offset clamped to [0, hi] for
+// each x of xd (exact products, ties to even, as roundProd; |iscale*x| +
+// offset < 2^31).
+func quantizeOffset(q []uint8, xd []float64, iscale float32, offset, hi int) {
+	q = q[:len(xd)]
+	s := float64(iscale)
+	h := int32(hi)
+	if offset%2 != 0 {
+		// An odd offset in the rounding constant would turn ties to even
+		// into ties to odd.
+		for i, v := range xd {
+			l := int32(uint32(math.Float64bits(s*v+0x1.8p52))) + int32(offset)
+			q[i] = uint8(min(max(l, 0), h))
+		}
+		return
+	}
+	// With the (even) offset added to the rounding constant 1.5*2^52, the
+	// low 32 bits of the sum are the rounded product plus offset.
+	magic := 0x1.8p52 + float64(offset)
+	i := 0
+	for ; i+4 <= len(xd); i += 4 {
+		x4 := xd[i : i+4 : i+4]
+		q4 := q[i : i+4 : i+4]
+		q4[0] = uint8(min(max(int32(uint32(math.Float64bits(s*x4[0]+magic))), 0), h))
+		q4[1] = uint8(min(max(int32(uint32(math.Float64bits(s*x4[1]+magic))), 0), h))
+		q4[2] = uint8(min(max(int32(uint32(math.Float64bits(s*x4[2]+magic))), 0), h))
+		q4[3] = uint8(min(max(int32(uint32(math.Float64bits(s*x4[3]+magic))), 0), h))
+	}
+	for ; i < len(xd); i++ {
+		q[i] = uint8(min(max(int32(uint32(math.Float64bits(s*xd[i]+magic))), 0), h))
+	}
 }
 
 // quadraticError is Σw(s*l+m-x)² expanded over the sums, evaluated as the

@@ -47,7 +47,7 @@ func TestSearchAllZero(t *testing.T) {
 	if d := MakeQ3Quants(4, x, Li, true); d != 0 || slices.Max(Li) != 0 {
 		t.Errorf("MakeQ3Quants(zeros) = %v, L %v", d, Li)
 	}
-	if d, m := MakeQkx2Quants(15, x, w, Lu, laux, -1, 0.1, 20, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
+	if d, m := MakeQkx2Quants(15, x, w, Lu, laux, -1, 0.1, 20, false, RoundedProducts); d != 0 || m != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQkx2Quants(zeros) = %v, %v, L %v", d, m, Lu)
 	}
 	if d, m := MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
@@ -101,8 +101,10 @@ func TestAsymmetricSearchExactGrid(t *testing.T) {
 		name string
 		f    func() (float32, float32)
 	}{
-		{"MakeQkx2Quants", func() (float32, float32) { return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, true) }},
-		{"MakeQkx2Quants/mse", func() (float32, float32) { return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, false) }},
+		{"MakeQkx2Quants", func() (float32, float32) { return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, true, FusedProducts) }},
+		{"MakeQkx2Quants/mse", func() (float32, float32) {
+			return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, false, RoundedProducts)
+		}},
 		{"MakeQkx3Quants", func() (float32, float32) { return MakeQkx3Quants(3, x, w, L, laux, -0.9, 0.05, 36, false) }},
 		{"MakeQkx3Quants/x²", func() (float32, float32) { return MakeQkx3Quants(3, x, nil, L, laux, -0.9, 0.05, 36, false) }},
 	} {
@@ -159,6 +161,65 @@ func TestFastPathsAgree(t *testing.T) {
 		}
 		if got, want := NearestIntMul(a, b), int(math.Float32bits(FMA32(a, b, 12582912))&0x007fffff)-0x00400000; got != want {
 			t.Fatalf("NearestIntMul(%v, %v) = %d, want %d", a, b, got, want)
+		}
+	}
+}
+
+// The trial quantizers of the searches round through the float64 constant
+// trick with the offset folded in; they must equal clamp(roundProd) + offset,
+// ties included.
+func TestTrialQuantizersAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for iter := 0; iter < 2000; iter++ {
+		n := 1 + r.IntN(40)
+		nmax := 1 + r.IntN(32)
+		iscale := float32(r.NormFloat64() * float64(nmax))
+		if iter%2 == 0 { // a power of two, so that x = (k + 0.5)/iscale is exact
+			iscale = float32(math.Ldexp(1-2*float64(r.IntN(2)), r.IntN(8)-2))
+		}
+		x := make([]float32, n)
+		xd := make([]float64, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+			if i%3 == 0 { // an exact tie l + 0.5 where iscale is a power of two
+				x[i] = (float32(r.IntN(2*nmax)-nmax) + 0.5) / iscale
+			}
+			xd[i] = float64(x[i])
+		}
+		for _, offset := range []int{0, nmax, nmax + 1} {
+			got := make([]uint8, n)
+			quantizeOffset(got, xd, iscale, offset, 2*nmax-1)
+			for i, v := range x {
+				want := clampInt(roundProd(iscale, v)+offset, 0, 2*nmax-1)
+				if int(got[i]) != want {
+					t.Fatalf("quantizeOffset(%v*%v, offset %d) = %d, want %d", iscale, v, offset, got[i], want)
+				}
+			}
+		}
+		pos := Abs32(iscale)
+		for i := range xd {
+			xd[i] = math.Abs(xd[i])
+		}
+		got := make([]uint8, n)
+		quantizeUpTo(got, xd, pos, nmax)
+		for i, v := range xd {
+			if want := clampInt(roundProd(pos, float32(v)), 0, nmax); int(got[i]) != want {
+				t.Fatalf("quantizeUpTo(%v*%v) = %d, want %d", pos, v, got[i], want)
+			}
+		}
+	}
+}
+
+func TestQxTrialNumerators(t *testing.T) {
+	for nmax := 1; nmax <= 40; nmax++ {
+		nums := qxTrialNumerators(nmax)
+		for is := -9; is <= 9; is++ {
+			if got, want := nums[0][is+9], FMA32(0.1, float32(is), float32(nmax)); got != want {
+				t.Errorf("nmax %d is %d: numerator %v, want %v", nmax, is, got, want)
+			}
+			if got, want := nums[1][is+9], FMA32(0.1, float32(is), float32(nmax-1)); got != want {
+				t.Errorf("nmax %d is %d: second numerator %v, want %v", nmax, is, got, want)
+			}
 		}
 	}
 }

@@ -111,7 +111,7 @@ func quantizeQ2KPlain(dst []byte, x []float32, s *scratch) {
 			for l, v := range xs {
 				w[l] = kernel.Abs32(v)
 			}
-			s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.5, 0.1, 15, true)
+			s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.5, 0.1, 15, true, kernel.FusedProducts)
 			if s.scales[j] > maxScale {
 				maxScale = s.scales[j]
 			}

@@ -83,7 +83,7 @@ func q45ScalesPlain(y []byte, xb []float32, nmax int, rmin, rdelta float32, nste
 		for l, v := range xs {
 			w[l] = avX + kernel.Abs32(v)
 		}
-		s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], rmin, rdelta, nstep, false)
+		s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], rmin, rdelta, nstep, false, kernel.RoundedProducts)
 		if s.scales[j] > maxScale {
 			maxScale = s.scales[j]
 		}
