@@ -1,12 +1,56 @@
 package formats
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Float32 bit patterns bounding the magnitudes that convert to a normal
+// half (or round up to infinity) without special handling: 2^-14, the
+// smallest normal half, and 2^16, above which every value overflows.
+const (
+	fp16NormalMin = 0x38800000
+	fp16NormalEnd = 0x47800000
+)
 
 // FP32ToFP16 converts to IEEE half precision with round-to-nearest-even, as
 // the F16C instruction the reference uses does: overflow goes to infinity and
 // a NaN stays a quiet NaN with the top mantissa bits kept.
+//
+// Values in the normal half range take a short branch-free path that the
+// compiler inlines; subnormals, zeros, overflow, infinities and NaNs go to
+// fp32ToFP16Slow.
 func FP32ToFP16(f float32) uint16 {
 	b := math.Float32bits(f)
+	if fp16Normal(b) {
+		return fp16FromNormal(b)
+	}
+	return fp32ToFP16Slow(b)
+}
+
+// fp16Normal reports whether the float32 with bits b has a magnitude in
+// [2^-14, 2^16): it converts to a normal half, or rounds up to infinity.
+func fp16Normal(b uint32) bool {
+	return b&0x7fffffff-fp16NormalMin < fp16NormalEnd-fp16NormalMin
+}
+
+// fp16FromNormal is FP32ToFP16 for bits b with fp16Normal(b): it rebiases
+// the exponent and rounds the 13 dropped mantissa bits to nearest even; a
+// carry out of the mantissa correctly bumps the exponent, up to infinity for
+// values from 65520 on.
+func fp16FromNormal(b uint32) uint16 {
+	a := b & 0x7fffffff
+	return uint16(b>>16)&0x8000 | uint16((a+(a>>13)&1+fp16Rebias)>>13)
+}
+
+// fp16Rebias, added modulo 2^32, moves a float32 exponent to the half bias
+// (-112 in the exponent field) and adds just under half a half-ulp (0xfff)
+// for rounding.
+const fp16Rebias uint32 = 1<<32 + 0xfff - (127-15)<<23
+
+// fp32ToFP16Slow is FP32ToFP16 for every input, written case by case; the
+// fast path is tested against it.
+func fp32ToFP16Slow(b uint32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff
 	mant := b & 0x7fffff
@@ -40,6 +84,39 @@ func FP32ToFP16(f float32) uint16 {
 		r++ // a carry into the exponent is the correct rounding, up to infinity
 	}
 	return sign | uint16(r)
+}
+
+// PutFP16Row stores src as little-endian IEEE halves (FP32ToFP16) in
+// dst[:2*len(src)]. On CPUs with F16C it converts 16 values per step with
+// VCVTPS2PH, which rounds exactly as FP32ToFP16 does.
+func PutFP16Row(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	done := putFP16RowSIMD(dst, src)
+	putFP16RowGeneric(dst[2*done:], src[done:])
+}
+
+// putFP16RowGeneric is PutFP16Row in portable Go, four values per store.
+func putFP16RowGeneric(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	for len(src) >= 4 && len(dst) >= 8 {
+		b0 := math.Float32bits(src[0])
+		b1 := math.Float32bits(src[1])
+		b2 := math.Float32bits(src[2])
+		b3 := math.Float32bits(src[3])
+		var h uint64
+		if fp16Normal(b0) && fp16Normal(b1) && fp16Normal(b2) && fp16Normal(b3) {
+			h = uint64(fp16FromNormal(b0)) | uint64(fp16FromNormal(b1))<<16 |
+				uint64(fp16FromNormal(b2))<<32 | uint64(fp16FromNormal(b3))<<48
+		} else {
+			h = uint64(fp32ToFP16Slow(b0)) | uint64(fp32ToFP16Slow(b1))<<16 |
+				uint64(fp32ToFP16Slow(b2))<<32 | uint64(fp32ToFP16Slow(b3))<<48
+		}
+		binary.LittleEndian.PutUint64(dst, h)
+		src, dst = src[4:], dst[8:]
+	}
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], FP32ToFP16(v))
+	}
 }
 
 // FP16ToFP32 converts an IEEE half to float32 exactly.
@@ -84,7 +161,52 @@ func FP32ToBF16(f float32) uint16 {
 	return uint16((u + (0x7fff + (u>>16)&1)) >> 16)
 }
 
+// PutBF16Row stores src as little-endian bfloat16 values (FP32ToBF16) in
+// dst[:2*len(src)], with AVX2 where the CPU has it.
+func PutBF16Row(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	done := putBF16RowSIMD(dst, src)
+	putBF16RowGeneric(dst[2*done:], src[done:])
+}
+
+// putBF16RowGeneric is PutBF16Row in portable Go, four values per store.
+func putBF16RowGeneric(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	for len(src) >= 4 && len(dst) >= 8 {
+		h0 := uint64(FP32ToBF16(src[0]))
+		h1 := uint64(FP32ToBF16(src[1]))
+		h2 := uint64(FP32ToBF16(src[2]))
+		h3 := uint64(FP32ToBF16(src[3]))
+		binary.LittleEndian.PutUint64(dst, h0|h1<<16|h2<<32|h3<<48)
+		src, dst = src[4:], dst[8:]
+	}
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], FP32ToBF16(v))
+	}
+}
+
 // BF16ToFP32 widens a bfloat16 exactly.
 func BF16ToFP32(h uint16) float32 {
 	return math.Float32frombits(uint32(h) << 16)
+}
+
+// FirstNonFinite returns the index of the first infinity or NaN in x, or -1
+// if every value is finite. It scans with AVX2 where the CPU has it, so a
+// quantizer can check its input at memory speed.
+func FirstNonFinite(x []float32) int {
+	done, found := anyNonFiniteSIMD(x)
+	if !found {
+		for i, v := range x[done:] {
+			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+				return done + i
+			}
+		}
+		return -1
+	}
+	for i, v := range x {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return i
+		}
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -50,5 +51,159 @@ func TestBF16(t *testing.T) {
 	}
 	if BF16ToFP32(0x3f80) != 1 {
 		t.Error("BF16ToFP32(0x3f80) != 1")
+	}
+}
+
+// fp16TestValues returns float32 bit patterns that exercise every rounding
+// case of the half conversion: each half's exact value, the midpoints
+// between neighbouring halves (ties) and the float32 values on either side
+// of them, both signs, float32 subnormals, infinities, NaNs, and a spread of
+// random patterns.
+func fp16TestValues() []uint32 {
+	var out []uint32
+	for h := 0; h < 1<<15; h++ {
+		lo := math.Float32bits(fp16ToFP32Slow(uint16(h)))
+		out = append(out, lo)
+		if h < 0x7c00 {
+			hi := math.Float32bits(fp16ToFP32Slow(uint16(h + 1)))
+			// The midpoint of two positive floats is the mean of their bit
+			// patterns when both have the same exponent, and otherwise close
+			// to it; take it exactly in float64.
+			mid := math.Float32bits(float32((float64(math.Float32frombits(lo)) + float64(math.Float32frombits(hi))) / 2))
+			out = append(out, mid-1, mid, mid+1, hi-1)
+		}
+	}
+	out = append(out, 0x7f800000, 0x7f800001, 0x7fc00000, 0x7fffffff, 0x7f802000, 0x7fbfe000,
+		0x00000001, 0x00400000, 0x007fffff, 0x00800000, 0x7f7fffff, 0x477fefff, 0x477ff000,
+		0x477fffff, 0x47800000, 0x387fffff, 0x38800000, 0x33000000, 0x33000001, 0x32ffffff)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		out = append(out, r.Uint32()&0x7fffffff)
+	}
+	n := len(out)
+	for _, b := range out[:n] {
+		out = append(out, b|0x80000000)
+	}
+	return out
+}
+
+func TestFP32ToFP16FastMatchesSlow(t *testing.T) {
+	for _, b := range fp16TestValues() {
+		if got, want := FP32ToFP16(math.Float32frombits(b)), fp32ToFP16Slow(b); got != want {
+			t.Fatalf("FP32ToFP16(%#08x) = %#04x, slow path %#04x", b, got, want)
+		}
+	}
+}
+
+// TestFloatRows checks PutFP16Row and PutBF16Row, with whatever SIMD the
+// CPU offers and with the portable code, against the one-value conversions,
+// at lengths that leave every possible tail.
+func TestFloatRows(t *testing.T) {
+	t.Logf("AVX2/F16C assembly in use: %v", useAVX2F16C)
+	bits := fp16TestValues()
+	src := make([]float32, len(bits))
+	for i, b := range bits {
+		src[i] = math.Float32frombits(b)
+	}
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(src), func(i, j int) { src[i], src[j] = src[j], src[i] })
+	for _, tc := range []struct {
+		name string
+		put  func(dst []byte, src []float32)
+		one  func(float32) uint16
+	}{
+		{"PutFP16Row", PutFP16Row, FP32ToFP16},
+		{"putFP16RowGeneric", putFP16RowGeneric, FP32ToFP16},
+		{"PutBF16Row", PutBF16Row, FP32ToBF16},
+		{"putBF16RowGeneric", putBF16RowGeneric, FP32ToBF16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, len(src)} {
+				x := src[len(src)-n:]
+				dst := make([]byte, 2*n+2)
+				dst[2*n], dst[2*n+1] = 0xaa, 0x55
+				tc.put(dst, x)
+				for i, v := range x {
+					if got, want := uint16(dst[2*i])|uint16(dst[2*i+1])<<8, tc.one(v); got != want {
+						t.Fatalf("n=%d: value %d (%#08x) -> %#04x, want %#04x", n, i, math.Float32bits(v), got, want)
+					}
+				}
+				if dst[2*n] != 0xaa || dst[2*n+1] != 0x55 {
+					t.Fatalf("n=%d: wrote past the row", n)
+				}
+			}
+		})
+	}
+}
+
+// TestBF16FastMatchesBitRule checks FP32ToBF16 over many float32 patterns
+// against the rule written out with explicit cases.
+func TestBF16FastMatchesBitRule(t *testing.T) {
+	for _, b := range fp16TestValues() {
+		var want uint16
+		switch {
+		case b&0x7fffffff > 0x7f800000:
+			want = uint16(b>>16) | 64
+		default:
+			want = uint16(b >> 16)
+			if rem := b & 0xffff; rem > 0x8000 || rem == 0x8000 && want&1 == 1 {
+				want++
+			}
+		}
+		if got := FP32ToBF16(math.Float32frombits(b)); got != want {
+			t.Fatalf("FP32ToBF16(%#08x) = %#04x, want %#04x", b, got, want)
+		}
+	}
+}
+
+func BenchmarkPutFP16Row(b *testing.B) {
+	benchmarkFloatRow(b, PutFP16Row)
+}
+
+func BenchmarkPutFP16RowGeneric(b *testing.B) {
+	benchmarkFloatRow(b, putFP16RowGeneric)
+}
+
+func BenchmarkPutBF16Row(b *testing.B) {
+	benchmarkFloatRow(b, PutBF16Row)
+}
+
+func BenchmarkPutBF16RowGeneric(b *testing.B) {
+	benchmarkFloatRow(b, putBF16RowGeneric)
+}
+
+// benchmarkFloatRow converts 64x4096 normal weights (sigma 0.02), counting
+// 2 bytes per weight as the quantizer benchmarks do.
+func benchmarkFloatRow(b *testing.B, put func([]byte, []float32)) {
+	r := rand.New(rand.NewPCG(42, 4096))
+	src := make([]float32, 64*4096)
+	for i := range src {
+		src[i] = float32(0.02 * r.NormFloat64())
+	}
+	dst := make([]byte, 2*len(src))
+	b.SetBytes(int64(2 * len(src)))
+	for b.Loop() {
+		put(dst, src)
+	}
+}
+
+func TestFirstNonFinite(t *testing.T) {
+	x := make([]float32, 200)
+	for i := range x {
+		x[i] = float32(i) - 100
+	}
+	if got := FirstNonFinite(x); got != -1 {
+		t.Fatalf("all finite: got %d", got)
+	}
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		for _, at := range []int{0, 31, 32, 63, 100, 191, 192, 199} {
+			y := append([]float32(nil), x...)
+			y[at] = bad
+			if at < 150 {
+				y[150] = bad
+			}
+			if got := FirstNonFinite(y); got != at {
+				t.Fatalf("%v at %d: got %d", bad, at, got)
+			}
+		}
 	}
 }

@@ -128,10 +128,8 @@ func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix [
 	if imatrix == nil && t.Known() && mustInfo(t).NeedsImatrix {
 		return fmt.Errorf("%w: %s (pass an importance matrix, e.g. --imatrix FILE)", ErrNeedsImatrix, t)
 	}
-	for i, v := range src {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return &RowError{Row: i / ne0, Column: i % ne0, Value: v}
-		}
+	if i := formats.FirstNonFinite(src); i >= 0 {
+		return &RowError{Row: i / ne0, Column: i % ne0, Value: src[i]}
 	}
 	for i, v := range imatrix {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {

@@ -10,20 +10,14 @@ import (
 // quantizeF16 converts every weight to IEEE half precision, rounding to
 // nearest even as the reference's F16C path does. The imatrix is ignored.
 func quantizeF16(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	dst = dst[:2*len(src)]
-	for i, v := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], formats.FP32ToFP16(v))
-	}
+	formats.PutFP16Row(dst, src)
 	return nil
 }
 
 // quantizeBF16 converts every weight to bfloat16 with the reference's
 // round-to-nearest-even conversion (ggml_fp32_to_bf16_row_ref).
 func quantizeBF16(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	dst = dst[:2*len(src)]
-	for i, v := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], formats.FP32ToBF16(v))
-	}
+	formats.PutBF16Row(dst, src)
 	return nil
 }
 
@@ -34,17 +28,28 @@ func quantizeBF16(dst []byte, src []float32, nrows, ne0 int, _ []float32) error 
 func quantizeBF16R16(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
 	const rows = 16
 	group := rows * ne0
+	var xk [rows][]float32
 	for g := 0; g+group <= len(src); g += group {
-		x := src[g : g+group]
+		for k := range xk {
+			xk[k] = src[g+k*ne0 : g+(k+1)*ne0]
+		}
 		y := dst[2*g : 2*(g+group)]
-		for k := 0; k < rows; k++ {
-			xk := x[k*ne0 : (k+1)*ne0]
-			for ib := 0; ib < ne0/2; ib++ {
-				o := 2 * (32*ib + 2*k)
-				lo := math.Float32bits(xk[2*ib]) >> 16
-				hi := math.Float32bits(xk[2*ib+1]) >> 16
-				binary.LittleEndian.PutUint32(y[o:], lo|hi<<16)
+		if bf16R16RowSIMD(y, xk[0]) {
+			for k := 1; k < rows; k++ {
+				bf16R16RowSIMD(y[4*k:], xk[k])
 			}
+			continue
+		}
+		// Each pair of columns fills 64 bytes: one 4-byte word per row.
+		for ib := 0; ib+1 < ne0 && len(y) >= 64; ib += 2 {
+			out := (*[64]byte)(y)
+			for k := range xk {
+				x := xk[k][ib : ib+2 : ib+2]
+				lo := math.Float32bits(x[0]) >> 16
+				hi := math.Float32bits(x[1]) &^ 0xffff
+				binary.LittleEndian.PutUint32(out[4*k:], lo|hi)
+			}
+			y = y[64:]
 		}
 	}
 	return nil

@@ -46,28 +46,88 @@ func bestIndexMXFP4(d, x float32) byte {
 
 // mxfp4Exponent is the block exponent code the reference picks for a block
 // whose largest magnitude is amax > 0: floor(log2f(amax)) - 2 + 127, cast to
-// uint8 the way GCC's x86 code does (via int32).
-func mxfp4Exponent(amax float32) uint8 {
+// uint8 the way GCC's x86 code does (via int32). It also returns the int32
+// before the cast.
+func mxfp4Exponent(amax float32) (uint8, int32) {
 	l := float32(math.Log2(float64(amax)))
-	return uint8(int32(float32(math.Floor(float64(l))) - 2 + 127))
+	e := int32(float32(math.Floor(float64(l))) - 2 + 127)
+	return uint8(e), e
+}
+
+// mxfp4Codes maps ceil(2|x|/d) (0..32; the rest is padding) to the code of the first nearest
+// value, with the sign (row 1) choosing codes 9..15 instead of 1..7: the
+// midpoints between neighbouring magnitudes (0.5, 1.5, 2.5, 3.5, 5, 7 and
+// 10, in units of d) are multiples of 1/2, so all |x|/d in (j/2, (j+1)/2]
+// share one code, and a value exactly on a midpoint takes the smaller
+// magnitude, which the reference's scan finds first.
+var mxfp4Codes = func() (t [2][64]byte) {
+	mids := [7]float32{0.5, 1.5, 2.5, 3.5, 5, 7, 10}
+	for c := range 33 {
+		hi := float32(c) / 2 // the largest |x|/d with this ceiling
+		k := 0
+		for _, m := range mids {
+			if hi > m {
+				k++
+			}
+		}
+		t[0][c] = byte(k)
+		if k != 0 {
+			k |= 8
+		}
+		t[1][c] = byte(k)
+	}
+	return t
+}()
+
+// b2i is 1 for true, 0 for false (compiled without a branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // quantizeMXFP4Blocks is quantize_row_mxfp4_impl over whole blocks. The
 // reference ignores the importance matrix.
+//
+// The reference scans all 16 codes for the first one nearest to each weight
+// (bestIndexMXFP4). When the block's scale d is a normal float and the
+// exponent code did not wrap, the largest magnitude is below 32d, so the
+// differences to the two codes around a weight are exact (Sterbenz) and the
+// others are farther by at least d, far more than their rounding error: the
+// first nearest code is then found by comparing the magnitude with the
+// midpoints between codes (a tie goes to the smaller magnitude, the earlier
+// code), and the weight's sign picks codes 1..7 or 9..15 (codes 0 and 8 are
+// both zero; 0 comes first).
 func quantizeMXFP4Blocks(dst []byte, x []float32) {
-	for ib := 0; ib < len(x)/qk; ib++ {
-		xb := x[ib*qk : ib*qk+qk]
-		y := dst[ib*blockMXFP4 : (ib+1)*blockMXFP4]
-		clear(y)
-		amax := absMax(xb)
+	nb := min(len(x)/qk, len(dst)/blockMXFP4)
+	for ib := 0; ib < nb; ib++ {
+		xb := (*[qk]float32)(x[ib*qk:])
+		y := (*[blockMXFP4]byte)(dst[ib*blockMXFP4:])
+		clear(y[:])
+		amax := absMax32(xb)
 		if amax == 0 {
 			continue
 		}
-		e := mxfp4Exponent(amax)
+		e, e32 := mxfp4Exponent(amax)
 		d := e8m0Half(e)
 		y[0] = e
+		if e32 < 2 || e32 > 250 {
+			for j := 0; j < qk/2; j++ {
+				y[1+j] = bestIndexMXFP4(d, xb[j]) | bestIndexMXFP4(d, xb[j+qk/2])<<4
+			}
+			continue
+		}
+		twoOverD := 2 / d // a power of two: |x|*twoOverD is exact unless tiny
+		code := func(v float32) byte {
+			b := math.Float32bits(v)
+			t := math.Float32frombits(b&^(1<<31)) * twoOverD // < 32
+			c := int32(t)
+			c += int32(b2i(t > float32(c))) // ceil(t)
+			return mxfp4Codes[b>>31][c&63]
+		}
 		for j := 0; j < qk/2; j++ {
-			y[1+j] = bestIndexMXFP4(d, xb[j]) | bestIndexMXFP4(d, xb[j+qk/2])<<4
+			y[1+j] = code(xb[j]) | code(xb[j+qk/2])<<4
 		}
 	}
 }
@@ -81,20 +141,22 @@ func quantizeMXFP4(dst []byte, src []float32, nrows, ne0 int, _ []float32) error
 // the mean magnitude (summed in order) and each weight keeps only its sign
 // (bit set for >= 0). The reference ignores the importance matrix.
 func quantizeQ1_0G128(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	for ib := 0; ib < len(src)/qk1_0; ib++ {
-		x := src[ib*qk1_0 : (ib+1)*qk1_0]
-		y := dst[ib*blockQ1_0G128 : (ib+1)*blockQ1_0G128]
+	nb := min(len(src)/qk1_0, len(dst)/blockQ1_0G128)
+	for ib := 0; ib < nb; ib++ {
+		x := (*[qk1_0]float32)(src[ib*qk1_0:])
+		y := (*[blockQ1_0G128]byte)(dst[ib*blockQ1_0G128:])
 		var sum float32
 		for _, v := range x {
-			sum += float32(math.Abs(float64(v)))
+			sum += abs32(v)
 		}
-		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(sum/qk1_0))
-		qs := y[2:]
-		clear(qs)
-		for j, v := range x {
-			if v >= 0 {
-				qs[j/8] |= 1 << (j % 8)
+		binary.LittleEndian.PutUint16(y[:], formats.FP32ToFP16(sum/qk1_0))
+		for j := 0; j < qk1_0/8; j++ {
+			xj := (*[8]float32)(x[8*j:])
+			var bits byte
+			for i, v := range xj {
+				bits |= byte(b2i(v >= 0)) << i
 			}
+			y[2+j] = bits
 		}
 	}
 	return nil

@@ -14,39 +14,100 @@ const (
 
 // roundEven rounds to the nearest integer, ties to even, as the
 // _mm256_round_ps(_MM_ROUND_NEAREST) + cvtps_epi32 pair of the reference's
-// AVX2 q8 quantizers does. Valid for |v| < 2^22.
+// AVX2 q8 quantizers does: adding 1.5*2^23 leaves the rounded value in the
+// low mantissa bits. Valid for |v| < 2^22 (the q8 quantizers stay within
+// ±127.5).
 func roundEven(v float32) int32 {
-	return int32(math.RoundToEven(float64(v)))
+	return int32(math.Float32bits(v+12582912)&0x7fffff) - 0x400000
+}
+
+// roundAway rounds half away from zero, as C's roundf does: float64 holds
+// v ± 0.5 exactly, and the conversion truncates. Valid for |v| < 2^31.
+func roundAway(v float32) int32 {
+	half := math.Float64frombits(0x3fe0000000000000 | uint64(math.Float32bits(v)>>31)<<63)
+	return int32(float64(v) + half)
+}
+
+// cvtRoundSat is what the reference's AVX2 q8 quantizers do with a product
+// whatever its range: _mm256_round_ps to nearest even, _mm256_cvtps_epi32
+// (0x80000000 for NaN and out-of-range values) and the saturating packs to
+// int8. It returns the int32 (which the row sums add) and the stored byte.
+// The fast paths use roundEven where the products are known to stay within
+// ±127.5; this handles the rows and blocks whose scale underflows.
+func cvtRoundSat(v float32) (int32, byte) {
+	i := int32(math.MinInt32)
+	if abs32(v) < 1<<31 {
+		i = int32(math.RoundToEven(float64(v)))
+	}
+	return i, byte(int8(min(max(i, -128), 127)))
+}
+
+// abs32 is fabsf.
+func abs32(v float32) float32 {
+	return math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
 }
 
 // absMax returns the largest magnitude in x (0 for an empty slice).
 func absMax(x []float32) float32 {
 	var amax float32
 	for _, v := range x {
-		if a := float32(math.Abs(float64(v))); a > amax {
-			amax = a
-		}
+		amax = max(amax, abs32(v))
 	}
 	return amax
 }
 
+// absMax32 is absMax of one 32-weight block, with four independent running
+// maxima (max is exact and order-free for finite values).
+func absMax32(x *[qk]float32) float32 {
+	var m0, m1, m2, m3 float32
+	for j := 0; j < qk; j += 4 {
+		m0 = max(m0, abs32(x[j]))
+		m1 = max(m1, abs32(x[j+1]))
+		m2 = max(m2, abs32(x[j+2]))
+		m3 = max(m3, abs32(x[j+3]))
+	}
+	return max(max(m0, m1), max(m2, m3))
+}
+
 // quantizeQ8_0Blocks is quantize_row_q8_0_ref over any number of whole
-// blocks: scale amax/127, weights rounded half away from zero. The reference
-// ignores the importance matrix for q8_0.
+// blocks: scale amax/127, weights multiplied by 1/scale (rounded to float32)
+// and rounded half away from zero. The reference ignores the importance
+// matrix for q8_0.
 func quantizeQ8_0Blocks(dst []byte, x []float32) {
-	for ib := 0; ib < len(x)/qk; ib++ {
-		xb := x[ib*qk : ib*qk+qk]
-		y := dst[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
-		amax := absMax(xb)
-		d := amax / 127
+	nb := min(len(x)/qk, len(dst)/blockQ8_0)
+	if done := quantizeQ8_0SIMD(dst, x); done > 0 {
+		// The assembly is exact only for normal scales; a block with a
+		// smaller one (its half scale is 0) is redone here.
+		for ib := 0; ib < done; ib++ {
+			if binary.LittleEndian.Uint16(dst[ib*blockQ8_0:]) == 0 {
+				quantizeQ8_0Portable(dst[ib*blockQ8_0:(ib+1)*blockQ8_0], x[ib*qk:(ib+1)*qk])
+			}
+		}
+		dst, x = dst[done*blockQ8_0:], x[done*qk:]
+		nb -= done
+	}
+	quantizeQ8_0Portable(dst, x[:nb*qk])
+}
+
+// quantizeQ8_0Portable is quantizeQ8_0Blocks in Go.
+func quantizeQ8_0Portable(dst []byte, x []float32) {
+	nb := min(len(x)/qk, len(dst)/blockQ8_0)
+	for ib := 0; ib < nb; ib++ {
+		xb := (*[qk]float32)(x[ib*qk:])
+		y := (*[blockQ8_0]byte)(dst[ib*blockQ8_0:])
+		d := absMax32(xb) / 127
 		var id float32
 		if d != 0 {
 			id = 1 / d
 		}
-		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
-		qs := y[2:34]
-		for j, v := range xb {
-			qs[j] = byte(int8(math.Round(float64(v * id))))
+		binary.LittleEndian.PutUint16(y[:], formats.FP32ToFP16(d))
+		qs := (*[qk]byte)(y[2:])
+		for j := 0; j < qk; j += 4 {
+			q0 := uint32(uint8(roundAway(float32(xb[j] * id))))
+			q1 := uint32(uint8(roundAway(float32(xb[j+1] * id))))
+			q2 := uint32(uint8(roundAway(float32(xb[j+2] * id))))
+			q3 := uint32(uint8(roundAway(float32(xb[j+3] * id))))
+			binary.LittleEndian.PutUint32(qs[j:], q0|q1<<8|q2<<16|q3<<24)
 		}
 	}
 }
@@ -60,19 +121,44 @@ func quantizeQ8_0(dst []byte, src []float32, nrows, ne0 int, _ []float32) error 
 // scale (amax/127) and the int32 sum of the quants head the row, then one
 // int8 per weight, rounded half to even after multiplying by 1/scale.
 func quantizeQ8KVRow(dst []byte, x []float32) {
-	q := dst[8 : 8+len(x)]
-	amax := absMax(x)
+	dst = dst[:8+len(x)]
+	amax, ok := absMaxSIMD(x)
+	if !ok {
+		amax = absMax(x)
+	}
 	if amax == 0 {
-		clear(dst[:8+len(x)])
+		clear(dst)
 		return
 	}
 	d := amax / 127
 	mul := 1 / d
-	var isum int32
-	for j, v := range x {
-		l := roundEven(mul * v)
-		isum += l
-		q[j] = byte(int8(l))
+	q := dst[8:]
+	isum, ok := quantizeQ8SIMD(q, x, mul)
+	switch {
+	case ok:
+	case d < math.SmallestNonzeroFloat32*(1<<23):
+		// A subnormal (or zero) scale: 1/d is inexact or infinite and the
+		// products may leave the int8 range.
+		for j, v := range x {
+			l, b := cvtRoundSat(float32(mul * v))
+			isum += l
+			q[j] = b
+		}
+	default:
+		for len(x) >= 4 && len(q) >= 4 {
+			l0 := roundEven(float32(mul * x[0]))
+			l1 := roundEven(float32(mul * x[1]))
+			l2 := roundEven(float32(mul * x[2]))
+			l3 := roundEven(float32(mul * x[3]))
+			isum += l0 + l1 + l2 + l3
+			binary.LittleEndian.PutUint32(q, uint32(uint8(l0))|uint32(uint8(l1))<<8|uint32(uint8(l2))<<16|uint32(uint8(l3))<<24)
+			x, q = x[4:], q[4:]
+		}
+		for j, v := range x {
+			l := roundEven(float32(mul * v))
+			isum += l
+			q[j] = byte(int8(l))
+		}
 	}
 	binary.LittleEndian.PutUint32(dst, math.Float32bits(d))
 	binary.LittleEndian.PutUint32(dst[4:], uint32(isum))
@@ -95,25 +181,58 @@ func quantizeQ8KVR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) erro
 	tmp := make([]byte, rows*baseRow)
 	groupBytes := rows * (4 + ne0)
 	for g := 0; g < nrows/rows; g++ {
+		y := dst[g*groupBytes : (g+1)*groupBytes]
+		if quantizeQ8KVR8Direct(y, src[g*rows*ne0:(g+1)*rows*ne0], ne0) {
+			continue
+		}
 		for k := 0; k < rows; k++ {
 			r := g*rows + k
 			quantizeQ8KVRow(tmp[k*baseRow:], src[r*ne0:(r+1)*ne0])
 		}
-		y := dst[g*groupBytes : (g+1)*groupBytes]
 		for k := 0; k < rows; k++ {
 			copy(y[4*k:4*k+4], tmp[k*baseRow:])
 		}
+		// Word l (4 quants) of each row's 16-column block ib goes to
+		// qy[128*ib+32*l+4*k]: read one 4-byte word per row and block at a
+		// time and write the 128 bytes of a block in order.
 		qy := y[4*rows:]
-		for ib := 0; ib < ne0/16; ib++ {
-			for l := 0; l < 4; l++ {
-				for k := 0; k < rows; k++ {
-					src := tmp[k*baseRow+8+16*ib+4*l:]
-					copy(qy[128*ib+32*l+4*k:128*ib+32*l+4*k+4], src[:4])
+		for ib := 0; ib < ne0/16 && len(qy) >= 128; ib++ {
+			out := (*[128]byte)(qy)
+			for k := 0; k < rows; k++ {
+				in := (*[16]byte)(tmp[k*baseRow+8+16*ib:])
+				for l := 0; l < 4; l++ {
+					binary.LittleEndian.PutUint32(out[32*l+4*k:], binary.LittleEndian.Uint32(in[4*l:]))
 				}
 			}
+			qy = qy[128:]
 		}
 	}
 	return nil
+}
+
+// quantizeQ8KVR8Direct quantizes one group of 8 rows of q8_KV_r8 straight
+// into its interleaved layout with the assembly kernels, when they apply
+// (AVX2, rows of a multiple of 32 values); otherwise it returns false.
+func quantizeQ8KVR8Direct(y []byte, x []float32, ne0 int) bool {
+	const rows = 8
+	if !useAVX2 || ne0%32 != 0 {
+		return false
+	}
+	for k := 0; k < rows; k++ {
+		xk := x[k*ne0 : (k+1)*ne0]
+		amax, _ := absMaxSIMD(xk)
+		if amax == 0 {
+			binary.LittleEndian.PutUint32(y[4*k:], 0)
+			for j := 0; j < ne0/4; j++ {
+				binary.LittleEndian.PutUint32(y[4*rows+32*j+4*k:], 0)
+			}
+			continue
+		}
+		d := amax / 127
+		binary.LittleEndian.PutUint32(y[4*k:], math.Float32bits(d))
+		quantizeQ8WordsSIMD(y[4*rows+4*k:], xk, 1/d)
+	}
+	return true
 }
 
 // quantizeQ8KR8 quantizes 8 rows the way the reference's AVX2
@@ -129,22 +248,39 @@ func quantizeQ8KR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) error
 	nblock := ne0 / qk
 	for g := 0; g < nrows/rows; g++ {
 		for ibl := 0; ibl < nblock; ibl++ {
-			y := dst[(g*nblock+ibl)*block : (g*nblock+ibl+1)*block]
+			y := (*[block]byte)(dst[(g*nblock+ibl)*block:])
 			qs := y[2*rows:]
 			for k := 0; k < rows; k++ {
 				r := g*rows + k
-				x := src[r*ne0+ibl*qk : r*ne0+ibl*qk+qk]
-				amax := absMax(x)
+				x := (*[qk]float32)(src[r*ne0+ibl*qk:])
+				amax, ok := absMaxSIMD(x[:])
+				if !ok {
+					amax = absMax(x[:])
+				}
 				d := amax / 127
 				var id float32
 				if amax != 0 {
 					id = 127 / amax
 				}
 				binary.LittleEndian.PutUint16(y[2*k:], formats.FP32ToFP16(d))
-				for ib := 0; ib < qk/4; ib++ {
-					for i := 0; i < 4; i++ {
-						qs[32*ib+4*k+i] = byte(int8(roundEven(id * x[4*ib+i])))
+				if quantizeQ8WordsSIMD(qs[4*k:], x[:], id) {
+					continue
+				}
+				if amax < 1.0/(1<<100) {
+					// 127/amax may overflow: replay the reference's
+					// conversions with their saturation.
+					for j, v := range x {
+						_, qs[32*(j/4)+4*k+j%4] = cvtRoundSat(float32(id * v))
 					}
+					continue
+				}
+				for ib := 0; ib < qk/4; ib++ {
+					xi := (*[4]float32)(x[4*ib:])
+					q0 := uint32(uint8(roundEven(float32(id * xi[0]))))
+					q1 := uint32(uint8(roundEven(float32(id * xi[1]))))
+					q2 := uint32(uint8(roundEven(float32(id * xi[2]))))
+					q3 := uint32(uint8(roundEven(float32(id * xi[3]))))
+					binary.LittleEndian.PutUint32(qs[32*ib+4*k:], q0|q1<<8|q2<<16|q3<<24)
 				}
 			}
 		}

@@ -1,0 +1,51 @@
+//go:build amd64 && !purego
+
+package formats
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useAVX2F16C selects the assembly conversions; tests clear it to check the
+// portable code on the same machine.
+var useAVX2F16C = cpu.X86.HasAVX2 && cpu.X86.HasF16C
+
+//go:noescape
+func fp32ToFP16F16C(dst *byte, src *float32, n int)
+
+//go:noescape
+func fp32ToBF16AVX2(dst *byte, src *float32, n int)
+
+// putFP16RowSIMD converts the longest prefix of src that is a multiple of 16
+// values with F16C and returns its length (0 without F16C). len(dst) must be
+// at least 2*len(src).
+func putFP16RowSIMD(dst []byte, src []float32) int {
+	n := len(src) &^ 15
+	if !useAVX2F16C || n == 0 || len(dst) < 2*n {
+		return 0
+	}
+	fp32ToFP16F16C(&dst[0], &src[0], n)
+	return n
+}
+
+// putBF16RowSIMD is putFP16RowSIMD for bfloat16, with AVX2.
+func putBF16RowSIMD(dst []byte, src []float32) int {
+	n := len(src) &^ 15
+	if !useAVX2F16C || n == 0 || len(dst) < 2*n {
+		return 0
+	}
+	fp32ToBF16AVX2(&dst[0], &src[0], n)
+	return n
+}
+
+//go:noescape
+func anyNonFiniteAVX2(x *float32, n int) bool
+
+// anyNonFiniteSIMD checks the longest prefix of x that is a multiple of 32
+// values with AVX2 and returns its length and whether it holds an infinity
+// or NaN (0, false without AVX2).
+func anyNonFiniteSIMD(x []float32) (int, bool) {
+	n := len(x) &^ 31
+	if !useAVX2F16C || n == 0 {
+		return 0, false
+	}
+	return n, anyNonFiniteAVX2(&x[0], n)
+}

@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package formats
+
+// useAVX2F16C is false without assembly: every value takes the portable
+// path.
+var useAVX2F16C = false
+
+func putFP16RowSIMD(dst []byte, src []float32) int { return 0 }
+func putBF16RowSIMD(dst []byte, src []float32) int { return 0 }
+
+func anyNonFiniteSIMD(x []float32) (int, bool) { return 0, false }

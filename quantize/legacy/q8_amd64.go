@@ -1,0 +1,77 @@
+//go:build amd64 && !purego
+
+package legacy
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useAVX2 selects the assembly q8 kernels; tests clear it to check the
+// portable code on the same machine.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
+
+//go:noescape
+func absMaxAVX2(x *float32, n int) float32
+
+//go:noescape
+func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
+
+//go:noescape
+func quantizeQ8WordsAVX2(dst *byte, src *float32, n int, mul float32) int32
+
+//go:noescape
+func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
+
+//go:noescape
+func bf16R16RowAVX2(dst *byte, src *float32, n int)
+
+// absMaxSIMD returns absMax(x) and true when x has a multiple of 32 values
+// and the CPU has AVX2 (the maximum of finite values does not depend on the
+// order in which it is taken).
+func absMaxSIMD(x []float32) (float32, bool) {
+	if !useAVX2 || len(x) == 0 || len(x)%32 != 0 {
+		return 0, false
+	}
+	return absMaxAVX2(&x[0], len(x)), true
+}
+
+// quantizeQ8SIMD stores cvtRoundSat(float32(mul*v)) for every v of x in q
+// and returns the sum of the int32 values, when x has a multiple of 32 values
+// and the CPU has AVX2; otherwise it returns false and does nothing.
+func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) {
+	if !useAVX2 || len(x) == 0 || len(x)%32 != 0 || len(q) < len(x) {
+		return 0, false
+	}
+	return quantizeQ8AVX2(&q[0], &x[0], len(x), mul), true
+}
+
+// quantizeQ8WordsSIMD is quantizeQ8SIMD storing the quants of values
+// 4j..4j+3 at q[32*j:32*j+4] (one row of the q8_KV_r8 and q8_k_r8 layouts).
+func quantizeQ8WordsSIMD(q []byte, x []float32, mul float32) bool {
+	if !useAVX2 || len(x) == 0 || len(x)%32 != 0 || len(q) < 8*len(x)-28 {
+		return false
+	}
+	quantizeQ8WordsAVX2(&q[0], &x[0], len(x), mul)
+	return true
+}
+
+// quantizeQ8_0SIMD quantizes the whole q8_0 blocks of x into dst with AVX2
+// and returns how many it did (0 without AVX2). Blocks whose scale is not a
+// normal float (it underflows to a zero half) are left to the caller.
+func quantizeQ8_0SIMD(dst []byte, x []float32) int {
+	nb := min(len(x)/qk, len(dst)/blockQ8_0)
+	if !useAVX2 || nb == 0 {
+		return 0
+	}
+	quantizeQ8_0AVX2(&dst[0], &x[0], nb)
+	return nb
+}
+
+// bf16R16RowSIMD stores one row of a bf16_r16 group (x truncated to bf16,
+// the pair of columns 2j, 2j+1 as the word at y[64*j:]) with AVX2, when x
+// has a multiple of 16 values; otherwise it returns false.
+func bf16R16RowSIMD(y []byte, x []float32) bool {
+	if !useAVX2 || len(x) == 0 || len(x)%16 != 0 || len(y) < 32*len(x)-60 {
+		return false
+	}
+	bf16R16RowAVX2(&y[0], &x[0], len(x))
+	return true
+}

@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package legacy
+
+// useAVX2 is false without assembly.
+var useAVX2 = false
+
+func absMaxSIMD(x []float32) (float32, bool) { return 0, false }
+
+func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) { return 0, false }
+
+func quantizeQ8WordsSIMD(q []byte, x []float32, mul float32) bool { return false }
+
+func quantizeQ8_0SIMD(dst []byte, x []float32) int { return 0 }
+
+func bf16R16RowSIMD(y []byte, x []float32) bool { return false }
