@@ -43,8 +43,12 @@ func BenchmarkQuantizeModel(b *testing.B) {
 	if err := modelgen.Write(in, benchModel.Model(), modelgen.WriteOptions{Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
-	for _, ft := range []string{"Q8_0", "Q4_K_M"} {
-		b.Run(ft, func(b *testing.B) {
+	for _, c := range []struct {
+		ft      string
+		threads int
+	}{{"Q8_0", 1}, {"Q8_0", 2}, {"Q4_K_M", 1}, {"Q4_K_M", 2}} {
+		ft := c.ft
+		b.Run(ft+"/threads="+strconv.Itoa(c.threads), func(b *testing.B) {
 			m, err := gguf.Open(in)
 			if err != nil {
 				b.Fatal(err)
@@ -54,7 +58,6 @@ func BenchmarkQuantizeModel(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Logf("peak RSS before the run: %d MiB", peakRSS()>>20)
 			b.SetBytes(m.Size())
 			for i := 0; i < b.N; i++ {
 				plan, err := Build(m, Config{Selection: recipes.Options{FileType: fileType}, Output: filepath.Join(dir, "out.gguf")})
@@ -62,7 +65,7 @@ func BenchmarkQuantizeModel(b *testing.B) {
 					b.Fatal(err)
 				}
 				start := time.Now()
-				if err := Run(context.Background(), m, plan.Outputs, Options{}); err != nil {
+				if err := Run(context.Background(), m, plan.Outputs, Options{Threads: c.threads}); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(m.Size())/time.Since(start).Seconds()/1e6, "MB/s-input")
