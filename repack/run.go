@@ -362,3 +362,24 @@ func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
 	}
 	return err
 }
+
+// FileSizes returns the exact size of every file Run would write for out,
+// in the order of Outputs, computed from the headers alone.
+func (p *Plan) FileSizes(m *gguf.Model, out string) ([]int64, error) {
+	files, err := p.layout(m, out)
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		infos := make([]gguf.TensorInfo, len(f.tensors))
+		for j, ti := range f.tensors {
+			t := p.Tensors[ti]
+			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
+		}
+		if sizes[i], err = gguf.FileSize(f.md, infos); err != nil {
+			return nil, fmt.Errorf("repack: %s: %w", f.path, err)
+		}
+	}
+	return sizes, nil
+}

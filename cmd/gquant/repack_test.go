@@ -113,3 +113,4 @@ func TestRepackToShardsEqualsSplit(t *testing.T) {
 		}
 	}
 }
+

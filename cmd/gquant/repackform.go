@@ -37,7 +37,13 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dry
 	}
 	if dryRun {
 		plan.Describe(stdout)
-		fmt.Fprintf(stdout, "would write %s\n", strings.Join(plan.Outputs(out), ", "))
+		sizes, err := plan.FileSizes(in, out)
+		if err != nil {
+			return err
+		}
+		for i, path := range plan.Outputs(out) {
+			fmt.Fprintf(stdout, "file %s: %d bytes (%s)\n", path, sizes[i], humanBytes(sizes[i]))
+		}
 		return nil
 	}
 	for _, w := range plan.Warnings {
