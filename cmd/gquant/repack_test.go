@@ -113,4 +113,3 @@ func TestRepackToShardsEqualsSplit(t *testing.T) {
 		}
 	}
 }
-
