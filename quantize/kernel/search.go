@@ -38,6 +38,11 @@ import (
 // quantizeOffset: the same rounding as roundProd) and skip the sums of a
 // trial whose quants repeat the previous trial's, which cannot change the
 // outcome; every sum that is computed is computed in the reference's order.
+//
+// With AVX2 and FMA (search_amd64.s) the trials of make_qx_quants and
+// make_qkx3_quants run in SIMD lanes, one trial per lane, so that every
+// lane's sums are still sequential in index order; the portable loops stay
+// the reference, and search_simd_test.go checks the two agree bit for bit.
 
 // GroupMaxEps is the reference's GROUP_MAX_EPS: groups whose largest magnitude
 // is below it are treated as all zero.
@@ -156,6 +161,65 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	}
 	best := scale * sumlx
 	bestSumlx, bestSuml2 := sumlx, suml2
+	if useAVX2 {
+		scale, best, bestSumlx, bestSuml2 = qxTrialsSIMD(nmax, x, L, w, wx, max, scale, best, bestSumlx, bestSuml2)
+	} else {
+		scale, best, bestSumlx, bestSuml2 = qxTrials(nmax, x, L, w, wx, max, scale, best, bestSumlx, bestSuml2)
+	}
+
+	sumlx, suml2 = bestSumlx, bestSuml2
+	for iter := 0; iter < n*(2*nmax-1); iter++ {
+		var absGmax, gmax float32
+		bestJ := -1
+		for j, v := range x {
+			l := int(L[j]) - nmax
+			// fma32, written out so that the loop stays call-free
+			ds := float64(-scale)*float64(l) + float64(v)
+			diff := float32(ds)
+			if math.Float64bits(ds)<<35 == 1<<63 {
+				diff = FMA32(-scale, float32(l), v)
+			}
+			g := float32(scale*w[j]) * diff
+			if (g > 0 && l < nmax-1) || (g < 0 && l > -nmax) {
+				if ag := Abs32(g); ag > absGmax {
+					absGmax, gmax, bestJ = ag, g, j
+				}
+			}
+		}
+		if bestJ < 0 {
+			break
+		}
+		newSumlx, newSuml2 := sumlx, suml2
+		wj := w[bestJ]
+		l := int(L[bestJ]) - nmax
+		if gmax > 0 {
+			newSumlx = fma32(wj, x[bestJ], newSumlx)
+			newSuml2 = fma32(wj, float32(2*l+1), newSuml2)
+			l++
+		} else {
+			newSumlx = fma32(-wj, x[bestJ], newSumlx)
+			newSuml2 = fma32(-wj, float32(2*l-1), newSuml2)
+			l--
+		}
+		if newSuml2 > 0 && float32(newSumlx*newSumlx) > float32(best*newSuml2) {
+			sumlx, suml2 = newSumlx, newSuml2
+			scale = sumlx / suml2
+			best = scale * sumlx
+			L[bestJ] = int8(l + nmax)
+		} else {
+			break
+		}
+	}
+	return scale
+}
+
+// qxTrials runs the 38 trial scales of make_qx_quants in the reference's
+// order (two sequences, -(nmax + 0.1*is)/max and (nmax-1 + 0.1*is)/max,
+// alternating), keeping in L the quants of the best trial. It takes and
+// returns the scale, the score sumlx²/suml2 (as scale*sumlx) and the sums of
+// the best trial so far.
+func qxTrials(nmax int, x []float32, L []int8, w, wx []float32, max, scale, best, bestSumlx, bestSuml2 float32) (float32, float32, float32, float32) {
+	n := len(x)
 	// The two sequences of trial scales move in small steps, so a trial
 	// often yields the same quants as the previous one of its sequence; its
 	// sums are then the same too and need not be recomputed. bufs holds the
@@ -206,50 +270,55 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		}
 	}
 
-	sumlx, suml2 = bestSumlx, bestSuml2
-	for iter := 0; iter < n*(2*nmax-1); iter++ {
-		var absGmax, gmax float32
-		bestJ := -1
-		for j, v := range x {
-			l := int(L[j]) - nmax
-			// fma32, written out so that the loop stays call-free
-			ds := float64(-scale)*float64(l) + float64(v)
-			diff := float32(ds)
-			if math.Float64bits(ds)<<35 == 1<<63 {
-				diff = FMA32(-scale, float32(l), v)
-			}
-			g := float32(scale*w[j]) * diff
-			if (g > 0 && l < nmax-1) || (g < 0 && l > -nmax) {
-				if ag := Abs32(g); ag > absGmax {
-					absGmax, gmax, bestJ = ag, g, j
-				}
-			}
-		}
-		if bestJ < 0 {
-			break
-		}
-		newSumlx, newSuml2 := sumlx, suml2
-		wj := w[bestJ]
-		l := int(L[bestJ]) - nmax
-		if gmax > 0 {
-			newSumlx = fma32(wj, x[bestJ], newSumlx)
-			newSuml2 = fma32(wj, float32(2*l+1), newSuml2)
-			l++
-		} else {
-			newSumlx = fma32(-wj, x[bestJ], newSumlx)
-			newSuml2 = fma32(-wj, float32(2*l-1), newSuml2)
-			l--
-		}
-		if newSuml2 > 0 && float32(newSumlx*newSumlx) > float32(best*newSuml2) {
-			sumlx, suml2 = newSumlx, newSuml2
+	return scale, best, bestSumlx, bestSuml2
+}
+
+// qxLanes is the number of trial lanes of qxTrialSumsAVX2: the 38 trials of
+// make_qx_quants rounded up to a multiple of 16.
+const qxLanes = 48
+
+// qxTrialsSIMD is qxTrials with the sums of all 38 trials computed at once
+// by qxTrialSumsAVX2 (one trial per lane, each sum in index order), then
+// compared in the reference's order.
+func qxTrialsSIMD(nmax int, x []float32, L []int8, w, wx []float32, max, scale, best, bestSumlx, bestSuml2 float32) (float32, float32, float32, float32) {
+	n := len(x)
+	var scales, sumlxs, suml2s [qxLanes]float32
+	nums := qxTrialNumerators(nmax)
+	for is := 0; is < 19; is++ {
+		scales[2*is] = -nums[0][is] / max
+		scales[2*is+1] = nums[1][is] / max
+	}
+	for t := 38; t < qxLanes; t++ {
+		scales[t] = scales[37] // padding: finite, results unused
+	}
+	qxTrialSumsAVX2(&scales, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), &sumlxs, &suml2s)
+	bestTrial := -1
+	for t := 0; t < 38; t++ {
+		sumlx, suml2 := sumlxs[t], suml2s[t]
+		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			scale = sumlx / suml2
 			best = scale * sumlx
-			L[bestJ] = int8(l + nmax)
-		} else {
-			break
+			bestSumlx, bestSuml2 = sumlx, suml2
+			bestTrial = t
 		}
 	}
-	return scale
+	if bestTrial >= 0 {
+		var qbuf [64]float64
+		var lbuf [64]uint8
+		xd, q := qbuf[:], lbuf[:]
+		if n > len(qbuf) {
+			xd, q = make([]float64, n), make([]uint8, n)
+		}
+		xd, q = xd[:n], q[:n]
+		for i, v := range x {
+			xd[i] = float64(v)
+		}
+		quantizeOffset(q, xd, scales[bestTrial], nmax, 2*nmax-1)
+		for i, v := range q {
+			L[i] = int8(v)
+		}
+	}
+	return scale, best, bestSumlx, bestSuml2
 }
 
 // qxNumerators holds, per nmax up to 32, the numerators of make_qx_quants'
@@ -616,62 +685,66 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if nstep < 1 {
 		return scale, -min
 	}
-	// A trial whose quants equal those of the trial before has the same sums
-	// and error, which cannot beat the best error (it was compared with it
-	// already), so it is skipped. prev holds the previous trial's quants,
-	// xm the values minus the current min, as float64.
-	var prevBuf [64]uint8
-	var xmBuf [64]float64
-	prev, xm := prevBuf[:], xmBuf[:]
-	if n > len(prevBuf) {
-		prev, xm = make([]uint8, n), make([]float64, n)
-	}
-	prev, xm = prev[:n], xm[:n]
-	setDiffs(xm, x, min)
-	for is := 0; is <= nstep; is++ {
-		iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
-		quantizeUpTo(laux, xm, iscale, nmax)
-		if is > 0 && bytes.Equal(laux, prev) {
-			continue
+	if useAVX2 && !useMAD && n <= 64 && nstep+8 <= qkx3MaxTrials {
+		scale, min = qkx3TrialsSIMD(nmax, x, wd, L, rmin, rdelta, nstep, max, min, scale, bestMAD, sumW, sumX, sumX2)
+	} else {
+		// A trial whose quants equal those of the trial before has the same sums
+		// and error, which cannot beat the best error (it was compared with it
+		// already), so it is skipped. prev holds the previous trial's quants,
+		// xm the values minus the current min, as float64.
+		var prevBuf [64]uint8
+		var xmBuf [64]float64
+		prev, xm := prevBuf[:], xmBuf[:]
+		if n > len(prevBuf) {
+			prev, xm = make([]uint8, n), make([]float64, n)
 		}
-		copy(prev, laux)
-		var sumL, sumL2, sumXL float64
-		for i := 0; i < n; i++ {
-			// w*l, w*l*l and w*l*x are exact in float64, so fusing or not
-			// gives the same sums.
-			fl := float64(laux[i])
-			wl := wd[i] * fl
-			sumL += wl
-			sumL2 += wl * fl
-			sumXL += wl * float64(x[i])
-		}
-		D := math.FMA(sumW, sumL2, -(sumL * sumL))
-		if D <= 0 {
-			continue
-		}
-		// GCC fuses the second product here, the first one in D and thisMin.
-		thisScale := math.FMA(-sumX, sumL, sumW*sumXL) / D
-		thisMin := math.FMA(sumL2, sumX, -(sumL*sumXL)) / D
-		if thisMin > 0 {
-			thisMin = 0
-			thisScale = sumXL / sumL2
-		}
-		var mad float64
-		if useMAD {
-			for i, v := range x {
-				diff := math.Abs(math.FMA(thisScale, float64(laux[i]), thisMin) - float64(v))
-				mad = math.FMA(wd[i], diff, mad)
+		prev, xm = prev[:n], xm[:n]
+		setDiffs(xm, x, min)
+		for is := 0; is <= nstep; is++ {
+			iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+			quantizeUpTo(laux, xm, iscale, nmax)
+			if is > 0 && bytes.Equal(laux, prev) {
+				continue
 			}
-		} else {
-			mad = quadraticError(thisScale, thisMin, sumX2, sumXL, sumX, sumL, sumL2, sumW)
-		}
-		if mad < bestMAD {
-			copy(L, laux)
-			bestMAD = mad
-			scale = float32(thisScale)
-			if m := float32(thisMin); m != min {
-				min = m
-				setDiffs(xm, x, min)
+			copy(prev, laux)
+			var sumL, sumL2, sumXL float64
+			for i := 0; i < n; i++ {
+				// w*l, w*l*l and w*l*x are exact in float64, so fusing or not
+				// gives the same sums.
+				fl := float64(laux[i])
+				wl := wd[i] * fl
+				sumL += wl
+				sumL2 += wl * fl
+				sumXL += wl * float64(x[i])
+			}
+			D := math.FMA(sumW, sumL2, -(sumL * sumL))
+			if D <= 0 {
+				continue
+			}
+			// GCC fuses the second product here, the first one in D and thisMin.
+			thisScale := math.FMA(-sumX, sumL, sumW*sumXL) / D
+			thisMin := math.FMA(sumL2, sumX, -(sumL*sumXL)) / D
+			if thisMin > 0 {
+				thisMin = 0
+				thisScale = sumXL / sumL2
+			}
+			var mad float64
+			if useMAD {
+				for i, v := range x {
+					diff := math.Abs(math.FMA(thisScale, float64(laux[i]), thisMin) - float64(v))
+					mad = math.FMA(wd[i], diff, mad)
+				}
+			} else {
+				mad = quadraticError(thisScale, thisMin, sumX2, sumXL, sumX, sumL, sumL2, sumW)
+			}
+			if mad < bestMAD {
+				copy(L, laux)
+				bestMAD = mad
+				scale = float32(thisScale)
+				if m := float32(thisMin); m != min {
+					min = m
+					setDiffs(xm, x, min)
+				}
 			}
 		}
 	}
@@ -737,6 +810,105 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		lastJ, lastDir = bestJ, dir
 	}
 	return scale, -min
+}
+
+// qkx3TrialsSIMD is the trial loop of MakeQkx3Quants (without useMAD) with
+// the sums of eight consecutive trials computed at once by qkx3Trials8AVX2
+// (one trial per lane, each sum in index order, as in the portable loop),
+// then compared in order. The eight trials use the min in effect when they
+// start; when a trial wins with a new min, the trials after it are computed
+// again from there. Trials whose quants repeat the previous trial's are not
+// skipped here: they cannot win, so computing them changes nothing. n is at
+// most 64.
+func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, L []uint8, rmin, rdelta float32, nstep int, max, min, scale float32, bestMAD, sumW, sumX, sumX2 float64) (float32, float32) {
+	n := len(x)
+	var xm [64]float32 // the values minus the current min
+	var xd [64]float64 // the values as float64
+	for i, v := range x {
+		xd[i] = float64(v)
+	}
+	setDiffs32(xm[:n], x, min)
+	nums := qkx3TrialNumerators(nmax, rmin, rdelta, nstep)
+	var lanes qkx3Lanes
+	for is := 0; is <= nstep; {
+		qkx3Trials8AVX2(&nums[is], max-min, &xm, &wd[0], &xd, n, float32(nmax), sumW, sumX, sumX2, &lanes)
+		next := is + 8
+		for k := 0; k < 8 && is+k <= nstep; k++ {
+			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {
+				continue
+			}
+			iscale := lanes.iscale[k]
+			for i := range L {
+				L[i] = uint8(clampInt(roundProd(iscale, xm[i]), 0, nmax))
+			}
+			bestMAD = lanes.mad[k]
+			scale = float32(lanes.scale[k])
+			if m := float32(lanes.min[k]); m != min {
+				min = m
+				setDiffs32(xm[:n], x, min)
+				next = is + k + 1
+				break
+			}
+		}
+		is = next
+	}
+	return scale, min
+}
+
+// qkx3Lanes is what qkx3Trials8AVX2 returns for each of its eight trials:
+// the trial's iscale and, as MakeQkx3Quants computes them from the trial's
+// sums, the determinant D, the least-squares scale and min (min clamped to at
+// most 0) and the squared error. The values are meaningless where D <= 0.
+type qkx3Lanes struct {
+	iscale        [8]float32
+	D, scale, min [8]float64
+	mad           [8]float64
+}
+
+// qkx3Key identifies a table of trial numerators rmin + rdelta*is + nmax.
+type qkx3Key struct {
+	nmax         int
+	rmin, rdelta float32
+	nstep        int
+}
+
+// qkx3Numerators holds the numerators of the trial scales of the calls the
+// quantizers make (rmin -0.9, rdelta 0.05, 36 steps), padded with the last
+// one to a multiple of 8 plus 8.
+var qkx3Numerators = map[qkx3Key]*[qkx3MaxTrials]float32{}
+
+// qkx3MaxTrials bounds nstep+1 for the SIMD trial loop, padding included.
+const qkx3MaxTrials = 64
+
+func init() {
+	for nmax := 1; nmax <= 31; nmax++ {
+		k := qkx3Key{nmax, -0.9, 0.05, 36}
+		qkx3Numerators[k] = computeQkx3Numerators(k)
+	}
+}
+
+func computeQkx3Numerators(k qkx3Key) *[qkx3MaxTrials]float32 {
+	var t [qkx3MaxTrials]float32
+	for is := range t {
+		t[is] = fma32(k.rdelta, float32(min(is, k.nstep)), k.rmin) + float32(k.nmax)
+	}
+	return &t
+}
+
+func qkx3TrialNumerators(nmax int, rmin, rdelta float32, nstep int) *[qkx3MaxTrials]float32 {
+	k := qkx3Key{nmax, rmin, rdelta, nstep}
+	if t, ok := qkx3Numerators[k]; ok {
+		return t
+	}
+	return computeQkx3Numerators(k)
+}
+
+// setDiffs32 is setDiffs into float32.
+func setDiffs32(xm []float32, x []float32, min float32) {
+	xm = xm[:len(x)]
+	for i, v := range x {
+		xm[i] = max(v-min, 0)
+	}
 }
 
 // setDiffs stores x - min (rounded to float32, as the reference computes it)

@@ -1,0 +1,25 @@
+//go:build amd64 && !purego
+
+package kernel
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useAVX2 selects the assembly trial loops; tests clear it to check the
+// portable code on the same machine.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// qxTrialSumsAVX2 computes, for each of the 48 trial scales, Σwx·l and
+// Σ(w·l)·l over the n values with l = clamp(nearest(scale·x), lo, hi), each
+// sum in index order with rounded products, one trial per SIMD lane.
+//
+//go:noescape
+func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[qxLanes]float32)
+
+// qkx3Trials8AVX2 evaluates eight consecutive trials of MakeQkx3Quants, one
+// per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the sums
+// Σw·l, Σw·l² and Σw·l·x (float64, in index order, exact products) and from
+// them the fit and its error (see qkx3Lanes), with the same fused operations
+// as the portable loop.
+//
+//go:noescape
+func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)

@@ -1,0 +1,164 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// 1.5*2^23: adding it to a float32 in (-2^22, 2^22) rounds to an integer,
+// ties to even (the reference's nearest_int); with the product fused into
+// the addition the exact product is rounded.
+DATA qxMagic<>+0(SB)/4, $0x4b400000
+GLOBL qxMagic<>(SB), RODATA|NOPTR, $4
+
+// func qxTrialSumsAVX2(scales *[48]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[48]float32)
+// Lanes hold trials, 16 at a time (Y0, Y12); the loop runs over the values
+// in order, so each lane's sums are the sequential sums of its trial.
+TEXT ·qxTrialSumsAVX2(SB), NOSPLIT, $0-64
+	MOVQ         scales+0(FP), AX
+	MOVQ         x+8(FP), SI
+	MOVQ         w+16(FP), DI
+	MOVQ         wx+24(FP), DX
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS lo+40(FP), Y2
+	VBROADCASTSS hi+44(FP), Y3
+	VBROADCASTSS qxMagic<>(SB), Y1
+	MOVQ         sumlx+48(FP), R8
+	MOVQ         suml2+56(FP), R9
+	XORQ         BX, BX
+
+group:
+	VMOVUPS (AX)(BX*1), Y0
+	VMOVUPS 32(AX)(BX*1), Y12
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	XORQ    R10, R10
+
+value:
+	VBROADCASTSS (SI)(R10*4), Y6
+	VBROADCASTSS (SI)(R10*4), Y7
+	VFMADD213PS  Y1, Y0, Y6   // scale*x + magic, rounded once
+	VFMADD213PS  Y1, Y12, Y7
+	VSUBPS       Y1, Y6, Y6   // the rounded product
+	VSUBPS       Y1, Y7, Y7
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y2, Y7, Y7
+	VMINPS       Y3, Y6, Y6   // l
+	VMINPS       Y3, Y7, Y7
+	VBROADCASTSS (DX)(R10*4), Y8
+	VMULPS       Y6, Y8, Y9   // wx*l
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y8, Y10, Y10
+	VBROADCASTSS (DI)(R10*4), Y8
+	VMULPS       Y6, Y8, Y9   // w*l
+	VMULPS       Y7, Y8, Y8
+	VMULPS       Y6, Y9, Y9   // (w*l)*l
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y9, Y5, Y5
+	VADDPS       Y8, Y11, Y11
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          value
+
+	VMOVUPS Y4, (R8)(BX*1)
+	VMOVUPS Y10, 32(R8)(BX*1)
+	VMOVUPS Y5, (R9)(BX*1)
+	VMOVUPS Y11, 32(R9)(BX*1)
+	ADDQ    $64, BX
+	CMPQ    BX, $192
+	JLT     group
+	VZEROUPPER
+	RET
+
+// QKX3_FIT evaluates the fit of four trials from their sums A (Σw·l),
+// B (Σw·l²), C (Σw·l·x) with Y14 = sumW, Y15 = sumX, Y7 = sumX2, and stores D, scale,
+// min and the error at OFF(R8) + 32, 96, 160, 224 (see qkx3Lanes). The
+// operations are those of MakeQkx3Quants and quadraticError, fused where
+// they use math.FMA.
+#define QKX3_FIT(A, B, C, OFF) \
+	VMULPD       A, A, Y0 \
+	VFMSUB231PD  B, Y14, Y0 \
+	VMULPD       C, Y14, Y1 \
+	VFNMADD231PD A, Y15, Y1 \
+	VDIVPD       Y0, Y1, Y1 \
+	VMULPD       C, A, Y2 \
+	VFMSUB231PD  Y15, B, Y2 \
+	VDIVPD       Y0, Y2, Y2 \
+	VXORPD       Y3, Y3, Y3 \
+	VCMPPD       $0x1e, Y3, Y2, Y4 \
+	VDIVPD       B, C, Y5 \
+	VBLENDVPD    Y4, Y5, Y1, Y1 \
+	VANDNPD      Y2, Y4, Y2 \
+	VADDPD       Y1, Y1, Y3 \
+	VMOVAPD      Y7, Y5 \
+	VFNMADD231PD C, Y3, Y5 \
+	VADDPD       Y2, Y2, Y6 \
+	VFNMADD231PD Y15, Y6, Y5 \
+	VMULPD       Y2, Y3, Y6 \
+	VFMADD231PD  A, Y6, Y5 \
+	VMULPD       Y1, Y1, Y6 \
+	VFMADD231PD  B, Y6, Y5 \
+	VMULPD       Y2, Y2, Y6 \
+	VFMADD231PD  Y14, Y6, Y5 \
+	VMOVUPD      Y0, (32+OFF)(R8) \
+	VMOVUPD      Y1, (96+OFF)(R8) \
+	VMOVUPD      Y2, (160+OFF)(R8) \
+	VMOVUPD      Y5, (224+OFF)(R8)
+
+// func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
+// Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
+// trials 0-3, Y11-Y13 those of trials 4-7; the products are exact.
+TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-88
+	MOVQ         nums+0(FP), AX
+	VBROADCASTSS den+8(FP), Y1
+	MOVQ         xm+16(FP), SI
+	MOVQ         wd+24(FP), DX
+	MOVQ         xd+32(FP), R11
+	MOVQ         n+40(FP), CX
+	MOVQ         out+80(FP), R8
+	VMOVUPS      (AX), Y0
+	VDIVPS       Y1, Y0, Y0        // iscale = num/den
+	VMOVUPS      Y0, (R8)
+	VBROADCASTSS nmax+48(FP), Y1
+	VBROADCASTSS qxMagic<>(SB), Y2
+	VXORPD       Y8, Y8, Y8
+	VXORPD       Y9, Y9, Y9
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	VXORPD       Y12, Y12, Y12
+	VXORPD       Y13, Y13, Y13
+	XORQ         R10, R10
+
+trial8:
+	VBROADCASTSS (SI)(R10*4), Y3
+	VFMADD213PS  Y2, Y0, Y3        // iscale*xm + magic, rounded once
+	VSUBPS       Y2, Y3, Y3
+	VMINPS       Y1, Y3, Y3        // l of the eight trials
+	VEXTRACTF128 $1, Y3, X4
+	VCVTPS2PD    X3, Y3
+	VCVTPS2PD    X4, Y4
+	VBROADCASTSD (DX)(R10*8), Y5   // w
+	VMULPD       Y3, Y5, Y6        // w*l
+	VMULPD       Y4, Y5, Y7
+	VADDPD       Y6, Y8, Y8
+	VADDPD       Y7, Y11, Y11
+	VMULPD       Y3, Y6, Y3        // w*l*l
+	VMULPD       Y4, Y7, Y4
+	VADDPD       Y3, Y9, Y9
+	VADDPD       Y4, Y12, Y12
+	VBROADCASTSD (R11)(R10*8), Y5  // x
+	VMULPD       Y5, Y6, Y6        // w*l*x
+	VMULPD       Y5, Y7, Y7
+	VADDPD       Y6, Y10, Y10
+	VADDPD       Y7, Y13, Y13
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          trial8
+
+	VBROADCASTSD sumW+56(FP), Y14
+	VBROADCASTSD sumX+64(FP), Y15
+	VBROADCASTSD sumX2+72(FP), Y7
+	QKX3_FIT(Y8, Y9, Y10, 0)
+	QKX3_FIT(Y11, Y12, Y13, 32)
+	VZEROUPPER
+	RET

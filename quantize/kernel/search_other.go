@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package kernel
+
+// useAVX2 is false here: the portable loops run.
+var useAVX2 = false
+
+func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[qxLanes]float32) {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes) {
+	panic("kernel: no assembly trial loops on this platform")
+}
