@@ -25,6 +25,8 @@ var iqkTypes = map[string]struct{ plain, imat float64 }{
 	"iq3_ks":    {1, 1},
 	"iq4_ks":    {1, 1},
 	"iq5_ks":    {1, 1},
+	"iq4_kss":   {1, 1},
+	"iq2_kl":    {1, 1},
 	"iq2_k_r4":  {1, 1},
 	"iq3_k_r4":  {1, 1},
 	"iq4_k_r4":  {1, 1},

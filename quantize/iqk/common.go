@@ -7,21 +7,35 @@ import (
 	"github.com/gquant/gquant/quantize/kernel"
 )
 
-// fma is a*b+c rounded once, where the reference build contracts into a
-// fused multiply-add. The float32 product is exact in float64, so the
-// float64 sum is off only by its own rounding, which can mislead the final
-// rounding to float32 only when the sum lands exactly halfway between two
-// float32 values; that rare case goes to kernel.FMA32.
-func fma(a, b, c float32) float32 {
-	s := float64(a)*float64(b) + float64(c)
-	if uint32(math.Float64bits(s))<<3 == 1<<31 { // low 29 bits are 1<<28
-		return fmaTie(a, b, c)
+// sum32 is p+c rounded once to float32, for p and c exact in float64 (such
+// as a product of two float32 and a float32): fma's rounding, for callers
+// that hold the product already.
+func sum32(p, c float64) float32 {
+	s := p + c
+	if uint32(math.Float64bits(s))<<3 == 1<<31 {
+		z := s - p
+		e := (p - (s - z)) + (c - z)
+		r := float32(s)
+		if e*(float64(r)-s) < 0 {
+			return float32(2*s - float64(r))
+		}
+		return r
 	}
 	return float32(s)
 }
 
-//go:noinline
-func fmaTie(a, b, c float32) float32 { return kernel.FMA32(a, b, c) }
+// mayBeat reports whether a candidate whose sums, taken in float64, are
+// sumqx and sumq2 (and sum |w*q*x| absqx) might pass the reference's float32
+// test sumq2 > 0 && sumqx^2 > best*sumq2. The float32 sums of up to 32 terms
+// are within 32u*absqx and (relatively) 32u of these; the margins here are
+// 1e-5. Near the float32 underflow or overflow ranges it answers true.
+func mayBeat(sumqx, sumq2, absqx float64, best float32) bool {
+	if !(sumq2 > 1e-30 && absqx > 1e-18 && absqx < 1e16) {
+		return true
+	}
+	ub := math.Abs(sumqx) + 1e-5*absqx
+	return ub*ub*(1+1e-5) >= float64(best)*sumq2*(1-1e-5)
+}
 
 // mul forces a float32 product (no contraction with a following add).
 func mul(a, b float32) float32 { return float32(a * b) }
@@ -70,11 +84,12 @@ func sanitiseWeights(w, imatrix, x []float32, blockSize int) {
 		wb := w[ib*blockSize : (ib+1)*blockSize]
 		xb := x[ib*blockSize : (ib+1)*blockSize]
 		copy(wb, imatrix[ib*blockSize:(ib+1)*blockSize])
+		// GCC vectorizes this loop with in-order sums of rounded products.
 		var sumw2, sumx2, sumwx float32
 		for j := range wb {
-			sumw2 = fma(wb[j], wb[j], sumw2)
-			sumx2 = fma(xb[j], xb[j], sumx2)
-			sumwx = fma(wb[j], abs32(xb[j]), sumwx)
+			sumw2 += mul(wb[j], wb[j])
+			sumx2 += mul(xb[j], xb[j])
+			sumwx += mul(wb[j], abs32(xb[j]))
 		}
 		if sumw2 > thresh && sumx2 > thresh && sumwx > thresh {
 			continue
@@ -85,13 +100,27 @@ func sanitiseWeights(w, imatrix, x []float32, blockSize int) {
 	}
 }
 
-// sumSquares is the sequential sum of x[j]^2 the reference uses for sigma2.
+// sumSquares is the sum of x[j]^2 the reference uses for sigma2. GCC
+// vectorizes these loops (for AVX2 and AVX-512 alike) as in-order
+// reductions of rounded vector products, so nothing is fused: confirmed on a
+// reference build over 64 rows of 4096, where the fused form breaks the
+// imatrix variants of iq4_ks, iq4_kss, iq5_ks and iq6_k.
 func sumSquares(x []float32) float32 {
 	var s float32
 	for _, v := range x {
-		s = fma(v, v, s)
+		s += mul(v, v)
 	}
 	return s
+}
+
+// sigmaWeightUnfused is sigmaWeight where the reference's 16-weight loop is
+// vectorized as a basic block (iq3_k, iq5_k, iq6_k) and the product comes
+// out rounded: sigma2/4 + round(x^2). (Found on a reference build over 64
+// rows of 4096, where the fused form breaks iq5_k and iq6_k without
+// imatrix; the 16-row golden data does not tell the two apart.)
+func sigmaWeightUnfused(sigma2 float32) func(float32) float32 {
+	quarter := 0.25 * sigma2
+	return func(v float32) float32 { return mul(v, v) + quarter }
 }
 
 // blockWeights fills weight for block xb: with importance weights qw,
@@ -99,7 +128,7 @@ func sumSquares(x []float32) float32 {
 func blockWeights(weight, xb, qw []float32, sigma2 float32, fallback func(x float32) float32) {
 	if qw != nil {
 		for j := range xb {
-			weight[j] = qw[j] * sqrt32(fma(xb[j], xb[j], sigma2))
+			weight[j] = qw[j] * sqrt32(kernel.FMA32(xb[j], xb[j], sigma2))
 		}
 		return
 	}

@@ -1,7 +1,8 @@
 package iqk
 
 import (
-	"sort"
+	"github.com/gquant/gquant/quantize/kernel"
+	"math"
 
 	"github.com/gquant/gquant/formats"
 )
@@ -29,8 +30,8 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 		l := clamp(nearestInt(iscale*v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
 		fl := float32(l)
-		sumlx = fma(qw[i]*v, fl, sumlx)
-		suml2 = fma(qw[i]*fl, fl, suml2)
+		sumlx = kernel.FMA32(qw[i]*v, fl, sumlx)
+		suml2 = kernel.FMA32(qw[i]*fl, fl, suml2)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -41,12 +42,12 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -fma(0.1, float32(is), fnmax) / maxv
+		iscale = -kernel.FMA32(0.1, float32(is), fnmax) / maxv
 		sumlx, suml2 = 0, 0
 		for i, v := range x {
 			fl := float32(clamp(nearestInt(iscale*v), -nmax, nmax-1))
-			sumlx = fma(qw[i]*v, fl, sumlx)
-			suml2 = fma(qw[i]*fl, fl, suml2)
+			sumlx = kernel.FMA32(qw[i]*v, fl, sumlx)
+			suml2 = kernel.FMA32(qw[i]*fl, fl, suml2)
 		}
 		if suml2 > 0 && sumlx*sumlx > best*suml2 {
 			for i, v := range x {
@@ -60,36 +61,192 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 }
 
 // sortedOrder fills idx with 0..len(x)-1 ordered by (x, index), the order
-// std::sort gives pairs of (value, index).
+// std::sort gives pairs of (value, index). Insertion sort: blocks are 16 or
+// 32 values, and sort.Slice would allocate per block.
 func sortedOrder(idx []int, x []float32) {
 	for j := range idx {
 		idx[j] = j
+		for k := j; k > 0; k-- {
+			a, b := idx[k-1], idx[k]
+			if x[a] < x[b] || (x[a] == x[b] && a < b) {
+				break
+			}
+			idx[k-1], idx[k] = b, a
+		}
 	}
-	sort.Slice(idx, func(a, b int) bool {
-		xa, xb := x[idx[a]], x[idx[b]]
-		return xa < xb || (xa == xb && idx[a] < idx[b])
-	})
 }
 
 // prefixSums fills sumw[j+1], sumx[j+1] with the weights and weighted values
-// of the first j+1 entries in sorted order.
-func prefixSums(sumw, sumx []float32, order []int, xb, weight []float32) {
+// of the first j+1 entries in sorted order, and returns sum w*|x| (float64),
+// a bound on every |sumx| difference that splitSearch needs.
+func prefixSums(sumw, sumx []float32, order []int, xb, weight []float32) (absSum float64) {
 	sumw[0], sumx[0] = 0, 0
 	for j, jj := range order {
 		sumw[j+1] = sumw[j] + weight[jj]
-		sumx[j+1] = fma(weight[jj], xb[jj], sumx[j])
+		sumx[j+1] = kernel.FMA32(weight[jj], xb[jj], sumx[j])
+		absSum += float64(weight[jj]) * math.Abs(float64(xb[jj]))
+	}
+	return absSum
+}
+
+// iq2Variants are the four assignments of the 2-bit grid to the four
+// segments of sorted values that the split search tries, in the reference's
+// order: plain, shifted, plain reversed, shifted reversed.
+var iq2Variants = func() (v [4][4]float32) {
+	p, s := formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]
+	for j := 0; j < 4; j++ {
+		v[0][j], v[1][j] = float32(p[j]), float32(s[j])
+		v[2][j], v[3][j] = float32(p[3-j]), float32(s[3-j])
+	}
+	return
+}()
+
+// splitSearch is the exhaustive iq2 block search of the reference: values
+// sorted, cut into four segments at i1 <= i2 <= i3 (i1 < maxI1, i3 >=
+// minI3), each segment given one grid point, for each variant of the grid;
+// the least-squares scale of the best split wins (the last strictly better
+// one, compared in float32 exactly as the reference does).
+//
+// The result is bit-identical to evaluating every candidate exactly, but
+// nearly all candidates are rejected by a cheap float64 test first. For
+// fixed i1, i2 and variant, sumqx and sumq2 are (up to float32 rounding)
+// linear in sumx[i3] and sumw[i3]. The test widens sumqx by errX, far beyond
+// every rounding of the exact evaluation and of the linear model, and
+// compares against best deflated by 1e-5 (plus an absolute floor for
+// underflow); a candidate is skipped only when even then it cannot beat
+// best. The test is off where the weighted values come near the float32
+// underflow or overflow ranges, where relative error bounds do not hold.
+func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d float32, isShifted bool) {
+	n := len(sumx) - 1
+	sumx, sumw = sumx[:n+1], sumw[:n+1]
+	sxN, swN := sumx[n], sumw[n]
+	s := splitState{sumx: sumx, sumw: sumw}
+	// Far from float32 underflow and overflow (sumqx^2 stays below 1e37).
+	if !(absSum > 1e-18 && absSum < 1e16 && swN > 1e-30 && swN < 1e30) {
+		for i1 := 0; i1 < maxI1; i1++ {
+			for i2 := i1; i2 < n; i2++ {
+				s.pair(i1, i2)
+				for i3 := max(i2, minI3); i3 < n; i3++ {
+					for k := range iq2Variants {
+						s.eval(k, i3)
+					}
+				}
+			}
+		}
+		return s.d, s.isShifted
+	}
+	errX := 31 * 4 * absSum * 1e-5
+	e2 := errX*errX*(1+1e4) + 1e-40 // 1e-40: floor for float32 underflow
+	v := &iq2Variants
+	dx0, dx1, dx2, dx3 := float64(v[0][2]-v[0][3]), float64(v[1][2]-v[1][3]), float64(v[2][2]-v[2][3]), float64(v[3][2]-v[3][3])
+	sq := func(k, j int) float64 { return float64(v[k][j]) * float64(v[k][j]) }
+	dq0, dq1, dq2, dq3 := sq(0, 2)-sq(0, 3), sq(1, 2)-sq(1, 3), sq(2, 2)-sq(2, 3), sq(3, 2)-sq(3, 3)
+	for i1 := 0; i1 < maxI1; i1++ {
+		a0, b0 := float64(sumx[i1]-sumx[0]), float64(sumw[i1]-sumw[0])
+		for i2 := i1; i2 < n; i2++ {
+			a1, b1 := float64(sumx[i2]-sumx[i1]), float64(sumw[i2]-sumw[i1])
+			start := max(i2, minI3)
+			if start >= n {
+				continue
+			}
+			// The linear models sumqx ~ cx + sumx[i3]*dx, sumq2 ~ cq + sumw[i3]*dq.
+			x2, xN, w2, wN := float64(sumx[i2]), float64(sxN), float64(sumw[i2]), float64(swN)
+			lin := func(k int) (cx, cq float64) {
+				p := &v[k]
+				v0, v1, v2, v3 := float64(p[0]), float64(p[1]), float64(p[2]), float64(p[3])
+				return a0*v0 + a1*v1 - x2*v2 + xN*v3, b0*v0*v0 + b1*v1*v1 - w2*v2*v2 + wN*v3*v3
+			}
+			cx0, cq0 := lin(0)
+			cx1, cq1 := lin(1)
+			cx2, cq2 := lin(2)
+			cx3, cq3 := lin(3)
+			s.havePair = false
+			// m_k < 0 below means variant k cannot beat best at i3. With
+			// 2ab <= eta*a^2 + b^2/eta (eta = 1e-4),
+			// (|X|+errX)^2 <= (1+eta) X^2 + (1+1/eta) errX^2, so it is enough
+			// that X^2 + e2 < bq/(1+eta) * sumq2.
+			bq := s.bq
+			r := bq / (1 + 1e-4)
+			b0, b1, b2, b3 := r*cq0, r*cq1, r*cq2, r*cq3
+			g0, g1, g2, g3 := r*dq0, r*dq1, r*dq2, r*dq3
+			for i3 := start; i3 < n; i3++ {
+				x, w := float64(sumx[i3]), float64(sumw[i3])
+				x0, x1, x2, x3 := cx0+x*dx0, cx1+x*dx1, cx2+x*dx2, cx3+x*dx3
+				m0 := x0*x0 + e2 - (b0 + w*g0)
+				m1 := x1*x1 + e2 - (b1 + w*g1)
+				m2 := x2*x2 + e2 - (b2 + w*g2)
+				m3 := x3*x3 + e2 - (b3 + w*g3)
+				if m0 >= 0 || m1 >= 0 || m2 >= 0 || m3 >= 0 {
+					s.evalSome(i1, i2, i3, m0 >= 0, m1 >= 0, m2 >= 0, m3 >= 0)
+					if s.bq != bq {
+						bq = s.bq
+						r = bq / (1 + 1e-4)
+						b0, b1, b2, b3 = r*cq0, r*cq1, r*cq2, r*cq3
+						g0, g1, g2, g3 = r*dq0, r*dq1, r*dq2, r*dq3
+					}
+				}
+			}
+		}
+	}
+	return s.d, s.isShifted
+}
+
+// splitState is the running state of splitSearch's exact evaluation.
+type splitState struct {
+	sumx, sumw []float32
+	best, d    float32
+	bq         float64 // best, deflated by 1e-5: the bound to beat
+	isShifted  bool
+	// Exact partial sums of the first two segments of the current i1, i2.
+	i2       int
+	havePair bool
+	a0, a1   float32
+	b0, b1   float32
+	hx, hq   [4]float32
+}
+
+// pair sets the split points of the first two segments and their exact
+// partial sums per variant, as the reference computes them.
+func (s *splitState) pair(i1, i2 int) {
+	s.i2, s.havePair = i2, true
+	s.a0, s.b0 = s.sumx[i1]-s.sumx[0], s.sumw[i1]-s.sumw[0]
+	s.a1, s.b1 = s.sumx[i2]-s.sumx[i1], s.sumw[i2]-s.sumw[i1]
+	for k := range iq2Variants {
+		v := &iq2Variants[k]
+		s.hx[k] = kernel.FMA32(s.a0, v[0], mul(s.a1, v[1]))
+		s.hq[k] = kernel.FMA32(s.b0*v[0], v[0], mul(s.b1*v[1], v[1]))
 	}
 }
 
-// sum4 is s0*v0 + s1*v1 + s2*v2 + s3*v3 contracted the way GCC does: the
-// first product is fused with the second, the later ones with the sum.
-func sum4(s0, s1, s2, s3, v0, v1, v2, v3 float32) float32 {
-	return fma(s3, v3, fma(s2, v2, fma(s0, v0, mul(s1, v1))))
+// evalSome evaluates, in the reference's order, the variants flagged at i3.
+//
+//go:noinline
+func (s *splitState) evalSome(i1, i2, i3 int, k0, k1, k2, k3 bool) {
+	if !s.havePair {
+		s.pair(i1, i2)
+	}
+	for k, ok := range [4]bool{k0, k1, k2, k3} {
+		if ok {
+			s.eval(k, i3)
+		}
+	}
 }
 
-// sum4sq is s0*v0*v0 + ... + s3*v3*v3, contracted like sum4.
-func sum4sq(s0, s1, s2, s3, v0, v1, v2, v3 float32) float32 {
-	return fma(s3*v3, v3, fma(s2*v2, v2, fma(s0*v0, v0, mul(s1*v1, v1))))
+// eval is one candidate of the reference's search, in its float32
+// arithmetic: the split (current i1, i2 and i3) with variant k.
+func (s *splitState) eval(k, i3 int) {
+	v := &iq2Variants[k]
+	n := len(s.sumx) - 1
+	a2, a3 := s.sumx[i3]-s.sumx[s.i2], s.sumx[n]-s.sumx[i3]
+	b2, b3 := s.sumw[i3]-s.sumw[s.i2], s.sumw[n]-s.sumw[i3]
+	sumqx := kernel.FMA32(a3, v[3], kernel.FMA32(a2, v[2], s.hx[k]))
+	sumq2 := kernel.FMA32(b3*v[3], v[3], kernel.FMA32(b2*v[2], v[2], s.hq[k]))
+	if sumq2 > 0 && sumqx*sumqx > s.best*sumq2 {
+		s.d = sumqx / sumq2
+		s.best = s.d * sumqx
+		s.bq = float64(s.best) * (1 - 1e-5)
+		s.isShifted = k&1 == 1
+	}
 }
 
 func bestIndexIQ2(values []int8, x float32) int {
@@ -116,11 +273,6 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 	var scales, sw [sbs / bs]float32
 	var Ls [sbs / bs]int8
 	var order [bs]int
-	fv := func(v []int8) (a, b, c, d float32) {
-		return float32(v[0]), float32(v[1]), float32(v[2]), float32(v[3])
-	}
-	p0, p1, p2, p3 := fv(values)
-	s0, s1, s2, s3 := fv(shiftedValues)
 	for ibl := 0; ibl < len(x)/sbs; ibl++ {
 		blk := y[ibl*blockBytes : (ibl+1)*blockBytes]
 		for i := range blk {
@@ -133,7 +285,7 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 		}
 		sigma2 := 1.5 * sumSquares(xbl) / sbs
 		quarter := 0.25 * sigma2
-		fallback := func(v float32) float32 { return fma(v, v, quarter) }
+		fallback := func(v float32) float32 { return kernel.FMA32(v, v, quarter) }
 		var extra uint16
 		var maxAbsScale float32
 		for ib := 0; ib < sbs/bs; ib++ {
@@ -152,30 +304,8 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 				continue
 			}
 			sortedOrder(order[:], xb)
-			prefixSums(sumw[:], sumx[:], order[:], xb, weight[:])
-			var best, d float32
-			isShifted := false
-			try := func(a0, a1, a2, a3, b0, b1, b2, b3, v0, v1, v2, v3 float32, shifted bool) {
-				sumqx := sum4(a0, a1, a2, a3, v0, v1, v2, v3)
-				sumq2 := sum4sq(b0, b1, b2, b3, v0, v1, v2, v3)
-				if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
-					d = sumqx / sumq2
-					best = d * sumqx
-					isShifted = shifted
-				}
-			}
-			for i1 := 0; i1 < bs; i1++ {
-				for i2 := i1; i2 < bs; i2++ {
-					for i3 := i2; i3 < bs; i3++ {
-						a0, a1, a2, a3 := sumx[i1]-sumx[0], sumx[i2]-sumx[i1], sumx[i3]-sumx[i2], sumx[bs]-sumx[i3]
-						b0, b1, b2, b3 := sumw[i1]-sumw[0], sumw[i2]-sumw[i1], sumw[i3]-sumw[i2], sumw[bs]-sumw[i3]
-						try(a0, a1, a2, a3, b0, b1, b2, b3, p0, p1, p2, p3, false)
-						try(a0, a1, a2, a3, b0, b1, b2, b3, s0, s1, s2, s3, true)
-						try(a0, a1, a2, a3, b0, b1, b2, b3, p3, p2, p1, p0, false)
-						try(a0, a1, a2, a3, b0, b1, b2, b3, s3, s2, s1, s0, true)
-					}
-				}
-			}
+			absSum := prefixSums(sumw[:], sumx[:], order[:], xb, weight[:])
+			d, isShifted := splitSearch(sumx[:], sumw[:], absSum, bs, 0)
 			scales[ib] = d
 			if isShifted {
 				extra |= 1 << ib
@@ -217,8 +347,8 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 				qs[j] |= byte(ibest << (2 * (ib32 % 4)))
 				q := float32(int(blockValues[ibest]) * ls)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		if sumq2 > 0 {

@@ -1,6 +1,11 @@
 package iqk
 
-import "github.com/gquant/gquant/formats"
+import (
+	"github.com/gquant/gquant/quantize/kernel"
+	"math"
+
+	"github.com/gquant/gquant/formats"
+)
 
 // SlowIQ2KS selects the reference's original exhaustive iq2_ks block search
 // (llama-quantize --slow-iq2ks). The default, false, is what llama-quantize
@@ -21,8 +26,6 @@ func quantizeIQ2KS(y []byte, x, qwRow []float32) {
 func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes = 32, 256, 70
 	const maxI1, minI3 = 3 * bs / 4, bs / 4
-	values := formats.IQ2NLValues[:4]
-	shiftedValues := formats.IQ2NLValues[4:]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	sw := make([]float32, nblock*sbs/bs)
@@ -30,11 +33,6 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 	var weight [bs]float32
 	var sumx, sumw [bs + 1]float32
 	var order [bs]int
-	fv := func(v []int8) (a, b, c, d float32) {
-		return float32(v[0]), float32(v[1]), float32(v[2]), float32(v[3])
-	}
-	p0, p1, p2, p3 := fv(values)
-	s0, s1, s2, s3 := fv(shiftedValues)
 	put16(y, fp16(0))
 	blocks := y[2:]
 	clear(blocks)
@@ -60,30 +58,8 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 				continue
 			}
 			sortedOrder(order[:], xb)
-			prefixSums(sumw[:], sumx[:], order[:], xb, weight[:])
-			var best, d float32
-			isShifted := false
-			try := func(a0, a1, a2, a3, b0, b1, b2, b3, v0, v1, v2, v3 float32, shifted bool) {
-				sumqx := sum4(a0, a1, a2, a3, v0, v1, v2, v3)
-				sumq2 := sum4sq(b0, b1, b2, b3, v0, v1, v2, v3)
-				if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
-					d = sumqx / sumq2
-					best = d * sumqx
-					isShifted = shifted
-				}
-			}
-			for i1 := 0; i1 < maxI1; i1++ {
-				for i2 := i1; i2 < bs; i2++ {
-					for i3 := max(i2, minI3); i3 < bs; i3++ {
-						a0, a1, a2, a3 := sumx[i1]-sumx[0], sumx[i2]-sumx[i1], sumx[i3]-sumx[i2], sumx[bs]-sumx[i3]
-						b0, b1, b2, b3 := sumw[i1]-sumw[0], sumw[i2]-sumw[i1], sumw[i3]-sumw[i2], sumw[bs]-sumw[i3]
-						try(a0, a1, a2, a3, b0, b1, b2, b3, p0, p1, p2, p3, false)
-						try(a0, a1, a2, a3, b0, b1, b2, b3, s0, s1, s2, s3, true)
-						try(a0, a1, a2, a3, b0, b1, b2, b3, p3, p2, p1, p0, false)
-						try(a0, a1, a2, a3, b0, b1, b2, b3, s3, s2, s1, s0, true)
-					}
-				}
-			}
+			absSum := prefixSums(sumw[:], sumx[:], order[:], xb, weight[:])
+			d, isShifted := splitSearch(sumx[:], sumw[:], absSum, maxI1, minI3)
 			scales[k] = d
 			if isShifted {
 				extra |= 1 << ib
@@ -140,8 +116,8 @@ func iq2ksFinish(y []byte, x, qwRow, scales, sw []float32, Ls []int8) {
 				qs[j] |= byte(ibest << (2 * (ib % 4)))
 				q := float32(int(bv[ibest]) * ls)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		put16(blk, extra)
@@ -163,32 +139,121 @@ func hsum8(v *[8]float32) float32 {
 
 // nearest4 returns, for each of the 32 weights, the index j (0..3) that
 // minimises (x - sign*d*values[j])^2, first one on ties, as the reference's
-// AVX2 compare-and-select loop does.
-func nearest4(idx *[32]uint8, xb []float32, d float32, values []int8, sign float32) {
-	var best [32]float32
-	for j := 0; j < 4; j++ {
-		val := d * float32(values[j])
-		for i, x := range xb {
-			var diff float32
-			if sign > 0 {
-				diff = x - val
-			} else {
-				diff = x + val
-			}
-			diff = diff * diff
-			if j == 0 || diff < best[i] {
-				best[i], idx[i] = diff, uint8(j)
+// AVX2 compare-and-select loop does (amax is the largest |x|).
+//
+// The squared distances e_j are computed as the reference does, but the
+// selection counts steps instead of scanning: x - d*values[j] is monotone in
+// j (rounding is monotone), so e_j falls, then rises, and the first minimum
+// is the number of strict falls between neighbours, provided no two e_j on
+// the falling side round to equal values. The grid points are at least 12|d|
+// apart, so that needs |x| beyond 10^7 |d|, or values near underflow or
+// overflow: those blocks take the scan.
+func nearest4(idx *[32]uint8, xb []float32, d float32, values []int8, sign float32, amax float32) {
+	xb = xb[:32]
+	v0, v1, v2, v3 := d*float32(values[0]), d*float32(values[1]), d*float32(values[2]), d*float32(values[3])
+	if sign < 0 {
+		v0, v1, v2, v3 = -v0, -v1, -v2, -v3
+	}
+	if !countingNearest(d, amax) {
+		nearest4Scan(idx, xb, [4]float32{v0, v1, v2, v3})
+		return
+	}
+	for i, x := range xb {
+		e0, e1, e2, e3 := mul(x-v0, x-v0), mul(x-v1, x-v1), mul(x-v2, x-v2), mul(x-v3, x-v3)
+		idx[i] = b2u(e1 < e0) + b2u(e2 < e1) + b2u(e3 < e2) // SETcc, no branches
+	}
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// countingNearest reports whether nearest4's counting selection is exact
+// for scale d on a block whose largest |x| is amax.
+func countingNearest(d, amax float32) bool {
+	ad := abs32(d)
+	return ad > 1e-18 && amax < 1e6*ad && amax < 1e17 && ad < 1e15
+}
+
+// nearest4Scan is nearest4 as the reference computes it: the distances to
+// the four points val in order, keeping the first strictly smaller one.
+// (x + d*v is computed as x - (-d*v), which is the same float32 operation.)
+func nearest4Scan(idx *[32]uint8, xb []float32, val [4]float32) {
+	for i, x := range xb {
+		best := mul(x-val[0], x-val[0])
+		idx[i] = 0
+		for j := 1; j < 4; j++ {
+			if e := mul(x-val[j], x-val[j]); e < best {
+				best, idx[i] = e, uint8(j)
 			}
 		}
 	}
 }
 
-// iq2ksBlockFit is compute_1block_iq2ks: the best indices for scale d and
-// for -d, the least-squares scale of each, and the better of the two.
-func iq2ksBlockFit(d float32, xb, w []float32, values []int8) (ok bool, bestD, score float32) {
+// iq2ksFitter holds one block of the fast iq2_ks search and the float64
+// products its 55 fits share.
+type iq2ksFitter struct {
+	xb, w []float32
+	wx    [32]float64 // w*x
+	w64   [32]float64
+	absWX float64 // sum |w*x|
+	amax  float32 // largest |x|
+}
+
+func newIQ2KSFitter(f *iq2ksFitter, xb, w []float32, amax float32) {
+	f.xb, f.w, f.amax, f.absWX = xb[:32], w[:32], amax, 0
+	for i, x := range f.xb {
+		f.w64[i] = float64(f.w[i])
+		f.wx[i] = f.w64[i] * float64(x)
+		f.absWX += math.Abs(f.wx[i])
+	}
+}
+
+// fit is compute_1block_iq2ks: the best indices for scale d and for -d, the
+// least-squares scale of each, and the better of the two.
+//
+// Callers only use a fit whose score exceeds beat, so when float64 sums show
+// that neither orientation can (with a margin far beyond the float32
+// roundings), the fit reports !ok without its exact, costlier sums.
+func (f *iq2ksFitter) fit(d float32, values []int8, beat float32) (ok bool, bestD, score float32) {
 	var idxP, idxM [32]uint8
-	nearest4(&idxP, xb, d, values, 1)
-	nearest4(&idxM, xb, d, values, -1)
+	xb, w := f.xb, f.w
+	var qv, qq [4]float64
+	for j := range qv {
+		qv[j] = float64(values[j])
+		qq[j] = qv[j] * qv[j]
+	}
+	var sx1, s21, sx2, s22 float64
+	v0, v1, v2, v3 := d*float32(values[0]), d*float32(values[1]), d*float32(values[2]), d*float32(values[3])
+	if countingNearest(d, f.amax) {
+		// nearest4 for d and -d, fused with the float64 sums.
+		for i, x := range xb {
+			e0, e1, e2, e3 := mul(x-v0, x-v0), mul(x-v1, x-v1), mul(x-v2, x-v2), mul(x-v3, x-v3)
+			n1 := b2u(e1 < e0) + b2u(e2 < e1) + b2u(e3 < e2)
+			e0, e1, e2, e3 = mul(x+v0, x+v0), mul(x+v1, x+v1), mul(x+v2, x+v2), mul(x+v3, x+v3)
+			n2 := b2u(e1 < e0) + b2u(e2 < e1) + b2u(e3 < e2)
+			idxP[i], idxM[i] = n1, n2
+			sx1 += f.wx[i] * qv[n1&3]
+			s21 += f.w64[i] * qq[n1&3]
+			sx2 += f.wx[i] * qv[n2&3]
+			s22 += f.w64[i] * qq[n2&3]
+		}
+	} else {
+		nearest4Scan(&idxP, xb, [4]float32{v0, v1, v2, v3})
+		nearest4Scan(&idxM, xb, [4]float32{-v0, -v1, -v2, -v3})
+		for i := range xb {
+			sx1 += f.wx[i] * qv[idxP[i]&3]
+			s21 += f.w64[i] * qq[idxP[i]&3]
+			sx2 += f.wx[i] * qv[idxM[i]&3]
+			s22 += f.w64[i] * qq[idxM[i]&3]
+		}
+	}
+	if beat > 0 && !mayBeat(sx1, s21, 31*f.absWX, beat) && !mayBeat(sx2, s22, 31*f.absWX, beat) {
+		return false, 0, 0
+	}
 	var sqx1, sq21, sqx2, sq22 [8]float32
 	for k := 0; k < 4; k++ {
 		for l := 0; l < 8; l++ {
@@ -196,10 +261,10 @@ func iq2ksBlockFit(d float32, xb, w []float32, values []int8) (ok bool, bestD, s
 			q1 := float32(values[idxP[i]])
 			q2 := float32(values[idxM[i]])
 			wq1, wq2 := w[i]*q1, w[i]*q2
-			sqx1[l] = fma(wq1, xb[i], sqx1[l])
-			sq21[l] = fma(wq1, q1, sq21[l])
-			sqx2[l] = fma(wq2, xb[i], sqx2[l])
-			sq22[l] = fma(wq2, q2, sq22[l])
+			sqx1[l] = kernel.FMA32(wq1, xb[i], sqx1[l])
+			sq21[l] = kernel.FMA32(wq1, q1, sq21[l])
+			sqx2[l] = kernel.FMA32(wq2, xb[i], sqx2[l])
+			sq22[l] = kernel.FMA32(wq2, q2, sq22[l])
 		}
 	}
 	sumqx1, sumq21, sumqx2, sumq22 := hsum8(&sqx1), hsum8(&sq21), hsum8(&sqx2), hsum8(&sq22)
@@ -218,14 +283,14 @@ func iq2ksBlockFit(d float32, xb, w []float32, values []int8) (ok bool, bestD, s
 
 // iq2ksBlockError is compute_1block_iq2ks_rmse: nearest indices for scale d
 // and their weighted squared error.
-func iq2ksBlockError(d float32, xb, w []float32, values []int8, idx *[32]uint8) float32 {
-	nearest4(idx, xb, d, values, 1)
+func iq2ksBlockError(d float32, xb, w []float32, values []int8, idx *[32]uint8, amax float32) float32 {
+	nearest4(idx, xb, d, values, 1, amax)
 	var acc [8]float32
 	for k := 0; k < 4; k++ {
 		for l := 0; l < 8; l++ {
 			i := 8*k + l
-			diff := fma(-d, float32(values[idx[i]]), xb[i])
-			acc[l] = fma(w[i]*diff, diff, acc[l])
+			diff := kernel.FMA32(-d, float32(values[idx[i]]), xb[i])
+			acc[l] = kernel.FMA32(w[i]*diff, diff, acc[l])
 		}
 	}
 	return hsum8(&acc)
@@ -273,17 +338,19 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 			}
 			d := maxv / float32(formats.IQ2NLValues[7])
 			var best float32
-			if ok, td, ts := iq2ksBlockFit(d, xb, weight[:], values); ok {
+			var fitter iq2ksFitter
+			newIQ2KSFitter(&fitter, xb, weight[:], amax)
+			if ok, td, ts := fitter.fit(d, values, best); ok {
 				best, d = ts, td
 			}
 			for itry := -13; itry <= 13; itry++ {
-				if ok, td, ts := iq2ksBlockFit(maxv/fma(0.5, float32(itry), float32(values[0])), xb, weight[:], values); ok && ts > best {
+				if ok, td, ts := fitter.fit(maxv/kernel.FMA32(0.5, float32(itry), float32(values[0])), values, best); ok && ts > best {
 					best, d = ts, td
 				}
 			}
 			shifted := false
 			for itry := -13; itry <= 13; itry++ {
-				if ok, td, ts := iq2ksBlockFit(maxv/fma(0.5, float32(itry), float32(shiftedValues[0])), xb, weight[:], shiftedValues); ok && ts > best {
+				if ok, td, ts := fitter.fit(maxv/kernel.FMA32(0.5, float32(itry), float32(shiftedValues[0])), shiftedValues, best); ok && ts > best {
 					best, d, shifted = ts, td, true
 				}
 			}
@@ -319,14 +386,15 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 			}
 			blockWeights(weight[:], xb, qw, sigma2, fallback)
 			dl := d * float32(int(Ls[k])-16)
-			rmse1 := iq2ksBlockError(dl, xb, weight[:], bv, &idx1)
+			amax, _ := absMax(xb)
+			rmse1 := iq2ksBlockError(dl, xb, weight[:], bv, &idx1, amax)
 			if Ls[k] > 0 && dl > scales[k] {
-				if iq2ksBlockError(d*float32(int(Ls[k])-17), xb, weight[:], bv, &idx2) < rmse1 {
+				if iq2ksBlockError(d*float32(int(Ls[k])-17), xb, weight[:], bv, &idx2, amax) < rmse1 {
 					Ls[k]--
 					idx1 = idx2
 				}
 			} else if Ls[k] < 15 && dl < scales[k] {
-				if iq2ksBlockError(d*float32(int(Ls[k])-15), xb, weight[:], bv, &idx2) < rmse1 {
+				if iq2ksBlockError(d*float32(int(Ls[k])-15), xb, weight[:], bv, &idx2, amax) < rmse1 {
 					Ls[k]++
 					idx1 = idx2
 				}
@@ -337,8 +405,8 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 					i := 8*kk + l
 					q := vd * float32(bv[idx1[i]])
 					wq := weight[i] * q
-					accQX[l] = fma(wq, xb[i], accQX[l])
-					accQ2[l] = fma(wq, q, accQ2[l])
+					accQX[l] = kernel.FMA32(wq, xb[i], accQX[l])
+					accQ2[l] = kernel.FMA32(wq, q, accQ2[l])
 				}
 			}
 			ls := int(Ls[k])

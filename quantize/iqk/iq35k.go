@@ -1,12 +1,15 @@
 package iqk
 
-import "github.com/gquant/gquant/formats"
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
 
-// sigmaWeight returns the no-imatrix weight of the iq2/iq3/iq5/iq6_k
-// quantizers: sigma2/4 + x^2.
+// sigmaWeight returns the no-imatrix weight of iq2_k and iq2_ks:
+// sigma2/4 + x^2, contracted (iq3_k, iq5_k and iq6_k use sigmaWeightUnfused).
 func sigmaWeight(sigma2 float32) func(float32) float32 {
 	quarter := 0.25 * sigma2
-	return func(v float32) float32 { return fma(v, v, quarter) }
+	return func(v float32) float32 { return kernel.FMA32(v, v, quarter) }
 }
 
 // quantizeIQ3K quantizes one iq3_k row: per 256 weights an fp16 scale, 16
@@ -28,7 +31,7 @@ func quantizeIQ3K(y []byte, x, qwRow []float32) {
 			qwBlock = qwRow[ibl*sbs:]
 		}
 		sigma2 := 1.5 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
+		fallback := sigmaWeightUnfused(sigma2)
 		var extra uint16
 		var maxAbsScale float32
 		for ib := 0; ib < sbs/bs; ib++ {
@@ -43,18 +46,14 @@ func quantizeIQ3K(y []byte, x, qwRow []float32) {
 				scales[ib] = 0
 				continue
 			}
-			d, shifted := grid3.blockScale(xb, weight[:], values, ntry, 2, maxv, true)
+			d, shifted := grid3.blockScale(xb, weight[:], ntry, 2, maxv, true)
 			if d == 0 {
 				scales[ib] = 0
 				continue
 			}
-			bv := values[:8]
-			if shifted {
-				bv = values[8:]
-			}
 			// The reference follows this with a coordinate-descent loop whose
 			// result it never uses; only this re-fit matters.
-			d = grid3.refine(xb, weight[:], bv, d)
+			d = grid3.half(shifted).refine(xb, weight[:], d)
 			scales[ib] = d
 			if shifted {
 				extra |= 1 << ib
@@ -106,8 +105,8 @@ func quantizeIQ3K(y []byte, x, qwRow []float32) {
 				qh[j] |= byte((ibest >> 2) << (ib32 % 8))
 				q := float32(int(bv[ibest]) * ls)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		put16(blk[4:], scalesH)
@@ -136,7 +135,7 @@ func quantizeIQ5K(y []byte, x, qwRow []float32) {
 			qwBlock = qwRow[ibl*sbs:]
 		}
 		sigma2 := 2 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
+		fallback := sigmaWeightUnfused(sigma2)
 		var extra uint16
 		var maxScale, maxAbsScale float32
 		for ib := 0; ib < sbs/bs; ib++ {
@@ -151,13 +150,9 @@ func quantizeIQ5K(y []byte, x, qwRow []float32) {
 				scales[ib] = 0
 				continue
 			}
-			d, shifted := grid5.blockScale(xb, weight[:], values, ntry, 1, maxv, false)
+			d, shifted := grid5.blockScale(xb, weight[:], ntry, 1, maxv, false)
 			if d != 0 {
-				bv := values[:32]
-				if shifted {
-					bv = values[32:]
-				}
-				d = grid5.refine(xb, weight[:], bv, d)
+				d = grid5.half(shifted).refine(xb, weight[:], d)
 			}
 			scales[ib] = d
 			if shifted {
@@ -206,8 +201,8 @@ func quantizeIQ5K(y []byte, x, qwRow []float32) {
 				qh[j] |= byte((ibest >> 4) << (ib32 % 8))
 				q := float32(int(bv[ibest]) * ls)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		if sumq2 > 0 {

@@ -1,6 +1,9 @@
 package iqk
 
-import "github.com/gquant/gquant/formats"
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
 
 // quantizeIQ3KS quantizes one iq3_ks row: an fp16 row scale, then per 256
 // weights 16 bits of "extra" (fifth scale bits, then shifted-grid bits), 4-bit
@@ -30,7 +33,7 @@ func quantizeIQ3KS(y []byte, x, qwRow []float32) {
 				scales[ibl*8+ib] = 0
 				continue
 			}
-			d, shifted := grid3.blockScale(xb, weight[:], values, ntry, 1, maxv, true)
+			d, shifted := grid3.blockScale(xb, weight[:], ntry, 1, maxv, true)
 			if shifted {
 				extras[ibl] |= 1 << (8 + ib)
 			}
@@ -83,8 +86,8 @@ func quantizeIQ3KS(y []byte, x, qwRow []float32) {
 				qh[j] |= byte((i >> 2) << (ib % 8))
 				q := float32(int(bv[i]) * l)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		put16(blk, extras[ibl])

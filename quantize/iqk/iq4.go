@@ -1,6 +1,9 @@
 package iqk
 
-import "github.com/gquant/gquant/formats"
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
 
 // iq4nlIndex maps int(x)-values[0] (0..240) to the grid index nearest x, or
 // to 16+i when x lies between values[i] and values[i+1] closely enough that
@@ -14,128 +17,6 @@ var iq4nlIndex = [241]int8{
 	11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 27, 27, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 28, 13, 13, 13,
 	13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 29, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14, 14,
 	14, 14, 14, 14, 30, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
-}
-
-// nlGrid finds nearest grid points with the reference's lookup tables:
-// index[int(x)-values[0]] is the nearest point i, or n+i when x lies between
-// points i and i+1 and the distances must be compared.
-type nlGrid struct {
-	n     int    // points per grid half
-	limit int    // table entries the lookup may use
-	index []int8 // the table
-}
-
-var (
-	grid3 = nlGrid{n: 8, limit: 111, index: iq3nlIndex[:]}
-	grid4 = nlGrid{n: 16, limit: 241, index: iq4nlIndex[:]}
-	grid5 = nlGrid{n: 32, limit: 247, index: iq5nlIndex[:]}
-)
-
-// best returns the index into values (n points) nearest x.
-func (g *nlGrid) best(values []int8, x float32) int {
-	ix := truncInt(x) - int(values[0])
-	if ix < 0 {
-		return 0
-	}
-	if ix >= g.limit {
-		return g.n - 1
-	}
-	ix = int(g.index[ix])
-	if ix < g.n {
-		return ix
-	}
-	if x-float32(values[ix-g.n]) < float32(values[ix-g.n+1])-x {
-		return ix - g.n
-	}
-	return ix - g.n + 1
-}
-
-func bestIndexIQ4(values []int8, x float32) int { return grid4.best(values, x) }
-
-// truncInt converts like C's (int)x on x86 (cvttss2si): out-of-range values
-// give INT_MIN.
-func truncInt(x float32) int {
-	if !(x > -2147483648 && x < 2147483648) {
-		return -2147483648
-	}
-	return int(int32(x))
-}
-
-// nlSums accumulates, over one block, sum w*q*x and sum w*q^2 for the grid
-// points nearest id*x and -id*x (the "plus" and "minus" orientations).
-func (g *nlGrid) sums(xb, weight []float32, values []int8, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
-	for j, x := range xb {
-		w := weight[j]
-		al := id * x
-		q := float32(values[g.best(values, al)])
-		wq := w * q
-		sqxP = fma(wq, x, sqxP)
-		sq2P = fma(wq, q, sq2P)
-		q = float32(values[g.best(values, -al)])
-		wq = w * q
-		sqxM = fma(wq, x, sqxM)
-		sq2M = fma(wq, q, sq2M)
-	}
-	return
-}
-
-// blockScale searches the scale of one block over the grid (values holds
-// the plain half then the shifted half), trying inverse scales
-// (step*itry + values[0])/max for itry in -ntry..ntry on both halves.
-// guardFirst: the first estimate is only taken when its sum of q^2 is
-// positive (iq3 variants); otherwise it is taken as is.
-func (g *nlGrid) blockScale(xb, weight []float32, values []int8, ntry, step int, maxv float32, guardFirst bool) (d float32, shifted bool) {
-	shiftedValues := values[g.n:]
-	if ntry > 0 {
-		d = -maxv / float32(values[0])
-	} else {
-		d = maxv / float32(values[0])
-	}
-	id := 1 / d
-	sqxP, sq2P, sqxM, sq2M := g.sums(xb, weight, values, id)
-	var best float32
-	if !guardFirst || sq2P > 0 {
-		d = sqxP / sq2P
-		best = d * sqxP
-	}
-	if sq2M > 0 && sqxM*sqxM > best*sq2M {
-		d = sqxM / sq2M
-		best = d * sqxM
-	}
-	for itry := -ntry; itry <= ntry; itry++ {
-		for s, vals := range [2][]int8{values, shiftedValues} {
-			id = float32(step*itry+int(vals[0])) / maxv
-			sqxP, sq2P, sqxM, sq2M = g.sums(xb, weight, vals, id)
-			if sq2P > 0 && sqxP*sqxP > best*sq2P {
-				d = sqxP / sq2P
-				best = d * sqxP
-				shifted = s == 1
-			}
-			if sq2M > 0 && sqxM*sqxM > best*sq2M {
-				d = sqxM / sq2M
-				best = d * sqxM
-				shifted = s == 1
-			}
-		}
-	}
-	return d, shifted
-}
-
-// refine re-fits d for a block on its chosen grid half: the weighted least
-// squares scale of the points nearest x/d (d unchanged if the fit is empty).
-func (g *nlGrid) refine(xb, weight []float32, values []int8, d float32) float32 {
-	id := 1 / d
-	var sumqx, sumq2 float32
-	for j, x := range xb {
-		q := float32(values[g.best(values, id*x)])
-		wq := weight[j] * q
-		sumqx = fma(wq, x, sumqx)
-		sumq2 = fma(wq, q, sumq2)
-	}
-	if sumq2 > 0 {
-		return sumqx / sumq2
-	}
-	return d
 }
 
 func squareWeight(x float32) float32 { return x * x }
@@ -170,7 +51,7 @@ func quantizeIQ4KS(y []byte, x, qwRow []float32) {
 				scales[ibl*8+ib] = 0
 				continue
 			}
-			d, shifted := grid4.blockScale(xb, weight[:], values, 7, 1, maxv, false)
+			d, shifted := grid4.blockScale(xb, weight[:], 7, 1, maxv, false)
 			if shifted {
 				blk[ib] = 1
 			}
@@ -194,7 +75,7 @@ func quantizeIQ4KS(y []byte, x, qwRow []float32) {
 			if blk[ib]&1 != 0 {
 				blockValues = values[16:]
 			}
-			l := nearestInt(0.5 * fma(id, scales[ibl*8+ib], 127))
+			l := nearestInt(0.5 * kernel.FMA32(id, scales[ibl*8+ib], 127))
 			l = clamp(l, 0, 127) << 1
 			blk[ib] |= byte(l)
 			l -= 127
@@ -217,8 +98,8 @@ func quantizeIQ4KS(y []byte, x, qwRow []float32) {
 				w1, w2 := weight[j], weight[j+bs/2]
 				q1 := float32(int(blockValues[i1]) * l)
 				q2 := float32(int(blockValues[i2]) * l)
-				sumqx += fma(w1*q1, xb[j], mul(w2*q2, xb[j+bs/2]))
-				sumq2 += fma(w1*q1, q1, mul(w2*q2, q2))
+				sumqx += kernel.FMA32(w1*q1, xb[j], mul(w2*q2, xb[j+bs/2]))
+				sumq2 += kernel.FMA32(w1*q1, q1, mul(w2*q2, q2))
 			}
 		}
 	}
@@ -260,7 +141,7 @@ func quantizeIQ4K(y []byte, x, qwRow []float32) {
 				scales[ib] = 0
 				continue
 			}
-			d, shifted := grid4.blockScale(xb, weight[:], values, 7, 1, maxv, false)
+			d, shifted := grid4.blockScale(xb, weight[:], 7, 1, maxv, false)
 			if shifted {
 				extra |= 1 << ib
 			}
@@ -302,8 +183,8 @@ func quantizeIQ4K(y []byte, x, qwRow []float32) {
 				w := weight[j]
 				q := float32(int(blockValues[li]) * l)
 				wq := w * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 			l += 32
 			if ib%2 == 0 {

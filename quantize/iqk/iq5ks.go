@@ -1,6 +1,9 @@
 package iqk
 
-import "github.com/gquant/gquant/formats"
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
 
 // quantizeIQ5KS quantizes one iq5_ks row: an f32 row scale, then per 256
 // weights 8 bytes of 7-bit block scales (low bit: shifted grid), 128 bytes
@@ -31,7 +34,7 @@ func quantizeIQ5KS(y []byte, x, qwRow []float32) {
 				scales[ibl*8+ib] = 0
 				continue
 			}
-			d, shifted := grid5.blockScale(xb, weight[:], values, ntry, 1, maxv, false)
+			d, shifted := grid5.blockScale(xb, weight[:], ntry, 1, maxv, false)
 			if shifted {
 				blk[ib] = 1
 			}
@@ -56,7 +59,7 @@ func quantizeIQ5KS(y []byte, x, qwRow []float32) {
 			if blk[ib]&1 != 0 {
 				bv = values[32:]
 			}
-			l := clamp(nearestInt(0.5*fma(id, scales[ibl*8+ib], 127)), 0, 127) << 1
+			l := clamp(nearestInt(0.5*kernel.FMA32(id, scales[ibl*8+ib], 127)), 0, 127) << 1
 			blk[ib] |= byte(l)
 			l -= 127
 			dl := d * float32(l)
@@ -76,8 +79,8 @@ func quantizeIQ5KS(y []byte, x, qwRow []float32) {
 				qh[j] |= byte((idx >> 4) << ib)
 				q := float32(int(bv[idx]) * l)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 	}

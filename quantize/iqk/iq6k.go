@@ -1,6 +1,9 @@
 package iqk
 
-import "github.com/gquant/gquant/formats"
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
+)
 
 // iq6nlIndex is the nearest-point table of the iq6_k grid (as nlGrid, with
 // 64 points and the lookup at int(x - values[0])).
@@ -26,6 +29,12 @@ var iq6Values = func() (v [128]float32) {
 	return
 }()
 
+// iq6Plain and iq6Shifted are the branch-free lookups of the two halves.
+var (
+	iq6Plain   = newNearestTable(iq6nlIndex[:], 249, 64, iq6Values[:64])
+	iq6Shifted = newNearestTable(iq6nlIndex[:], 249, 64, iq6Values[64:])
+)
+
 func bestIndexIQ6(values []float32, x float32) int {
 	ix := truncInt(x - values[0])
 	if ix < 0 {
@@ -44,18 +53,19 @@ func bestIndexIQ6(values []float32, x float32) int {
 	return ix - 63
 }
 
-func iq6Sums(xb, weight, values []float32, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
+func iq6Sums(xb, weight []float32, t *nearestTable, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
+	weight = weight[:len(xb)]
 	for j, x := range xb {
 		w := weight[j]
 		al := id * x
-		q := values[bestIndexIQ6(values, al)]
+		q := t.vals[t.bestIQ6(al)&63]
 		wq := w * q
-		sqxP = fma(wq, x, sqxP)
-		sq2P = fma(wq, q, sq2P)
-		q = values[bestIndexIQ6(values, -al)]
+		sqxP = kernel.FMA32(wq, x, sqxP)
+		sq2P = kernel.FMA32(wq, q, sq2P)
+		q = t.vals[t.bestIQ6(-al)&63]
 		wq = w * q
-		sqxM = fma(wq, x, sqxM)
-		sq2M = fma(wq, q, sq2M)
+		sqxM = kernel.FMA32(wq, x, sqxM)
+		sq2M = kernel.FMA32(wq, q, sq2M)
 	}
 	return
 }
@@ -78,7 +88,7 @@ func quantizeIQ6K(y []byte, x, qwRow []float32) {
 			qwBlock = qwRow[ibl*sbs:]
 		}
 		sigma2 := 2 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
+		fallback := sigmaWeightUnfused(sigma2)
 		var extra uint16
 		var maxScale, maxAbsScale float32
 		for ib := 0; ib < sbs/bs; ib++ {
@@ -95,7 +105,7 @@ func quantizeIQ6K(y []byte, x, qwRow []float32) {
 			}
 			d := -maxv / values[0]
 			id := 1 / d
-			sqxP, sq2P, sqxM, sq2M := iq6Sums(xb, weight[:], values, id)
+			sqxP, sq2P, sqxM, sq2M := iq6Sums(xb, weight[:], iq6Plain, id)
 			d = sqxP / sq2P
 			best := d * sqxP
 			if sq2M > 0 && sqxM*sqxM > best*sq2M {
@@ -104,9 +114,9 @@ func quantizeIQ6K(y []byte, x, qwRow []float32) {
 			}
 			shifted := false
 			for itry := -ntry; itry <= ntry; itry++ {
-				for s, vals := range [2][]float32{values, shiftedValues} {
-					id = (float32(itry) + vals[0]) / maxv
-					sqxP, sq2P, sqxM, sq2M = iq6Sums(xb, weight[:], vals, id)
+				for s, t := range [2]*nearestTable{iq6Plain, iq6Shifted} {
+					id = (float32(itry) + t.v0) / maxv
+					sqxP, sq2P, sqxM, sq2M = iq6Sums(xb, weight[:], t, id)
 					if sq2P > 0 && sqxP*sqxP > best*sq2P {
 						d = sqxP / sq2P
 						best = d * sqxP
@@ -129,8 +139,8 @@ func quantizeIQ6K(y []byte, x, qwRow []float32) {
 				for j, v := range xb {
 					q := bv[bestIndexIQ6(bv, id*v)]
 					wq := weight[j] * q
-					sumqx = fma(wq, v, sumqx)
-					sumq2 = fma(wq, q, sumq2)
+					sumqx = kernel.FMA32(wq, v, sumqx)
+					sumq2 = kernel.FMA32(wq, q, sumq2)
 				}
 				if sumq2 > 0 {
 					d = sumqx / sumq2
@@ -181,8 +191,8 @@ func quantizeIQ6K(y []byte, x, qwRow []float32) {
 				qh[j] |= byte((ibest >> 4) << (2 * (ib32 % 4)))
 				q := bv[ibest] * float32(ls)
 				wq := weight[j] * q
-				sumqx = fma(wq, xb[j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		if sumq2 > 0 {

@@ -11,15 +11,17 @@ import (
 // Kernels returns the kernels this package implements.
 func Kernels() kernel.Set {
 	set := kernel.Set{
-		formats.IQ2_K:  rowKernel(formats.IQ2_K, 16, quantizeIQ2K),
-		formats.IQ3_K:  rowKernel(formats.IQ3_K, 16, quantizeIQ3K),
-		formats.IQ4_K:  rowKernel(formats.IQ4_K, 16, quantizeIQ4K),
-		formats.IQ5_K:  rowKernel(formats.IQ5_K, 16, quantizeIQ5K),
-		formats.IQ6_K:  rowKernel(formats.IQ6_K, 16, quantizeIQ6K),
-		formats.IQ4_KS: rowKernel(formats.IQ4_KS, 32, quantizeIQ4KS),
-		formats.IQ2_KS: rowKernel(formats.IQ2_KS, 32, quantizeIQ2KS),
-		formats.IQ3_KS: rowKernel(formats.IQ3_KS, 32, quantizeIQ3KS),
-		formats.IQ5_KS: rowKernel(formats.IQ5_KS, 32, quantizeIQ5KS),
+		formats.IQ2_K:   rowKernel(formats.IQ2_K, 16, quantizeIQ2K),
+		formats.IQ3_K:   rowKernel(formats.IQ3_K, 16, quantizeIQ3K),
+		formats.IQ4_K:   rowKernel(formats.IQ4_K, 16, quantizeIQ4K),
+		formats.IQ5_K:   rowKernel(formats.IQ5_K, 16, quantizeIQ5K),
+		formats.IQ6_K:   rowKernel(formats.IQ6_K, 16, quantizeIQ6K),
+		formats.IQ4_KS:  rowKernel(formats.IQ4_KS, 32, quantizeIQ4KS),
+		formats.IQ2_KS:  rowKernel(formats.IQ2_KS, 32, quantizeIQ2KS),
+		formats.IQ3_KS:  rowKernel(formats.IQ3_KS, 32, quantizeIQ3KS),
+		formats.IQ5_KS:  rowKernel(formats.IQ5_KS, 32, quantizeIQ5KS),
+		formats.IQ4_KSS: rowKernel(formats.IQ4_KSS, 32, quantizeIQ4KSS),
+		formats.IQ2_KL:  rowKernel(formats.IQ2_KL, 32, quantizeIQ2KL),
 	}
 	// The _r4 forms quantize four rows of the base type, then interleave them.
 	for _, r4 := range []formats.Type{formats.IQ2_K_R4, formats.IQ3_K_R4, formats.IQ4_K_R4, formats.IQ5_K_R4, formats.IQ4_KS_R4, formats.IQ5_KS_R4} {

@@ -13,37 +13,25 @@ func NearestInt(v float32) int {
 // FMA32 returns a*b+c rounded once to float32, as a hardware fused
 // multiply-add does (GCC contracts a*b+c into one in the reference build).
 //
-// math.FMA gives the exactly rounded float64 result, which rounds again to
-// float32. That double rounding can only go wrong when the float64 result
-// sits exactly halfway between two float32 values (its low 29 mantissa bits
-// are 1<<28); only then is the exact path taken.
+// The product of two float32 is exact in float64, so s = a*b + c in float64
+// is rounded once; rounding s again to float32 is right unless s sits
+// exactly halfway between two float32 values (its low 29 mantissa bits are
+// 1<<28), where the first rounding may have moved it onto the tie. Only then
+// is the exact error of s needed to tell which side the true value is on.
+// Small enough to inline.
 func FMA32(a, b, c float32) float32 {
-	r := math.FMA(float64(a), float64(b), float64(c))
-	if math.Float64bits(r)<<35 != 1<<63 {
-		return float32(r)
-	}
-	return fmaTie(a, b, c)
-}
-
-// fmaTie is FMA32 when the float64 result sits on a float32 tie: the exact
-// error of the float64 sum says which way the tie really goes, and the sum
-// is nudged one float64 ulp to that side before rounding to float32.
-func fmaTie(a, b, c float32) float32 {
-	p := float64(a) * float64(b) // exact: 24+24 bits
+	p := float64(a) * float64(b)
 	s := p + float64(c)
-	bp := s - p
-	e := (p - (s - bp)) + (float64(c) - bp) // TwoSum: s + e == p + c exactly
-	if e == 0 {
-		return float32(s)
-	}
-	bits := math.Float64bits(s)
-	if bits<<35 == 1<<63 {
-		if (e > 0) == (s > 0) {
-			bits++
-		} else {
-			bits--
+	if uint32(math.Float64bits(s))<<3 == 1<<31 {
+		z := s - p
+		e := (p - (s - z)) + (float64(c) - z) // TwoSum: s + e == a*b + c exactly
+		// r is the even neighbour; when the true value lies on the other
+		// side of s, the other neighbour, 2s-r (exact), is the answer.
+		r := float32(s)
+		if e*(float64(r)-s) < 0 {
+			return float32(2*s - float64(r))
 		}
-		s = math.Float64frombits(bits)
+		return r
 	}
 	return float32(s)
 }

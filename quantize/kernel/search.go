@@ -146,8 +146,8 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		L[i] = int8(l + nmax)
 		fl := float32(l)
 		// not vectorized: fused
-		sumlx = fma32(wx[i], fl, sumlx)
-		suml2 = fma32(float32(w[i]*fl), fl, suml2)
+		sumlx = FMA32(wx[i], fl, sumlx)
+		suml2 = FMA32(float32(w[i]*fl), fl, suml2)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -193,12 +193,12 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		wj := w[bestJ]
 		l := int(L[bestJ]) - nmax
 		if gmax > 0 {
-			newSumlx = fma32(wj, x[bestJ], newSumlx)
-			newSuml2 = fma32(wj, float32(2*l+1), newSuml2)
+			newSumlx = FMA32(wj, x[bestJ], newSumlx)
+			newSuml2 = FMA32(wj, float32(2*l+1), newSuml2)
 			l++
 		} else {
-			newSumlx = fma32(-wj, x[bestJ], newSumlx)
-			newSuml2 = fma32(-wj, float32(2*l-1), newSuml2)
+			newSumlx = FMA32(-wj, x[bestJ], newSumlx)
+			newSuml2 = FMA32(-wj, float32(2*l-1), newSuml2)
 			l--
 		}
 		if newSuml2 > 0 && float32(newSumlx*newSumlx) > float32(best*newSuml2) {
@@ -386,8 +386,8 @@ func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 		l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
 		fl := float32(l)
-		sumlx = fma32(float32(qw[i]*v), fl, sumlx)
-		suml2 = fma32(float32(qw[i]*fl), fl, suml2)
+		sumlx = FMA32(float32(qw[i]*v), fl, sumlx)
+		suml2 = FMA32(float32(qw[i]*fl), fl, suml2)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -398,13 +398,13 @@ func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale = -fma32(0.1, float32(is), fnmax) / max
+		iscale = -FMA32(0.1, float32(is), fnmax) / max
 		sumlx, suml2 = 0, 0
 		for i, v := range x {
 			l := clampInt(roundProd(iscale, v), -nmax, nmax-1)
 			fl := float32(l)
-			sumlx = fma32(float32(qw[i]*v), fl, sumlx)
-			suml2 = fma32(float32(qw[i]*fl), fl, suml2)
+			sumlx = FMA32(float32(qw[i]*v), fl, sumlx)
+			suml2 = FMA32(float32(qw[i]*fl), fl, suml2)
 		}
 		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			for i, v := range x {
@@ -442,22 +442,22 @@ func MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
 			L[i] = int8(l)
 			w := float32(v * v)
 			fl := float32(l)
-			sumlx = fma32(float32(w*v), fl, sumlx)
-			suml2 = fma32(float32(w*fl), fl, suml2)
+			sumlx = FMA32(float32(w*v), fl, sumlx)
+			suml2 = FMA32(float32(w*fl), fl, suml2)
 		}
 		for itry := 0; itry < 5; itry++ {
 			changed := 0
 			for i, v := range x {
 				w := float32(v * v)
 				li := float32(L[i])
-				slx := fma32(-float32(w*v), li, sumlx)
+				slx := FMA32(-float32(w*v), li, sumlx)
 				if slx > 0 {
-					sl2 := fma32(-float32(w*li), li, suml2)
+					sl2 := FMA32(-float32(w*li), li, suml2)
 					newL := clampInt(NearestInt(float32(v*sl2)/slx), -nmax, nmax-1)
 					if newL != int(L[i]) {
 						fl := float32(newL)
-						slx = fma32(float32(w*v), fl, slx)
-						sl2 = fma32(float32(w*fl), fl, sl2)
+						slx = FMA32(float32(w*v), fl, slx)
+						sl2 = FMA32(float32(w*fl), fl, sl2)
 						if sl2 > 0 && float32(float32(slx*slx)*suml2) > float32(float32(sumlx*sumlx)*sl2) {
 							L[i] = int8(newL)
 							sumlx, suml2 = slx, sl2
@@ -524,7 +524,7 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		w := weights[i]
 		sumW += w
 		if sumXProducts == FusedProducts {
-			sumX = fma32(w, v, sumX)
+			sumX = FMA32(w, v, sumX)
 		} else {
 			sumX += float32(w * v)
 		}
@@ -543,13 +543,13 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	for i, v := range x {
 		l := clampInt(roundProd(iscale, v-min), 0, nmax)
 		L[i] = uint8(l)
-		diff := fma32(scale, float32(l), min) - v
+		diff := FMA32(scale, float32(l), min) - v
 		if useMAD {
 			diff = Abs32(diff)
 		} else {
 			diff = float32(diff * diff)
 		}
-		bestMAD = fma32(weights[i], diff, bestMAD)
+		bestMAD = FMA32(weights[i], diff, bestMAD)
 	}
 	if nstep < 1 {
 		return scale, -min
@@ -565,7 +565,7 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	prev, xm = prev[:n], xm[:n]
 	setDiffs(xm, x, min)
 	for is := 0; is <= nstep; is++ {
-		iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+		iscale = (FMA32(rdelta, float32(is), rmin) + fnmax) / (max - min)
 		quantizeUpTo(laux, xm, iscale, nmax)
 		if is > 0 && bytes.Equal(laux, prev) {
 			continue
@@ -579,29 +579,29 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 			// adds it to sum_l unfused.
 			wl := float32(w * fl)
 			sumL += wl
-			sumL2 = fma32(wl, fl, sumL2)
-			sumXL = fma32(wl, x[i], sumXL)
+			sumL2 = FMA32(wl, fl, sumL2)
+			sumXL = FMA32(wl, x[i], sumXL)
 		}
-		D := fma32(sumW, sumL2, -float32(sumL*sumL))
+		D := FMA32(sumW, sumL2, -float32(sumL*sumL))
 		if D <= 0 {
 			continue
 		}
 		// GCC fuses the second product here, the first one in D and thisMin.
-		thisScale := fma32(-sumX, sumL, float32(sumW*sumXL)) / D
-		thisMin := fma32(sumL2, sumX, -float32(sumL*sumXL)) / D
+		thisScale := FMA32(-sumX, sumL, float32(sumW*sumXL)) / D
+		thisMin := FMA32(sumL2, sumX, -float32(sumL*sumXL)) / D
 		if thisMin > 0 {
 			thisMin = 0
 			thisScale = sumXL / sumL2
 		}
 		var mad float32
 		for i, v := range x {
-			diff := fma32(thisScale, float32(laux[i]), thisMin) - v
+			diff := FMA32(thisScale, float32(laux[i]), thisMin) - v
 			if useMAD {
 				diff = Abs32(diff)
 			} else {
 				diff = float32(diff * diff)
 			}
-			mad = fma32(weights[i], diff, mad)
+			mad = FMA32(weights[i], diff, mad)
 		}
 		if mad < bestMAD {
 			copy(L, laux)
@@ -701,7 +701,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		prev, xm = prev[:n], xm[:n]
 		setDiffs(xm, x, min)
 		for is := 0; is <= nstep; is++ {
-			iscale = (fma32(rdelta, float32(is), rmin) + fnmax) / (max - min)
+			iscale = (FMA32(rdelta, float32(is), rmin) + fnmax) / (max - min)
 			quantizeUpTo(laux, xm, iscale, nmax)
 			if is > 0 && bytes.Equal(laux, prev) {
 				continue
@@ -890,7 +890,7 @@ func init() {
 func computeQkx3Numerators(k qkx3Key) *[qkx3MaxTrials]float32 {
 	var t [qkx3MaxTrials]float32
 	for is := range t {
-		t[is] = fma32(k.rdelta, float32(min(is, k.nstep)), k.rmin) + float32(k.nmax)
+		t[is] = FMA32(k.rdelta, float32(min(is, k.nstep)), k.rmin) + float32(k.nmax)
 	}
 	return &t
 }
@@ -1029,21 +1029,21 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 	scale := 1 / iscale
 	var bestMSE float32
 	for i, v := range x {
-		diff := fma32(-scale, float32(L[i]), v)
-		bestMSE = fma32(float32(quantWeights[i]*diff), diff, bestMSE)
+		diff := FMA32(-scale, float32(L[i]), v)
+		bestMSE = FMA32(float32(quantWeights[i]*diff), diff, bestMSE)
 	}
 	for is := -4; is <= 4; is++ {
 		if is == 0 {
 			continue
 		}
-		iscaleIs := fma32(0.1, float32(is), fnmax) / max
+		iscaleIs := FMA32(0.1, float32(is), fnmax) / max
 		scaleIs := 1 / iscaleIs
 		var mse float32
 		for i, v := range x {
 			l := min(nmax, NearestIntMul(iscaleIs, v))
 			// vectorized: the difference is fused, the sum is in-order of
 			// rounded products
-			diff := fma32(-scaleIs, float32(l), v)
+			diff := FMA32(-scaleIs, float32(l), v)
 			mse += float32(float32(quantWeights[i]*diff) * diff)
 		}
 		if mse < bestMSE {
@@ -1057,22 +1057,22 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 		L[i] = uint8(l)
 		w := quantWeights[i]
 		fl := float32(l)
-		sumlx = fma32(float32(w*v), fl, sumlx)
-		suml2 = fma32(float32(w*fl), fl, suml2)
+		sumlx = FMA32(float32(w*v), fl, sumlx)
+		suml2 = FMA32(float32(w*fl), fl, suml2)
 	}
 	for itry := 0; itry < 5; itry++ {
 		changed := 0
 		for i, v := range x {
 			w := quantWeights[i]
 			li := float32(L[i])
-			slx := fma32(-float32(w*v), li, sumlx)
-			sl2 := fma32(-float32(w*li), li, suml2)
+			slx := FMA32(-float32(w*v), li, sumlx)
+			sl2 := FMA32(-float32(w*li), li, suml2)
 			if slx > 0 && sl2 > 0 {
 				newL := min(nmax, NearestInt(float32(v*sl2)/slx))
 				if newL != int(L[i]) {
 					fl := float32(newL)
-					slx = fma32(float32(w*v), fl, slx)
-					sl2 = fma32(float32(w*fl), fl, sl2)
+					slx = FMA32(float32(w*v), fl, slx)
+					sl2 = FMA32(float32(w*fl), fl, sl2)
 					if float32(float32(slx*slx)*suml2) > float32(float32(sumlx*sumlx)*sl2) {
 						L[i] = uint8(newL)
 						sumlx, suml2 = slx, sl2
@@ -1109,16 +1109,6 @@ func nearestIntMulSlow(a, b float32) int {
 	return int(math.Float32bits(x)&0x007fffff) - 0x00400000
 }
 
-// fma32 is FMA32 with the common case first: the float64 sum of the exact
-// product and c rounds to the right float32 unless it sits exactly halfway
-// between two float32 values; only then is the exact error term needed.
-func fma32(a, b, c float32) float32 {
-	s := float64(a)*float64(b) + float64(c)
-	if math.Float64bits(s)<<35 != 1<<63 { // not halfway between two float32
-		return float32(s)
-	}
-	return FMA32(a, b, c)
-}
 
 // roundProd is NearestIntMul for products known to be far inside the valid
 // range (|a*b| < 2^22), as in the searches, where the scale is derived from

