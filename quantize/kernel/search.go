@@ -1109,7 +1109,6 @@ func nearestIntMulSlow(a, b float32) int {
 	return int(math.Float32bits(x)&0x007fffff) - 0x00400000
 }
 
-
 // roundProd is NearestIntMul for products known to be far inside the valid
 // range (|a*b| < 2^22), as in the searches, where the scale is derived from
 // the largest value: it is small enough to be inlined in the hot loops.

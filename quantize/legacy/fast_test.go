@@ -180,13 +180,6 @@ func TestFastKernelsMatchSlow(t *testing.T) { withPortable(t, testFastKernelsMat
 
 func TestQ8KR8MatchesSlow(t *testing.T) { withPortable(t, testQ8KR8MatchesSlow) }
 
-func TestKernelsGoldenPortable(t *testing.T) {
-	simd := useAVX2
-	defer func() { useAVX2 = simd }()
-	useAVX2 = false
-	TestKernelsGolden(t)
-}
-
 func testFastKernelsMatchSlow(t *testing.T) {
 	const n = 4096
 	for ri, x := range edgeRows(n) {
