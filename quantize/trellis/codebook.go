@@ -1,6 +1,7 @@
 package trellis
 
 import (
+	"encoding/binary"
 	"math"
 	"runtime"
 	"sort"
@@ -20,9 +21,58 @@ type codebook struct {
 	abs       bool      // magnitudes only (iq3_kt)
 	values    []float32 // every codeword, group values each
 	mid       [8]float32
-	clusters  []float32   // cluster centroids, group values each
-	inCluster [][]int32   // codeword indices of each cluster, a multiple of 8
-	cValues   [][]float32 // the codewords of inCluster, laid out contiguously
+	clusters  []float32 // cluster centroids, group values each
+	inCluster [][]int32 // codeword indices of each cluster, a multiple of 8
+	lanes     [][]byte  // the codewords of inCluster in lane layout (see toLanes)
+	allLanes  []byte    // every codeword in lane layout (searched for an empty cluster)
+
+	// The portable search's layout, built on first use (see portableLanes).
+	portableOnce sync.Once
+	portable     []floatLanes // per cluster, then every codeword (groups of 8)
+}
+
+// floatLanes are codewords in the lane layout of the portable search: runs
+// of 8*g float32, coordinate k of the candidate in lane i at k*8+i (lanes
+// as in toLanes), and the candidates' indices in lane order.
+type floatLanes struct {
+	values []float32
+	ids    []int32
+}
+
+// portableLanes returns the codewords of each cluster (and, last, all of
+// them) in the portable search's layout: decoding the compact one costs more
+// than the search itself without SIMD.
+func (cb *codebook) portableLanes() []floatLanes {
+	cb.portableOnce.Do(func() {
+		g := cb.group
+		sets := cb.inCluster
+		if g == 8 {
+			all := make([]int32, len(cb.values)/g)
+			for i := range all {
+				all[i] = int32(i)
+			}
+			sets = append(sets[:len(sets):len(sets)], all)
+		}
+		cb.portable = make([]floatLanes, len(sets))
+		for ic, pts := range sets {
+			fl := floatLanes{make([]float32, len(pts)*g), make([]int32, len(pts))}
+			for b := 0; b < len(pts)/8; b++ {
+				for lane := 0; lane < 8; lane++ {
+					c := lane
+					if g == 4 {
+						c = int(laneCandidate4[lane])
+					}
+					p := pts[8*b+c]
+					fl.ids[8*b+lane] = p
+					for k := 0; k < g; k++ {
+						fl.values[8*g*b+k*8+lane] = cb.values[int(p)*g+k]
+					}
+				}
+			}
+			cb.portable[ic] = fl
+		}
+	})
+	return cb.portable
 }
 
 // newCodebook builds the codebook of 1<<bits codewords of the given group
@@ -40,38 +90,40 @@ func newCodebook(group, bits int, abs bool, offset uint32, nclusters, neighbours
 	return cb
 }
 
-// bin5 is the five-way bin of one coordinate of a 4-value codeword.
+// bin5 is the five-way bin of one coordinate of a 4-value codeword: the
+// number of the bounds -48, -16, 16, 48 that x is not below (all four for a
+// NaN, as the reference's chain of x < bound tests gives), without branches.
 func bin5(x float32) int {
-	switch {
-	case x < -48:
+	return notBelow(x, -48) + notBelow(x, -16) + notBelow(x, 16) + notBelow(x, 48)
+}
+
+// notBelow is 1 unless x < bound (a SETcc, not a branch: coordinates are
+// random, so branches would mispredict).
+func notBelow(x, bound float32) int {
+	if x < bound {
 		return 0
-	case x < -16:
-		return 1
-	case x < 16:
-		return 2
-	case x < 48:
-		return 3
 	}
-	return 4
+	return 1
+}
+
+// above is 1 if x > bound.
+func above(x, bound float32) int {
+	if x > bound {
+		return 1
+	}
+	return 0
 }
 
 // clusterOf returns the cluster a (scaled) point falls in.
 func (cb *codebook) clusterOf(v []float32) int {
-	u := 0
 	if cb.group == 8 {
-		for k := 0; k < 8; k++ {
-			if v[k] > cb.mid[k] {
-				u |= 1 << k
-			}
-		}
-		return u
+		v := (*[8]float32)(v)
+		m := &cb.mid
+		return above(v[0], m[0]) | above(v[1], m[1])<<1 | above(v[2], m[2])<<2 | above(v[3], m[3])<<3 |
+			above(v[4], m[4])<<4 | above(v[5], m[5])<<5 | above(v[6], m[6])<<6 | above(v[7], m[7])<<7
 	}
-	s := 1
-	for k := 0; k < 4; k++ {
-		u += s * bin5(v[k])
-		s *= 5
-	}
-	return u
+	v4 := (*[4]float32)(v)
+	return bin5(v4[0]) + 5*bin5(v4[1]) + 25*bin5(v4[2]) + 125*bin5(v4[3])
 }
 
 // clusterPoints finds the midpoints and the centroid of each cluster.
@@ -276,15 +328,60 @@ func (cb *codebook) finalizeClusters(neighbours int) {
 		}
 	})
 	cb.inCluster = in
-	cb.cValues = make([][]float32, ncluster)
+	cb.lanes = make([][]byte, ncluster)
 	for ic, pts := range in {
-		cv := make([]float32, 0, len(pts)*g)
-		for _, p := range pts {
-			cv = append(cv, cb.values[int(p)*g:(int(p)+1)*g]...)
+		cb.lanes[ic] = toLanes(cb.values, g, pts)
+	}
+	if g == 8 {
+		all := make([]int32, npoint)
+		for i := range all {
+			all[i] = int32(i)
 		}
-		cb.cValues[ic] = cv
+		cb.allLanes = toLanes(cb.values, g, all)
 	}
 }
+
+// toLanes lays out the codewords pts (a multiple of 8 of them) the way the
+// reference's search holds them in its eight AVX2 lanes, transposed, and
+// compact: the codewords are integers in [-126, 126], exact in fp16, and
+// their indices are below 1<<16, so each run of eight candidates takes
+// laneRun(g) bytes: coordinate k of the candidate in lane i as fp16 at
+// 2*(k*8+i), then the candidates' indices as uint16 at 16*g+2*i (all little
+// endian). Lane i holds candidate i for groups of 8; for groups of 4, where a
+// register holds two codewords, lanes 0..7 hold candidates 0, 2, 4, 6, 1, 3,
+// 5, 7 (laneCandidate4). The search then needs no horizontal sums, reads half
+// the memory, and finds the winner's index in the memory it has just read.
+func toLanes(values []float32, g int, pts []int32) []byte {
+	run := laneRun(g)
+	t := make([]byte, len(pts)/8*run)
+	for b := 0; b < len(pts)/8; b++ {
+		blk := t[b*run : (b+1)*run]
+		for lane := 0; lane < 8; lane++ {
+			c := lane
+			if g == 4 {
+				c = int(laneCandidate4[lane])
+			}
+			p := int(pts[8*b+c])
+			for k := 0; k < g; k++ {
+				v := values[p*g+k]
+				h := formats.FP32ToFP16(v)
+				if v != float32(int8(v)) || formats.FP16ToFP32(h) != v {
+					panic("trellis: codeword value is not a small integer")
+				}
+				binary.LittleEndian.PutUint16(blk[2*(k*8+lane):], h)
+			}
+			if p != int(uint16(p)) {
+				panic("trellis: codeword index does not fit 16 bits")
+			}
+			binary.LittleEndian.PutUint16(blk[16*g+2*lane:], uint16(p))
+		}
+	}
+	return t
+}
+
+// laneRun is the number of bytes a run of eight codewords of g values takes
+// in lane layout.
+func laneRun(g int) int { return 16*g + 16 }
 
 // insertSmallest keeps in s (ascending) the n smallest values seen.
 func insertSmallest(s []float64, v float64, n int) []float64 {

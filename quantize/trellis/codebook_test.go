@@ -59,8 +59,8 @@ func TestCodebooks(t *testing.T) {
 				if len(pts)%8 != 0 {
 					t.Errorf("cluster %d has %d codewords, not a multiple of 8", ic, len(pts))
 				}
-				if len(cb.cValues[ic]) != len(pts)*tc.group {
-					t.Errorf("cluster %d: %d values for %d codewords", ic, len(cb.cValues[ic]), len(pts))
+				if len(cb.lanes[ic]) != len(pts)/8*laneRun(tc.group) {
+					t.Errorf("cluster %d: %d lane bytes for %d codewords", ic, len(cb.lanes[ic]), len(pts))
 				}
 				for _, p := range pts {
 					member[p]++

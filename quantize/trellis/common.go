@@ -3,8 +3,9 @@ package trellis
 import (
 	"math"
 
-	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/kernel"
+
+	"github.com/gquant/gquant/formats"
 )
 
 const (
@@ -14,6 +15,19 @@ const (
 
 // fma32 is a*b+c rounded once, where the reference's compiler fuses them.
 func fma32(a, b, c float32) float32 { return kernel.FMA32(a, b, c) }
+
+// fmaFast is fma32 for hot loops, small enough to inline: the product of two
+// float32 is exact in float64, so r is a*b+c rounded once, and rounding it
+// to float32 is right unless r sits halfway between two float32 values (low
+// 29 mantissa bits 1<<28). It reports that case as tie = 1; a caller that
+// sees one redoes its sums with fma32.
+func fmaFast(a, b, c float32) (sum float32, tie uint32) {
+	r := float64(a)*float64(b) + float64(c)
+	if math.Float64bits(r)<<35 == 1<<63 {
+		tie = 1
+	}
+	return float32(r), tie
+}
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 

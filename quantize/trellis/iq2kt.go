@@ -132,21 +132,11 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 	v0 := float32(formats.KTScaleValues[0])
 	d := maxScale / v0
 	var best float32
-	g := cb.group
 	for itry := -9; itry <= 9; itry++ {
 		id := float32(itry+int(formats.KTScaleValues[0])) / maxScale
-		var sumqx, sumq2 float32
-		for ib := range scales {
-			dl := float32(formats.KTScaleValues[bestIndexIQ4NL(float32(id*scales[ib]))])
-			for ig := 0; ig < blockSize/g; ig++ {
-				qb := cb.values[g*int(idx[(ib*blockSize)/g+ig]):]
-				for j := 0; j < g; j++ {
-					jj := ib*blockSize + ig*g + j
-					q := float32(dl * qb[j])
-					sumqx = fma32(float32(w[jj]*x[jj]), q, sumqx)
-					sumq2 = fma32(float32(w[jj]*q), q, sumq2)
-				}
-			}
+		sumqx, sumq2, tie := fitSums(x, w, scales, idx, cb, id, false)
+		if tie != 0 {
+			sumqx, sumq2, _ = fitSums(x, w, scales, idx, cb, id, true)
 		}
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2
@@ -154,6 +144,35 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 		}
 	}
 	return d
+}
+
+// fitSums adds up w*x*q and w*q*q over the row for one trial inverse row
+// scale id, in the reference's order with fused multiply-adds. With exact
+// false it uses fmaFast and reports a tie.
+func fitSums(x, w, scales []float32, idx []int32, cb *codebook, id float32, exact bool) (sumqx, sumq2 float32, tie uint32) {
+	g := cb.group
+	for ib := range scales {
+		dl := float32(formats.KTScaleValues[bestIndexIQ4NL(float32(id*scales[ib]))])
+		xb, wb := x[ib*blockSize:(ib+1)*blockSize], w[ib*blockSize:(ib+1)*blockSize]
+		for ig := 0; ig < blockSize/g; ig++ {
+			qb := cb.values[g*int(idx[(ib*blockSize)/g+ig]):]
+			qb = qb[:g]
+			for j, v := range qb {
+				jj := ig*g + j
+				q := float32(dl * v)
+				if exact {
+					sumqx = fma32(float32(wb[jj]*xb[jj]), q, sumqx)
+					sumq2 = fma32(float32(wb[jj]*q), q, sumq2)
+					continue
+				}
+				var t1, t2 uint32
+				sumqx, t1 = fmaFast(float32(wb[jj]*xb[jj]), q, sumqx)
+				sumq2, t2 = fmaFast(float32(wb[jj]*q), q, sumq2)
+				tie |= t1 | t2
+			}
+		}
+	}
+	return sumqx, sumq2, tie
 }
 
 // keepPrevious compares the weighted error of the previous and the new

@@ -80,15 +80,9 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	var best float32
 	for itry := -9; itry <= 9; itry++ {
 		id := fma32(float32(itry), 0.2, 15) / maxScale
-		var sumqx, sumq2 float32
-		for ib, s := range allScales {
-			dl := float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
-			for j := 0; j < blockSize; j++ {
-				p := ib*blockSize + j
-				q := float32(dl * qtmp[p])
-				sumqx = fma32(float32(allWeights[p]*abs32(x[p])), q, sumqx)
-				sumq2 = fma32(float32(allWeights[p]*q), q, sumq2)
-			}
+		sumqx, sumq2, tie := fitSumsIQ3(x, allWeights, allScales, qtmp, id, false)
+		if tie != 0 {
+			sumqx, sumq2, _ = fitSumsIQ3(x, allWeights, allScales, qtmp, id, true)
 		}
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2
@@ -135,4 +129,29 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	if sumq2 > 0 {
 		binary.LittleEndian.PutUint32(dst, math.Float32bits(sumqx/sumq2))
 	}
+}
+
+// fitSumsIQ3 adds up w*|x|*q and w*q*q over the row for one trial inverse
+// row scale id (block scales rounded to 0..15, codeword values qtmp), in the
+// reference's order with fused multiply-adds. With exact false it uses
+// fmaFast and reports a tie.
+func fitSumsIQ3(x, w, scales, qtmp []float32, id float32, exact bool) (sumqx, sumq2 float32, tie uint32) {
+	for ib, s := range scales {
+		dl := float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+		o := ib * blockSize
+		xb, wb, qb := x[o:o+blockSize], w[o:o+blockSize], qtmp[o:o+blockSize]
+		for j, v := range qb {
+			q := float32(dl * v)
+			if exact {
+				sumqx = fma32(float32(wb[j]*abs32(xb[j])), q, sumqx)
+				sumq2 = fma32(float32(wb[j]*q), q, sumq2)
+				continue
+			}
+			var t1, t2 uint32
+			sumqx, t1 = fmaFast(float32(wb[j]*abs32(xb[j])), q, sumqx)
+			sumq2, t2 = fmaFast(float32(wb[j]*q), q, sumq2)
+			tie |= t1 | t2
+		}
+	}
+	return sumqx, sumq2, tie
 }

@@ -6,20 +6,17 @@ import "math"
 // summed in the order its horizontal adds use. Its eight lanes each keep
 // their own best (strictly smaller wins) and are then compared in lane order;
 // the winner is therefore the candidate with the smallest score, ties going
-// to the lower lane, then to the earlier candidate within the lane. The scan
-// below keeps that winner directly, and drops a candidate as soon as half its
-// score (a lower bound: the terms are not negative and rounding is monotonic)
-// exceeds the best score so far.
+// to the lower lane, then to the earlier candidate within the lane.
 
 // hsum8 adds eight lane values the way the reference's horizontal sums do.
 func hsum8(s *[8]float32) float32 {
 	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
 }
 
-// laneOf4 is the reference's lane of candidate j+k (k = 0..7) in the search
-// over groups of 4, where a lane pair holds two codewords: lanes 0..7 cover
-// candidates j+0, j+2, j+4, j+6, j+1, j+3, j+5, j+7.
-var laneOf4 = [8]int32{0, 4, 1, 5, 2, 6, 3, 7}
+// laneCandidate4 is the candidate (within a run of eight) in each lane of
+// the reference's search over groups of 4, where a register holds two
+// codewords: lanes 0..7 cover candidates 0, 2, 4, 6, 1, 3, 5, 7.
+var laneCandidate4 = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
 
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
@@ -33,97 +30,199 @@ func (cb *codebook) findBestMatch(d float32, xb, weight []float32, bestIdx []int
 	id := 1 / d
 	if cb.group == 8 {
 		for l := 0; l < ng; l++ {
-			var vx, w [8]float32
+			var vx [8]float32
 			for k := range vx {
 				vx[k] = float32(id * xb[8*l+k])
-				w[k] = weight[8*l+k]
 			}
-			c := cb.clusterOf(vx[:])
-			points := cb.inCluster[c]
-			values := cb.cValues[c]
-			if len(points) == 0 {
-				values = cb.values
-			}
-			best, jbest := float32(math.Inf(1)), -1
-			n := len(values) / 8
-			for j := 0; j < n; j++ {
-				q := (*[8]float32)(values[8*j : 8*j+8])
-				d0, d4, d2, d6 := q[0]-vx[0], q[4]-vx[4], q[2]-vx[2], q[6]-vx[6]
-				a := float32(float32(w[0]*float32(d0*d0))+float32(w[4]*float32(d4*d4))) +
-					float32(float32(w[2]*float32(d2*d2))+float32(w[6]*float32(d6*d6)))
-				if a > best {
-					continue
-				}
-				d1, d5, d3, d7 := q[1]-vx[1], q[5]-vx[5], q[3]-vx[3], q[7]-vx[7]
-				b := float32(float32(w[1]*float32(d1*d1))+float32(w[5]*float32(d5*d5))) +
-					float32(float32(w[3]*float32(d3*d3))+float32(w[7]*float32(d7*d7)))
-				score := a + b
-				// Lane j%8 first, then position j/8 within the lane.
-				if score < best || score == best && (j&7 < jbest&7 || j&7 == jbest&7 && j < jbest) {
-					best, jbest = score, j
-				}
-			}
-			if jbest < 0 {
-				panic("trellis: codebook search found no codeword")
-			}
-			if len(points) == 0 {
-				bestIdx[l] = int32(jbest)
-			} else {
-				bestIdx[l] = points[jbest]
-			}
+			bestIdx[l] = cb.nearest8(cb.clusterOf(vx[:]), &vx, (*[8]float32)(weight[8*l:8*l+8]))
 		}
 		return
 	}
 	for l := 0; l < ng; l++ {
-		var vx, w [4]float32
+		var vx [4]float32
 		for k := range vx {
 			vx[k] = float32(id * xb[4*l+k])
-			w[k] = weight[4*l+k]
 		}
-		c := cb.clusterOf(vx[:])
-		points := cb.inCluster[c]
-		values := cb.cValues[c]
-		if len(points) == 0 {
-			panic("trellis: empty codebook cluster")
+		bestIdx[l] = cb.nearest4(cb.clusterOf(vx[:]), &vx, (*[4]float32)(weight[4*l:4*l+4]))
+	}
+}
+
+// nearest8 returns the index of the codeword of cluster c (of all codewords
+// if c is empty) nearest to vx in distance weighted by w, using the AVX2
+// search where the CPU has it. The reference stops with an assertion when
+// no score is below infinity; so does this.
+func (cb *codebook) nearest8(c int, vx, w *[8]float32) int32 {
+	var j int32
+	if useAVX2 {
+		lanes := cb.lanes[c]
+		if len(lanes) == 0 {
+			lanes = cb.allLanes
 		}
-		best, jbest := float32(math.Inf(1)), -1
-		for j := range points {
-			q := (*[4]float32)(values[4*j : 4*j+4])
-			d0, d2 := q[0]-vx[0], q[2]-vx[2]
-			a := float32(w[0]*float32(d0*d0)) + float32(w[2]*float32(d2*d2))
+		var best [8]float32
+		var index [8]int32
+		nearest8AVX2(&lanes[0], len(lanes)/laneRun(8), vx, w, &best, &index)
+		j = reduceLanes(&best, &index)
+	} else {
+		p := cb.portableLanes()
+		fl := p[c]
+		if len(fl.ids) == 0 {
+			fl = p[len(p)-1]
+		}
+		_, j = nearest8Go(fl.values, fl.ids, vx, w)
+	}
+	if j < 0 {
+		panic("trellis: codebook search found no codeword")
+	}
+	return j
+}
+
+// nearest4 is nearest8 for groups of 4, where the reference requires the
+// cluster to have codewords.
+func (cb *codebook) nearest4(c int, vx, w *[4]float32) int32 {
+	var j int32
+	if len(cb.inCluster[c]) == 0 {
+		panic("trellis: empty codebook cluster")
+	}
+	if useAVX2 {
+		lanes := cb.lanes[c]
+		var best [8]float32
+		var index [8]int32
+		nearest4AVX2(&lanes[0], len(lanes)/laneRun(4), vx, w, &best, &index)
+		j = reduceLanes(&best, &index)
+	} else {
+		fl := cb.portableLanes()[c]
+		_, j = nearest4Go(fl.values, fl.ids, vx, w)
+	}
+	if j < 0 {
+		panic("trellis: codebook search found no codeword")
+	}
+	return j
+}
+
+// reduceLanes picks the winner of the eight lanes' bests as the reference
+// does: the smallest score, the lower lane on a tie.
+func reduceLanes(best *[8]float32, index *[8]int32) int32 {
+	b, j := float32(math.Inf(1)), int32(-1)
+	for i := range best {
+		if best[i] < b {
+			b, j = best[i], index[i]
+		}
+	}
+	return j
+}
+
+// nearest8Go is the portable search over groups of 8 (in floatLanes
+// layout) and the reference for the assembly one. It returns the winning
+// score and codeword index (-1 if no score is below infinity). Scores are
+// summed in the order of the reference's horizontal adds. The reference's
+// winner is the smallest score, ties going to the lower lane, then to the
+// earlier candidate within the lane (each lane keeps its first strict
+// minimum). That depends only on the candidates with the smallest score, so
+// a candidate is dropped as soon as the first half of its score (a lower
+// bound: the terms are not negative and rounding is monotonic) exceeds the
+// best score so far.
+func nearest8Go(values []float32, ids []int32, vx, w *[8]float32) (float32, int32) {
+	best, bestLane, jbest := float32(math.Inf(1)), 8, int32(-1)
+	w0, w1, w2, w3, w4, w5, w6, w7 := w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+	x0, x1, x2, x3, x4, x5, x6, x7 := vx[0], vx[1], vx[2], vx[3], vx[4], vx[5], vx[6], vx[7]
+	for b := 0; b < len(values)/64 && b < len(ids)/8; b++ {
+		blk := (*[64]float32)(values[64*b : 64*b+64])
+		id := (*[8]int32)(ids[8*b : 8*b+8])
+		for i := 0; i < 8; i++ {
+			d0, d4, d2, d6 := blk[i]-x0, blk[32+i]-x4, blk[16+i]-x2, blk[48+i]-x6
+			a := float32(float32(w0*float32(d0*d0))+float32(w4*float32(d4*d4))) +
+				float32(float32(w2*float32(d2*d2))+float32(w6*float32(d6*d6)))
 			if a > best {
 				continue
 			}
-			d1, d3 := q[1]-vx[1], q[3]-vx[3]
-			score := a + (float32(w[1]*float32(d1*d1)) + float32(w[3]*float32(d3*d3)))
-			if score < best || score == best && (laneOf4[j&7] < laneOf4[jbest&7] || j&7 == jbest&7 && j < jbest) {
-				best, jbest = score, j
+			d1, d5, d3, d7 := blk[8+i]-x1, blk[40+i]-x5, blk[24+i]-x3, blk[56+i]-x7
+			score := a + float32(float32(float32(w1*float32(d1*d1))+float32(w5*float32(d5*d5)))+
+				float32(float32(w3*float32(d3*d3))+float32(w7*float32(d7*d7))))
+			if score < best || score == best && jbest >= 0 && i < bestLane {
+				best, bestLane, jbest = score, i, id[i]
 			}
 		}
-		if jbest < 0 {
-			panic("trellis: codebook search found no codeword")
-		}
-		bestIdx[l] = points[jbest]
 	}
+	return best, jbest
+}
+
+// nearest4Go is nearest8Go for groups of 4.
+func nearest4Go(values []float32, ids []int32, vx, w *[4]float32) (float32, int32) {
+	best, bestLane, jbest := float32(math.Inf(1)), 8, int32(-1)
+	w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
+	x0, x1, x2, x3 := vx[0], vx[1], vx[2], vx[3]
+	for b := 0; b < len(values)/32 && b < len(ids)/8; b++ {
+		blk := (*[32]float32)(values[32*b : 32*b+32])
+		id := (*[8]int32)(ids[8*b : 8*b+8])
+		for i := 0; i < 8; i++ {
+			d0, d2 := blk[i]-x0, blk[16+i]-x2
+			a := float32(w0*float32(d0*d0)) + float32(w2*float32(d2*d2))
+			if a > best {
+				continue
+			}
+			d1, d3 := blk[8+i]-x1, blk[24+i]-x3
+			score := a + float32(float32(w1*float32(d1*d1))+float32(w3*float32(d3*d3)))
+			if score < best || score == best && jbest >= 0 && i < bestLane {
+				best, bestLane, jbest = score, i, id[i]
+			}
+		}
+	}
+	return best, jbest
 }
 
 // findBestScale returns the weighted least-squares scale of the codewords
 // bestIdx for xb and the error reduction it achieves (sumqx²/sumq2).
 func (cb *codebook) findBestScale(xb, weight []float32, bestIdx []int32) (scale, score float32) {
+	var sumqx, sumq2 float32
+	if useAVX2 {
+		var q [blockSize]float32
+		if cb.group == 8 {
+			for l := 0; l < blockSize/8; l++ {
+				*(*[8]float32)(q[8*l:]) = *(*[8]float32)(cb.values[8*int(bestIdx[l]):])
+			}
+		} else {
+			for l := 0; l < blockSize/4; l++ {
+				*(*[4]float32)(q[4*l:]) = *(*[4]float32)(cb.values[4*int(bestIdx[l]):])
+			}
+		}
+		var sums [16]float32
+		scaleSumsAVX2(&q, (*[blockSize]float32)(xb), (*[blockSize]float32)(weight), &sums)
+		sumqx, sumq2 = hsum8((*[8]float32)(sums[:8])), hsum8((*[8]float32)(sums[8:]))
+	} else {
+		var tie uint32
+		sumqx, sumq2, tie = cb.scaleSums(xb, weight, bestIdx, false)
+		if tie != 0 {
+			sumqx, sumq2, _ = cb.scaleSums(xb, weight, bestIdx, true)
+		}
+	}
+	if sumq2 > 0 {
+		return sumqx / sumq2, float32(sumqx*sumqx) / sumq2
+	}
+	return 0, 0
+}
+
+// scaleSums adds up q*w*x and q*w*q in eight lanes, as the reference's AVX2
+// code does with fused multiply-adds, then across the lanes. With exact
+// false it uses fmaFast and reports a tie.
+func (cb *codebook) scaleSums(xb, weight []float32, bestIdx []int32, exact bool) (sumqx, sumq2 float32, tie uint32) {
 	var vqx, vq2 [8]float32
 	g := cb.group
+	xb, weight = xb[:blockSize], weight[:blockSize]
 	for l := 0; l < blockSize; l += 8 {
 		for k := 0; k < 8; k++ {
 			p := l + k
 			q := cb.values[g*int(bestIdx[p/g])+p%g]
 			qw := float32(q * weight[p])
-			vqx[k] = fma32(qw, xb[p], vqx[k])
-			vq2[k] = fma32(qw, q, vq2[k])
+			if exact {
+				vqx[k] = fma32(qw, xb[p], vqx[k])
+				vq2[k] = fma32(qw, q, vq2[k])
+				continue
+			}
+			var t1, t2 uint32
+			vqx[k], t1 = fmaFast(qw, xb[p], vqx[k])
+			vq2[k], t2 = fmaFast(qw, q, vq2[k])
+			tie |= t1 | t2
 		}
 	}
-	sumqx, sumq2 := hsum8(&vqx), hsum8(&vq2)
-	if sumq2 > 0 {
-		return sumqx / sumq2, float32(sumqx*sumqx) / sumq2
-	}
-	return 0, 0
+	return hsum8(&vqx), hsum8(&vq2), tie
 }

@@ -6,8 +6,6 @@ package trellis
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/kernel"
@@ -25,8 +23,10 @@ func Kernels() kernel.Set {
 
 type rowFunc func(dst []byte, x, imatrix []float32, sc *rowScratch)
 
-// rowKernel runs a one-row quantizer over all rows. Rows are independent in
-// the reference, so they are spread over the CPUs; the result is the same.
+// rowKernel runs a one-row quantizer over all rows, one after the other.
+// Rows are independent, but the pipeline already runs one kernel call per
+// worker on every core, so spreading the rows of one call over goroutines
+// would only add scheduling and scratch allocations.
 func rowKernel(t formats.Type, group int, row rowFunc) kernel.Func {
 	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
 		if ne0%superBlock != 0 {
@@ -36,28 +36,10 @@ func rowKernel(t formats.Type, group int, row rowFunc) kernel.Func {
 		if err != nil {
 			return err
 		}
-		workers := min(runtime.GOMAXPROCS(0), nrows)
-		var next sync.Mutex
-		r := 0
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sc := newRowScratch(ne0, group)
-				for {
-					next.Lock()
-					i := r
-					r++
-					next.Unlock()
-					if i >= nrows {
-						return
-					}
-					row(dst[i*int(rs):(i+1)*int(rs)], src[i*ne0:(i+1)*ne0], imatrix, sc)
-				}
-			}()
+		sc := newRowScratch(ne0, group)
+		for i := 0; i < nrows; i++ {
+			row(dst[i*int(rs):(i+1)*int(rs)], src[i*ne0:(i+1)*ne0], imatrix, sc)
 		}
-		wg.Wait()
 		return nil
 	}
 }

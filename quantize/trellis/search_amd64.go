@@ -1,0 +1,25 @@
+package trellis
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useAVX2 selects the assembly loops, which need AVX2, FMA, F16C and an
+// operating system that saves the YMM registers.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+
+// nearest8AVX2 runs the reference's search over nblock runs of eight
+// codewords in lane layout (toLanes) and stores each lane's best score and
+// the position of the codeword that reached it (-1 if none did).
+//
+//go:noescape
+func nearest8AVX2(lanes *byte, nblock int, vx, w *[8]float32, best *[8]float32, index *[8]int32)
+
+// nearest4AVX2 is nearest8AVX2 for groups of 4 (runs of 32 values).
+//
+//go:noescape
+func nearest4AVX2(lanes *byte, nblock int, vx, w *[4]float32, best *[8]float32, index *[8]int32)
+
+// scaleSumsAVX2 is the reference's find_best_scale loop: over four runs of
+// eight lanes, qw = q*w, sums[0:8] += qw*x and sums[8:16] += qw*q, fused.
+//
+//go:noescape
+func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32)

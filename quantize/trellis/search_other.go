@@ -1,0 +1,18 @@
+//go:build !amd64
+
+package trellis
+
+// useAVX2 is false off amd64: the portable searches run.
+var useAVX2 = false
+
+func nearest8AVX2(lanes *byte, nblock int, vx, w *[8]float32, best *[8]float32, index *[8]int32) {
+	panic("trellis: no assembly search on this architecture")
+}
+
+func nearest4AVX2(lanes *byte, nblock int, vx, w *[4]float32, best *[8]float32, index *[8]int32) {
+	panic("trellis: no assembly search on this architecture")
+}
+
+func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32) {
+	panic("trellis: no assembly on this architecture")
+}
