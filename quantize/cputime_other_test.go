@@ -1,6 +1,6 @@
 //go:build !linux
 
-package iqk
+package quantize_test
 
 import "time"
 

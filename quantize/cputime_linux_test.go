@@ -1,4 +1,4 @@
-package iqk
+package quantize_test
 
 import (
 	"syscall"
