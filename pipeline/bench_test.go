@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,15 @@ import (
 var benchModel = modelgen.DeepSeek2{Name: "bench-1g", Layers: 2, DenseLayers: 1, Embd: 2048, FF: 4096,
 	ExpertFF: 1536, Experts: 64, ExpertsUsed: 6, SharedExperts: 1, Heads: 16, QLoraRank: 512,
 	KVLoraRank: 512, KeyLength: 192, ValueLength: 128, RopeDim: 64, Vocab: 32000, ExpProbsB: true}
+
+// processCPU is the CPU time (user + system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // peakRSS returns the process's peak resident set size (VmHWM) in bytes.
 func peakRSS() int64 {
@@ -64,11 +74,14 @@ func BenchmarkQuantizeModel(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				start := time.Now()
+				start, cpu0 := time.Now(), processCPU()
 				if err := Run(context.Background(), m, plan.Outputs, Options{Threads: c.threads}); err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(float64(m.Size())/time.Since(start).Seconds()/1e6, "MB/s-input")
+				wall := time.Since(start)
+				b.ReportMetric(float64(m.Size())/wall.Seconds()/1e6, "MB/s-input")
+				// Cores kept busy: 2 means no idle core on a two-core machine.
+				b.ReportMetric((processCPU() - cpu0).Seconds()/wall.Seconds(), "cores-busy")
 			}
 			b.ReportMetric(float64(peakRSS())/(1<<20), "MiB-peak-RSS")
 		})
