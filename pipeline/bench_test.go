@@ -81,7 +81,7 @@ func BenchmarkQuantizeModel(b *testing.B) {
 				wall := time.Since(start)
 				b.ReportMetric(float64(m.Size())/wall.Seconds()/1e6, "MB/s-input")
 				// Cores kept busy: 2 means no idle core on a two-core machine.
-				b.ReportMetric((processCPU() - cpu0).Seconds()/wall.Seconds(), "cores-busy")
+				b.ReportMetric((processCPU()-cpu0).Seconds()/wall.Seconds(), "cores-busy")
 			}
 			b.ReportMetric(float64(peakRSS())/(1<<20), "MiB-peak-RSS")
 		})
