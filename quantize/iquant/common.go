@@ -3,6 +3,7 @@ package iquant
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/kernel"
@@ -18,10 +19,29 @@ const qkK = 256
 
 // Direct functions (not func variables) so the compiler can inline them.
 
-func fma(a, b, c float32) float32 { return kernel.FMA32(a, b, c) }
-func sqrt(v float32) float32      { return kernel.Sqrt32(v) }
-func abs(v float32) float32       { return kernel.Abs32(v) }
-func round(v float32) int         { return kernel.NearestInt(v) }
+// fmaBits is the float64 sum of kernel.FMA32 and whether rounding it to
+// float32 needs FMA32's tie handling: hot loops use it to stay call-free,
+//
+//	r, tie := fmaBits(a, b, c); v := float32(r); if tie { v = kernel.FMA32(a, b, c) }
+func fmaBits(a, b, c float32) (float64, bool) {
+	r := float64(a)*float64(b) + float64(c)
+	return r, math.Float64bits(r)&(1<<29-1) == 1<<28
+}
+
+// fmaFast is kernel.FMA32 when the float64 sum is not on a float32 tie, and NaN
+// when it is, for expressions the caller recomputes with kernel.FMA32 in that
+// rare case.
+func fmaFast(a, b, c float32) float32 {
+	r := float64(a)*float64(b) + float64(c)
+	if math.Float64bits(r)&(1<<29-1) == 1<<28 {
+		return float32(math.NaN())
+	}
+	return float32(r)
+}
+
+func sqrt(v float32) float32 { return kernel.Sqrt32(v) }
+func abs(v float32) float32  { return kernel.Abs32(v) }
+func round(v float32) int    { return kernel.NearestInt(v) }
 
 func putF16(b []byte, v float32) { binary.LittleEndian.PutUint16(b, formats.FP32ToFP16(v)) }
 
@@ -90,9 +110,9 @@ func repackWeights(w, imatrix, x []float32, blockSize int) []float32 {
 		copy(wb, imatrix[ib*blockSize:])
 		var sumw2, sumx2, sumwx float32
 		for j := range wb {
-			sumw2 = fma(wb[j], wb[j], sumw2)
-			sumx2 = fma(xb[j], xb[j], sumx2)
-			sumwx = fma(wb[j], abs(xb[j]), sumwx)
+			sumw2 = kernel.FMA32(wb[j], wb[j], sumw2)
+			sumx2 = kernel.FMA32(xb[j], xb[j], sumx2)
+			sumwx = kernel.FMA32(wb[j], abs(xb[j]), sumwx)
 		}
 		if sumw2 > limit && sumx2 > limit && sumwx > limit {
 			continue

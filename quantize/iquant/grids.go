@@ -1,6 +1,7 @@
 package iquant
 
 import (
+	"github.com/gquant/gquant/quantize/kernel"
 	"math"
 	"sync"
 
@@ -16,16 +17,18 @@ import (
 type codeGrid struct {
 	dim, bits  int
 	points     []int8  // dim values 2l+1 per grid point
+	levels     []uint8 // dim levels l per grid point
 	kmap       []int32 // packed levels -> grid index, or -(offset+1) into neighbours
 	neighbours []uint16
 }
 
 func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
-	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), kmap: make([]int32, mapSize)}
+	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), levels: make([]uint8, len(kgrid)*dim), kmap: make([]int32, mapSize)}
 	mask := 1<<bits - 1
 	for k, v := range kgrid {
 		for i := 0; i < dim; i++ {
-			g.points[k*dim+i] = int8(2*(int(v)>>(bits*i)&mask) + 1)
+			g.levels[k*dim+i] = uint8(int(v) >> (bits * i) & mask)
+			g.points[k*dim+i] = int8(2*g.levels[k*dim+i] + 1)
 		}
 	}
 	for i := range g.kmap {
@@ -107,15 +110,50 @@ func (g *codeGrid) setLevels(k int, L []int8) {
 // findBestNeighbour is iq2_find_best_neighbour / iq3_find_best_neighbour:
 // among the neighbours of u, the point closest to xval at this scale in the
 // weighted squared distance; L receives its levels.
+//
+// Per neighbour the reference sums weight*diff*diff over the coordinates with
+// diff = scale*q - x fused and the sum fused. diff and weight*diff depend only
+// on the coordinate and its level, so they are computed once per call for
+// every level; each neighbour then costs one fused add per coordinate.
 func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float32, L []int8) int {
+	var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]
+	nl := 1 << g.bits
+	dim := g.dim
+	xval, weight = xval[:dim], weight[:dim]
+	nonNegative := true
+	for i, x := range xval {
+		w := weight[i]
+		nonNegative = nonNegative && w >= 0
+		for l := 0; l < nl; l++ {
+			q := float32(2*l + 1)
+			r, tie := fmaBits(scale, q, -x)
+			d := float32(r)
+			if tie {
+				d = kernel.FMA32(scale, q, -x)
+			}
+			diffs[i*8+l&63] = d
+			wdiffs[i*8+l&63] = w * d
+		}
+	}
 	best := float32(math.MaxFloat32)
 	idx := -1
 	for _, n := range g.neighboursOf(u) {
-		p := g.points[int(n)*g.dim : int(n)*g.dim+g.dim]
+		p := g.levels[int(n)*dim : int(n)*dim+dim]
+		// With no negative weight every term weight*diff*diff is >= 0
+		// and rounding is monotonic, so the partial sums never decrease:
+		// once one reaches best, this neighbour cannot win.
 		var d2 float32
-		for i, q := range p {
-			diff := fma(scale, float32(q), -xval[i])
-			d2 = fma(weight[i]*diff, diff, d2)
+		for i, l := range p {
+			j := i*8 + int(l&7)
+			r, tie := fmaBits(wdiffs[j], diffs[j], d2)
+			if tie {
+				d2 = kernel.FMA32(wdiffs[j], diffs[j], d2)
+			} else {
+				d2 = float32(r)
+			}
+			if d2 >= best && nonNegative {
+				break
+			}
 		}
 		if d2 < best {
 			best, idx = d2, int(n)

@@ -2,6 +2,7 @@ package iquant
 
 import (
 	"encoding/binary"
+	"github.com/gquant/gquant/quantize/kernel"
 	"math"
 
 	"github.com/gquant/gquant/formats"
@@ -27,14 +28,42 @@ type iq1Scratch struct {
 // to xval at scale, with level l meaning value xx[l]. Its fallback over the
 // whole grid runs only when every distance is NaN, which finite inputs never give.
 func findBestNeighbour2(g *codeGrid, u int, xval, weight []float32, scale float32, xx *[3]float32, L []int8) int {
+	// As in codeGrid.findBestNeighbour: diff and weight*diff per coordinate
+	// and level once, then one fused add per coordinate and neighbour,
+	// stopping a neighbour's sum early once it cannot win (valid when no
+	// weight is negative).
+	var diffs, wdiffs [8 * 4]float32
+	xval, weight = xval[:8], weight[:8]
+	nonNegative := true
+	for i, x := range xval {
+		w := weight[i]
+		nonNegative = nonNegative && w >= 0
+		for l, q := range xx {
+			r, tie := fmaBits(scale, q, -x)
+			d := float32(r)
+			if tie {
+				d = kernel.FMA32(scale, q, -x)
+			}
+			diffs[i*4+l&31] = d
+			wdiffs[i*4+l&31] = w * d
+		}
+	}
 	best := float32(math.MaxFloat32)
 	idx := -1
 	for _, n := range g.neighboursOf(u) {
-		p := g.points[int(n)*8 : int(n)*8+8]
+		p := g.levels[int(n)*8 : int(n)*8+8]
 		var d2 float32
-		for i, q := range p {
-			diff := fma(scale, xx[(q-1)/2], -xval[i])
-			d2 = fma(weight[i]*diff, diff, d2)
+		for i, l := range p {
+			j := i*4 + int(l&3)
+			r, tie := fmaBits(wdiffs[j], diffs[j], d2)
+			if tie {
+				d2 = kernel.FMA32(wdiffs[j], diffs[j], d2)
+			} else {
+				d2 = float32(r)
+			}
+			if d2 >= best && nonNegative {
+				break
+			}
 		}
 		if d2 < best {
 			best, idx = d2, int(n)
@@ -57,11 +86,20 @@ func findBestNeighbour2(g *codeGrid, u int, xval, weight []float32, scale float3
 func splitScore(sx, sw []float32, i1, i2, n int, v *[3]float32, fusedLast bool) (sumqx, sumq2 float32) {
 	aqx := float32((sx[i1] - sx[0]) * v[0])
 	aq2 := float32(float32((sw[i1]-sw[0])*v[0]) * v[0])
-	sumqx = fma(sx[n]-sx[i2], v[2], aqx+float32((sx[i2]-sx[i1])*v[1]))
+	cx, c0 := sx[n]-sx[i2], aqx+float32((sx[i2]-sx[i1])*v[1])
+	r, tie := fmaBits(cx, v[2], c0)
+	sumqx = float32(r)
+	if tie {
+		sumqx = kernel.FMA32(cx, v[2], c0)
+	}
 	mid := aq2 + float32(float32((sw[i2]-sw[i1])*v[1])*v[1])
 	last := float32((sw[n] - sw[i2]) * v[2])
 	if fusedLast {
-		sumq2 = fma(last, v[2], mid)
+		r, tie = fmaBits(last, v[2], mid)
+		sumq2 = float32(r)
+		if tie {
+			sumq2 = kernel.FMA32(last, v[2], mid)
+		}
 	} else {
 		sumq2 = mid + float32(last*v[2])
 	}
@@ -88,7 +126,7 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	sumx, sumw := s.sumx[:bs+1], s.sumw[:bs+1]
 	sumx[0], sumw[0] = 0, 0
 	for j, i := range order {
-		sumx[j+1] = fma(weight[i], xb[i], sumx[j])
+		sumx[j+1] = kernel.FMA32(weight[i], xb[i], sumx[j])
 		sumw[j+1] = sumw[j] + weight[i]
 	}
 	bestScore := -float32(1.1754943508222875e-38) // -FLT_MIN
@@ -148,8 +186,8 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 				w := weight[8*k+j]
 				q := xx[(pv-1)/2]
 				wq := w * q
-				sumqx = fma(wq, xb[8*k+j], sumqx)
-				sumq2 = fma(wq, q, sumq2)
+				sumqx = kernel.FMA32(wq, xb[8*k+j], sumqx)
+				sumq2 = kernel.FMA32(wq, q, sumq2)
 			}
 		}
 		if sumqx > 0 && sumq2 > 0 {
@@ -192,7 +230,7 @@ func quantizeIQ1SRow(dst []byte, x, imatrix []float32) {
 		putF16(blk[0:2], d*1.125)
 		id := 1 / d
 		for ib := 0; ib < 8; ib++ {
-			l := max(0, min(7, round(0.5*fma(id, scales[ib], -1))))
+			l := max(0, min(7, round(0.5*kernel.FMA32(id, scales[ib], -1))))
 			if shifts[ib] == -1 {
 				l |= 8
 			}
@@ -240,10 +278,16 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 			wa2, wb2, wc2 := sw2[i1]-sw2[0], sw2[i2]-sw2[i1], sw2[bs]-sw2[i2]
 			for k, c := range combos {
 				u, v := c[0], c[1]
-				sumqx := fma(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
-				sumqx = fma(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
-				sumq2 := fma(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
-				sumq2 = fma(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
+				sumqx := fmaFast(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
+				sumqx = fmaFast(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
+				sumq2 := fmaFast(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
+				sumq2 = fmaFast(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
+				if sumqx != sumqx || sumq2 != sumq2 { // a float32 tie (or NaN input): redo exactly
+					sumqx = kernel.FMA32(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
+					sumqx = kernel.FMA32(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
+					sumq2 = kernel.FMA32(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
+					sumq2 = kernel.FMA32(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
+				}
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
 					scale = sumqx / sumq2
 					bestScore = scale * sumqx
@@ -361,7 +405,7 @@ func iq1mKernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) er
 				for i := 1; i < 16; i++ { // the reference starts at 1 here
 					ax := abs(xb[i])
 					max = max32(max, ax)
-					sumwx = fma(weight[i], ax, sumwx)
+					sumwx = kernel.FMA32(weight[i], ax, sumwx)
 				}
 				if max < 1e-7 {
 					scales[ib] = 0
@@ -387,7 +431,7 @@ func iq1mKernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) er
 			var sumqxF, sumq2F float32
 			for ib := 0; ib < 16; ib++ {
 				sigma2 := allSigma2[ib/2]
-				l := max(0, min(7, round(0.5*fma(id, scales[ib], -1))))
+				l := max(0, min(7, round(0.5*kernel.FMA32(id, scales[ib], -1))))
 				sc[ib/4] |= uint16(l) << (3 * (ib % 4))
 				qh[ib] |= iq1mMasks[shifts[ib]]
 				xb := xbl[16*ib : 16*ib+16]
@@ -407,8 +451,8 @@ func iq1mKernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) er
 						w := weight[8*k+j]
 						q := xx[(pv-1)/2] * float32(2*l+1)
 						wq := w * q
-						sumqxF = fma(wq, xb[8*k+j], sumqxF)
-						sumq2F = fma(wq, q, sumq2F)
+						sumqxF = kernel.FMA32(wq, xb[8*k+j], sumqxF)
+						sumq2F = kernel.FMA32(wq, q, sumq2F)
 					}
 				}
 			}
@@ -470,15 +514,15 @@ func iq1sR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 					haveImatrix = true
 					var sumwx float32
 					for j, v := range xb {
-						weight[j] = imatrix[bs*ibl+j] * sqrt(fma(v, v, sigma2))
-						sumwx = fma(weight[j], abs(v), sumwx)
+						weight[j] = imatrix[bs*ibl+j] * sqrt(kernel.FMA32(v, v, sigma2))
+						sumwx = kernel.FMA32(weight[j], abs(v), sumwx)
 					}
 					// Importance and weights do not overlap: ignore the importance.
 					haveImatrix = !(sumwx < 1e-14)
 				}
 				if !haveImatrix {
 					for j, v := range xb {
-						weight[j] = sqrt(fma(v, v, sigma2))
+						weight[j] = sqrt(kernel.FMA32(v, v, sigma2))
 					}
 				}
 				scale, shift := iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
@@ -506,7 +550,7 @@ func iq1sR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 		}
 		for ibl := 0; ibl < nblock; ibl++ {
 			for k := 0; k < 4; k++ {
-				ls := max(0, min(7, round(0.5*fma(scales[4*ibl+k], invd[k], -1))))
+				ls := max(0, min(7, round(0.5*kernel.FMA32(scales[4*ibl+k], invd[k], -1))))
 				off := 24*ibl + 16 + 2*k
 				binary.LittleEndian.PutUint16(y[off:], binary.LittleEndian.Uint16(y[off:])|uint16(ls)<<12)
 			}
@@ -562,29 +606,29 @@ func iq1mR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 				sigma2 := 1.5 * sumx2 / bs
 				if imatrix != nil {
 					for j, v := range xb {
-						weight[j] = imatrix[bs*ibl+j] * sqrt(fma(v, v, sigma2))
+						weight[j] = imatrix[bs*ibl+j] * sqrt(kernel.FMA32(v, v, sigma2))
 					}
 					var sumwx float32
 					for j := 0; j < bs/2; j++ {
-						sumwx = fma(weight[j], abs(xb[j]), sumwx)
+						sumwx = kernel.FMA32(weight[j], abs(xb[j]), sumwx)
 					}
 					if sumwx < 1e-14 {
 						for j := 0; j < bs/2; j++ {
-							weight[j] = sqrt(fma(xb[j], xb[j], sigma2))
+							weight[j] = sqrt(kernel.FMA32(xb[j], xb[j], sigma2))
 						}
 					}
 					sumwx = 0
 					for j := bs / 2; j < bs; j++ {
-						sumwx = fma(weight[j], abs(xb[j]), sumwx)
+						sumwx = kernel.FMA32(weight[j], abs(xb[j]), sumwx)
 					}
 					if float64(sumwx) < 1e-14 { // a double comparison in the reference
 						for j := bs / 2; j < bs; j++ {
-							weight[j] = sqrt(fma(xb[j], xb[j], sigma2))
+							weight[j] = sqrt(kernel.FMA32(xb[j], xb[j], sigma2))
 						}
 					}
 				} else {
 					for j, v := range xb {
-						weight[j] = sqrt(fma(v, v, sigma2))
+						weight[j] = sqrt(kernel.FMA32(v, v, sigma2))
 					}
 				}
 				if sumx2l > 1e-14 {

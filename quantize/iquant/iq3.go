@@ -2,6 +2,7 @@ package iquant
 
 import (
 	"encoding/binary"
+	"github.com/gquant/gquant/quantize/kernel"
 
 	"github.com/gquant/gquant/formats"
 )
@@ -44,15 +45,40 @@ func splitSigns(xb, weight, xval []float32, signs []uint8, evenParity bool) {
 
 // levelOf is the reference's nearest_int(0.5f*(id*x - 1)) clamped to [0, maxL].
 func levelOf(id, x float32, maxL int) int8 {
-	return int8(max(0, min(maxL, round(0.5*fma(id, x, -1)))))
+	return int8(max(0, min(maxL, round(0.5*kernel.FMA32(id, x, -1)))))
+}
+
+// levelsOf is levelOf over a group: L[i] = levelOf(id, x[i], maxL).
+func levelsOf(L []int8, id float32, x []float32, maxL int) {
+	L = L[:len(x)]
+	for i, v := range x {
+		r, tie := fmaBits(id, v, -1)
+		f := float32(r)
+		if tie {
+			f = kernel.FMA32(id, v, -1)
+		}
+		L[i] = int8(max(0, min(maxL, round(0.5*f))))
+	}
 }
 
 // sumsOdd returns sum w*x*q and sum w*q*q for q = 2L+1.
 func sumsOdd(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
+	xval, L = xval[:len(weight)], L[:len(weight)]
 	for i, w := range weight {
 		q := float32(2*int(L[i]) + 1)
-		sumqx = fma(w*xval[i], q, sumqx)
-		sumq2 = fma(w*q, q, sumq2)
+		wx, wq := w*xval[i], w*q
+		r, tie := fmaBits(wx, q, sumqx)
+		if tie {
+			sumqx = kernel.FMA32(wx, q, sumqx)
+		} else {
+			sumqx = float32(r)
+		}
+		r, tie = fmaBits(wq, q, sumq2)
+		if tie {
+			sumq2 = kernel.FMA32(wq, q, sumq2)
+		} else {
+			sumq2 = float32(r)
+		}
 	}
 	return
 }
@@ -71,8 +97,14 @@ func maxOf(v []float32) float32 {
 // sqrt(sigma2 + x^2), or noImatrix(x) without an importance matrix.
 func blockWeights(weight, xb, qw []float32, sigma2 float32, noImatrix func(x float32) float32) {
 	if qw != nil {
+		qw = qw[:len(xb)]
 		for i, v := range xb {
-			weight[i] = qw[i] * sqrt(fma(v, v, sigma2))
+			r, tie := fmaBits(v, v, sigma2)
+			f := float32(r)
+			if tie {
+				f = kernel.FMA32(v, v, sigma2)
+			}
+			weight[i] = qw[i] * sqrt(f)
 		}
 		return
 	}
@@ -84,7 +116,7 @@ func blockWeights(weight, xb, qw []float32, sigma2 float32, noImatrix func(x flo
 func sumSquares(x []float32) float32 {
 	var s float32
 	for _, v := range x {
-		s = fma(v, v, s)
+		s = kernel.FMA32(v, v, s)
 	}
 	return s
 }
@@ -104,7 +136,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 		clear(q3[:])
 		var maxScale float32
 		xbl := x[qkK*ibl : qkK*(ibl+1)]
-		sigma2 := 2 * sumSquares(xbl) / qkK
+		sigma2 := 2 * sumSquaresUnfused(xbl) / qkK
 		for ib := 0; ib < 8; ib++ {
 			xb := xbl[32*ib : 32*ib+32]
 			var qw []float32
@@ -125,12 +157,10 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 			var best float32
 			scale := max / (2*kMaxQ - 1)
 			for is := -15; is <= 15; is++ {
-				id := fma(float32(is), 0.2, 2*kMaxQ-1) / max
+				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
 				for k := 0; k < 8; k++ {
-					for i := 0; i < 4; i++ {
-						Laux[4*k+i] = levelOf(id, xval[4*k+i], kMaxQ-1)
-					}
+					levelsOf(Laux[4*k:4*k+4], id, xval[4*k:4*k+4], kMaxQ-1)
 					u := g.pack(Laux[4*k:])
 					isOnGridAux[k] = g.kmap[u] >= 0
 					if !isOnGridAux[k] {
@@ -194,7 +224,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 		putF16(blk[0:2], d*1.0125)
 		id := 1 / d
 		for ib := 0; ib < 8; ib++ {
-			l := max(0, min(15, round(0.5*fma(id, scales[ib], -1))))
+			l := max(0, min(15, round(0.5*kernel.FMA32(id, scales[ib], -1))))
 			sas := binary.LittleEndian.Uint32(q3[64+4*ib:])
 			binary.LittleEndian.PutUint32(q3[64+4*ib:], sas|uint32(l)<<28)
 		}
@@ -231,7 +261,7 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 		qsPos, signsPos := 0, 0
 		var maxScale float32
 		xbl := x[qkK*ibl : qkK*(ibl+1)]
-		sigma2 := 2 * sumSquares(xbl) / qkK
+		sigma2 := 2 * sumSquaresUnfused(xbl) / qkK
 		for ib := 0; ib < qkK/bs; ib++ {
 			xb := xbl[bs*ib : bs*ib+bs]
 			var qw []float32
@@ -252,12 +282,10 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			scale := max / (2*kMaxQ - 1)
 			isOnGrid = [bs4]bool{}
 			for is := -9; is <= 9; is++ {
-				id := fma(float32(is), 0.2, 2*kMaxQ-1) / max
+				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
 				for k := 0; k < bs4; k++ {
-					for i := 0; i < 4; i++ {
-						Laux[4*k+i] = levelOf(id, xval[4*k+i], kMaxQ-1)
-					}
+					levelsOf(Laux[4*k:4*k+4], id, xval[4*k:4*k+4], kMaxQ-1)
 					u := g.pack(Laux[4*k:])
 					isOnGridAux[k] = g.kmap[u] >= 0
 					if !isOnGridAux[k] {
@@ -321,8 +349,8 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 		putF16(blk[0:2], d*1.033)
 		id := 1 / d
 		for ib := 0; ib < qkK/bs; ib += 2 {
-			l1 := max(0, min(15, round(0.5*fma(id, scales[ib], -1))))
-			l2 := max(0, min(15, round(0.5*fma(id, scales[ib+1], -1))))
+			l1 := max(0, min(15, round(0.5*kernel.FMA32(id, scales[ib], -1))))
+			l2 := max(0, min(15, round(0.5*kernel.FMA32(id, scales[ib+1], -1))))
 			sc[ib/2] = uint8(l1 | l2<<4)
 		}
 	}

@@ -2,6 +2,7 @@ package iquant
 
 import (
 	"encoding/binary"
+	"github.com/gquant/gquant/quantize/kernel"
 	"math"
 
 	"github.com/gquant/gquant/formats"
@@ -45,7 +46,12 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 	const bs = 32
 	var sigma2 float32
 	for _, v := range x[:sbs] {
-		sigma2 = fma(v, v, sigma2)
+		r, tie := fmaBits(v, v, sigma2)
+		if tie {
+			sigma2 = kernel.FMA32(v, v, sigma2)
+		} else {
+			sigma2 = float32(r)
+		}
 	}
 	sigma2 *= 2 / float32(sbs)
 
@@ -59,7 +65,12 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 		if qw != nil {
 			q := qw[ib*bs : (ib+1)*bs]
 			for j, v := range xb {
-				weight[j] = q[j] * sqrt(fma(v, v, sigma2))
+				r, tie := fmaBits(v, v, sigma2)
+				f := float32(r)
+				if tie {
+					f = kernel.FMA32(v, v, sigma2)
+				}
+				weight[j] = q[j] * sqrt(f)
 			}
 		} else {
 			for j, v := range xb {
@@ -84,29 +95,35 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 			Lb[j] = uint8(l)
 			q := float32(values[l])
 			wq := weight[j] * q
-			sumqx = fma(wq, v, sumqx)
-			sumq2 = fma(wq, q, sumq2)
+			sumqx = kernel.FMA32(wq, v, sumqx)
+			sumq2 = kernel.FMA32(wq, q, sumq2)
 		}
 		d = sumqx / sumq2
 		best := d * sumqx
 		bestSumqx, bestSumq2 := sumqx, sumq2
+		// Each edge's trial scales move in small steps, so a trial often
+		// gives the same levels as the previous trial of its edge, and then
+		// the same sums: those are reused instead of recomputed.
+		var prevL [2][bs]uint8
+		var prevSums [2][2]float32
+		var cur [bs]uint8
 		for itry := -ntry; itry <= ntry; itry++ {
-			for _, edge := range [2]int{int(values[0]), int(values[15])} {
+			for e, edge := range [2]int{int(values[0]), int(values[15])} {
 				id = float32(itry+edge) / max
-				sumqx, sumq2 = 0, 0
 				for j, v := range xb {
-					q := float32(values[bestIndexIQ4NL(id*v)])
-					wq := weight[j] * q
-					sumqx = fma(wq, v, sumqx)
-					sumq2 = fma(wq, q, sumq2)
+					cur[j] = uint8(bestIndexIQ4NL(id * v))
+				}
+				if itry > -ntry && cur == prevL[e] {
+					sumqx, sumq2 = prevSums[e][0], prevSums[e][1]
+				} else {
+					sumqx, sumq2 = iq4Sums(weight, xb, &cur)
+					prevL[e], prevSums[e] = cur, [2]float32{sumqx, sumq2}
 				}
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					d = sumqx / sumq2
 					best = d * sumqx
 					bestSumqx, bestSumq2 = sumqx, sumq2
-					for j, v := range xb {
-						Lb[j] = uint8(bestIndexIQ4NL(id * v))
-					}
+					copy(Lb, cur[:])
 				}
 			}
 		}
@@ -117,7 +134,13 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 			minStep := float32(math.Inf(1))
 			bestJ, dir := -1, 0
 			for j, v := range xb {
-				g := float32(d*weight[j]) * fma(-d, float32(values[Lb[j]]), v)
+				q := float32(values[Lb[j]&15])
+				r, tie := fmaBits(-d, q, v)
+				diff := float32(r)
+				if tie {
+					diff = kernel.FMA32(-d, q, v)
+				}
+				g := float32(d*weight[j]) * diff
 				if g > 0 && Lb[j] < 15 {
 					if step := float32(int(values[Lb[j]+1])-int(values[Lb[j]])) / g; step < minStep {
 						minStep, bestJ, dir = step, j, 1
@@ -133,8 +156,8 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 			}
 			w := weight[bestJ]
 			v0, v1 := int(values[Lb[bestJ]]), int(values[int(Lb[bestJ])+dir])
-			newSumqx := fma(w*xb[bestJ], float32(v1-v0), sumqx)
-			newSumq2 := fma(w, float32(v1*v1-v0*v0), sumq2)
+			newSumqx := kernel.FMA32(w*xb[bestJ], float32(v1-v0), sumqx)
+			newSumq2 := kernel.FMA32(w, float32(v1*v1-v0*v0), sumq2)
 			if newSumq2 > 0 && float32(newSumqx*newSumqx) > float32(best*newSumq2) {
 				sumqx, sumq2 = newSumqx, newSumq2
 				d = sumqx / sumq2
@@ -191,6 +214,30 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 			q4[16*i+j] = s.L[32*i+j] | s.L[32*i+16+j]<<4
 		}
 	}
+}
+
+// iq4Sums returns sum w*x*q and sum w*q*q over a sub-block of 32 with the
+// levels L, each product w*q rounded and the sums fused.
+func iq4Sums(weight, xb []float32, L *[32]uint8) (sumqx, sumq2 float32) {
+	weight, xb = weight[:32], xb[:32]
+	for j, v := range xb {
+		q := float32(iq4Values[L[j]&15])
+		wq := weight[j] * q
+		sumqx = fmaFast(wq, v, sumqx)
+		sumq2 = fmaFast(wq, q, sumq2)
+	}
+	if sumqx == sumqx && sumq2 == sumq2 {
+		return
+	}
+	// A float32 tie on the way (or a NaN input): redo with the exact fma.
+	sumqx, sumq2 = 0, 0
+	for j, v := range xb {
+		q := float32(iq4Values[L[j]&15])
+		wq := weight[j] * q
+		sumqx = kernel.FMA32(wq, v, sumqx)
+		sumq2 = kernel.FMA32(wq, q, sumq2)
+	}
+	return
 }
 
 func quantizeIQ4NLRow(dst []byte, x, imatrix []float32) {
