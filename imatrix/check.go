@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize"
 )
 
 // PlannedTensor is one tensor of a quantize plan, as Check needs it: the
@@ -196,7 +197,7 @@ func Check(m *Matrix, plan []PlannedTensor) *CheckReport {
 			if from != t.Name {
 				msg += " in " + from
 			}
-			if zeroSliceTypes[t.Type] {
+			if quantize.FailsOnZeroImportance(t.Type) {
 				msg += fmt.Sprintf(": the reference's %s kernel gives NaN or unreproducible output on an all-zero importance slice (gquant uses uniform importance there)", t.Type)
 			} else {
 				msg += fmt.Sprintf(": quantized as %s with all-zero importance there", t.Type)
@@ -215,16 +216,6 @@ func Check(m *Matrix, plan []PlannedTensor) *CheckReport {
 		}
 	}
 	return r
-}
-
-// zeroSliceTypes are the types whose reference kernels cannot handle an
-// all-zero importance slice; the same list as the pipeline's, which
-// substitutes uniform importance for them.
-var zeroSliceTypes = map[formats.Type]bool{
-	formats.Q4_K: true, formats.IQ2_XXS: true, formats.IQ2_XS: true, formats.IQ2_S: true,
-	formats.IQ3_XXS: true, formats.IQ1_S: true,
-	formats.Q4_K_R4: true, formats.IQ2_XXS_R4: true, formats.IQ2_XS_R4: true, formats.IQ2_S_R4: true,
-	formats.IQ3_XXS_R4: true, formats.IQ1_S_R4: true,
 }
 
 // intList renders 1, 2 and 5 style lists.

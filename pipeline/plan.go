@@ -9,6 +9,7 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
 	"github.com/gquant/gquant/splitter"
 )
@@ -115,16 +116,6 @@ func ModelParams(md gguf.Metadata) recipes.Model {
 	}
 	m.Size = recipes.GuessModelSize(arch, m.NLayer, m.NVocab, m.NHead, m.NHeadKV, m.NExpert, get("embedding_length"))
 	return m
-}
-
-// zeroSliceTypes are the types whose reference kernels fail on an all-zero
-// importance slice (NaN scales or uninitialised reads, so its output is not
-// reproducible): there such a slice is replaced by uniform importance.
-var zeroSliceTypes = map[formats.Type]bool{
-	formats.Q4_K: true, formats.IQ2_XXS: true, formats.IQ2_XS: true, formats.IQ2_S: true,
-	formats.IQ3_XXS: true, formats.IQ1_S: true,
-	formats.Q4_K_R4: true, formats.IQ2_XXS_R4: true, formats.IQ2_XS_R4: true, formats.IQ2_S_R4: true,
-	formats.IQ3_XXS_R4: true, formats.IQ1_S_R4: true,
 }
 
 // Build decides every tensor's type, attaches importance data and lays out
@@ -302,7 +293,7 @@ func importance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (data []
 		return nil, "", "", fmt.Errorf("tensor %s: importance matrix entry %s has %d values, the tensor needs %d (%d x %d)",
 			t.Name, from, len(mean), ne0*mats, ne0, mats)
 	}
-	if zeroSliceTypes[typ] {
+	if quantize.FailsOnZeroImportance(typ) {
 		var fixed []int64
 		for s := int64(0); s < mats; s++ {
 			slice := data[s*ne0 : (s+1)*ne0]

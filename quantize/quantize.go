@@ -75,6 +75,22 @@ func CallScoped(t formats.Type, hasImatrix bool) bool {
 	return t == formats.Q2_K && !hasImatrix
 }
 
+// zeroImportanceFails lists the types whose reference kernels cannot handle
+// an importance slice that is all zeros (NaN scales, or reads of
+// uninitialised memory, so the reference's output is not reproducible).
+var zeroImportanceFails = map[formats.Type]bool{
+	formats.Q4_K: true, formats.IQ2_XXS: true, formats.IQ2_XS: true, formats.IQ2_S: true,
+	formats.IQ3_XXS: true, formats.IQ1_S: true,
+	formats.Q4_K_R4: true, formats.IQ2_XXS_R4: true, formats.IQ2_XS_R4: true, formats.IQ2_S_R4: true,
+	formats.IQ3_XXS_R4: true, formats.IQ1_S_R4: true,
+}
+
+// FailsOnZeroImportance reports whether the reference's kernel for t fails on
+// an all-zero importance slice (an expert that never saw calibration data).
+// Callers replace such a slice by uniform importance, as mainline llama.cpp
+// does; every other type handles it deterministically and gets it as is.
+func FailsOnZeroImportance(t formats.Type) bool { return zeroImportanceFails[t] }
+
 // RowError reports a row that cannot be quantized.
 type RowError struct {
 	Row    int // row index within the call
