@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize"
 )
 
@@ -28,31 +29,42 @@ func BenchmarkQuantize(b *testing.B) {
 		imatrix[i] = float32(r.ExpFloat64())
 	}
 	for _, t := range quantize.SupportedTypes() {
-		rs, err := t.RowSize(cols)
-		if err != nil {
-			continue
+		benchQuantizeType(b, t.String(), t, rows, cols, src, imatrix)
+	}
+	// The K-quants search differently without an importance matrix
+	// (make_qkx2_quants, make_q3_quants), as llama-quantize runs them when
+	// given none.
+	for _, t := range []formats.Type{formats.Q2_K, formats.Q3_K, formats.Q4_K, formats.Q5_K, formats.Q6_K} {
+		benchQuantizeType(b, "noimat/"+t.String(), t, rows, cols, src, nil)
+	}
+}
+
+// benchQuantizeType is one sub-benchmark of BenchmarkQuantize.
+func benchQuantizeType(b *testing.B, name string, t formats.Type, rows, cols int, src, imatrix []float32) {
+	rs, err := t.RowSize(int64(cols))
+	if err != nil {
+		return
+	}
+	n := rows - rows%t.Interleave()
+	if n == 0 {
+		return
+	}
+	b.Run(name, func(b *testing.B) {
+		dst := make([]byte, int(rs)*n)
+		if err := quantize.QuantizeRowsInto(dst, t, n, cols, src[:n*cols], imatrix); err != nil {
+			b.Fatal(err)
 		}
-		n := rows - rows%t.Interleave()
-		if n == 0 {
-			continue
-		}
-		b.Run(t.String(), func(b *testing.B) {
-			dst := make([]byte, int(rs)*n)
+		b.SetBytes(int64(n * cols * 2))
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		start, ok := threadCPUTime()
+		for b.Loop() {
 			if err := quantize.QuantizeRowsInto(dst, t, n, cols, src[:n*cols], imatrix); err != nil {
 				b.Fatal(err)
 			}
-			b.SetBytes(int64(n * cols * 2))
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			start, ok := threadCPUTime()
-			for b.Loop() {
-				if err := quantize.QuantizeRowsInto(dst, t, n, cols, src[:n*cols], imatrix); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if end, ok2 := threadCPUTime(); ok && ok2 && end > start {
-				b.ReportMetric(float64(b.N)*float64(n*cols*2)/1e6/(end-start).Seconds(), "cpu-MB/s")
-			}
-		})
-	}
+		}
+		if end, ok2 := threadCPUTime(); ok && ok2 && end > start {
+			b.ReportMetric(float64(b.N)*float64(n*cols*2)/1e6/(end-start).Seconds(), "cpu-MB/s")
+		}
+	})
 }

@@ -39,8 +39,8 @@ import (
 // trial whose quants repeat the previous trial's, which cannot change the
 // outcome; every sum that is computed is computed in the reference's order.
 //
-// With AVX2 and FMA (search_amd64.s) the trials of make_qx_quants and
-// make_qkx3_quants run in SIMD lanes, one trial per lane, so that every
+// With AVX2 and FMA (search_amd64.s) the trials of make_qx_quants,
+// make_qkx2_quants and make_qkx3_quants run in SIMD lanes, one trial per lane, so that every
 // lane's sums are still sequential in index order; the portable loops stay
 // the reference, and search_simd_test.go checks the two agree bit for bit.
 
@@ -539,6 +539,16 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	fnmax := float32(nmax)
 	iscale := fnmax / (max - min)
 	scale = 1 / iscale
+	if useAVX2 && n <= 64 && nstep+qkx2Lanes16 <= qkx3MaxTrials {
+		// min <= every x here, so the differences need no clamp.
+		var xm [64]float32
+		setDiffs32(xm[:n], x, min)
+		bestMAD := qkx2FirstErrorAVX2(&xm, &x[0], &weights[0], n, fnmax, iscale, scale, min, useMAD, &L[0])
+		if nstep >= 1 {
+			scale, min = qkx2TrialsSIMD(nmax, x, weights, L, &xm, rmin, rdelta, nstep, useMAD, max, min, scale, bestMAD, sumW, sumX)
+		}
+		return scale, -min
+	}
 	var bestMAD float32
 	for i, v := range x {
 		l := clampInt(roundProd(iscale, v-min), 0, nmax)
@@ -614,6 +624,74 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		}
 	}
 	return scale, -min
+}
+
+// qkx2Lanes16 is the number of trials qkx2Trials16AVX2 evaluates at once.
+const qkx2Lanes16 = 16
+
+// qkx2Lanes is what qkx2Trials16AVX2 returns for each of its sixteen trials:
+// the trial's iscale and, as MakeQkx2Quants computes them from the trial's
+// sums, the determinant D, the least-squares scale and min (0 where the fit's
+// min is positive) and the weighted error. The values are meaningless where
+// D <= 0.
+type qkx2Lanes struct {
+	iscale, D, scale, min, mad [qkx2Lanes16]float32
+}
+
+// qkx2TrialsSIMD is the trial loop of MakeQkx2Quants with sixteen
+// consecutive trials evaluated at once by qkx2Trials16AVX2, then compared in
+// order, as qkx3TrialsSIMD does: the trials use the min in effect when they
+// start, and when a trial wins with a new min the trials after it are
+// evaluated again from there. Trials whose quants repeat the previous
+// trial's are not skipped: they cannot win. n is at most 64.
+// xm holds the values minus min and is updated with min.
+func qkx2TrialsSIMD(nmax int, x, weights []float32, L []uint8, xm *[64]float32, rmin, rdelta float32, nstep int, useMAD bool, max, min, scale, bestMAD, sumW, sumX float32) (float32, float32) {
+	n := len(x)
+	nums := qkx3TrialNumerators(nmax, rmin, rdelta, nstep)
+	// The quants of the best trial so far are stored in L only when xm is
+	// about to change and at the end: pending says L does not hold them yet,
+	// bestIscale is the trial's iscale.
+	var bestIscale float32
+	pending := false
+	setL := func() {
+		for i := range L {
+			L[i] = uint8(clampInt(roundProd(bestIscale, xm[i]), 0, nmax))
+		}
+		pending = false
+	}
+	var lanes qkx2Lanes
+	for is := 0; is <= nstep; {
+		qkx2Trials16AVX2(&nums[is], max-min, xm, &x[0], &weights[0], n, float32(nmax), sumW, sumX, useMAD, &lanes)
+		next := is + qkx2Lanes16
+		for k := 0; k < qkx2Lanes16 && is+k <= nstep; k++ {
+			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {
+				continue
+			}
+			bestIscale, pending = lanes.iscale[k], true
+			bestMAD = lanes.mad[k]
+			scale = lanes.scale[k]
+			if m := lanes.min[k]; m != min {
+				setL()
+				min = m
+				setDiffs32(xm[:n], x, min)
+				next = is + k + 1
+				break
+			}
+		}
+		is = next
+	}
+	if pending {
+		setL()
+	}
+	return scale, min
+}
+
+func init() {
+	// The trial numerators of the calls of q2_K, q4_K and q5_K without an
+	// imatrix.
+	for _, k := range []qkx3Key{{3, -0.5, 0.1, 15}, {15, -1, 0.1, 20}, {31, -0.5, 0.1, 15}} {
+		qkx3Numerators[k] = computeQkx3Numerators(k)
+	}
 }
 
 // MakeQkx3Quants is ik_llama's make_qkx3_quants: like MakeQkx2Quants but with

@@ -23,3 +23,20 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 //
 //go:noescape
 func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
+
+// qkx2Trials16AVX2 evaluates sixteen consecutive trials of MakeQkx2Quants,
+// one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the
+// float32 sums Σw·l, Σw·l² and Σw·l·x in index order, the fit from them and
+// its error (see qkx2Lanes), with the same fused operations as the portable
+// loop.
+//
+//go:noescape
+func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32, n int, nmax, sumW, sumX float32, useMAD bool, out *qkx2Lanes)
+
+// qkx2FirstErrorAVX2 is the first quantization of MakeQkx2Quants: it stores
+// L[i] = min(nearest(iscale·xm[i]), nmax) and returns Σw·err(scale·L+min-x)
+// in index order (err is |·| with useMAD, else the rounded square), fused
+// as the portable loop.
+//
+//go:noescape
+func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32

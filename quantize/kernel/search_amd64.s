@@ -162,3 +162,199 @@ trial8:
 	QKX3_FIT(Y11, Y12, Y13, 32)
 	VZEROUPPER
 	RET
+
+// |x| mask for eight float32 lanes.
+DATA qkx2Abs<>+0(SB)/8, $0x7fffffff7fffffff
+DATA qkx2Abs<>+8(SB)/8, $0x7fffffff7fffffff
+DATA qkx2Abs<>+16(SB)/8, $0x7fffffff7fffffff
+DATA qkx2Abs<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL qkx2Abs<>(SB), RODATA|NOPTR, $32
+
+// QKX2_FIT evaluates the fit of eight trials from their float32 sums A
+// (Σw·l), B (Σw·l²), C (Σw·l·x) with Y14 = sumW, Y15 = sumX, and stores D,
+// scale and min at OFF(R8) + 64, 128, 192 (see qkx2Lanes). The operations
+// are those of MakeQkx2Quants, fused where it uses FMA32. Uses Y0, Y1,
+// Y10-Y13.
+#define QKX2_FIT(A, B, C, OFF) \
+	VMULPS       A, A, Y10 \
+	VFMSUB231PS  B, Y14, Y10 \
+	VMULPS       C, Y14, Y11 \
+	VFNMADD231PS A, Y15, Y11 \
+	VDIVPS       Y10, Y11, Y11 \
+	VMULPS       C, A, Y12 \
+	VFMSUB231PS  Y15, B, Y12 \
+	VDIVPS       Y10, Y12, Y12 \
+	VXORPS       Y13, Y13, Y13 \
+	VCMPPS       $0x1e, Y13, Y12, Y0 \
+	VDIVPS       B, C, Y1 \
+	VBLENDVPS    Y0, Y1, Y11, Y11 \
+	VANDNPS      Y12, Y0, Y12 \
+	VMOVUPS      Y10, (64+OFF)(R8) \
+	VMOVUPS      Y11, (128+OFF)(R8) \
+	VMOVUPS      Y12, (192+OFF)(R8)
+
+// QKX2_L computes l = min(nearest(iscale·xm[i]), nmax) of both groups of
+// eight trials into Y10, Y11 (Y0 = magic, Y1 = nmax, Y2/Y3 = iscales).
+#define QKX2_L \
+	VBROADCASTSS (SI)(R10*4), Y10 \
+	VMOVAPS      Y10, Y11 \
+	VFMADD213PS  Y0, Y2, Y10 \
+	VFMADD213PS  Y0, Y3, Y11 \
+	VSUBPS       Y0, Y10, Y10 \
+	VSUBPS       Y0, Y11, Y11 \
+	VMINPS       Y1, Y10, Y10 \
+	VMINPS       Y1, Y11, Y11
+
+// QKX2_DIFF computes fma(scale, l, min) - x of both groups into Y10, Y11
+// (scales in Y4/Y5, mins in Y6/Y7).
+#define QKX2_DIFF \
+	VFMADD213PS  Y6, Y4, Y10 \
+	VFMADD213PS  Y7, Y5, Y11 \
+	VBROADCASTSS (DI)(R10*4), Y12 \
+	VSUBPS       Y12, Y10, Y10 \
+	VSUBPS       Y12, Y11, Y11
+
+// QKX2_ACC adds w·diff to the errors (fused).
+#define QKX2_ACC \
+	VBROADCASTSS (DX)(R10*4), Y13 \
+	VFMADD231PS  Y10, Y13, Y8 \
+	VFMADD231PS  Y11, Y13, Y9
+
+// func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32, n int, nmax, sumW, sumX float32, useMAD bool, out *qkx2Lanes)
+// Sixteen trials in two groups of eight float32 lanes (Y2 and Y3 hold their
+// iscales); each lane's sums and error are sequential in index order.
+TEXT ·qkx2Trials16AVX2(SB), NOSPLIT, $0-72
+	MOVQ         nums+0(FP), AX
+	VBROADCASTSS den+8(FP), Y1
+	MOVQ         xm+16(FP), SI
+	MOVQ         x+24(FP), DI
+	MOVQ         w+32(FP), DX
+	MOVQ         n+40(FP), CX
+	MOVQ         out+64(FP), R8
+	VMOVUPS      (AX), Y2
+	VMOVUPS      32(AX), Y3
+	VDIVPS       Y1, Y2, Y2        // iscale = num/den
+	VDIVPS       Y1, Y3, Y3
+	VMOVUPS      Y2, (R8)
+	VMOVUPS      Y3, 32(R8)
+	VBROADCASTSS nmax+48(FP), Y1
+	VBROADCASTSS qxMagic<>(SB), Y0
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	XORQ         R10, R10
+
+sums:
+	QKX2_L
+	VBROADCASTSS (DX)(R10*4), Y12  // w
+	VMULPS       Y10, Y12, Y13     // w*l, rounded
+	VMULPS       Y11, Y12, Y14
+	VADDPS       Y13, Y4, Y4       // Σw·l
+	VADDPS       Y14, Y7, Y7
+	VFMADD231PS  Y10, Y13, Y5      // Σw·l·l
+	VFMADD231PS  Y11, Y14, Y8
+	VBROADCASTSS (DI)(R10*4), Y15  // x
+	VFMADD231PS  Y15, Y13, Y6      // Σw·l·x
+	VFMADD231PS  Y15, Y14, Y9
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          sums
+
+	VBROADCASTSS sumW+52(FP), Y14
+	VBROADCASTSS sumX+56(FP), Y15
+	QKX2_FIT(Y4, Y5, Y6, 0)
+	QKX2_FIT(Y7, Y8, Y9, 32)
+	VMOVUPS      128(R8), Y4       // scales
+	VMOVUPS      160(R8), Y5
+	VMOVUPS      192(R8), Y6       // mins
+	VMOVUPS      224(R8), Y7
+	VBROADCASTSS nmax+48(FP), Y1
+	VBROADCASTSS qxMagic<>(SB), Y0
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	XORQ         R10, R10
+	CMPB         useMAD+60(FP), $0
+	JNE          mad
+
+squares:
+	QKX2_L
+	QKX2_DIFF
+	VMULPS       Y10, Y10, Y10     // diff², rounded
+	VMULPS       Y11, Y11, Y11
+	QKX2_ACC
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          squares
+	JMP          done
+
+mad:
+	QKX2_L
+	QKX2_DIFF
+	VANDPS       qkx2Abs<>(SB), Y10, Y10
+	VANDPS       qkx2Abs<>(SB), Y11, Y11
+	QKX2_ACC
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          mad
+
+done:
+	VMOVUPS      Y8, 256(R8)
+	VMOVUPS      Y9, 288(R8)
+	VZEROUPPER
+	RET
+
+// func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
+// The first quantization of MakeQkx2Quants: L[i] = min(nearest(iscale·xm[i]),
+// nmax) and the weighted error of scale·L + min, in index order, scalar.
+TEXT ·qkx2FirstErrorAVX2(SB), NOSPLIT, $0-68
+	MOVQ   xm+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   w+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VMOVSS nmax+32(FP), X1
+	VMOVSS iscale+36(FP), X2
+	VMOVSS scale+40(FP), X4
+	VMOVSS min+44(FP), X6
+	MOVQ   L+56(FP), BX
+	VMOVSS qxMagic<>(SB), X0
+	VXORPS X8, X8, X8
+	XORQ   R10, R10
+	CMPB   useMAD+48(FP), $0
+	JNE    firstmad
+
+firstsq:
+	VMOVSS      (SI)(R10*4), X10
+	VFMADD213SS X0, X2, X10      // iscale*xm + magic, rounded once
+	VSUBSS      X0, X10, X10
+	VMINSS      X1, X10, X10     // l
+	VCVTTSS2SI  X10, R11
+	MOVB        R11, (BX)(R10*1)
+	VFMADD213SS X6, X4, X10      // scale*l + min
+	VSUBSS      (DI)(R10*4), X10, X10
+	VMULSS      X10, X10, X10
+	VFMADD231SS (DX)(R10*4), X10, X8
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         firstsq
+	VMOVSS      X8, ret+64(FP)
+	RET
+
+firstmad:
+	VMOVSS      (SI)(R10*4), X10
+	VFMADD213SS X0, X2, X10
+	VSUBSS      X0, X10, X10
+	VMINSS      X1, X10, X10
+	VCVTTSS2SI  X10, R11
+	MOVB        R11, (BX)(R10*1)
+	VFMADD213SS X6, X4, X10
+	VSUBSS      (DI)(R10*4), X10, X10
+	VANDPS      qkx2Abs<>(SB), X10, X10
+	VFMADD231SS (DX)(R10*4), X10, X8
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         firstmad
+	VMOVSS      X8, ret+64(FP)
+	RET

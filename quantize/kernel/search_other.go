@@ -12,3 +12,11 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes) {
 	panic("kernel: no assembly trial loops on this platform")
 }
+
+func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32, n int, nmax, sumW, sumX float32, useMAD bool, out *qkx2Lanes) {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32 {
+	panic("kernel: no assembly trial loops on this platform")
+}

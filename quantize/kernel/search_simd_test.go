@@ -164,3 +164,182 @@ func TestMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeQkx2QuantsSIMDAgrees covers the three calls of the quantizers
+// (q2_K: MAD, fused Σw·x; q4_K and q5_K: squared error, rounded Σw·x) and
+// random others, with the quantizers' weights (|x|, rms + |x|) or random
+// ones, and values near rounding ties of the first trial.
+func TestMakeQkx2QuantsSIMDAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	type call struct {
+		n, nmax      int
+		rmin, rdelta float32
+		nstep        int
+		useMAD       bool
+		products     Products
+	}
+	calls := []call{
+		{16, 3, -0.5, 0.1, 15, true, FusedProducts},
+		{32, 15, -1, 0.1, 20, false, RoundedProducts},
+		{32, 31, -0.5, 0.1, 15, false, RoundedProducts},
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for iter := 0; iter < 30000; iter++ {
+		c := calls[iter%len(calls)]
+		if iter%4 == 3 {
+			c = call{1 + r.IntN(64), 1 + r.IntN(31), float32(-r.Float64()), float32(0.2 * r.Float64()), r.IntN(49), r.IntN(2) == 0, Products(r.IntN(2))}
+		}
+		x := randomBlock(r, c.n)
+		if iter%3 == 0 {
+			lo, hi := slices.Min(x), slices.Max(x)
+			if hi > lo {
+				nearTies(r, x, (float32(c.nmax)+c.rmin)/(hi-min(lo, 0)), c.nmax)
+			}
+		}
+		w := make([]float32, c.n)
+		switch r.IntN(3) {
+		case 0:
+			for i, v := range x {
+				w[i] = Abs32(v)
+			}
+		case 1:
+			var s2 float32
+			for _, v := range x {
+				s2 += v * v
+			}
+			rms := Sqrt32(s2 / float32(c.n))
+			for i, v := range x {
+				w[i] = rms + Abs32(v)
+			}
+		default:
+			w = randomWeights(r, c.n)
+		}
+		got, want := make([]uint8, c.n), make([]uint8, c.n)
+		laux := make([]uint8, c.n)
+		d, m := MakeQkx2Quants(c.nmax, x, w, got, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
+		var wantD, wantM float32
+		withPortable(func() {
+			wantD, wantM = MakeQkx2Quants(c.nmax, x, w, want, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
+		})
+		if math.Float32bits(d) != math.Float32bits(wantD) || math.Float32bits(m) != math.Float32bits(wantM) || !slices.Equal(got, want) {
+			t.Fatalf("iter %d (%+v) x %v w %v: %v %v %v; portable %v %v %v", iter, c, x, w, d, m, got, wantD, wantM, want)
+		}
+	}
+}
+
+// qkx2TrialPortable is one trial of MakeQkx2Quants' portable loop: the
+// quants of xm at iscale and, from their sums, D, the fit and its error.
+func qkx2TrialPortable(x, w, xm []float32, iscale float32, nmax int, sumW, sumX float32, useMAD bool) (l []uint8, D, scale, min, mad float32) {
+	xd := make([]float64, len(xm))
+	for i, v := range xm {
+		xd[i] = float64(v)
+	}
+	l = make([]uint8, len(x))
+	quantizeUpTo(l, xd, iscale, nmax)
+	var sumL, sumL2, sumXL float32
+	for i, q := range l {
+		fl := float32(q)
+		wl := float32(w[i] * fl)
+		sumL += wl
+		sumL2 = FMA32(wl, fl, sumL2)
+		sumXL = FMA32(wl, x[i], sumXL)
+	}
+	D = FMA32(sumW, sumL2, -float32(sumL*sumL))
+	scale = FMA32(-sumX, sumL, float32(sumW*sumXL)) / D
+	min = FMA32(sumL2, sumX, -float32(sumL*sumXL)) / D
+	if min > 0 {
+		min = 0
+		scale = sumXL / sumL2
+	}
+	return l, D, scale, min, qkx2ErrorPortable(x, w, l, scale, min, useMAD)
+}
+
+// qkx2ErrorPortable is the weighted error of scale·l + min as
+// MakeQkx2Quants computes it.
+func qkx2ErrorPortable(x, w []float32, l []uint8, scale, min float32, useMAD bool) float32 {
+	var mad float32
+	for i, v := range x {
+		diff := FMA32(scale, float32(l[i]), min) - v
+		if useMAD {
+			diff = Abs32(diff)
+		} else {
+			diff = float32(diff * diff)
+		}
+		mad = FMA32(w[i], diff, mad)
+	}
+	return mad
+}
+
+// The per-trial results of the assembly, lane by lane: the search itself
+// rarely depends on the last bit of an error, so it is checked here.
+func TestQkx2Trials16AVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+	for iter := 0; iter < 5000; iter++ {
+		n := []int{16, 32, 1 + r.IntN(64)}[r.IntN(3)]
+		nmax := []int{3, 15, 31, 1 + r.IntN(31)}[r.IntN(4)]
+		useMAD := r.IntN(2) == 0
+		x, w := randomBlock(r, n), randomWeights(r, n)
+		lo, hi := min(slices.Min(x), 0), slices.Max(x)
+		if hi <= lo {
+			continue
+		}
+		if iter%2 == 0 {
+			nearTies(r, x, float32(nmax)/(hi-lo), nmax)
+			lo, hi = min(slices.Min(x), 0), slices.Max(x)
+			if hi <= lo {
+				continue
+			}
+		}
+		// a trial's min: at most 0, above or below the smallest value
+		m := lo
+		if r.IntN(2) == 0 {
+			m = float32(float64(lo) * 2 * r.Float64())
+		}
+		if m >= hi {
+			m = lo
+		}
+		var sumW, sumX float32
+		for i, v := range x {
+			sumW += w[i]
+			sumX += float32(w[i] * v)
+		}
+		var xm [64]float32
+		setDiffs32(xm[:n], x, m)
+		var nums [qkx2Lanes16]float32
+		for k := range nums { // as nmax + rmin + rdelta·is: not negative
+			nums[k] = max(0, float32(nmax)+float32(2*r.Float64()-1))
+		}
+		var lanes qkx2Lanes
+		qkx2Trials16AVX2(&nums[0], hi-m, &xm, &x[0], &w[0], n, float32(nmax), sumW, sumX, useMAD, &lanes)
+		for k, num := range nums {
+			iscale := num / (hi - m)
+			_, D, scale, mn, mad := qkx2TrialPortable(x, w, xm[:n], iscale, nmax, sumW, sumX, useMAD)
+			if !same(lanes.iscale[k], iscale) || !same(lanes.D[k], D) ||
+				D > 0 && (!same(lanes.scale[k], scale) || !same(lanes.min[k], mn) || !same(lanes.mad[k], mad)) {
+				t.Fatalf("iter %d lane %d (n %d, nmax %d, MAD %v): iscale %v D %v fit %v %v error %v; portable %v %v %v %v %v",
+					iter, k, n, nmax, useMAD, lanes.iscale[k], lanes.D[k], lanes.scale[k], lanes.min[k], lanes.mad[k], iscale, D, scale, mn, mad)
+			}
+		}
+
+		// The first quantization, at the max-based scale.
+		iscale := float32(nmax) / (hi - lo)
+		scale := 1 / iscale
+		setDiffs32(xm[:n], x, lo)
+		got := make([]uint8, n)
+		mad := qkx2FirstErrorAVX2(&xm, &x[0], &w[0], n, float32(nmax), iscale, scale, lo, useMAD, &got[0])
+		want := make([]uint8, n)
+		for i, v := range x {
+			want[i] = uint8(clampInt(roundProd(iscale, v-lo), 0, nmax))
+		}
+		wantMAD := qkx2ErrorPortable(x, w, want, scale, lo, useMAD)
+		if !same(mad, wantMAD) || !slices.Equal(got, want) {
+			t.Fatalf("iter %d first error (n %d, nmax %d, MAD %v): %v %v; portable %v %v", iter, n, nmax, useMAD, mad, got, wantMAD, want)
+		}
+	}
+}
