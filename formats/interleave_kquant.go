@@ -4,14 +4,20 @@ package formats
 // repack_q2_k .. repack_q6_k). Each base block is unpacked into its quant
 // values (one byte per weight) and 6-bit scales, which are then packed the
 // other way; every bit of either layout is used, so interleave and
-// deinterleave are exact inverses.
+// deinterleave are exact inverses. q4_K and q6_K, the common ones, also
+// have direct converters that move eight bytes at a time
+// (interleave_q4k_fast.go, interleave_q6k_fast.go), registered instead.
 
 func init() {
 	registerInterleaver(Q2_K_R4, kInterleaver(q2KSize, 336, q2KUnpack, q2KPack, q2KR4Put, q2KR4Get))
 	registerInterleaver(Q3_K_R4, kInterleaver(q3KSize, 440, q3KUnpack, q3KPack, q3KR4Put, q3KR4Get))
-	registerInterleaver(Q4_K_R4, kInterleaver(q4KSize, 576, q4KUnpack, q4KPack, q4KR4Put, q4KR4Get))
+	q4K := kInterleaver(q4KSize, q4KR4Size, q4KUnpack, q4KPack, q4KR4Put, q4KR4Get)
+	q4K.interleave, q4K.deinterleave = q4KR4Interleave, q4KR4Deinterleave // interleave_q4k_fast.go
+	registerInterleaver(Q4_K_R4, q4K)
 	registerInterleaver(Q5_K_R4, kInterleaver(q5KSize, 704, q5KUnpack, q5KPack, q5KR4Put, q5KR4Get))
-	registerInterleaver(Q6_K_R4, kInterleaver(q6KSize, 840, q6KUnpack, q6KPack, q6KR4Put, q6KR4Get))
+	q6K := kInterleaver(q6KSize, q6KR4Size, q6KUnpack, q6KPack, q6KR4Put, q6KR4Get)
+	q6K.interleave, q6K.deinterleave = q6KR4Interleave, q6KR4Deinterleave // interleave_q6k_fast.go
+	registerInterleaver(Q6_K_R4, q6K)
 }
 
 // kBlock is one row's super-block, unpacked.

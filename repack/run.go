@@ -190,25 +190,46 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	c := newConverter(threads)
-	done := 0
+	// The tensors in the order they are written, so that the next one's
+	// stream can start while the current one is written.
+	type step struct{ file, tensor int }
+	var order []step
 	for i, f := range files {
-		w := writers[i]
 		for _, ti := range f.tensors {
-			t := p.Tensors[ti]
-			if t.Converted() {
-				if err := c.convert(w, m.TensorReader(t.Index), t); err != nil {
-					return nil, fmt.Errorf("repack: tensor %q (%s -> %s): %w", t.Name, t.From, t.To, err)
-				}
-			} else {
-				src, off := m.TensorFile(t.Index)
-				if err := w.WriteTensorFrom(src, off); err != nil {
-					return nil, fmt.Errorf("repack: tensor %q: %w", t.Name, err)
+			order = append(order, step{i, ti})
+		}
+	}
+	var ahead *stream // started stream of order[at+1], if converted
+	defer func() {
+		if ahead != nil {
+			ahead.abort()
+		}
+	}()
+	for at, st := range order {
+		w := writers[st.file]
+		t := p.Tensors[st.tensor]
+		if t.Converted() {
+			s := ahead
+			if s == nil {
+				s = c.start(m.TensorReader(t.Index), t, nil)
+			}
+			ahead = nil
+			if at+1 < len(order) {
+				if nt := p.Tensors[order[at+1].tensor]; nt.Converted() {
+					ahead = c.start(m.TensorReader(nt.Index), nt, s.readDone)
 				}
 			}
-			done++
-			if log := p.Options.Log; log != nil {
-				fmt.Fprintf(log, "[%4d/%4d] %-40s %-9s -> %-9s %10.3f MiB\n", done, len(p.Tensors), t.Name, t.From, t.To, float64(t.OutBytes)/(1<<20))
+			if err := c.finish(s, w); err != nil {
+				return nil, fmt.Errorf("repack: tensor %q (%s -> %s): %w", t.Name, t.From, t.To, err)
 			}
+		} else {
+			src, off := m.TensorFile(t.Index)
+			if err := w.WriteTensorFrom(src, off); err != nil {
+				return nil, fmt.Errorf("repack: tensor %q: %w", t.Name, err)
+			}
+		}
+		if log := p.Options.Log; log != nil {
+			fmt.Fprintf(log, "[%4d/%4d] %-40s %-9s -> %-9s %10.3f MiB\n", at+1, len(p.Tensors), t.Name, t.From, t.To, float64(t.OutBytes)/(1<<20))
 		}
 	}
 	paths := make([]string, len(files))
@@ -227,7 +248,8 @@ type buffers struct{ in, out []byte }
 // converter shuffles tensors chunk by chunk: one goroutine reads chunks in
 // order, Threads goroutines convert them, and the caller writes them in
 // order. A fixed set of buffers circulates, which bounds memory and keeps
-// the reader at most a few chunks ahead of the writer.
+// the reader at most a few chunks ahead of the writer, across tensors too
+// (see start).
 type converter struct {
 	threads int
 	free    chan *buffers
@@ -250,18 +272,41 @@ type chunk struct {
 	offset int64
 }
 
-func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
+// stream is one tensor going through the converter: its reader and
+// shufflers run from start on, its writing happens in finish.
+type stream struct {
+	err      error // from setting up; finish returns it
+	nChunks  int
+	quit     chan struct{}
+	done     chan chunk
+	readDone chan struct{} // closed when the reader has taken its last buffer (or quit)
+	wg       sync.WaitGroup
+}
+
+// start sets the reading and shuffling of tensor t going. When after is
+// not nil the reader waits for it to close before taking any buffer: a
+// stream started while the previous one still reads would take buffers
+// that one needs before the writer can hand any back, and both would stall.
+// So Run starts the next tensor's stream with the current one's readDone,
+// and its first chunks are ready when the writer gets to it instead of the
+// writer waiting at every tensor for the first read and shuffle.
+func (c *converter) start(r io.ReaderAt, t TensorPlan, after <-chan struct{}) *stream {
+	s := &stream{quit: make(chan struct{}), readDone: make(chan struct{})}
 	ne0 := int64(1)
 	if len(t.Shape) > 0 {
 		ne0 = t.Shape[0]
 	}
 	inRow, err := t.From.RowSize(ne0)
 	if err != nil {
-		return err
+		s.err = err
+		close(s.readDone)
+		return s
 	}
 	outRow, err := t.To.RowSize(ne0)
 	if err != nil {
-		return err
+		s.err = err
+		close(s.readDone)
+		return s
 	}
 	interleaved, undo := t.To, false
 	if !t.To.IsInterleaved() {
@@ -271,27 +316,35 @@ func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
 	groupIn, groupOut := k*inRow, k*outRow
 	rows := t.InBytes / inRow
 	if rows*inRow != t.InBytes || rows%k != 0 || rows/k*groupOut != t.OutBytes {
-		return fmt.Errorf("%d bytes are not whole %d-row groups of %d-byte rows", t.InBytes, k, inRow)
+		s.err = fmt.Errorf("%d bytes are not whole %d-row groups of %d-byte rows", t.InBytes, k, inRow)
+		close(s.readDone)
+		return s
 	}
 	shuffle := newGroupConverter(interleaved, int(ne0), undo, int(groupIn), int(groupOut)).convert
 	groups := rows / k
 	perChunk := max(1, chunkBytes/max(groupIn, groupOut))
-	nChunks := int((groups + perChunk - 1) / perChunk)
+	s.nChunks = int((groups + perChunk - 1) / perChunk)
 	chunkIn, chunkOut := perChunk*groupIn, perChunk*groupOut
 
-	quit := make(chan struct{})
 	jobs := make(chan chunk, c.threads+2)
-	done := make(chan chunk, c.threads+2)
-	var wg sync.WaitGroup
-	wg.Add(1)
+	s.done = make(chan chunk, c.threads+2)
+	s.wg.Add(1)
 	go func() { // reader: chunks in file order
-		defer wg.Done()
+		defer s.wg.Done()
 		defer close(jobs)
-		for seq := range nChunks {
+		defer close(s.readDone)
+		if after != nil {
+			select {
+			case <-after:
+			case <-s.quit:
+				return
+			}
+		}
+		for seq := range s.nChunks {
 			var b *buffers
 			select {
 			case b = <-c.free:
-			case <-quit:
+			case <-s.quit:
 				return
 			}
 			if int64(cap(b.in)) < chunkIn {
@@ -312,7 +365,7 @@ func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
 			ch.err = err
 			select {
 			case jobs <- ch:
-			case <-quit:
+			case <-s.quit:
 				return
 			}
 			if err != nil {
@@ -321,27 +374,34 @@ func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
 		}
 	}()
 	for range c.threads { // shufflers
-		wg.Add(1)
+		s.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer s.wg.Done()
 			for ch := range jobs {
 				if ch.err == nil {
 					ch.err = shuffle(ch.out, ch.in)
 				}
 				select {
-				case done <- ch:
-				case <-quit:
+				case s.done <- ch:
+				case <-s.quit:
 					return
 				}
 			}
 		}()
 	}
-	// Writer: chunks back in order.
+	return s
+}
+
+// finish writes the stream's chunks to w in order and returns its buffers
+// to the converter. After an error the stream is stopped and the buffers it
+// held are lost: the converter must not be used again.
+func (c *converter) finish(s *stream, w *gguf.Writer) error {
+	err := s.err
 	pending := map[int]chunk{}
-	for next := 0; next < nChunks && err == nil; {
+	for next := 0; next < s.nChunks && err == nil; {
 		ch, ok := pending[next]
 		if !ok {
-			ch = <-done
+			ch = <-s.done
 			pending[ch.seq] = ch
 			continue
 		}
@@ -354,13 +414,19 @@ func (c *converter) convert(w *gguf.Writer, r io.ReaderAt, t TensorPlan) error {
 		}
 		c.free <- ch.buf
 	}
-	close(quit)
-	wg.Wait()
-	if err != nil {
-		// Buffers still in flight are lost; make a fresh set for any later use.
-		*c = *newConverter(c.threads)
-	}
+	s.abort()
 	return err
+}
+
+// abort stops the stream's goroutines and waits for them (after finish
+// has drained it, it only waits).
+func (s *stream) abort() {
+	select {
+	case <-s.quit:
+	default:
+		close(s.quit)
+	}
+	s.wg.Wait()
 }
 
 // FileSizes returns the exact size of every file Run would write for out,
