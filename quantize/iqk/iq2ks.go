@@ -205,6 +205,9 @@ type iq2ksFitter struct {
 
 func newIQ2KSFitter(f *iq2ksFitter, xb, w []float32, amax float32) {
 	f.xb, f.w, f.amax, f.absWX = xb[:32], w[:32], amax, 0
+	if useIQ2KSAVX2 {
+		return // the assembly fit needs none of the float64 products
+	}
 	for i, x := range f.xb {
 		f.w64[i] = float64(f.w[i])
 		f.wx[i] = f.w64[i] * float64(x)
@@ -219,6 +222,9 @@ func newIQ2KSFitter(f *iq2ksFitter, xb, w []float32, amax float32) {
 // that neither orientation can (with a margin far beyond the float32
 // roundings), the fit reports !ok without its exact, costlier sums.
 func (f *iq2ksFitter) fit(d float32, values []int8, beat float32) (ok bool, bestD, score float32) {
+	if useIQ2KSAVX2 {
+		return f.fitAVX2(d, values)
+	}
 	var idxP, idxM [32]uint8
 	xb, w := f.xb, f.w
 	var qv, qq [4]float64
@@ -267,7 +273,26 @@ func (f *iq2ksFitter) fit(d float32, values []int8, beat float32) (ok bool, best
 			sq22[l] = kernel.FMA32(wq2, q2, sq22[l])
 		}
 	}
-	sumqx1, sumq21, sumqx2, sumq22 := hsum8(&sqx1), hsum8(&sq21), hsum8(&sqx2), hsum8(&sq22)
+	return iq2ksPick(hsum8(&sqx1), hsum8(&sq21), hsum8(&sqx2), hsum8(&sq22))
+}
+
+// fitAVX2 is fit with the nearest-point selection and the 8-lane sums in
+// assembly (the same float32 operations, lane for lane). It always computes
+// the exact sums, so it needs no float64 screening.
+func (f *iq2ksFitter) fitAVX2(d float32, values []int8) (ok bool, bestD, score float32) {
+	var params [12]float32
+	var sums [4]float32
+	values = values[:4]
+	for j, v := range values {
+		dv := d * float32(v)
+		params[j], params[4+j], params[8+j] = dv, float32(v), -dv
+	}
+	iq2ksFitAVX2(&f.xb[0], &f.w[0], &params, &sums)
+	return iq2ksPick(sums[0], sums[1], sums[2], sums[3])
+}
+
+// iq2ksPick picks the better orientation of a fit from its sums.
+func iq2ksPick(sumqx1, sumq21, sumqx2, sumq22 float32) (ok bool, bestD, score float32) {
 	if sumq21 > 0 {
 		bestD = sumqx1 / sumq21
 		score = sumqx1 * bestD

@@ -1,0 +1,94 @@
+//go:build amd64 && !purego
+
+package iqk
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+)
+
+// withIQ2KSPortable runs f with the assembly fit switched off.
+func withIQ2KSPortable(t *testing.T, f func()) {
+	t.Helper()
+	saved := useIQ2KSAVX2
+	useIQ2KSAVX2 = false
+	defer func() { useIQ2KSAVX2 = saved }()
+	f()
+}
+
+// TestIQ2KSFitAVX2MatchesGo checks the assembly fit against the portable
+// one bit for bit, on random blocks at many scales (including ones where the
+// portable code takes its scanning fallback).
+func TestIQ2KSFitAVX2MatchesGo(t *testing.T) {
+	if !useIQ2KSAVX2 {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	grids := [][]int8{formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]}
+	var xb, w [32]float32
+	for iter := range 20000 {
+		mag := float32(math.Pow(10, float64(rng.IntN(40)-20)))
+		var amax float32
+		for i := range xb {
+			xb[i] = mag * float32(rng.NormFloat64())
+			if iter%7 == 0 && i%5 == 0 {
+				xb[i] = 0
+			}
+			w[i] = float32(rng.ExpFloat64())
+			amax = max(amax, abs32(xb[i]))
+		}
+		d := amax / float32(rng.IntN(30)-15) * float32(1+rng.Float64()/8)
+		switch {
+		case iter%11 == 0:
+			d *= 1e9
+		case iter%13 == 0:
+			d *= 1e-8 // the portable code's scanning fallback
+		}
+		values := grids[iter%2]
+		var fa, fg iq2ksFitter
+		newIQ2KSFitter(&fa, xb[:], w[:], amax)
+		okA, dA, sA := fa.fit(d, values, 0)
+		var okG bool
+		var dG, sG float32
+		withIQ2KSPortable(t, func() {
+			newIQ2KSFitter(&fg, xb[:], w[:], amax)
+			okG, dG, sG = fg.fit(d, values, 0)
+		})
+		if okA != okG || math.Float32bits(dA) != math.Float32bits(dG) || math.Float32bits(sA) != math.Float32bits(sG) {
+			t.Fatalf("iter %d d=%g: asm (%v, %g, %g) != go (%v, %g, %g)", iter, d, okA, dA, sA, okG, dG, sG)
+		}
+	}
+}
+
+// TestIQ2KSRowAVX2MatchesGo checks whole rows, with and without importance
+// weights, byte for byte.
+func TestIQ2KSRowAVX2MatchesGo(t *testing.T) {
+	if !useIQ2KSAVX2 {
+		t.Skip("no AVX2+FMA")
+	}
+	const n = 4096
+	rng := rand.New(rand.NewPCG(3, 5))
+	x := make([]float32, n)
+	qw := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64()) * 0.02
+		qw[i] = float32(rng.ExpFloat64())
+	}
+	size := 2 + n/256*70
+	for _, imat := range []bool{false, true} {
+		var w []float32
+		if imat {
+			w = qw
+		}
+		asm, portable := make([]byte, size), make([]byte, size)
+		quantizeIQ2KS(asm, x, w)
+		withIQ2KSPortable(t, func() { quantizeIQ2KS(portable, x, w) })
+		if !bytes.Equal(asm, portable) {
+			t.Fatalf("imat=%v: assembly row differs from portable row", imat)
+		}
+	}
+}
