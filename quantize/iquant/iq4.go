@@ -10,24 +10,52 @@ import (
 
 var iq4Values = &formats.KValuesIQ4NL
 
-// bestIndexIQ4NL is best_index_iq4nl: the level of iq4Values nearest to x,
-// the lower one on a tie.
-func bestIndexIQ4NL(x float32) int {
-	ix := int(x) - int(iq4Values[0])
-	if ix < 0 || ix >= len(formats.IQ4NLIndex) {
-		if ix < 0 {
-			return 0
+// iq4Level is one entry of iq4Levels: the lower candidate level for an
+// integer part of x and whether the level above it is also a candidate.
+type iq4Level struct {
+	base     uint8
+	boundary uint8
+}
+
+// iq4Levels is formats.IQ4NLIndex split into base level and boundary flag,
+// and iq4ValuesF the levels as float32 padded by one so base+1 is always in
+// range; both let bestIndexIQ4NL run without unpredictable branches.
+var (
+	iq4Levels [len(formats.IQ4NLIndex)]iq4Level
+	// iq4LevelTab is iq4Levels packed as base | boundary<<8 for the AVX2 kernel.
+	iq4LevelTab [len(formats.IQ4NLIndex)]int32
+	iq4ValuesF  [17]float32
+)
+
+func init() {
+	for i, l := range formats.IQ4NLIndex {
+		if l < 16 {
+			iq4Levels[i] = iq4Level{base: uint8(l)}
+		} else {
+			iq4Levels[i] = iq4Level{base: uint8(l - 16), boundary: 1}
 		}
-		return 15
 	}
-	l := int(formats.IQ4NLIndex[ix])
-	if l < 16 {
-		return l
+	for i, e := range iq4Levels {
+		iq4LevelTab[i] = int32(e.base) | int32(e.boundary)<<8
 	}
-	if x-float32(iq4Values[l-16]) < float32(iq4Values[l-15])-x {
-		return l - 16
+	for i, v := range iq4Values {
+		iq4ValuesF[i] = float32(v)
 	}
-	return l - 15
+	iq4ValuesF[16] = iq4ValuesF[15]
+}
+
+// bestIndexIQ4NL is best_index_iq4nl: the level of iq4Values nearest to x,
+// the lower one on a tie. Out-of-table x clamps to the first or last entry,
+// which are the levels 0 and 15 themselves.
+func bestIndexIQ4NL(x float32) int {
+	ix := min(max(int(x)-int(iq4Values[0]), 0), len(iq4Levels)-1)
+	e := iq4Levels[ix]
+	lo, hi := iq4ValuesF[e.base], iq4ValuesF[e.base+1]
+	var up uint8
+	if !(x-lo < hi-x) {
+		up = 1
+	}
+	return int(e.base + up&e.boundary)
 }
 
 // iq4Scratch is the per-call working memory of quantizeIQ4NLImpl.
@@ -110,8 +138,16 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 		for itry := -ntry; itry <= ntry; itry++ {
 			for e, edge := range [2]int{int(values[0]), int(values[15])} {
 				id = float32(itry+edge) / max
-				for j, v := range xb {
-					cur[j] = uint8(bestIndexIQ4NL(id * v))
+				if useIQ4SumsFMA {
+					var levels [bs]int32
+					iq4LevelsAVX2(&xb[0], id, &levels, &iq4LevelTab, &iq4ValuesF)
+					for j, l := range levels {
+						cur[j] = uint8(l)
+					}
+				} else {
+					for j, v := range xb {
+						cur[j] = uint8(bestIndexIQ4NL(id * v))
+					}
 				}
 				if itry > -ntry && cur == prevL[e] {
 					sumqx, sumq2 = prevSums[e][0], prevSums[e][1]
@@ -219,6 +255,15 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 // iq4Sums returns sum w*x*q and sum w*q*q over a sub-block of 32 with the
 // levels L, each product w*q rounded and the sums fused.
 func iq4Sums(weight, xb []float32, L *[32]uint8) (sumqx, sumq2 float32) {
+	weight, xb = weight[:32], xb[:32]
+	if useIQ4SumsFMA {
+		return iq4SumsFMA(&weight[0], &xb[0], L, &iq4ValuesF)
+	}
+	return iq4SumsGo(weight, xb, L)
+}
+
+// iq4SumsGo is the portable iq4Sums.
+func iq4SumsGo(weight, xb []float32, L *[32]uint8) (sumqx, sumq2 float32) {
 	weight, xb = weight[:32], xb[:32]
 	for j, v := range xb {
 		q := float32(iq4Values[L[j]&15])
