@@ -39,6 +39,23 @@ func fmaFast(a, b, c float32) float32 {
 	return float32(r)
 }
 
+// fmaTieFree is kernel.FMA32 with the TwoSum error term computed
+// unconditionally, so the only branch left is taken almost never (an inexact
+// float64 sum that also lands on a float32 tie). Hot loops whose operands put
+// many sums exactly on float32 ties (small integers times a scale, minus a
+// value) use it instead of fmaBits to avoid mispredicted branches.
+func fmaTieFree(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	z := s - p
+	e := (p - (s - z)) + (float64(c) - z)
+	r := float32(s)
+	if e*(float64(r)-s) < 0 && uint32(math.Float64bits(s))<<3 == 1<<31 {
+		return float32(2*s - float64(r))
+	}
+	return r
+}
+
 func sqrt(v float32) float32 { return kernel.Sqrt32(v) }
 func abs(v float32) float32  { return kernel.Abs32(v) }
 func round(v float32) int    { return kernel.NearestInt(v) }

@@ -19,6 +19,9 @@ func TestFMABits(t *testing.T) {
 		if got := kernel.FMA32(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
 			t.Fatalf("kernel.FMA32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
 		}
+		if got := fmaTieFree(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fmaTieFree(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		}
 		v, tie := fmaBits(a, b, c)
 		if got := float32(v); !tie && math.Float32bits(got) != math.Float32bits(want) {
 			t.Fatalf("fmaBits(%g, %g, %g) = %g without a tie, want %g", a, b, c, got, want)
@@ -30,6 +33,14 @@ func TestFMABits(t *testing.T) {
 		c := float32(r.NormFloat64() * math.Exp(4*r.NormFloat64()))
 		check(a, b, c)
 		check(a, b, -c)
+	}
+	// Grid searches: a scale times a small odd level minus a value of the
+	// same magnitude, where the float64 sum is often exact and on a tie.
+	for range 200000 {
+		scale := float32(r.NormFloat64() * math.Exp(2*r.NormFloat64()))
+		q := float32(2*r.IntN(8) + 1)
+		x := float32(float64(scale) * (16*r.Float64() - 8))
+		check(scale, q, -x)
 	}
 	// Ties: a*b = 2^-24*(1-2^-2j) sits just below half an ulp of c in
 	// [1, 2), by less than float64 resolves, so the float64 sum lands on a

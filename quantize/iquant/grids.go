@@ -16,10 +16,10 @@ import (
 // (distance, index) as the reference's qsort leaves them.
 type codeGrid struct {
 	dim, bits  int
-	points     []int8  // dim values 2l+1 per grid point
-	levels     []uint8 // dim levels l per grid point
-	kmap       []int32 // packed levels -> grid index, or -(offset+1) into neighbours
-	neighbours []uint16
+	points     []int8   // dim values 2l+1 per grid point
+	levels     []uint8  // dim levels l per grid point
+	kmap       []int32  // packed levels -> grid index, or -(offset+1) into neighbours
+	neighbours []uint16 // per off-grid vector: count, dim level spans, candidates
 }
 
 func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
@@ -71,7 +71,7 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 		}
 		g.kmap[u] = -int32(len(g.neighbours) + 1)
 		start := len(g.neighbours)
-		g.neighbours = append(g.neighbours, 0)
+		g.neighbours = append(g.neighbours, make([]uint16, 1+dim)...)
 		for _, lv := range levels {
 			for j, d := range dist {
 				if d == lv {
@@ -79,7 +79,15 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 				}
 			}
 		}
-		g.neighbours[start] = uint16(len(g.neighbours) - start - 1)
+		g.neighbours[start] = uint16(len(g.neighbours) - start - 1 - dim)
+		for i := 0; i < dim; i++ {
+			lo, hi := mask, 0
+			for _, n := range g.neighbours[start+1+dim:] {
+				l := int(g.levels[int(n)*dim+i])
+				lo, hi = min(lo, l), max(hi, l)
+			}
+			g.neighbours[start+1+i] = uint16(lo | hi<<8)
+		}
 	}
 	return g
 }
@@ -88,7 +96,14 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 func (g *codeGrid) neighboursOf(u int) []uint16 {
 	start := -int(g.kmap[u]) - 1
 	n := int(g.neighbours[start])
-	return g.neighbours[start+1 : start+1+n]
+	return g.neighbours[start+1+g.dim : start+1+g.dim+n]
+}
+
+// levelSpansOf returns, per coordinate, the lowest and highest level (lo |
+// hi<<8) among the candidate grid points of an off-grid level vector.
+func (g *codeGrid) levelSpansOf(u int) []uint16 {
+	start := -int(g.kmap[u]) - 1
+	return g.neighbours[start+1 : start+1+g.dim]
 }
 
 // pack returns the packed level vector of L (dim levels).
@@ -117,20 +132,17 @@ func (g *codeGrid) setLevels(k int, L []int8) {
 // every level; each neighbour then costs one fused add per coordinate.
 func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float32, L []int8) int {
 	var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]
-	nl := 1 << g.bits
 	dim := g.dim
 	xval, weight = xval[:dim], weight[:dim]
+	spans := g.levelSpansOf(u)[:dim]
 	nonNegative := true
 	for i, x := range xval {
 		w := weight[i]
 		nonNegative = nonNegative && w >= 0
-		for l := 0; l < nl; l++ {
+		// Only the levels some candidate uses at this coordinate.
+		for l := int(spans[i] & 7); l <= int(spans[i]>>8&7); l++ {
 			q := float32(2*l + 1)
-			r, tie := fmaBits(scale, q, -x)
-			d := float32(r)
-			if tie {
-				d = kernel.FMA32(scale, q, -x)
-			}
+			d := fmaTieFree(scale, q, -x)
 			diffs[i*8+l&63] = d
 			wdiffs[i*8+l&63] = w * d
 		}
