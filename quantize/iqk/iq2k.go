@@ -141,6 +141,45 @@ func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d floa
 	dx0, dx1, dx2, dx3 := float64(v[0][2]-v[0][3]), float64(v[1][2]-v[1][3]), float64(v[2][2]-v[2][3]), float64(v[3][2]-v[3][3])
 	sq := func(k, j int) float64 { return float64(v[k][j]) * float64(v[k][j]) }
 	dq0, dq1, dq2, dq3 := sq(0, 2)-sq(0, 3), sq(1, 2)-sq(1, 3), sq(2, 2)-sq(2, 3), sq(3, 2)-sq(3, 3)
+	if useSplitScanAVX2 {
+		var c [12][4]float64
+		for k := range v {
+			for j := 0; j < 4; j++ {
+				c[j][k] = float64(v[k][j])
+			}
+		}
+		c[4] = [4]float64{dx0, dx1, dx2, dx3}
+		c[5] = [4]float64{dq0, dq1, dq2, dq3}
+		c[6] = [4]float64{e2, e2, e2, e2}
+		xN, wN := float64(sxN), float64(swN)
+		c[10] = [4]float64{xN, xN, xN, xN}
+		c[11] = [4]float64{wN, wN, wN, wN}
+		for i1 := 0; i1 < maxI1; i1++ {
+			a0, b0 := float64(sumx[i1]-sumx[0]), float64(sumw[i1]-sumw[0])
+			c[8] = [4]float64{a0, a0, a0, a0}
+			c[9] = [4]float64{b0, b0, b0, b0}
+			r := s.bq / (1 + 1e-4)
+			c[7] = [4]float64{r, r, r, r}
+			pairI2 := -1
+			for i2, i3 := i1, 0; ; i3++ {
+				var mask int
+				i2, i3, mask = splitScanAVX2(&sumx[0], &sumw[0], i1, i2, i3, n, minI3, &c)
+				if mask == 0 {
+					break
+				}
+				if i2 != pairI2 {
+					s.havePair, pairI2 = false, i2
+				}
+				bq := s.bq
+				s.evalSome(i1, i2, i3, mask&1 != 0, mask&2 != 0, mask&4 != 0, mask&8 != 0)
+				if s.bq != bq {
+					r = s.bq / (1 + 1e-4)
+					c[7] = [4]float64{r, r, r, r}
+				}
+			}
+		}
+		return s.d, s.isShifted
+	}
 	for i1 := 0; i1 < maxI1; i1++ {
 		a0, b0 := float64(sumx[i1]-sumx[0]), float64(sumw[i1]-sumw[0])
 		for i2 := i1; i2 < n; i2++ {

@@ -122,6 +122,17 @@ func bestIndexIQ4(values []int8, x float32) int { return grid4.best(values, x) }
 // points nearest id*x and -id*x (the "plus" and "minus" orientations).
 func (t *nearestTable) sums(xb, weight []float32, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
 	weight = weight[:len(xb)]
+	if useSumsFMA && len(xb) > 0 {
+		var out [4]float32
+		nearestSumsFMA(t, &xb[0], &weight[0], len(xb), id, &out)
+		return out[0], out[1], out[2], out[3]
+	}
+	return t.sumsGo(xb, weight, id)
+}
+
+// sumsGo is the portable sums, the reference for the assembly one.
+func (t *nearestTable) sumsGo(xb, weight []float32, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
+	weight = weight[:len(xb)]
 	for j, x := range xb {
 		w := weight[j]
 		al := id * x
