@@ -53,7 +53,21 @@ func bestIndexIQ6(values []float32, x float32) int {
 	return ix - 63
 }
 
+// iq6Sums accumulates, over one block, sum w*q*x and sum w*q^2 for the
+// iq6_k grid points nearest id*x and -id*x (as nearestTable.sums, with the
+// iq6_k lookup).
 func iq6Sums(xb, weight []float32, t *nearestTable, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
+	weight = weight[:len(xb)]
+	if useSumsFMA && len(xb) > 0 {
+		var out [4]float32
+		iq6SumsFMA(t, &xb[0], &weight[0], len(xb), id, &out)
+		return out[0], out[1], out[2], out[3]
+	}
+	return iq6SumsGo(xb, weight, t, id)
+}
+
+// iq6SumsGo is the portable iq6Sums, the reference for the assembly one.
+func iq6SumsGo(xb, weight []float32, t *nearestTable, id float32) (sqxP, sq2P, sqxM, sq2M float32) {
 	weight = weight[:len(xb)]
 	for j, x := range xb {
 		w := weight[j]
