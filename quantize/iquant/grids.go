@@ -132,6 +132,26 @@ func (g *codeGrid) setLevels(k int, L []int8) {
 // every level; each neighbour then costs one fused add per coordinate.
 func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float32, L []int8) int {
 	var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]
+	nonNegative := g.neighbourTables(u, xval, weight, scale, &diffs, &wdiffs)
+	cands := g.neighboursOf(u)
+	var idx int
+	if useNeighbourFMA {
+		idx = -1
+		if len(cands) > 0 {
+			if k := bestNeighbourFMA(&g.levels[0], g.dim, &cands[0], len(cands), &diffs, &wdiffs); k >= 0 {
+				idx = int(cands[k])
+			}
+		}
+	} else {
+		idx = g.bestNeighbourGo(cands, &diffs, &wdiffs, nonNegative)
+	}
+	g.setLevels(idx, L)
+	return idx
+}
+
+// neighbourTables fills diffs and wdiffs ([coordinate*8 + level]) for the
+// levels some neighbour of u uses, and reports whether no weight is negative.
+func (g *codeGrid) neighbourTables(u int, xval, weight []float32, scale float32, diffs, wdiffs *[64]float32) bool {
 	dim := g.dim
 	xval, weight = xval[:dim], weight[:dim]
 	spans := g.levelSpansOf(u)[:dim]
@@ -147,9 +167,16 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 			wdiffs[i*8+l&63] = w * d
 		}
 	}
+	return nonNegative
+}
+
+// bestNeighbourGo is the portable search: the grid index among cands with
+// the smallest sum, first on ties, or -1 when no sum is below MaxFloat32.
+func (g *codeGrid) bestNeighbourGo(cands []uint16, diffs, wdiffs *[64]float32, nonNegative bool) int {
+	dim := g.dim
 	best := float32(math.MaxFloat32)
 	idx := -1
-	for _, n := range g.neighboursOf(u) {
+	for _, n := range cands {
 		p := g.levels[int(n)*dim : int(n)*dim+dim]
 		// With no negative weight every term weight*diff*diff is >= 0
 		// and rounding is monotonic, so the partial sums never decrease:
@@ -171,7 +198,6 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 			best, idx = d2, int(n)
 		}
 	}
-	g.setLevels(idx, L)
 	return idx
 }
 
