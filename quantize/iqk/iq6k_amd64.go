@@ -2,7 +2,8 @@
 
 package iqk
 
-// iq6SumsFMA is iq6Sums for n > 0 weights in assembly, with the same float32
+// iq6SumsFMA (in nearest_amd64.s, sharing nearestSumsFMA's loop) is iq6Sums
+// for n > 0 weights in assembly, with the same float32
 // operations in the same order and the hardware fused multiply-add; out
 // receives sqxP, sq2P, sqxM, sq2M. It is used when useSumsFMA is set.
 //

@@ -26,44 +26,81 @@
 	ANDQ      $63, BX                             \
 	MOVSS     nearestTable_vals(R11)(BX*4), XQ
 
+// IQ6NEAREST maps the float32 in XIN to its nearest grid value in XQ, as
+// nearestTable.bestIQ6 does: truncate XIN - values[0] (X14), clamp to the
+// table, compare the two candidate distances. Clobbers AX, BX, DX, X5, X6.
+#define IQ6NEAREST(XIN, XQ) \
+	VSUBSS    X14, XIN, X5                        \
+	CVTTSS2SL X5, AX                              \
+	MOVLQSX   AX, AX                              \
+	CMPQ      AX, R10                             \
+	CMOVQLT   R10, AX                             \
+	CMPQ      AX, R9                              \
+	CMOVQGT   R9, AX                              \
+	INCQ      AX                                  \
+	MOVBQZX   nearestTable_idx(R11)(AX*1), BX     \
+	VSUBSS    nearestTable_lo(R11)(AX*4), XIN, X5 \
+	MOVSS     nearestTable_hi(R11)(AX*4), X6      \
+	VSUBSS    XIN, X6, X6                         \
+	XORL      DX, DX                              \
+	UCOMISS   X6, X5                              \
+	SETCC     DX                                  \
+	ADDQ      DX, BX                              \
+	ANDQ      $63, BX                             \
+	MOVSS     nearestTable_vals(R11)(BX*4), XQ
+
+// SUMS is the loop both functions share: for every weight, the nearest grid
+// value of +x*id and -x*id (through NEAR) and the four weighted sums, each
+// in index order with the hardware fused multiply-add. PROLOGUE loads what
+// NEAR needs.
+#define SUMS(NEAR, PROLOGUE) \
+	MOVQ  t+0(FP), R11 \
+	MOVQ  x+8(FP), SI \
+	MOVQ  w+16(FP), DI \
+	MOVQ  n+24(FP), CX \
+	MOVSS id+32(FP), X0 \
+	MOVQ  out+40(FP), R12 \
+	PROLOGUE \
+	MOVQ  nearestTable_limit(R11), R9 \
+	MOVQ  $-1, R10 \
+	MOVL  $0x80000000, AX \
+	MOVD  AX, X15 \
+	VXORPS X8, X8, X8 \
+	VXORPS X9, X9, X9 \
+	VXORPS X10, X10, X10 \
+	VXORPS X11, X11, X11 \
+	XORQ  R13, R13 \
+ \
+loop: \
+	MOVSS   (SI)(R13*4), X1 \
+	MOVSS   (DI)(R13*4), X2 \
+	VMULSS  X1, X0, X3 \
+	NEAR(X3, X4) \
+	VMULSS  X4, X2, X7 \
+	VFMADD231SS X1, X7, X8 \
+	VFMADD231SS X4, X7, X9 \
+	VXORPS  X15, X3, X3 \
+	NEAR(X3, X4) \
+	VMULSS  X4, X2, X7 \
+	VFMADD231SS X1, X7, X10 \
+	VFMADD231SS X4, X7, X11 \
+	INCQ    R13 \
+	CMPQ    R13, CX \
+	JLT     loop \
+ \
+	MOVSS X8, 0(R12) \
+	MOVSS X9, 4(R12) \
+	MOVSS X10, 8(R12) \
+	MOVSS X11, 12(R12) \
+	RET
+
+#define NEAREST_PROLOGUE MOVQ nearestTable_base(R11), R8
+#define IQ6_PROLOGUE MOVSS nearestTable_v0(R11), X14
+
 // func nearestSumsFMA(t *nearestTable, x, w *float32, n int, id float32, out *[4]float32)
 TEXT ·nearestSumsFMA(SB), NOSPLIT, $0-48
-	MOVQ  t+0(FP), R11
-	MOVQ  x+8(FP), SI
-	MOVQ  w+16(FP), DI
-	MOVQ  n+24(FP), CX
-	MOVSS id+32(FP), X0
-	MOVQ  out+40(FP), R12
-	MOVQ  nearestTable_base(R11), R8
-	MOVQ  nearestTable_limit(R11), R9
-	MOVQ  $-1, R10
-	MOVL  $0x80000000, AX
-	MOVD  AX, X15
-	VXORPS X8, X8, X8
-	VXORPS X9, X9, X9
-	VXORPS X10, X10, X10
-	VXORPS X11, X11, X11
-	XORQ  R13, R13
+	SUMS(NEAREST, NEAREST_PROLOGUE)
 
-loop:
-	MOVSS   (SI)(R13*4), X1
-	MOVSS   (DI)(R13*4), X2
-	VMULSS  X1, X0, X3
-	NEAREST(X3, X4)
-	VMULSS  X4, X2, X7
-	VFMADD231SS X1, X7, X8
-	VFMADD231SS X4, X7, X9
-	VXORPS  X15, X3, X3
-	NEAREST(X3, X4)
-	VMULSS  X4, X2, X7
-	VFMADD231SS X1, X7, X10
-	VFMADD231SS X4, X7, X11
-	INCQ    R13
-	CMPQ    R13, CX
-	JLT     loop
-
-	MOVSS X8, 0(R12)
-	MOVSS X9, 4(R12)
-	MOVSS X10, 8(R12)
-	MOVSS X11, 12(R12)
-	RET
+// func iq6SumsFMA(t *nearestTable, x, w *float32, n int, id float32, out *[4]float32)
+TEXT ·iq6SumsFMA(SB), NOSPLIT, $0-48
+	SUMS(IQ6NEAREST, IQ6_PROLOGUE)
