@@ -90,9 +90,30 @@ func fp32ToFP16Slow(b uint32) uint16 {
 // dst[:2*len(src)]. On CPUs with F16C it converts 16 values per step with
 // VCVTPS2PH, which rounds exactly as FP32ToFP16 does.
 func PutFP16Row(dst []byte, src []float32) {
+	PutFP16RowFinite(dst, src)
+}
+
+// PutFP16RowFinite is PutFP16Row that also reports whether every value of
+// src is finite, found in the same pass over src: a quantizer checks its
+// input for free.
+func PutFP16RowFinite(dst []byte, src []float32) bool {
 	dst = dst[:2*len(src)]
-	done := putFP16RowSIMD(dst, src)
+	done, m := putFP16RowSIMD(dst, src)
 	putFP16RowGeneric(dst[2*done:], src[done:])
+	return m < nonFiniteBits && allFinite(src[done:])
+}
+
+// nonFiniteBits is the smallest magnitude bit pattern (bits & 0x7fffffff) of
+// an infinity or a NaN; every finite float32 has a smaller one.
+const nonFiniteBits = 0x7f800000
+
+// allFinite reports whether x holds no infinity or NaN, in portable Go.
+func allFinite(x []float32) bool {
+	var m uint32
+	for _, v := range x {
+		m = max(m, math.Float32bits(v)&0x7fffffff)
+	}
+	return m < nonFiniteBits
 }
 
 // putFP16RowGeneric is PutFP16Row in portable Go, four values per store.
@@ -164,9 +185,21 @@ func FP32ToBF16(f float32) uint16 {
 // PutBF16Row stores src as little-endian bfloat16 values (FP32ToBF16) in
 // dst[:2*len(src)], with AVX2 where the CPU has it.
 func PutBF16Row(dst []byte, src []float32) {
+	PutBF16RowFinite(dst, src)
+}
+
+// PutBF16RowFinite is PutBF16Row that also reports whether every value of
+// src is finite, found in the same pass (as PutFP16RowFinite).
+func PutBF16RowFinite(dst []byte, src []float32) bool {
 	dst = dst[:2*len(src)]
-	done := putBF16RowSIMD(dst, src)
+	done, m := putBF16RowSIMD(dst, src)
+	if m > nonFiniteBits {
+		// A NaN, which the SIMD conversion does not handle: redo the
+		// whole row in Go (the quantizers reject such rows anyway).
+		done = 0
+	}
 	putBF16RowGeneric(dst[2*done:], src[done:])
+	return m < nonFiniteBits && allFinite(src[done:])
 }
 
 // putBF16RowGeneric is PutBF16Row in portable Go, four values per store.
@@ -209,4 +242,16 @@ func FirstNonFinite(x []float32) int {
 		}
 	}
 	return -1
+}
+
+// MaxBits returns the largest bit pattern of the values of x, read as
+// unsigned integers (0 for an empty slice): below 0x7f800000 exactly when
+// every value is +0 or a positive finite number. It runs with AVX2 where the
+// CPU has it, for checks on every call of a quantizer.
+func MaxBits(x []float32) uint32 {
+	done, m := maxBitsSIMD(x)
+	for _, v := range x[done:] {
+		m = max(m, math.Float32bits(v))
+	}
+	return m
 }

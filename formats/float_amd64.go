@@ -9,31 +9,32 @@ import "github.com/gquant/gquant/internal/cpu"
 var useAVX2F16C = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
 //go:noescape
-func fp32ToFP16F16C(dst *byte, src *float32, n int)
+func fp32ToFP16F16C(dst *byte, src *float32, n int) uint32
 
 //go:noescape
-func fp32ToBF16AVX2(dst *byte, src *float32, n int)
+func fp32ToBF16AVX2(dst *byte, src *float32, n int) uint32
 
-// putFP16RowSIMD converts the longest prefix of src that is a multiple of 16
-// values with F16C and returns its length (0 without F16C). len(dst) must be
-// at least 2*len(src).
-func putFP16RowSIMD(dst []byte, src []float32) int {
-	n := len(src) &^ 15
+// putFP16RowSIMD converts the longest prefix of src that is a multiple of 32
+// values with F16C and returns its length (0 without F16C) and the largest
+// magnitude bit pattern in it (see maxMagnitudeBits). len(dst) must be at
+// least 2*len(src).
+func putFP16RowSIMD(dst []byte, src []float32) (int, uint32) {
+	n := len(src) &^ 31
 	if !useAVX2F16C || n == 0 || len(dst) < 2*n {
-		return 0
+		return 0, 0
 	}
-	fp32ToFP16F16C(&dst[0], &src[0], n)
-	return n
+	return n, fp32ToFP16F16C(&dst[0], &src[0], n)
 }
 
-// putBF16RowSIMD is putFP16RowSIMD for bfloat16, with AVX2.
-func putBF16RowSIMD(dst []byte, src []float32) int {
-	n := len(src) &^ 15
+// putBF16RowSIMD is putFP16RowSIMD for bfloat16, with AVX2. Its output is
+// wrong for NaNs: the caller must convert again if the returned magnitude is
+// above nonFiniteBits.
+func putBF16RowSIMD(dst []byte, src []float32) (int, uint32) {
+	n := len(src) &^ 31
 	if !useAVX2F16C || n == 0 || len(dst) < 2*n {
-		return 0
+		return 0, 0
 	}
-	fp32ToBF16AVX2(&dst[0], &src[0], n)
-	return n
+	return n, fp32ToBF16AVX2(&dst[0], &src[0], n)
 }
 
 //go:noescape
@@ -48,4 +49,18 @@ func anyNonFiniteSIMD(x []float32) (int, bool) {
 		return 0, false
 	}
 	return n, anyNonFiniteAVX2(&x[0], n)
+}
+
+//go:noescape
+func maxBitsAVX2(x *float32, n int) uint32
+
+// maxBitsSIMD returns the length of the longest prefix of x that is a
+// multiple of 32 values and the largest bit pattern in it, with AVX2 (0, 0
+// without).
+func maxBitsSIMD(x []float32) (int, uint32) {
+	n := len(x) &^ 31
+	if !useAVX2F16C || n == 0 {
+		return 0, 0
+	}
+	return n, maxBitsAVX2(&x[0], n)
 }

@@ -2,40 +2,74 @@
 
 #include "textflag.h"
 
-// func fp32ToFP16F16C(dst *byte, src *float32, n int)
-// Converts n float32 (n a multiple of 16) to halves with VCVTPS2PH, rounding
-// to nearest even (immediate 0), 16 values per step.
-TEXT ·fp32ToFP16F16C(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $4, CX
-	JZ   done
+// func fp32ToFP16F16C(dst *byte, src *float32, n int) uint32
+// Converts n float32 (n a multiple of 32) to halves with VCVTPS2PH, rounding
+// to nearest even (immediate 0), 32 values per step. (Converting to
+// registers and storing 32 bytes at a time is faster than VCVTPS2PH's
+// memory form on Zen 4.) It returns the largest
+// magnitude bit pattern (bits & 0x7fffffff) it read: at least 0x7f800000
+// exactly when some value is an infinity or a NaN, so a caller learns
+// whether the row is finite without a second pass over it.
+TEXT ·fp32ToFP16F16C(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x7fffffff, AX
+	MOVQ         AX, X8
+	VPBROADCASTD X8, Y8            // magnitude mask
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	SHRQ         $5, CX
+	JZ           reduce
 
 loop:
 	VMOVUPS   (SI), Y0
 	VMOVUPS   32(SI), Y1
-	VCVTPS2PH $0, Y0, (DI)
-	VCVTPS2PH $0, Y1, 16(DI)
-	ADDQ      $64, SI
-	ADDQ      $32, DI
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   96(SI), Y3
+	VCVTPS2PH   $0, Y0, X4
+	VCVTPS2PH   $0, Y1, X5
+	VCVTPS2PH   $0, Y2, X6
+	VCVTPS2PH   $0, Y3, X7
+	VINSERTI128 $1, X5, Y4, Y4
+	VINSERTI128 $1, X7, Y6, Y6
+	VMOVDQU     Y4, (DI)
+	VMOVDQU     Y6, 32(DI)
+	VPAND     Y8, Y0, Y0
+	VPAND     Y8, Y1, Y1
+	VPAND     Y8, Y2, Y2
+	VPAND     Y8, Y3, Y3
+	VPMAXUD   Y0, Y9, Y9
+	VPMAXUD   Y1, Y10, Y10
+	VPMAXUD   Y2, Y9, Y9
+	VPMAXUD   Y3, Y10, Y10
+	ADDQ      $128, SI
+	ADDQ      $64, DI
 	DECQ      CX
 	JNZ       loop
-	VZEROUPPER
 
-done:
+reduce:
+	VPMAXUD      Y10, Y9, Y9
+	VEXTRACTI128 $1, Y9, X10
+	VPMAXUD      X10, X9, X9
+	VPSHUFD      $0x4e, X9, X10
+	VPMAXUD      X10, X9, X9
+	VPSHUFD      $0xb1, X9, X10
+	VPMAXUD      X10, X9, X9
+	VZEROUPPER
+	MOVL         X9, AX
+	MOVL         AX, ret+24(FP)
 	RET
 
-// func fp32ToBF16AVX2(dst *byte, src *float32, n int)
-// Converts n float32 (n a multiple of 16) to bfloat16 as FP32ToBF16 does:
-// u + 0x7fff + ((u >> 16) & 1), high half; NaNs become (u >> 16) | 64.
-TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $4, CX
-	JZ   done
-
+// func fp32ToBF16AVX2(dst *byte, src *float32, n int) uint32
+// Converts n float32 (n a multiple of 32) to bfloat16 as FP32ToBF16 does for
+// every value but a NaN: the high half of u + 0x7fff + ((u >> 16) & 1). It
+// returns the largest magnitude bit pattern read, as fp32ToFP16F16C; above
+// 0x7f800000 some value was a NaN and the caller converts again.
+TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
 	MOVL         $1, AX
 	MOVQ         AX, X8
 	VPBROADCASTD X8, Y8            // 1
@@ -45,50 +79,72 @@ TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-24
 	MOVL         $0x7fffffff, AX
 	MOVQ         AX, X10
 	VPBROADCASTD X10, Y10          // magnitude mask
-	MOVL         $0x7f800000, AX
-	MOVQ         AX, X11
-	VPBROADCASTD X11, Y11          // infinity
-	MOVL         $64, AX
-	MOVQ         AX, X12
-	VPBROADCASTD X12, Y12          // quiet bit of a bf16 NaN
+	VPXOR        Y13, Y13, Y13     // largest magnitudes
+	VPXOR        Y14, Y14, Y14
+	SHRQ         $5, CX
+	JZ           reduce
 
 loop:
 	VMOVDQU (SI), Y0
 	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
 
-	VPSRLD    $16, Y0, Y2          // u >> 16
-	VPAND     Y8, Y2, Y3
-	VPADDD    Y9, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPSRLD    $16, Y3, Y3          // rounded
-	VPAND     Y10, Y0, Y4
-	VPCMPGTD  Y11, Y4, Y4          // NaN: |u| > infinity
-	VPOR      Y12, Y2, Y2
-	VPBLENDVB Y4, Y2, Y3, Y3
-
-	VPSRLD    $16, Y1, Y5
-	VPAND     Y8, Y5, Y6
-	VPADDD    Y9, Y6, Y6
-	VPADDD    Y1, Y6, Y6
-	VPSRLD    $16, Y6, Y6
-	VPAND     Y10, Y1, Y7
-	VPCMPGTD  Y11, Y7, Y7
-	VPOR      Y12, Y5, Y5
-	VPBLENDVB Y7, Y5, Y6, Y6
+	VPSRLD $16, Y0, Y4             // u >> 16
+	VPSRLD $16, Y1, Y5
+	VPSRLD $16, Y2, Y6
+	VPSRLD $16, Y3, Y7
+	VPAND  Y8, Y4, Y4
+	VPAND  Y8, Y5, Y5
+	VPAND  Y8, Y6, Y6
+	VPAND  Y8, Y7, Y7
+	VPADDD Y9, Y4, Y4
+	VPADDD Y9, Y5, Y5
+	VPADDD Y9, Y6, Y6
+	VPADDD Y9, Y7, Y7
+	VPADDD Y0, Y4, Y4
+	VPADDD Y1, Y5, Y5
+	VPADDD Y2, Y6, Y6
+	VPADDD Y3, Y7, Y7
+	VPSRLD $16, Y4, Y4             // rounded
+	VPSRLD $16, Y5, Y5
+	VPSRLD $16, Y6, Y6
+	VPSRLD $16, Y7, Y7
 
 	// Pack to words (all values fit in 16 bits) and undo the per-lane
 	// interleaving of the pack.
-	VPACKUSDW Y6, Y3, Y3
-	VPERMQ    $0xd8, Y3, Y3
-	VMOVDQU   Y3, (DI)
+	VPACKUSDW Y5, Y4, Y4
+	VPACKUSDW Y7, Y6, Y6
+	VPERMQ    $0xd8, Y4, Y4
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y4, (DI)
+	VMOVDQU   Y6, 32(DI)
 
-	ADDQ $64, SI
-	ADDQ $32, DI
+	VPAND   Y10, Y0, Y0
+	VPAND   Y10, Y1, Y1
+	VPAND   Y10, Y2, Y2
+	VPAND   Y10, Y3, Y3
+	VPMAXUD Y0, Y13, Y13
+	VPMAXUD Y1, Y14, Y14
+	VPMAXUD Y2, Y13, Y13
+	VPMAXUD Y3, Y14, Y14
+
+	ADDQ $128, SI
+	ADDQ $64, DI
 	DECQ CX
 	JNZ  loop
-	VZEROUPPER
 
-done:
+reduce:
+	VPMAXUD      Y14, Y13, Y13
+	VEXTRACTI128 $1, Y13, X14
+	VPMAXUD      X14, X13, X13
+	VPSHUFD      $0x4e, X13, X14
+	VPMAXUD      X14, X13, X13
+	VPSHUFD      $0xb1, X13, X14
+	VPMAXUD      X14, X13, X13
+	VZEROUPPER
+	MOVL         X13, AX
+	MOVL         AX, ret+24(FP)
 	RET
 
 // func anyNonFiniteAVX2(x *float32, n int) bool
@@ -126,4 +182,37 @@ done:
 	SETNE      AL
 	VZEROUPPER
 	MOVB       AL, ret+16(FP)
+	RET
+
+// func maxBitsAVX2(x *float32, n int) uint32
+// The largest bit pattern, as an unsigned integer, of n float32 (n a
+// multiple of 32).
+TEXT ·maxBitsAVX2(SB), NOSPLIT, $0-20
+	MOVQ  x+0(FP), SI
+	MOVQ  n+8(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	SHRQ  $5, CX
+	JZ    reduce
+
+loop:
+	VPMAXUD (SI), Y0, Y0
+	VPMAXUD 32(SI), Y1, Y1
+	VPMAXUD 64(SI), Y0, Y0
+	VPMAXUD 96(SI), Y1, Y1
+	ADDQ    $128, SI
+	DECQ    CX
+	JNZ     loop
+
+reduce:
+	VPMAXUD      Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPMAXUD      X1, X0, X0
+	VZEROUPPER
+	MOVL         X0, AX
+	MOVL         AX, ret+16(FP)
 	RET

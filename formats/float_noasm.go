@@ -6,7 +6,9 @@ package formats
 // path.
 var useAVX2F16C = false
 
-func putFP16RowSIMD(dst []byte, src []float32) int { return 0 }
-func putBF16RowSIMD(dst []byte, src []float32) int { return 0 }
+func putFP16RowSIMD(dst []byte, src []float32) (int, uint32) { return 0, 0 }
+func putBF16RowSIMD(dst []byte, src []float32) (int, uint32) { return 0, 0 }
 
 func anyNonFiniteSIMD(x []float32) (int, bool) { return 0, false }
+
+func maxBitsSIMD(x []float32) (int, uint32) { return 0, 0 }

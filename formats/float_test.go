@@ -207,3 +207,83 @@ func TestFirstNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestPutRowFinite checks that PutFP16RowFinite and PutBF16RowFinite report
+// an infinity or NaN anywhere in the row (in the SIMD part and in the tail),
+// with the assembly and with the portable code, and convert as PutFP16Row
+// and PutBF16Row do.
+func TestPutRowFinite(t *testing.T) {
+	simd := useAVX2F16C
+	defer func() { useAVX2F16C = simd }()
+	for _, tc := range []struct {
+		name string
+		put  func(dst []byte, src []float32) bool
+		one  func(float32) uint16
+	}{
+		{"fp16", PutFP16RowFinite, FP32ToFP16},
+		{"bf16", PutBF16RowFinite, FP32ToBF16},
+	} {
+		for _, use := range []bool{simd, false} {
+			useAVX2F16C = use
+			for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 1024} {
+				src := make([]float32, n)
+				for i := range src {
+					src[i] = float32(i) - 50.5
+				}
+				if n > 3 {
+					src[3] = math.MaxFloat32
+				}
+				dst := make([]byte, 2*n)
+				if !tc.put(dst, src) {
+					t.Fatalf("%s simd=%v n=%d: finite row reported as not finite", tc.name, use, n)
+				}
+				for _, bad := range []uint32{0x7f800000, 0xff800000, 0x7fc00000, 0xffffffff, 0x7f800001} {
+					for _, at := range []int{0, 17, n - 33, n - 1} {
+						if at < 0 || at >= n {
+							continue
+						}
+						x := append([]float32(nil), src...)
+						x[at] = math.Float32frombits(bad)
+						if tc.put(dst, x) {
+							t.Fatalf("%s simd=%v n=%d: %#08x at %d not reported", tc.name, use, n, bad, at)
+						}
+						for i, v := range x {
+							if got, want := uint16(dst[2*i])|uint16(dst[2*i+1])<<8, tc.one(v); got != want {
+								t.Fatalf("%s simd=%v n=%d: value %d (%#08x) -> %#04x, want %#04x", tc.name, use, n, i, math.Float32bits(v), got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMaxBits checks MaxBits, with the assembly and the portable code,
+// against a plain loop on rows of every tail length with the largest
+// pattern at every kind of place.
+func TestMaxBits(t *testing.T) {
+	simd := useAVX2F16C
+	defer func() { useAVX2F16C = simd }()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, use := range []bool{simd, false} {
+		useAVX2F16C = use
+		for _, n := range []int{0, 1, 31, 32, 33, 64, 95, 96, 200} {
+			for trial := range 20 {
+				x := make([]float32, n)
+				var want uint32
+				for i := range x {
+					b := r.Uint32() >> uint(r.IntN(32))
+					if trial%2 == 0 {
+						b &= 0x3fffffff
+					}
+					x[i] = math.Float32frombits(b)
+					want = max(want, b)
+				}
+				if got := MaxBits(x); got != want {
+					t.Fatalf("simd=%v n=%d: MaxBits = %#08x, want %#08x", use, n, got, want)
+				}
+			}
+		}
+	}
+}

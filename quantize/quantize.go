@@ -119,7 +119,8 @@ func QuantizeRows(t formats.Type, nrows, ne0 int, src, imatrix []float32) ([]byt
 }
 
 // QuantizeRowsInto is QuantizeRows writing into dst, which must hold exactly
-// nrows rows of t.
+// nrows rows of t. When it returns an error, dst may hold part of the
+// output.
 func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
 	f := kernels[t]
 	if f == nil {
@@ -144,15 +145,59 @@ func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix [
 	if imatrix == nil && t.Known() && mustInfo(t).NeedsImatrix {
 		return fmt.Errorf("%w: %s (pass an importance matrix, e.g. --imatrix FILE)", ErrNeedsImatrix, t)
 	}
+	// Kernels that see every value's exponent anyway check the input as
+	// they go; the others get it checked here first. Either way a
+	// non-finite value is reported before a bad importance weight.
+	selfChecked := legacy.ChecksFinite(t)
+	if !selfChecked {
+		if err := checkFinite(src, ne0); err != nil {
+			return err
+		}
+	}
+	if i := firstBadWeight(imatrix); i >= 0 {
+		if err := checkFinite(src, ne0); err != nil {
+			return err
+		}
+		return fmt.Errorf("quantize: importance weight %d is %v", i, imatrix[i])
+	}
+	err = f(dst, src, nrows, ne0, imatrix)
+	if selfChecked && errors.Is(err, legacy.ErrNotFinite) {
+		if err := checkFinite(src, ne0); err != nil {
+			return err
+		}
+		return fmt.Errorf("quantize: %s kernel reported a non-finite value in finite input", t)
+	}
+	return err
+}
+
+// firstBadWeight returns the index of the first importance weight that is
+// negative, infinite or NaN, or -1. It tests four weights per step with one
+// branch (a NaN fails both comparisons), as it runs on every call.
+func firstBadWeight(w []float32) int {
+	const big = math.MaxFloat32
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		q := (*[4]float32)(w[i:])
+		if !(q[0] >= 0 && q[0] <= big) || !(q[1] >= 0 && q[1] <= big) ||
+			!(q[2] >= 0 && q[2] <= big) || !(q[3] >= 0 && q[3] <= big) {
+			break
+		}
+	}
+	for ; i < len(w); i++ {
+		if !(w[i] >= 0 && w[i] <= big) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkFinite returns a *RowError for the first infinity or NaN in src, rows
+// of ne0 values, or nil.
+func checkFinite(src []float32, ne0 int) error {
 	if i := formats.FirstNonFinite(src); i >= 0 {
 		return &RowError{Row: i / ne0, Column: i % ne0, Value: src[i]}
 	}
-	for i, v := range imatrix {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
-			return fmt.Errorf("quantize: importance weight %d is %v", i, v)
-		}
-	}
-	return f(dst, src, nrows, ne0, imatrix)
+	return nil
 }
 
 func mustInfo(t formats.Type) formats.TypeInfo {

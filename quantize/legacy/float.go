@@ -10,14 +10,18 @@ import (
 // quantizeF16 converts every weight to IEEE half precision, rounding to
 // nearest even as the reference's F16C path does. The imatrix is ignored.
 func quantizeF16(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	formats.PutFP16Row(dst, src)
+	if !formats.PutFP16RowFinite(dst, src) {
+		return ErrNotFinite
+	}
 	return nil
 }
 
 // quantizeBF16 converts every weight to bfloat16 with the reference's
 // round-to-nearest-even conversion (ggml_fp32_to_bf16_row_ref).
 func quantizeBF16(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	formats.PutBF16Row(dst, src)
+	if !formats.PutBF16RowFinite(dst, src) {
+		return ErrNotFinite
+	}
 	return nil
 }
 
@@ -34,22 +38,27 @@ func quantizeBF16R16(dst []byte, src []float32, nrows, ne0 int, _ []float32) err
 			xk[k] = src[g+k*ne0 : g+(k+1)*ne0]
 		}
 		y := dst[2*g : 2*(g+group)]
-		if bf16R16RowSIMD(y, xk[0]) {
-			for k := 1; k < rows; k++ {
-				bf16R16RowSIMD(y[4*k:], xk[k])
+		if m, ok := bf16R16Rows8SIMD(y, src[g:], ne0, ne0); ok {
+			m2, _ := bf16R16Rows8SIMD(y[32:], src[g+8*ne0:], ne0, ne0)
+			if !finiteBits(max(m, m2)) {
+				return ErrNotFinite
 			}
 			continue
 		}
 		// Each pair of columns fills 64 bytes: one 4-byte word per row.
+		var m uint32
 		for ib := 0; ib+1 < ne0 && len(y) >= 64; ib += 2 {
 			out := (*[64]byte)(y)
 			for k := range xk {
 				x := xk[k][ib : ib+2 : ib+2]
-				lo := math.Float32bits(x[0]) >> 16
-				hi := math.Float32bits(x[1]) &^ 0xffff
-				binary.LittleEndian.PutUint32(out[4*k:], lo|hi)
+				b0, b1 := math.Float32bits(x[0]), math.Float32bits(x[1])
+				m = max(m, b0&0x7fffffff, b1&0x7fffffff)
+				binary.LittleEndian.PutUint32(out[4*k:], b0>>16|b1&^0xffff)
 			}
 			y = y[64:]
+		}
+		if !finiteBits(m) {
+			return ErrNotFinite
 		}
 	}
 	return nil

@@ -79,6 +79,22 @@ var mxfp4Codes = func() (t [2][64]byte) {
 	return t
 }()
 
+// mxfp4ExponentFast is mxfp4Exponent without the logarithm, for a normal
+// amax > 0 whose mantissa is not within 2^-14 of the next power of two: then
+// log2(amax) lies in [e, e+1-2^-17) for amax's unbiased exponent e, which
+// is at least half a float32 ulp (at most 2^-17 below 128) short of e+1, so
+// log2f cannot round it up to e+1 and the floor is e. It returns false for
+// the other values (subnormals, mantissas near 2), which need the logarithm.
+func mxfp4ExponentFast(amax float32) (uint8, int32, bool) {
+	b := math.Float32bits(amax)
+	field := int32(b>>23) & 0xff
+	if field == 0 || b&0x7fffff >= 0x7fffff-0x1ff {
+		return 0, 0, false
+	}
+	e := field - 2 // (field - 127) - 2 + 127
+	return uint8(e), e, true
+}
+
 // b2i is 1 for true, 0 for false (compiled without a branch).
 func b2i(b bool) int {
 	if b {
@@ -99,17 +115,25 @@ func b2i(b bool) int {
 // midpoints between codes (a tie goes to the smaller magnitude, the earlier
 // code), and the weight's sign picks codes 1..7 or 9..15 (codes 0 and 8 are
 // both zero; 0 comes first).
-func quantizeMXFP4Blocks(dst []byte, x []float32) {
+//
+// It returns false, stopping there, at a block holding an infinity or NaN.
+func quantizeMXFP4Blocks(dst []byte, x []float32) bool {
 	nb := min(len(x)/qk, len(dst)/blockMXFP4)
 	for ib := 0; ib < nb; ib++ {
 		xb := (*[qk]float32)(x[ib*qk:])
 		y := (*[blockMXFP4]byte)(dst[ib*blockMXFP4:])
 		clear(y[:])
 		amax := absMax32(xb)
+		if !finite(amax) {
+			return false
+		}
 		if amax == 0 {
 			continue
 		}
-		e, e32 := mxfp4Exponent(amax)
+		e, e32, ok := mxfp4ExponentFast(amax)
+		if !ok {
+			e, e32 = mxfp4Exponent(amax)
+		}
 		d := e8m0Half(e)
 		y[0] = e
 		if e32 < 2 || e32 > 250 {
@@ -130,10 +154,13 @@ func quantizeMXFP4Blocks(dst []byte, x []float32) {
 			y[1+j] = code(xb[j]) | code(xb[j+qk/2])<<4
 		}
 	}
+	return true
 }
 
 func quantizeMXFP4(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	quantizeMXFP4Blocks(dst, src)
+	if !quantizeMXFP4Blocks(dst, src) {
+		return ErrNotFinite
+	}
 	return nil
 }
 

@@ -56,17 +56,20 @@ func absMax(x []float32) float32 {
 	return amax
 }
 
-// absMax32 is absMax of one 32-weight block, with four independent running
-// maxima (max is exact and order-free for finite values).
+// absMax32 is absMax of one 32-weight block. It takes the largest bit
+// pattern bits & 0x7fffffff, four running maxima at a time: for finite
+// values that is the largest magnitude (and an integer max compiles to
+// branch-free code, unlike a float max), and an infinity or NaN anywhere
+// makes the result an infinity or NaN.
 func absMax32(x *[qk]float32) float32 {
-	var m0, m1, m2, m3 float32
+	var m0, m1, m2, m3 uint32
 	for j := 0; j < qk; j += 4 {
-		m0 = max(m0, abs32(x[j]))
-		m1 = max(m1, abs32(x[j+1]))
-		m2 = max(m2, abs32(x[j+2]))
-		m3 = max(m3, abs32(x[j+3]))
+		m0 = max(m0, math.Float32bits(x[j])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(x[j+1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(x[j+2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(x[j+3])&0x7fffffff)
 	}
-	return max(max(m0, m1), max(m2, m3))
+	return math.Float32frombits(max(max(m0, m1), max(m2, m3)))
 }
 
 // quantizeQ8_0Blocks is quantize_row_q8_0_ref over any number of whole
@@ -119,16 +122,20 @@ func quantizeQ8_0(dst []byte, src []float32, nrows, ne0 int, _ []float32) error 
 
 // quantizeQ8KVRow is the reference's AVX2 iqk_quantize_row_q8_KV: one float32
 // scale (amax/127) and the int32 sum of the quants head the row, then one
-// int8 per weight, rounded half to even after multiplying by 1/scale.
-func quantizeQ8KVRow(dst []byte, x []float32) {
+// int8 per weight, rounded half to even after multiplying by 1/scale. It
+// returns false, writing nothing, if x holds an infinity or NaN.
+func quantizeQ8KVRow(dst []byte, x []float32) bool {
 	dst = dst[:8+len(x)]
 	amax, ok := absMaxSIMD(x)
 	if !ok {
 		amax = absMax(x)
 	}
+	if !finite(amax) {
+		return false
+	}
 	if amax == 0 {
 		clear(dst)
-		return
+		return true
 	}
 	d := amax / 127
 	mul := 1 / d
@@ -162,12 +169,15 @@ func quantizeQ8KVRow(dst []byte, x []float32) {
 	}
 	binary.LittleEndian.PutUint32(dst, math.Float32bits(d))
 	binary.LittleEndian.PutUint32(dst[4:], uint32(isum))
+	return true
 }
 
 func quantizeQ8KV(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
 	rowSize := 8 + ne0
 	for r := 0; r < nrows; r++ {
-		quantizeQ8KVRow(dst[r*rowSize:], src[r*ne0:(r+1)*ne0])
+		if !quantizeQ8KVRow(dst[r*rowSize:], src[r*ne0:(r+1)*ne0]) {
+			return ErrNotFinite
+		}
 	}
 	return nil
 }
@@ -182,12 +192,17 @@ func quantizeQ8KVR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) erro
 	groupBytes := rows * (4 + ne0)
 	for g := 0; g < nrows/rows; g++ {
 		y := dst[g*groupBytes : (g+1)*groupBytes]
-		if quantizeQ8KVR8Direct(y, src[g*rows*ne0:(g+1)*rows*ne0], ne0) {
+		if done, finite := quantizeQ8KVR8Direct(y, src[g*rows*ne0:(g+1)*rows*ne0], ne0); done {
+			if !finite {
+				return ErrNotFinite
+			}
 			continue
 		}
 		for k := 0; k < rows; k++ {
 			r := g*rows + k
-			quantizeQ8KVRow(tmp[k*baseRow:], src[r*ne0:(r+1)*ne0])
+			if !quantizeQ8KVRow(tmp[k*baseRow:], src[r*ne0:(r+1)*ne0]) {
+				return ErrNotFinite
+			}
 		}
 		for k := 0; k < rows; k++ {
 			copy(y[4*k:4*k+4], tmp[k*baseRow:])
@@ -212,27 +227,29 @@ func quantizeQ8KVR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) erro
 
 // quantizeQ8KVR8Direct quantizes one group of 8 rows of q8_KV_r8 straight
 // into its interleaved layout with the assembly kernels, when they apply
-// (AVX2, rows of a multiple of 32 values); otherwise it returns false.
-func quantizeQ8KVR8Direct(y []byte, x []float32, ne0 int) bool {
+// (AVX2, rows of a multiple of 32 values); otherwise it returns false. Its
+// second result is false if it stopped at an infinity or NaN.
+func quantizeQ8KVR8Direct(y []byte, x []float32, ne0 int) (done, finiteInput bool) {
 	const rows = 8
 	if !useAVX2 || ne0%32 != 0 {
-		return false
+		return false, true
 	}
+	// An all-zero row gets scale 0 and multiplier 0, so zero quants.
+	var muls [rows]float32
 	for k := 0; k < rows; k++ {
-		xk := x[k*ne0 : (k+1)*ne0]
-		amax, _ := absMaxSIMD(xk)
-		if amax == 0 {
-			binary.LittleEndian.PutUint32(y[4*k:], 0)
-			for j := 0; j < ne0/4; j++ {
-				binary.LittleEndian.PutUint32(y[4*rows+32*j+4*k:], 0)
-			}
-			continue
+		amax, _ := absMaxSIMD(x[k*ne0 : (k+1)*ne0])
+		if !finite(amax) {
+			return true, false
 		}
-		d := amax / 127
+		var d float32
+		if amax != 0 {
+			d = amax / 127
+			muls[k] = 1 / d
+		}
 		binary.LittleEndian.PutUint32(y[4*k:], math.Float32bits(d))
-		quantizeQ8WordsSIMD(y[4*rows+4*k:], xk, 1/d)
 	}
-	return true
+	quantizeQ8Rows8SIMD(y[4*rows:], x, ne0, ne0, &muls)
+	return true, true
 }
 
 // quantizeQ8KR8 quantizes 8 rows the way the reference's AVX2
@@ -250,12 +267,21 @@ func quantizeQ8KR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) error
 		for ibl := 0; ibl < nblock; ibl++ {
 			y := (*[block]byte)(dst[(g*nblock+ibl)*block:])
 			qs := y[2*rows:]
+			if done, err := quantizeQ8KR8Block(y, src[g*rows*ne0+ibl*qk:], ne0); done {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			for k := 0; k < rows; k++ {
 				r := g*rows + k
 				x := (*[qk]float32)(src[r*ne0+ibl*qk:])
 				amax, ok := absMaxSIMD(x[:])
 				if !ok {
 					amax = absMax(x[:])
+				}
+				if !finite(amax) {
+					return ErrNotFinite
 				}
 				d := amax / 127
 				var id float32
@@ -286,4 +312,28 @@ func quantizeQ8KR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) error
 		}
 	}
 	return nil
+}
+
+// quantizeQ8KR8Block is one 256-column block of 8 rows of quantizeQ8KR8 (row
+// k's values at x[k*ne0:]) with the 8-row assembly kernel, when the CPU has
+// AVX2; otherwise it returns false. The kernel replays the reference's
+// conversions for every multiplier, so no scale needs the portable path.
+func quantizeQ8KR8Block(y *[2*8 + 8*256]byte, x []float32, ne0 int) (bool, error) {
+	const rows, qk = 8, 256
+	if !useAVX2 {
+		return false, nil
+	}
+	var ids [rows]float32
+	for k := 0; k < rows; k++ {
+		amax, _ := absMaxSIMD(x[k*ne0 : k*ne0+qk])
+		if !finite(amax) {
+			return true, ErrNotFinite
+		}
+		if amax != 0 {
+			ids[k] = 127 / amax
+		}
+		binary.LittleEndian.PutUint16(y[2*k:], formats.FP32ToFP16(amax/127))
+	}
+	quantizeQ8Rows8SIMD(y[2*rows:], x, ne0, qk, &ids)
+	return true, nil
 }

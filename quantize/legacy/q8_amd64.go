@@ -18,14 +18,18 @@ func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
 func quantizeQ8WordsAVX2(dst *byte, src *float32, n int, mul float32) int32
 
 //go:noescape
+func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float32)
+
+//go:noescape
 func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
 
 //go:noescape
-func bf16R16RowAVX2(dst *byte, src *float32, n int)
+func bf16R16Rows8AVX2(dst *byte, src *float32, stride, n int) uint32
 
 // absMaxSIMD returns absMax(x) and true when x has a multiple of 32 values
 // and the CPU has AVX2 (the maximum of finite values does not depend on the
-// order in which it is taken).
+// order in which it is taken). If x holds an infinity or NaN the result is
+// one too (not necessarily the one absMax returns).
 func absMaxSIMD(x []float32) (float32, bool) {
 	if !useAVX2 || len(x) == 0 || len(x)%32 != 0 {
 		return 0, false
@@ -53,6 +57,18 @@ func quantizeQ8WordsSIMD(q []byte, x []float32, mul float32) bool {
 	return true
 }
 
+// quantizeQ8Rows8SIMD is quantizeQ8WordsSIMD for 8 rows at once: values
+// x[k*stride : k*stride+n] multiplied by muls[k] go to the words at
+// q[32*j+4*k:], for n a multiple of 32 and a CPU with AVX2; otherwise it
+// returns false and does nothing.
+func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32) bool {
+	if !useAVX2 || n == 0 || n%32 != 0 || len(q) < 8*n || len(x) < 7*stride+n {
+		return false
+	}
+	quantizeQ8Rows8AVX2(&q[0], &x[0], stride, n, muls)
+	return true
+}
+
 // quantizeQ8_0SIMD quantizes the whole q8_0 blocks of x into dst with AVX2
 // and returns how many it did (0 without AVX2). Blocks whose scale is not a
 // normal float (it underflows to a zero half) are left to the caller.
@@ -65,13 +81,14 @@ func quantizeQ8_0SIMD(dst []byte, x []float32) int {
 	return nb
 }
 
-// bf16R16RowSIMD stores one row of a bf16_r16 group (x truncated to bf16,
-// the pair of columns 2j, 2j+1 as the word at y[64*j:]) with AVX2, when x
-// has a multiple of 16 values; otherwise it returns false.
-func bf16R16RowSIMD(y []byte, x []float32) bool {
-	if !useAVX2 || len(x) == 0 || len(x)%16 != 0 || len(y) < 32*len(x)-60 {
-		return false
+// bf16R16Rows8SIMD stores 8 rows of a bf16_r16 group (row k's values
+// x[k*stride : k*stride+n] truncated to bf16, its pair of columns 2j, 2j+1
+// as the word at y[64*j+4*k:]) with AVX2 and returns the largest magnitude
+// bit pattern read and true, when n is a multiple of 16; otherwise it
+// returns false.
+func bf16R16Rows8SIMD(y []byte, x []float32, stride, n int) (uint32, bool) {
+	if !useAVX2 || n == 0 || n%16 != 0 || len(y) < 32*n-32 || len(x) < 7*stride+n {
+		return 0, false
 	}
-	bf16R16RowAVX2(&y[0], &x[0], len(x))
-	return true
+	return bf16R16Rows8AVX2(&y[0], &x[0], stride, n), true
 }

@@ -15,43 +15,46 @@ DATA q8perm<>+28(SB)/4, $7
 GLOBL q8perm<>(SB), RODATA|NOPTR, $32
 
 // func absMaxAVX2(x *float32, n int) float32
-// The largest magnitude of n values (n a multiple of 32), with VMAXPS.
+// The largest magnitude of n values (n a multiple of 32), taken as the
+// largest bit pattern bits & 0x7fffffff (VPMAXUD): for finite values that
+// is the largest magnitude, and an infinity or NaN anywhere makes the result
+// an infinity or NaN, so callers learn that the input is not finite.
 TEXT ·absMaxAVX2(SB), NOSPLIT, $0-20
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
 	MOVL         $0x7fffffff, AX
 	MOVQ         AX, X8
 	VPBROADCASTD X8, Y8
-	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
 	SHRQ         $5, CX
 	JZ           reduce
 
 loop:
-	VANDPS (SI), Y8, Y4
-	VANDPS 32(SI), Y8, Y5
-	VANDPS 64(SI), Y8, Y6
-	VANDPS 96(SI), Y8, Y7
-	VMAXPS Y4, Y0, Y0
-	VMAXPS Y5, Y1, Y1
-	VMAXPS Y6, Y2, Y2
-	VMAXPS Y7, Y3, Y3
-	ADDQ   $128, SI
-	DECQ   CX
-	JNZ    loop
+	VPAND   (SI), Y8, Y4
+	VPAND   32(SI), Y8, Y5
+	VPAND   64(SI), Y8, Y6
+	VPAND   96(SI), Y8, Y7
+	VPMAXUD Y4, Y0, Y0
+	VPMAXUD Y5, Y1, Y1
+	VPMAXUD Y6, Y2, Y2
+	VPMAXUD Y7, Y3, Y3
+	ADDQ    $128, SI
+	DECQ    CX
+	JNZ     loop
 
 reduce:
-	VMAXPS       Y1, Y0, Y0
-	VMAXPS       Y3, Y2, Y2
-	VMAXPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VMAXPS       X1, X0, X0
+	VPMAXUD      Y1, Y0, Y0
+	VPMAXUD      Y3, Y2, Y2
+	VPMAXUD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPMAXUD      X1, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+16(FP)
 	RET
@@ -59,7 +62,9 @@ reduce:
 // func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
 // The reference's AVX2 q8 rounding for n values (n a multiple of 32):
 // VMULPS by mul, VROUNDPS to nearest even, VCVTPS2DQ, saturating packs to
-// int8. Returns the int32 sum of the converted values.
+// int8. Returns the int32 sum of the converted values. VCVTPS2DQ alone
+// rounds to nearest even (Go leaves MXCSR at its default), and rounding
+// first changes nothing it converts, so the VROUNDPS is left out.
 TEXT ·quantizeQ8AVX2(SB), NOSPLIT, $0-36
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
@@ -75,10 +80,6 @@ loop:
 	VMULPS    32(SI), Y8, Y1
 	VMULPS    64(SI), Y8, Y2
 	VMULPS    96(SI), Y8, Y3
-	VROUNDPS  $0, Y0, Y0
-	VROUNDPS  $0, Y1, Y1
-	VROUNDPS  $0, Y2, Y2
-	VROUNDPS  $0, Y3, Y3
 	VCVTPS2DQ Y0, Y0
 	VCVTPS2DQ Y1, Y1
 	VCVTPS2DQ Y2, Y2
@@ -128,10 +129,6 @@ loop:
 	VMULPS       32(SI), Y8, Y1
 	VMULPS       64(SI), Y8, Y2
 	VMULPS       96(SI), Y8, Y3
-	VROUNDPS     $0, Y0, Y0
-	VROUNDPS     $0, Y1, Y1
-	VROUNDPS     $0, Y2, Y2
-	VROUNDPS     $0, Y3, Y3
 	VCVTPS2DQ    Y0, Y0
 	VCVTPS2DQ    Y1, Y1
 	VCVTPS2DQ    Y2, Y2
@@ -168,6 +165,180 @@ sum:
 	VZEROUPPER
 	MOVL         X0, AX
 	MOVL         AX, ret+32(FP)
+	RET
+
+// func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float32)
+// quantizeQ8WordsAVX2 for 8 rows at once (row k at src + 4*stride*k bytes,
+// multiplied by muls[k]; n a multiple of 32): the 8 rows' words j are
+// transposed in registers and stored as the 32 contiguous bytes at
+// dst + 32*j, instead of 4 bytes at a time. No sums.
+TEXT ·quantizeQ8Rows8AVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    src+8(FP), SI
+	MOVQ    stride+16(FP), BX
+	SHLQ    $2, BX
+	MOVQ    n+24(FP), CX
+	MOVQ    muls+32(FP), DX
+	VMOVDQU q8perm<>(SB), Y15
+	SHRQ    $5, CX
+	JZ      done
+
+loop:
+	MOVQ SI, R8
+	VBROADCASTSS 0(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y0
+	ADDQ         BX, R8
+	VBROADCASTSS 4(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y1
+	ADDQ         BX, R8
+	VBROADCASTSS 8(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y2
+	ADDQ         BX, R8
+	VBROADCASTSS 12(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y3
+	ADDQ         BX, R8
+	VBROADCASTSS 16(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y4
+	ADDQ         BX, R8
+	VBROADCASTSS 20(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y5
+	ADDQ         BX, R8
+	VBROADCASTSS 24(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y6
+	ADDQ         BX, R8
+	VBROADCASTSS 28(DX), Y14
+	VMULPS       (R8), Y14, Y8
+	VMULPS       32(R8), Y14, Y9
+	VMULPS       64(R8), Y14, Y10
+	VMULPS       96(R8), Y14, Y11
+	VCVTPS2DQ    Y8, Y8
+	VCVTPS2DQ    Y9, Y9
+	VCVTPS2DQ    Y10, Y10
+	VCVTPS2DQ    Y11, Y11
+	VPACKSSDW    Y9, Y8, Y8
+	VPACKSSDW    Y11, Y10, Y10
+	VPACKSSWB    Y10, Y8, Y8
+	VPERMD       Y8, Y15, Y7
+
+	// Transpose the 8x8 words: Yk holds row k's words 0..7; column j goes
+	// to dst + 32*j.
+	VPUNPCKLDQ Y1, Y0, Y8
+	VPUNPCKHDQ Y1, Y0, Y9
+	VPUNPCKLDQ Y3, Y2, Y0
+	VPUNPCKHDQ Y3, Y2, Y1
+	VPUNPCKLDQ Y5, Y4, Y2
+	VPUNPCKHDQ Y5, Y4, Y3
+	VPUNPCKLDQ Y7, Y6, Y4
+	VPUNPCKHDQ Y7, Y6, Y5
+	VPUNPCKLQDQ Y0, Y8, Y6  // words 0 | 4 of rows 0-3
+	VPUNPCKHQDQ Y0, Y8, Y7  // 1 | 5
+	VPUNPCKLQDQ Y1, Y9, Y8  // 2 | 6
+	VPUNPCKHQDQ Y1, Y9, Y0  // 3 | 7
+	VPUNPCKLQDQ Y4, Y2, Y9  // 0 | 4 of rows 4-7
+	VPUNPCKHQDQ Y4, Y2, Y1  // 1 | 5
+	VPUNPCKLQDQ Y5, Y3, Y2  // 2 | 6
+	VPUNPCKHQDQ Y5, Y3, Y4  // 3 | 7
+	VPERM2I128  $0x20, Y9, Y6, Y10
+	VPERM2I128  $0x31, Y9, Y6, Y11
+	VMOVDQU     Y10, (DI)
+	VMOVDQU     Y11, 128(DI)
+	VPERM2I128  $0x20, Y1, Y7, Y10
+	VPERM2I128  $0x31, Y1, Y7, Y11
+	VMOVDQU     Y10, 32(DI)
+	VMOVDQU     Y11, 160(DI)
+	VPERM2I128  $0x20, Y2, Y8, Y10
+	VPERM2I128  $0x31, Y2, Y8, Y11
+	VMOVDQU     Y10, 64(DI)
+	VMOVDQU     Y11, 192(DI)
+	VPERM2I128  $0x20, Y4, Y0, Y10
+	VPERM2I128  $0x31, Y4, Y0, Y11
+	VMOVDQU     Y10, 96(DI)
+	VMOVDQU     Y11, 224(DI)
+
+	ADDQ $128, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+
+done:
 	RET
 
 // func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
@@ -288,38 +459,166 @@ loop:
 done:
 	RET
 
-// func bf16R16RowAVX2(dst *byte, src *float32, n int)
-// Truncates n float32 of one row (n a multiple of 16) to their high 16 bits
-// and stores the pair of columns 2j, 2j+1 as one 4-byte word at dst + 64*j:
-// the layout of row k of bf16_r16 when dst points at that row's first word.
-TEXT ·bf16R16RowAVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $4, CX
-	JZ   done
+// func bf16R16Rows8AVX2(dst *byte, src *float32, stride, n int) uint32
+// Truncates n float32 of each of 8 rows (row k at src + 4*stride*k bytes; n
+// a multiple of 16) to their high 16 bits and stores the pair of columns
+// 2j, 2j+1 of row k as the 4-byte word at dst + 64*j + 4*k: the layout of
+// rows 0-7 of a bf16_r16 group (rows 8-15 when dst points 32 bytes on). The
+// words are transposed in registers so that each store writes 32 bytes. It returns the largest
+// magnitude bit pattern (bits & 0x7fffffff) read.
+TEXT ·bf16R16Rows8AVX2(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         stride+16(FP), BX
+	SHLQ         $2, BX
+	MOVQ         n+24(FP), CX
+	MOVL         $0x7fffffff, AX
+	MOVQ         AX, X14
+	VPBROADCASTD X14, Y14          // magnitude mask
+	VPXOR        Y12, Y12, Y12     // largest magnitudes
+	VPXOR        Y13, Y13, Y13
+	SHRQ         $4, CX
+	JZ           reduce
 
 loop:
-	VMOVDQU      (SI), Y0
-	VMOVDQU      32(SI), Y1
-	VPSRLD       $16, Y0, Y0
-	VPSRLD       $16, Y1, Y1
-	VPACKUSDW    Y1, Y0, Y0
-	VPERMQ       $0xd8, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VMOVD        X0, (DI)
-	VPEXTRD      $1, X0, 64(DI)
-	VPEXTRD      $2, X0, 128(DI)
-	VPEXTRD      $3, X0, 192(DI)
-	VMOVD        X1, 256(DI)
-	VPEXTRD      $1, X1, 320(DI)
-	VPEXTRD      $2, X1, 384(DI)
-	VPEXTRD      $3, X1, 448(DI)
-	ADDQ         $64, SI
-	ADDQ         $512, DI
-	DECQ         CX
-	JNZ          loop
-	VZEROUPPER
+	MOVQ SI, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y0
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y1
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y2
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y3
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y4
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y5
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y6
+	ADDQ      BX, R8
+	VMOVDQU   (R8), Y8
+	VMOVDQU   32(R8), Y9
+	VPAND     Y14, Y8, Y10
+	VPAND     Y14, Y9, Y11
+	VPMAXUD   Y10, Y12, Y12
+	VPMAXUD   Y11, Y13, Y13
+	VPSRLD    $16, Y8, Y8
+	VPSRLD    $16, Y9, Y9
+	VPACKUSDW Y9, Y8, Y8
+	VPERMQ    $0xd8, Y8, Y7
 
-done:
+	// Transpose the 8x8 words as in quantizeQ8Rows8AVX2; word j of the
+	// 8 rows goes to dst + 64*j.
+	VPUNPCKLDQ  Y1, Y0, Y8
+	VPUNPCKHDQ  Y1, Y0, Y9
+	VPUNPCKLDQ  Y3, Y2, Y0
+	VPUNPCKHDQ  Y3, Y2, Y1
+	VPUNPCKLDQ  Y5, Y4, Y2
+	VPUNPCKHDQ  Y5, Y4, Y3
+	VPUNPCKLDQ  Y7, Y6, Y4
+	VPUNPCKHDQ  Y7, Y6, Y5
+	VPUNPCKLQDQ Y0, Y8, Y6
+	VPUNPCKHQDQ Y0, Y8, Y7
+	VPUNPCKLQDQ Y1, Y9, Y8
+	VPUNPCKHQDQ Y1, Y9, Y0
+	VPUNPCKLQDQ Y4, Y2, Y9
+	VPUNPCKHQDQ Y4, Y2, Y1
+	VPUNPCKLQDQ Y5, Y3, Y2
+	VPUNPCKHQDQ Y5, Y3, Y4
+	VPERM2I128  $0x20, Y9, Y6, Y10
+	VPERM2I128  $0x31, Y9, Y6, Y11
+	VMOVDQU     Y10, (DI)
+	VMOVDQU     Y11, 256(DI)
+	VPERM2I128  $0x20, Y1, Y7, Y10
+	VPERM2I128  $0x31, Y1, Y7, Y11
+	VMOVDQU     Y10, 64(DI)
+	VMOVDQU     Y11, 320(DI)
+	VPERM2I128  $0x20, Y2, Y8, Y10
+	VPERM2I128  $0x31, Y2, Y8, Y11
+	VMOVDQU     Y10, 128(DI)
+	VMOVDQU     Y11, 384(DI)
+	VPERM2I128  $0x20, Y4, Y0, Y10
+	VPERM2I128  $0x31, Y4, Y0, Y11
+	VMOVDQU     Y10, 192(DI)
+	VMOVDQU     Y11, 448(DI)
+
+	ADDQ $64, SI
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  loop
+
+reduce:
+	VPMAXUD      Y13, Y12, Y12
+	VEXTRACTI128 $1, Y12, X13
+	VPMAXUD      X13, X12, X12
+	VPSHUFD      $0x4e, X12, X13
+	VPMAXUD      X13, X12, X12
+	VPSHUFD      $0xb1, X12, X13
+	VPMAXUD      X13, X12, X12
+	VZEROUPPER
+	MOVL         X12, AX
+	MOVL         AX, ret+32(FP)
 	RET

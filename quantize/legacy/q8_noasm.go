@@ -11,6 +11,10 @@ func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) { return 0
 
 func quantizeQ8WordsSIMD(q []byte, x []float32, mul float32) bool { return false }
 
+func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32) bool {
+	return false
+}
+
 func quantizeQ8_0SIMD(dst []byte, x []float32) int { return 0 }
 
-func bf16R16RowSIMD(y []byte, x []float32) bool { return false }
+func bf16R16Rows8SIMD(y []byte, x []float32, stride, n int) (uint32, bool) { return 0, false }
