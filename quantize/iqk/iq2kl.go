@@ -65,6 +65,16 @@ func iq2klBest(id, x1, x2, w1, w2 float32) int {
 // iq2klSums accumulates sum w*q*x and sum w*q^2 over a block for the
 // assignment at inverse scale id (pairs summed first, as the reference).
 func iq2klSums(xb, weight []float32, id float32) (sumqx, sumq2 float32) {
+	if useIQ2KLSumsFMA {
+		if sumqx, sumq2, ok := iq2klSumsAsm(xb, weight, id, nil); ok {
+			return sumqx, sumq2
+		}
+	}
+	return iq2klSumsGo(xb, weight, id)
+}
+
+// iq2klSumsGo is the portable iq2klSums, the reference for the assembly one.
+func iq2klSumsGo(xb, weight []float32, id float32) (sumqx, sumq2 float32) {
 	for j := 0; j < len(xb); j += 2 {
 		w1, w2 := weight[j], weight[j+1]
 		g := &iq2klGrid[iq2klBest(id, xb[j], xb[j+1], w1, w2)]
@@ -73,6 +83,19 @@ func iq2klSums(xb, weight []float32, id float32) (sumqx, sumq2 float32) {
 		sumq2 += kernel.FMA32(w1*q1, q1, mul(w2*q2, q2))
 	}
 	return
+}
+
+// iq2klAssign sets idx[j] to iq2klBest of pair j of the 32-weight block xb
+// at inverse scale id.
+func iq2klAssign(idx *[16]int32, xb, weight []float32, id float32) {
+	if useIQ2KLSumsFMA {
+		if _, _, ok := iq2klSumsAsm(xb, weight, id, idx); ok {
+			return
+		}
+	}
+	for j := range idx {
+		idx[j] = int32(iq2klBest(id, xb[2*j], xb[2*j+1], weight[2*j], weight[2*j+1]))
+	}
 }
 
 // iq2klWeights fills the weights of one block: with importance weights,
@@ -179,9 +202,11 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 					idl = 1 / dl
 				}
 				var score float32
+				var idx [bs / 2]int32
+				iq2klAssign(&idx, xb, weight[:], idl)
 				for j := 0; j < bs; j += 2 {
 					w1, w2 := weight[j], weight[j+1]
-					g := &iq2klGrid[iq2klBest(idl, xb[j], xb[j+1], w1, w2)]
+					g := &iq2klGrid[idx[j/2]&31]
 					diff1 := kernel.FMA32(dl, g[0], -xb[j])
 					diff2 := kernel.FMA32(dl, g[1], -xb[j+1])
 					score += kernel.FMA32(w1*diff1, diff1, mul(w2*diff2, diff2))
@@ -199,9 +224,11 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 			}
 			dl := d * float32(ls)
 			idl := 1 / dl
+			var pairIdx [bs / 2]int32
+			iq2klAssign(&pairIdx, xb, weight[:], idl)
 			for j := 0; j < bs/2; j++ {
 				w1, w2 := weight[2*j], weight[2*j+1]
-				idx := iq2klBest(idl, xb[2*j], xb[2*j+1], w1, w2)
+				idx := int(pairIdx[j] & 31)
 				qs[16*(ib/2)+j] |= byte((idx & 0xf) << (4 * (ib % 2)))
 				qh[j] |= byte((idx >> 4) << ib)
 				q1 := float32(ls) * iq2klGrid[idx][0]

@@ -165,9 +165,30 @@ func iq4kssGather(xv, wv *[4]float32, xb, weight []float32, k int) {
 	wv[0], wv[1], wv[2], wv[3] = weight[2*k], weight[2*k+16], weight[2*k+1], weight[2*k+17]
 }
 
+// iq4kssGatherBlock gathers all eight groups of a block (iq4kssGather).
+func iq4kssGatherBlock(gx, gw *[32]float32, xb, weight []float32) {
+	for k := 0; k < 8; k++ {
+		iq4kssGather((*[4]float32)(gx[4*k:]), (*[4]float32)(gw[4*k:]), xb, weight, k)
+	}
+}
+
 // iq4kssTrial evaluates inverse scale id on grid values: both orientations
-// (id and -id) of the pruned nearest-point assignment of the block.
-func iq4kssTrial(xb, weight []float32, values []int8, id float32, blockOK bool) (sqxP, sq2P, sqxM, sq2M float32) {
+// (id and -id) of the pruned nearest-point assignment of the block; gx and
+// gw hold the block gathered by iq4kssGatherBlock.
+func iq4kssTrial(xb, weight []float32, gx, gw *[32]float32, values []int8, id float32, blockOK bool) (sqxP, sq2P, sqxM, sq2M float32) {
+	thisD := 1 / id
+	shifted := values[0] != formats.IQ4KValues[0]
+	if useIQ4KSSTrialFMA {
+		if sqxP, sq2P, sqxM, sq2M, ok := iq4kssTrialAsm(gx, gw, shifted, id, thisD); ok {
+			return sqxP, sq2P, sqxM, sq2M
+		}
+	}
+	return iq4kssTrialGo(xb, weight, values, id, blockOK)
+}
+
+// iq4kssTrialGo is the portable iq4kssTrial, the reference for the
+// assembly one.
+func iq4kssTrialGo(xb, weight []float32, values []int8, id float32, blockOK bool) (sqxP, sq2P, sqxM, sq2M float32) {
 	thisD := 1 / id
 	t := grid4.half(values[0] != formats.IQ4KValues[0])
 	var pr iq4kssPrune
@@ -226,12 +247,14 @@ func quantizeIQ4KSS(y []byte, x, qwRow []float32) {
 				continue
 			}
 			blockOK := iq4kssBlockOK(xb, weight[:])
+			var gx, gw [bs]float32
+			iq4kssGatherBlock(&gx, &gw, xb, weight[:])
 			var best float32
 			d := -maxv / float32(values[0])
 			for itry := -ntry; itry <= ntry; itry++ {
 				for _, vals := range [2][]int8{values, shiftedValues} {
 					id := float32(itry+int(vals[0])) / maxv
-					sqxP, sq2P, sqxM, sq2M := iq4kssTrial(xb, weight[:], vals, id, blockOK)
+					sqxP, sq2P, sqxM, sq2M := iq4kssTrial(xb, weight[:], &gx, &gw, vals, id, blockOK)
 					if sq2P > 0 && sqxP*sqxP > best*sq2P {
 						d = sqxP / sq2P
 						best = d * sqxP

@@ -1,0 +1,72 @@
+//go:build amd64 && !purego
+
+package iqk
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestIQ2KLSumsFMAMatchesGo checks the assembly iq2_kl block sums against
+// the portable ones bit for bit on random blocks and scales, including
+// extreme inputs that hit the clamped table ends or leave no neighbour
+// score below MaxFloat32 (where the assembly must decline).
+func TestIQ2KLSumsFMAMatchesGo(t *testing.T) {
+	if !useIQ2KLSumsFMA {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	declined := 0
+	for iter := 0; iter < 20000; iter++ {
+		n := 2 * (1 + rng.IntN(16))
+		xb := make([]float32, n)
+		w := make([]float32, n)
+		scale := float32(math.Pow(10, rng.Float64()*6-3))
+		for j := range xb {
+			xb[j] = float32(rng.NormFloat64()) * scale
+			w[j] = float32(rng.ExpFloat64())
+			switch rng.IntN(300) {
+			case 0:
+				xb[j] = float32(math.Inf(1 - 2*rng.IntN(2)))
+			case 1:
+				xb[j] = 3e38
+			case 2:
+				xb[j] = 0
+			case 3:
+				w[j] = 0
+			case 4:
+				w[j] = 1e38
+			}
+		}
+		maxv := float32(0)
+		for _, x := range xb {
+			maxv = max(maxv, float32(math.Abs(float64(x))))
+		}
+		id := float32(rng.IntN(12)-6-63) / maxv
+		if rng.IntN(2) == 0 {
+			id = -id
+		}
+		if rng.IntN(10) == 0 {
+			id = float32(rng.NormFloat64() * 1e3)
+		}
+		var idx [16]int32
+		gotQX, gotQ2, ok := iq2klSumsAsm(xb, w, id, &idx)
+		if !ok {
+			declined++
+			continue
+		}
+		wantQX, wantQ2 := iq2klSumsGo(xb, w, id)
+		for j := 0; j < n/2; j++ {
+			if want := iq2klBest(id, xb[2*j], xb[2*j+1], w[2*j], w[2*j+1]); int(idx[j]) != want {
+				t.Fatalf("iter %d pair %d: asm index %d, go %d", iter, j, idx[j], want)
+			}
+		}
+		if math.Float32bits(gotQX) != math.Float32bits(wantQX) || math.Float32bits(gotQ2) != math.Float32bits(wantQ2) {
+			t.Fatalf("iter %d: asm (%v, %v), go (%v, %v) (id %v, x %v, w %v)", iter, gotQX, gotQ2, wantQX, wantQ2, id, xb, w)
+		}
+	}
+	if declined > 2000 {
+		t.Errorf("assembly declined %d of 20000 blocks", declined)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package iqk
+
+const useIQ2KLSumsFMA = false
+
+func iq2klSumsAsm(xb, weight []float32, id float32, idx *[16]int32) (sumqx, sumq2 float32, ok bool) {
+	return 0, 0, false
+}

@@ -1,0 +1,201 @@
+//go:build amd64 && !purego
+
+#include "go_asm.h"
+#include "textflag.h"
+
+DATA iq4kssMinusOne<>+0(SB)/8, $-1
+GLOBL iq4kssMinusOne<>(SB), RODATA|NOPTR, $8
+
+// NEARIDX leaves in BX the index of the grid point nearest the float32 in
+// XIN, as nearestTable.best does: truncate, clamp to the table, compare the
+// two candidate distances. Clobbers AX, DX, X6, X7.
+#define NEARIDX(XIN) \
+	VCVTTSS2SI XIN, AX                              \
+	MOVLQSX    AX, AX                               \
+	SUBQ       nearestTable_base(R11), AX           \
+	CMPQ       AX, $-1                              \
+	CMOVQLT    iq4kssMinusOne<>(SB), AX             \
+	CMPQ       AX, nearestTable_limit(R11)          \
+	CMOVQGT    nearestTable_limit(R11), AX          \
+	INCQ       AX                                   \
+	MOVBQZX    nearestTable_idx(R11)(AX*1), BX      \
+	VSUBSS     nearestTable_lo(R11)(AX*4), XIN, X6  \
+	VMOVSS     nearestTable_hi(R11)(AX*4), X7       \
+	VSUBSS     XIN, X7, X7                          \
+	XORL       DX, DX                               \
+	VUCOMISS   X7, X6                               \
+	SETCC      DX                                   \
+	ADDQ       DX, BX
+
+// SCORES puts in Y5 the scores w*(d1*d1 - d0*d0) of the moves of indices
+// SHIFT/4 and SHIFT/4+1 of group V (lanes 0..3 and 4..7, in
+// iq4kssNeighbours order), +Inf in lanes without a move; YX and YW hold
+// those two indices' x and w, four lanes each. A move with a score that is
+// not finite sets R10. Clobbers AX, BX, Y6, Y7.
+#define SCORES(V, SHIFT, YX, YW) \
+	MOVL  V, AX                                                \
+	SHRL  $SHIFT, AX                                           \
+	MOVL  AX, BX                                               \
+	ANDL  $15, AX                                              \
+	SHRL  $4, BX                                               \
+	ANDL  $15, BX                                              \
+	VBROADCASTSS iq4kssHalfTables_plain(R12)(AX*4), X6         \
+	VBROADCASTSS iq4kssHalfTables_plain(R12)(BX*4), X7         \
+	VINSERTF128 $1, X7, Y6, Y6                                 \
+	SHLL  $4, AX                                               \
+	SHLL  $4, BX                                               \
+	VMOVUPS iq4kssHalfTables_nbVals(R12)(AX*1), X5             \
+	VINSERTF128 $1, iq4kssHalfTables_nbVals(R12)(BX*1), Y5, Y5 \
+	VFMSUB213PS YX, Y15, Y5                                    \
+	VFMSUB213PS YX, Y15, Y6                                    \
+	VMULPS Y6, Y6, Y6                                          \
+	VFMSUB213PS Y6, Y5, Y5                                     \
+	VMULPS YW, Y5, Y5                                          \
+	VMOVUPS iq4kssHalfTables_nbValid(R12)(AX*1), X6            \
+	VINSERTF128 $1, iq4kssHalfTables_nbValid(R12)(BX*1), Y6, Y6 \
+	VANDNPS Y5, Y13, Y7                                        \
+	VCMPPS $0x11, Y14, Y7, Y7                                  \
+	VMOVMSKPS Y6, AX                                           \
+	VMOVMSKPS Y7, BX                                           \
+	NOTL  BX                                                   \
+	ANDL  AX, BX                                               \
+	ORL   BX, R10                                              \
+	VBLENDVPS Y6, Y5, Y14, Y5
+
+// PRUNE is iq4kssPrune.pruneExact on the group in V (a no-op for even
+// parity): the first move with the smallest score is applied. Clobbers AX,
+// BX, CX, DX, Y5, Y6, Y7, Y12.
+#define PRUNE(V, SKIP) \
+	POPCNTL V, AX                  \
+	TESTL $1, AX                   \
+	JEQ   SKIP                     \
+	SCORES(V, 0, Y1, Y3)           \
+	VMOVAPS Y5, Y12                \
+	SCORES(V, 8, Y2, Y4)           \
+	VMINPS Y5, Y12, Y6             \
+	VEXTRACTF128 $1, Y6, X7        \
+	VMINPS X7, X6, X6              \
+	VPERMILPS $0x4e, X6, X7        \
+	VMINPS X7, X6, X6              \
+	VPERMILPS $0xb1, X6, X7        \
+	VMINPS X7, X6, X6              \
+	VBROADCASTSS X6, Y6            \
+	VCMPPS $0x00, Y6, Y12, Y7      \
+	VMOVMSKPS Y7, AX               \
+	VCMPPS $0x00, Y6, Y5, Y7       \
+	VMOVMSKPS Y7, BX               \
+	SHLL  $8, BX                   \
+	ORL   BX, AX                   \
+	ORL   $0x10000, AX             \
+	BSFL  AX, AX                   \
+	MOVL  AX, CX                   \
+	SHRL  $2, CX                   \
+	SHLL  $2, CX                   \
+	MOVL  V, BX                    \
+	SHRL  CX, BX                   \
+	ANDL  $15, BX                  \
+	SHLL  $2, BX                   \
+	ANDL  $3, AX                   \
+	ADDL  AX, BX                   \
+	MOVL  iq4kssHalfTables_nbIdx(R12)(BX*4), BX \
+	MOVL  $15, DX                  \
+	SHLL  CX, DX                   \
+	NOTL  DX                       \
+	ANDL  DX, V                    \
+	SHLL  CX, BX                   \
+	ORL   BX, V                    \
+	ANDL  $0xffff, V               \
+SKIP:
+
+// NEAR2 adds index J's nearest points of +id*x and -id*x to R14 and R8.
+#define NEAR2(J) \
+	VMULSS (4*J)(SI), X0, X5       \
+	NEARIDX(X5)                    \
+	SHLL  $(4*J), BX               \
+	ORL   BX, R14                  \
+	VXORPS X13, X5, X5             \
+	NEARIDX(X5)                    \
+	SHLL  $(4*J), BX               \
+	ORL   BX, R8
+
+// SUM adds index J of group V to the sums in XQX and XQ2 (w*q*x and w*q*q
+// with the hardware fused multiply-add).
+#define SUM(V, J, XQX, XQ2) \
+	MOVL  V, BX                             \
+	SHRL  $(4*J), BX                        \
+	ANDL  $15, BX                           \
+	VMOVSS iq4kssHalfTables_vals(R12)(BX*4), X5 \
+	VMULSS (4*J)(DI), X5, X6                \
+	VFMADD231SS (4*J)(SI), X6, XQX          \
+	VFMADD231SS X5, X6, XQ2
+
+// func iq4kssTrialFMA(t *nearestTable, h *iq4kssHalfTables, xv, wv *[32]float32, id, dl float32, out *[4]float32) bool
+TEXT ·iq4kssTrialFMA(SB), NOSPLIT, $0-49
+	MOVQ  t+0(FP), R11
+	MOVQ  h+8(FP), R12
+	MOVQ  xv+16(FP), SI
+	MOVQ  wv+24(FP), DI
+	VMOVSS id+32(FP), X0
+	VBROADCASTSS dl+36(FP), Y15
+	MOVL  $0x7f800000, AX
+	VMOVD AX, X14
+	VBROADCASTSS X14, Y14 // +Inf
+	MOVL  $0x80000000, AX
+	VMOVD AX, X13
+	VBROADCASTSS X13, Y13 // sign bit
+	VXORPS X8, X8, X8     // sqxP
+	VXORPS X9, X9, X9     // sq2P
+	VXORPS X10, X10, X10  // sqxM
+	VXORPS X11, X11, X11  // sq2M
+	XORL  R10, R10        // a score was not finite
+	MOVQ  $8, R13
+
+group:
+	VBROADCASTSS 0(SI), X1
+	VBROADCASTSS 4(SI), X5
+	VINSERTF128 $1, X5, Y1, Y1 // x0 x0 x0 x0 x1 x1 x1 x1
+	VBROADCASTSS 8(SI), X2
+	VBROADCASTSS 12(SI), X5
+	VINSERTF128 $1, X5, Y2, Y2 // x2 .. x3
+	VBROADCASTSS 0(DI), X3
+	VBROADCASTSS 4(DI), X5
+	VINSERTF128 $1, X5, Y3, Y3 // w0 .. w1
+	VBROADCASTSS 8(DI), X4
+	VBROADCASTSS 12(DI), X5
+	VINSERTF128 $1, X5, Y4, Y4 // w2 .. w3
+	XORL  R14, R14 // vp
+	XORL  R8, R8   // vm
+	NEAR2(0)
+	NEAR2(1)
+	NEAR2(2)
+	NEAR2(3)
+	PRUNE(R14, prunedP)
+	PRUNE(R8, prunedM)
+	SUM(R14, 0, X8, X9)
+	SUM(R8, 0, X10, X11)
+	SUM(R14, 1, X8, X9)
+	SUM(R8, 1, X10, X11)
+	SUM(R14, 2, X8, X9)
+	SUM(R8, 2, X10, X11)
+	SUM(R14, 3, X8, X9)
+	SUM(R8, 3, X10, X11)
+	ADDQ  $16, SI
+	ADDQ  $16, DI
+	DECQ  R13
+	JNE   group
+
+	TESTL R10, R10
+	JNE   fallback
+	MOVQ  out+40(FP), AX
+	VMOVSS X8, 0(AX)
+	VMOVSS X9, 4(AX)
+	VMOVSS X10, 8(AX)
+	VMOVSS X11, 12(AX)
+	MOVB  $1, ret+48(FP)
+	VZEROUPPER
+	RET
+
+fallback:
+	MOVB  $0, ret+48(FP)
+	VZEROUPPER
+	RET

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package iqk
+
+const useIQ4KSSTrialFMA = false
+
+func iq4kssTrialAsm(xv, wv *[32]float32, shifted bool, id, dl float32) (sqxP, sq2P, sqxM, sq2M float32, ok bool) {
+	return 0, 0, 0, 0, false
+}
