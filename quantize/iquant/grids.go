@@ -20,11 +20,30 @@ type codeGrid struct {
 	levels     []uint8  // dim levels l per grid point
 	kmap       []int32  // packed levels -> grid index, or -(offset+1) into neighbours
 	neighbours []uint16 // per off-grid vector: count, dim level spans, candidates
+
+	// The vector search's view of the candidates: per off-grid vector
+	// (from laneStart[u]) one word per candidate, padded to a multiple of
+	// eight with copies of the last, holding for each coordinate c the
+	// 3-bit lane (c<<bits + level) & 7 of its table register at bit 3c.
+	// expand[p][j] is the coordinate of lane j of table register p, qvec
+	// the value 2l+1 of the level of each lane.
+	lanes     []uint32
+	laneStart []int32
+	expand    [4][8]int32
+	qvec      [8]float32
 }
 
 func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
-	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), levels: make([]uint8, len(kgrid)*dim), kmap: make([]int32, mapSize)}
+	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), levels: make([]uint8, len(kgrid)*dim), kmap: make([]int32, mapSize), laneStart: make([]int32, mapSize)}
 	mask := 1<<bits - 1
+	for p := range g.expand {
+		for j := range g.expand[p] {
+			g.expand[p][j] = int32((8*p + j) >> bits)
+		}
+	}
+	for j := range g.qvec {
+		g.qvec[j] = float32(2*(j&mask) + 1)
+	}
 	for k, v := range kgrid {
 		for i := 0; i < dim; i++ {
 			g.levels[k*dim+i] = uint8(int(v) >> (bits * i) & mask)
@@ -88,8 +107,65 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 			}
 			g.neighbours[start+1+i] = uint16(lo | hi<<8)
 		}
+		cands := g.neighbours[start+1+dim:]
+		g.laneStart[u] = int32(len(g.lanes))
+		for k := 0; k < (len(cands)+7)/8*8; k++ {
+			n := int(cands[min(k, len(cands)-1)])
+			var word uint32
+			for c := 0; c < dim; c++ {
+				word |= uint32((c<<bits+int(g.levels[n*dim+c]))&7) << (3 * c)
+			}
+			g.lanes = append(g.lanes, word)
+		}
 	}
 	return g
+}
+
+// An nbJob is one off-grid group for the vector search: the group's
+// position in the values (in groups of dim), where its candidates start in
+// lanes and how many chunks of eight they fill; the search sets pos (the
+// position in neighboursOf(u), or -1). The first four fields are read and
+// written by the assembly, which assumes this layout (20 bytes).
+type nbJob struct {
+	group, laneOff, chunks, pos int32
+	u                           int32
+}
+
+// job describes the search of off-grid vector u for the values of group k.
+func (g *codeGrid) job(k, u int) nbJob {
+	n := int(g.neighbours[-int(g.kmap[u])-1])
+	return nbJob{group: int32(k), laneOff: g.laneStart[u], chunks: int32((n + 7) / 8), u: int32(u)}
+}
+
+// searchJobs runs the vector search (neighbourJobsAVX2) of the jobs over
+// groups of dim values of xval and weight, with level l of coordinate c
+// standing for q[(c<<bits + l) & 7].
+func (g *codeGrid) searchJobs(xval, weight []float32, scale float32, q *[8]float32, jobs []nbJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	last := 0
+	for _, j := range jobs {
+		last = max(last, int(j.group+1)*g.dim)
+	}
+	_, _ = xval[last-1], weight[last-1] // the assembly reads every job's group
+	neighbourJobsAVX2(&xval[0], &weight[0], scale, q, &g.expand, &g.lanes[0], &jobs[0], len(jobs), g.dim)
+}
+
+// findBestNeighbours is findBestNeighbour for several groups of dim values
+// at one scale: each job's group k gets its levels in L[k*dim:].
+func (g *codeGrid) findBestNeighbours(jobs []nbJob, xval, weight []float32, scale float32, L []int8) {
+	if !useNeighbourAVX2 {
+		for _, j := range jobs {
+			o := int(j.group) * g.dim
+			g.findBestNeighbour(int(j.u), xval[o:o+g.dim], weight[o:o+g.dim], scale, L[o:])
+		}
+		return
+	}
+	g.searchJobs(xval, weight, scale, &g.qvec, jobs)
+	for _, j := range jobs {
+		g.setLevels(int(g.neighboursOf(int(j.u))[j.pos]), L[int(j.group)*g.dim:])
+	}
 }
 
 // neighboursOf returns the candidate grid points of an off-grid level vector.
@@ -117,8 +193,8 @@ func (g *codeGrid) pack(L []int8) int {
 
 // setLevels writes the levels of grid point k into L.
 func (g *codeGrid) setLevels(k int, L []int8) {
-	for i := 0; i < g.dim; i++ {
-		L[i] = (g.points[k*g.dim+i] - 1) / 2
+	for i, l := range g.levels[k*g.dim : k*g.dim+g.dim] {
+		L[i] = int8(l)
 	}
 }
 
@@ -131,19 +207,18 @@ func (g *codeGrid) setLevels(k int, L []int8) {
 // on the coordinate and its level, so they are computed once per call for
 // every level; each neighbour then costs one fused add per coordinate.
 func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float32, L []int8) int {
-	var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]
-	nonNegative := g.neighbourTables(u, xval, weight, scale, &diffs, &wdiffs)
-	cands := g.neighboursOf(u)
 	var idx int
-	if useNeighbourFMA {
+	if useNeighbourAVX2 {
+		jobs := [1]nbJob{g.job(0, u)}
+		g.searchJobs(xval, weight, scale, &g.qvec, jobs[:])
 		idx = -1
-		if len(cands) > 0 {
-			if k := bestNeighbourFMA(&g.levels[0], g.dim, &cands[0], len(cands), &diffs, &wdiffs); k >= 0 {
-				idx = int(cands[k])
-			}
+		if k := jobs[0].pos; k >= 0 {
+			idx = int(g.neighboursOf(u)[k])
 		}
 	} else {
-		idx = g.bestNeighbourGo(cands, &diffs, &wdiffs, nonNegative)
+		var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]
+		nonNegative := g.neighbourTables(u, xval, weight, scale, &diffs, &wdiffs)
+		idx = g.bestNeighbourGo(g.neighboursOf(u), &diffs, &wdiffs, nonNegative)
 	}
 	g.setLevels(idx, L)
 	return idx

@@ -19,9 +19,10 @@ var (
 // iq1Scratch is the working memory of the iq1 block searches.
 type iq1Scratch struct {
 	order      [32]int
-	sumx, sumw [33]float32
-	sumx2      [17]float32
-	sumw2      [17]float32
+	sumx, sumw [40]float32 // prefix sums, readable to n+7 for the split scores
+	sumx2      [24]float32
+	sumw2      [24]float32
+	splits     [iq1sSplitLen]float32
 }
 
 // findBestNeighbour2 is iq1_find_best_neighbour2: the neighbour of u closest
@@ -32,6 +33,18 @@ func findBestNeighbour2(g *codeGrid, u int, xval, weight []float32, scale float3
 	// and level once, then one fused add per coordinate and neighbour,
 	// stopping a neighbour's sum early once it cannot win (valid when no
 	// weight is negative).
+	if useNeighbourAVX2 {
+		q := [8]float32{xx[0], xx[1], xx[2], 0, xx[0], xx[1], xx[2], 0}
+		cands := g.neighboursOf(u)
+		jobs := [1]nbJob{g.job(0, u)}
+		g.searchJobs(xval, weight, scale, &q, jobs[:])
+		idx := int(cands[0])
+		if k := jobs[0].pos; k >= 0 {
+			idx = int(cands[k])
+		}
+		g.setLevels(idx, L)
+		return idx
+	}
 	var diffs, wdiffs [8 * 4]float32
 	xval, weight = xval[:8], weight[:8]
 	nonNegative := true
@@ -132,19 +145,27 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	bestScore := -float32(1.1754943508222875e-38) // -FLT_MIN
 	scale = max
 	besti1, besti2, bestShift := -1, -1, 0
+	splits := &s.splits
+	iq1sSplitSums(s.sumx[:], s.sumw[:], bs, splits)
+	pos := 0
 	for i1 := 0; i1 <= bs; i1++ {
-		for i2 := i1; i2 <= bs; i2++ {
-			sumqx, sumq2 := splitScore(sumx, sumw, i1, i2, bs, &xP, false)
-			if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
-				scale = sumqx / sumq2
-				bestScore = scale * sumqx
-				besti1, besti2, bestShift = i1, i2, 1
-			}
-			sumqx, sumq2 = splitScore(sumx, sumw, i1, i2, bs, &xM, true)
-			if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
-				scale = sumqx / sumq2
-				bestScore = scale * sumqx
-				besti1, besti2, bestShift = i1, i2, -1
+		for c := i1; c <= bs; c += 8 {
+			ch := splits[pos : pos+32]
+			pos += 32
+			for lane := 0; lane < 8 && c+lane <= bs; lane++ {
+				i2 := c + lane
+				sumqx, sumq2 := ch[lane], ch[8+lane]
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
+					scale = sumqx / sumq2
+					bestScore = scale * sumqx
+					besti1, besti2, bestShift = i1, i2, 1
+				}
+				sumqx, sumq2 = ch[16+lane], ch[24+lane]
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
+					scale = sumqx / sumq2
+					bestScore = scale * sumqx
+					besti1, besti2, bestShift = i1, i2, -1
+				}
 			}
 		}
 	}
@@ -262,36 +283,24 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 			sw1[j+1], sx1[j+1] = sw1[j], sx1[j]
 		}
 	}
-	// Each sum runs over six terms: the first half's three runs, then the
-	// second half's. GCC vectorizes the four shift combinations and fuses
-	// only the product of each half's last run (checked against its object
-	// code); the products of the first runs are hoisted out of the i2 loop.
-	combos := [4][2]*[3]float32{{&xP, &xP}, {&xP, &xM}, {&xM, &xP}, {&xM, &xM}}
 	var bestScore float32
 	besti1, besti2 := -1, -1
 	bestK = -1
+	splits := (*[iq1mSplitLen]float32)(s.splits[:iq1mSplitLen])
+	iq1mSplitSums((*[24]float32)(s.sumx[:24]), &s.sumx2, (*[24]float32)(s.sumw[:24]), &s.sumw2, splits)
+	pos := 0
 	for i1 := 0; i1 <= bs; i1++ {
-		for i2 := i1; i2 <= bs; i2++ {
-			a1, b1, c1 := sx1[i1]-sx1[0], sx1[i2]-sx1[i1], sx1[bs]-sx1[i2]
-			a2, b2, c2 := sx2[i1]-sx2[0], sx2[i2]-sx2[i1], sx2[bs]-sx2[i2]
-			wa1, wb1, wc1 := sw1[i1]-sw1[0], sw1[i2]-sw1[i1], sw1[bs]-sw1[i2]
-			wa2, wb2, wc2 := sw2[i1]-sw2[0], sw2[i2]-sw2[i1], sw2[bs]-sw2[i2]
-			for k, c := range combos {
-				u, v := c[0], c[1]
-				sumqx := fmaFast(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
-				sumqx = fmaFast(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
-				sumq2 := fmaFast(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
-				sumq2 = fmaFast(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
-				if sumqx != sumqx || sumq2 != sumq2 { // a float32 tie (or NaN input): redo exactly
-					sumqx = kernel.FMA32(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
-					sumqx = kernel.FMA32(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
-					sumq2 = kernel.FMA32(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
-					sumq2 = kernel.FMA32(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
-				}
-				if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
-					scale = sumqx / sumq2
-					bestScore = scale * sumqx
-					besti1, besti2, bestK = i1, i2, k
+		for c := i1; c <= bs; c += 8 {
+			ch := splits[pos : pos+64]
+			pos += 64
+			for lane := 0; lane < 8 && c+lane <= bs; lane++ {
+				for k := 0; k < 4; k++ {
+					sumqx, sumq2 := ch[16*k+lane], ch[16*k+8+lane]
+					if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
+						scale = sumqx / sumq2
+						bestScore = scale * sumqx
+						besti1, besti2, bestK = i1, c+lane, k
+					}
 				}
 			}
 		}

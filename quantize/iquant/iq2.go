@@ -30,6 +30,7 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 	var L, Laux [32]int8
 	var Lqp [32]uint8
 	var signs [4]uint8
+	var jobs [4]nbJob
 	var q2 [16]uint32
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[66*ibl : 66*ibl+66]
@@ -64,12 +65,15 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 			for is := -6; is <= 6; is++ {
 				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / effMax
 				thisScale := 1 / id
+				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
+				nj := 0
 				for k := 0; k < 4; k++ {
-					levelsOf(Laux[8*k:8*k+8], id, xval[8*k:8*k+8], kMaxQ-1)
 					if u := g.pack(Laux[8*k:]); g.kmap[u] < 0 {
-						g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], thisScale, Laux[8*k:])
+						jobs[nj] = g.job(k, u)
+						nj++
 					}
 				}
+				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
@@ -156,7 +160,9 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 	var signs [2]uint8
 	var q2 [32]uint16
 	var index, auxIndex [2]int
-	var sumx, sumw [17]float32
+	var jobs [2]nbJob
+	var sumx, sumw [24]float32
+	var splits [iq2xsSplitLen]float32
 	var order [16]int
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[74*ibl : 74*ibl+74]
@@ -190,13 +196,18 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 				sumw[j+1] = sumw[j] + weight[i]
 			}
 			var best, scale float32
+			iq2xsSplitSums(&sumx, &sumw, &splits)
+			pos := 0
 			for i1 := 0; i1 <= 16; i1++ {
-				for i2 := i1; i2 <= 16; i2++ {
-					sumqx := kernel.FMA32(sumx[16]-sumx[i2], 5, kernel.FMA32(sumx[i2]-sumx[i1], 3, sumx[i1]-sumx[0]))
-					sumq2 := kernel.FMA32(sumw[16]-sumw[i2], 25, kernel.FMA32(sumw[i2]-sumw[i1], 9, sumw[i1]-sumw[0]))
-					if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
-						scale = sumqx / sumq2
-						best = scale * sumqx
+				for c := i1; c <= 16; c += 8 {
+					ch := splits[pos : pos+16]
+					pos += 16
+					for lane := 0; lane < 8 && c+lane <= 16; lane++ {
+						sumqx, sumq2 := ch[lane], ch[8+lane]
+						if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+							scale = sumqx / sumq2
+							best = scale * sumqx
+						}
 					}
 				}
 			}
@@ -206,14 +217,17 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 			for is := -7; is <= 7; is++ {
 				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / effMax
 				thisScale := 1 / id
+				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
+				nj := 0
 				for k := 0; k < 2; k++ {
-					levelsOf(Laux[8*k:8*k+8], id, xval[8*k:8*k+8], kMaxQ-1)
-					u := g.pack(Laux[8*k:])
-					gi := int(g.kmap[u])
-					if gi < 0 {
-						gi = g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], thisScale, Laux[8*k:])
+					if u := g.pack(Laux[8*k:]); g.kmap[u] < 0 {
+						jobs[nj] = g.job(k, u)
+						nj++
 					}
-					auxIndex[k] = gi
+				}
+				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
+				for k := 0; k < 2; k++ {
+					auxIndex[k] = int(g.kmap[g.pack(Laux[8*k:])])
 				}
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
@@ -316,6 +330,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 	var weight, xval, waux [16]float32
 	var L, Laux [16]int8
 	var isOnGrid, isOnGridAux [2]bool
+	var jobs [2]nbJob
 	var signs [2]uint8
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[82*ibl : 82*ibl+82]
@@ -346,6 +361,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 			for is := -9; is <= 9; is++ {
 				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / max
 				thisScale := 1 / id
+				nj := 0
 				for k := 0; k < 2; k++ {
 					for i := 0; i < 8; i++ {
 						Laux[8*k+i] = levelOfUnfused(id, xval[8*k+i], kMaxQ-1)
@@ -353,9 +369,11 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 					u := g.pack(Laux[8*k:])
 					isOnGridAux[k] = g.kmap[u] >= 0
 					if !isOnGridAux[k] {
-						g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], thisScale, Laux[8*k:])
+						jobs[nj] = g.job(k, u)
+						nj++
 					}
 				}
+				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2

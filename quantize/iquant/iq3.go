@@ -51,6 +51,10 @@ func levelOf(id, x float32, maxL int) int8 {
 // levelsOf is levelOf over a group: L[i] = levelOf(id, x[i], maxL).
 func levelsOf(L []int8, id float32, x []float32, maxL int) {
 	L = L[:len(x)]
+	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 {
+		levelsAVX2(&L[0], id, &x[0], len(x), maxL)
+		return
+	}
 	for i, v := range x {
 		r, tie := fmaBits(id, v, -1)
 		f := float32(r)
@@ -64,6 +68,9 @@ func levelsOf(L []int8, id float32, x []float32, maxL int) {
 // sumsOdd returns sum w*x*q and sum w*q*q for q = 2L+1.
 func sumsOdd(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
 	xval, L = xval[:len(weight)], L[:len(weight)]
+	if useNeighbourAVX2 && len(weight) > 0 {
+		return sumsOddFMA(&weight[0], &xval[0], &L[0], len(weight))
+	}
 	for i, w := range weight {
 		q := float32(2*int(L[i]) + 1)
 		wx, wq := w*xval[i], w*q
@@ -129,6 +136,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 	var weight, xval, waux [32]float32
 	var L, Laux [32]int8
 	var isOnGrid, isOnGridAux [8]bool
+	var jobs [8]nbJob
 	var signs [4]uint8
 	var q3 [96]byte
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
@@ -159,14 +167,17 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 			for is := -15; is <= 15; is++ {
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
+				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
+				nj := 0
 				for k := 0; k < 8; k++ {
-					levelsOf(Laux[4*k:4*k+4], id, xval[4*k:4*k+4], kMaxQ-1)
 					u := g.pack(Laux[4*k:])
 					isOnGridAux[k] = g.kmap[u] >= 0
 					if !isOnGridAux[k] {
-						g.findBestNeighbour(u, xval[4*k:4*k+4], waux[4*k:4*k+4], thisScale, Laux[4*k:])
+						jobs[nj] = g.job(k, u)
+						nj++
 					}
 				}
+				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
@@ -253,6 +264,7 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 	var weight, xval, waux [bs]float32
 	var L, Laux [bs]int8
 	var isOnGrid, isOnGridAux [bs4]bool
+	var jobs [bs4]nbJob
 	var signs [bs8]uint8
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[110*ibl : 110*ibl+110]
@@ -284,14 +296,17 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			for is := -9; is <= 9; is++ {
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
+				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
+				nj := 0
 				for k := 0; k < bs4; k++ {
-					levelsOf(Laux[4*k:4*k+4], id, xval[4*k:4*k+4], kMaxQ-1)
 					u := g.pack(Laux[4*k:])
 					isOnGridAux[k] = g.kmap[u] >= 0
 					if !isOnGridAux[k] {
-						g.findBestNeighbour(u, xval[4*k:4*k+4], waux[4*k:4*k+4], thisScale, Laux[4*k:])
+						jobs[nj] = g.job(k, u)
+						nj++
 					}
 				}
+				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2

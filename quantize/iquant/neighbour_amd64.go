@@ -4,16 +4,20 @@ package iquant
 
 import "github.com/gquant/gquant/internal/cpu"
 
-// useNeighbourFMA selects the assembly neighbour search (scalar
-// VFMADD231SS, a correctly rounded float32 FMA, so no tie check is needed).
-// It is off with the purego tag, which tests the portable code.
-var useNeighbourFMA = cpu.X86.HasFMA && cpu.X86.HasAVX2
+// useNeighbourAVX2 selects the assembly neighbour search, eight candidates
+// per AVX2 vector (VFMADD231PS is a correctly rounded float32 FMA, so no tie
+// check is needed). It is off with the purego tag, which tests the portable
+// code.
+var useNeighbourAVX2 = cpu.X86.HasFMA && cpu.X86.HasAVX2
 
-// bestNeighbourFMA returns the position in cands (n entries) of the grid
-// point with the smallest weighted squared distance, first on ties, or -1 if
-// no sum is below math.MaxFloat32. Each candidate's sum runs over its dim
-// coordinates in order, d2 = fma(wdiffs[j], diffs[j], d2) with j =
-// coordinate*8 + level, levels holding dim levels per grid point.
+// neighbourJobsAVX2 runs the vector search for each of the njobs jobs:
+// over the job's chunks of eight candidates from lanes[laneOff] (see
+// codeGrid.lanes) of the group of dim values x[group*dim:], w[group*dim:],
+// the tables diff = fma(scale, q[l], -x[c]) and w[c]*diff are built in lane
+// c<<bits + l (expand gives the coordinate of each lane, q the value of each
+// level), each candidate sums fma(wdiff, diff, d2) over its coordinates in
+// order, and pos receives the position of the first candidate with the
+// smallest sum below math.MaxFloat32, or -1.
 //
 //go:noescape
-func bestNeighbourFMA(levels *uint8, dim int, cands *uint16, n int, diffs, wdiffs *[64]float32) int
+func neighbourJobsAVX2(x, w *float32, scale float32, q *[8]float32, expand *[4][8]int32, lanes *uint32, jobs *nbJob, njobs, dim int)

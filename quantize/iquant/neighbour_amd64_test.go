@@ -6,15 +6,19 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
-// TestBestNeighbourFMAMatchesGo checks the assembly neighbour search against
-// the portable one on random data, with inputs built to tie (zero weights,
-// points halfway between levels, equal weights), negative weights and NaN.
-func TestBestNeighbourFMAMatchesGo(t *testing.T) {
-	if !useNeighbourFMA {
+// TestNeighbourAVX2MatchesGo checks the vector neighbour search against the
+// portable one (findBestNeighbour and iq1's findBestNeighbour2 with either
+// path) on random data, with inputs built to tie (zero weights, points
+// halfway between levels, equal weights), negative weights, NaN and huge
+// values whose sums overflow.
+func TestNeighbourAVX2MatchesGo(t *testing.T) {
+	if !useNeighbourAVX2 {
 		t.Skip("no AVX2/FMA")
 	}
+	defer func() { useNeighbourAVX2 = true }()
 	grids := []struct {
 		name string
 		grid func() *codeGrid
@@ -22,7 +26,7 @@ func TestBestNeighbourFMAMatchesGo(t *testing.T) {
 		{"iq2_xxs", iq2xxsGrid}, {"iq2_xs", iq2xsGrid}, {"iq2_s", iq2sGrid},
 		{"iq1_s", iq1sGrid}, {"iq3_xxs", iq3xxsGrid}, {"iq3_s", iq3sGrid},
 	}
-	modes := []string{"random", "zero-weights", "midpoints", "equal-weights", "negative-weights", "nan"}
+	modes := []string{"random", "zero-weights", "midpoints", "equal-weights", "negative-weights", "nan", "huge"}
 	for _, tc := range grids {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.grid()
@@ -58,20 +62,95 @@ func TestBestNeighbourFMAMatchesGo(t *testing.T) {
 						if r.IntN(4) == 0 {
 							xval[i] = float32(math.NaN())
 						}
+					case "huge":
+						xval[i] *= 1e19
+						if r.IntN(2) == 0 {
+							xval[i] = scale * float32(2*r.IntN(levels)+1)
+						}
 					}
 				}
-				var diffs, wdiffs [64]float32
-				nonNegative := g.neighbourTables(u, xval, weight, scale, &diffs, &wdiffs)
-				cands := g.neighboursOf(u)
-				want := g.bestNeighbourGo(cands, &diffs, &wdiffs, nonNegative)
-				got := -1
-				if k := bestNeighbourFMA(&g.levels[0], g.dim, &cands[0], len(cands), &diffs, &wdiffs); k >= 0 {
-					got = int(cands[k])
+				var L [8]int8
+				useNeighbourAVX2 = false
+				want := g.findBestNeighbourOrNone(u, xval, weight, scale, L[:])
+				want2 := -2
+				if g.bits == 2 {
+					want2 = findBestNeighbour2(g, u, xval, weight, scale, &xM, L[:])
+				}
+				useNeighbourAVX2 = true
+				got := g.findBestNeighbourOrNone(u, xval, weight, scale, L[:])
+				got2 := -2
+				if g.bits == 2 {
+					got2 = findBestNeighbour2(g, u, xval, weight, scale, &xM, L[:])
+				}
+				if got2 != want2 {
+					t.Fatalf("%s: iq1 u=%d scale=%g x=%v w=%v: assembly picks %d, Go %d", mode, u, scale, xval, weight, got2, want2)
 				}
 				if got != want {
 					t.Fatalf("%s: u=%d scale=%g x=%v w=%v: assembly picks %d, Go %d", mode, u, scale, xval, weight, got, want)
 				}
 			}
 		})
+	}
+}
+
+// findBestNeighbourOrNone is findBestNeighbour returning -1 instead of
+// panicking when no candidate has a sum below math.MaxFloat32.
+func (g *codeGrid) findBestNeighbourOrNone(u int, xval, weight []float32, scale float32, L []int8) (idx int) {
+	defer func() {
+		if recover() != nil {
+			idx = -1
+		}
+	}()
+	return g.findBestNeighbour(u, xval, weight, scale, L)
+}
+
+// TestFindBestNeighboursMatchesGo checks the batched vector search (several
+// groups of one block in one call) against the portable search group by
+// group, including groups left on the grid between off-grid ones.
+func TestFindBestNeighboursMatchesGo(t *testing.T) {
+	if !useNeighbourAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	if unsafe.Sizeof(nbJob{}) != 20 {
+		t.Fatalf("nbJob is %d bytes, the assembly assumes 20", unsafe.Sizeof(nbJob{}))
+	}
+	defer func() { useNeighbourAVX2 = true }()
+	for _, grid := range []func() *codeGrid{iq2xxsGrid, iq2xsGrid, iq2sGrid, iq3xxsGrid, iq3sGrid} {
+		g := grid()
+		r := rand.New(rand.NewPCG(5, uint64(len(g.lanes))))
+		var offGrid []int
+		for u, v := range g.kmap {
+			if v < 0 {
+				offGrid = append(offGrid, u)
+			}
+		}
+		const n = 32
+		xval := make([]float32, n)
+		weight := make([]float32, n)
+		for iter := 0; iter < 3000; iter++ {
+			scale := float32(r.ExpFloat64() * 0.01)
+			for i := range xval {
+				xval[i] = float32(r.NormFloat64()) * scale * float32(int(1)<<g.bits)
+				weight[i] = float32(r.ExpFloat64())
+				if iter%3 == 1 {
+					xval[i] = scale * float32(2*r.IntN(1<<g.bits)+2)
+					weight[i] = 1
+				}
+			}
+			var jobs []nbJob
+			for k := 0; k < n/g.dim; k++ {
+				if r.IntN(4) != 0 {
+					jobs = append(jobs, g.job(k, offGrid[r.IntN(len(offGrid))]))
+				}
+			}
+			var got, want [n]int8
+			useNeighbourAVX2 = false
+			g.findBestNeighbours(jobs, xval, weight, scale, want[:])
+			useNeighbourAVX2 = true
+			g.findBestNeighbours(jobs, xval, weight, scale, got[:])
+			if got != want {
+				t.Fatalf("dim %d: jobs %v x=%v w=%v scale=%g: assembly levels %v, Go %v", g.dim, jobs, xval, weight, scale, got, want)
+			}
+		}
 	}
 }

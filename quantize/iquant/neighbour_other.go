@@ -2,8 +2,8 @@
 
 package iquant
 
-const useNeighbourFMA = false
+const useNeighbourAVX2 = false
 
-func bestNeighbourFMA(levels *uint8, dim int, cands *uint16, n int, diffs, wdiffs *[64]float32) int {
-	panic("iquant: bestNeighbourFMA without assembly")
+func neighbourJobsAVX2(x, w *float32, scale float32, q *[8]float32, expand *[4][8]int32, lanes *uint32, jobs *nbJob, njobs, dim int) {
+	panic("iquant: neighbourJobsAVX2 without assembly")
 }

@@ -1,0 +1,13 @@
+//go:build amd64 && !purego
+
+package iquant
+
+// levelsAVX2 is levelsOf for n values, n a multiple of 8 (FMA and AVX2).
+//
+//go:noescape
+func levelsAVX2(L *int8, id float32, x *float32, n, maxL int)
+
+// sumsOddFMA is sumsOdd with scalar VFMADD231SS (correctly rounded).
+//
+//go:noescape
+func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32)

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package iquant
+
+func levelsAVX2(L *int8, id float32, x *float32, n, maxL int) {
+	panic("iquant: levelsAVX2 without assembly")
+}
+
+func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32) {
+	panic("iquant: sumsOddFMA without assembly")
+}

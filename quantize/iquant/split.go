@@ -1,0 +1,120 @@
+package iquant
+
+import "github.com/gquant/gquant/quantize/kernel"
+
+// Split scores: iq2_xs, iq1_s and iq1_m try every split (i1, i2), i1 <= i2,
+// of a block's sorted values into three runs of levels and keep the best
+// score. The scores of all splits are computed first, eight consecutive i2
+// per chunk (for each i1, chunks start at i2 = i1, i1+8, ... while i2 <= n),
+// by the assembly or by the portable functions below with the same layout;
+// the selection then walks them in the reference's (i1, i2) order. Lanes
+// past n are never read. Prefix sums must be readable up to index n+7.
+
+// splitChunks is the number of chunks of eight i2 for a block of n values.
+func splitChunks(n int) int {
+	c := 0
+	for i1 := 0; i1 <= n; i1++ {
+		c += (n - i1 + 8) / 8
+	}
+	return c
+}
+
+const (
+	iq2xsSplitLen = 27 * 16 // splitChunks(16) chunks of sumqx[8], sumq2[8]
+	iq1sSplitLen  = 85 * 32 // splitChunks(32) chunks of (plus, minus) x (sumqx[8], sumq2[8])
+	iq1mSplitLen  = 27 * 64 // splitChunks(16) chunks of 4 combinations x (sumqx[8], sumq2[8])
+)
+
+// iq2xsSplitSums scores the splits of 16 values into levels 1, 3, 5 from the
+// prefix sums sumx (of w*x) and sumw (of w).
+func iq2xsSplitSums(sumx, sumw *[24]float32, out *[iq2xsSplitLen]float32) {
+	if useSplitAVX2 {
+		iq2xsSplitSumsAVX2(&sumx[0], &sumw[0], &out[0])
+		return
+	}
+	pos := 0
+	for i1 := 0; i1 <= 16; i1++ {
+		for c := i1; c <= 16; c += 8 {
+			for lane := 0; lane < 8 && c+lane <= 16; lane++ {
+				i2 := c + lane
+				out[pos+lane] = kernel.FMA32(sumx[16]-sumx[i2], 5, kernel.FMA32(sumx[i2]-sumx[i1], 3, sumx[i1]-sumx[0]))
+				out[pos+8+lane] = kernel.FMA32(sumw[16]-sumw[i2], 25, kernel.FMA32(sumw[i2]-sumw[i1], 9, sumw[i1]-sumw[0]))
+			}
+			pos += 16
+		}
+	}
+}
+
+// iq1sVals holds the plus-shift levels, then the minus-shift levels.
+var iq1sVals = [6]float32{xP[0], xP[1], xP[2], xM[0], xM[1], xM[2]}
+
+// iq1sSplitSums scores the splits of n values (splitScore) with the plus
+// shift and then the minus shift.
+func iq1sSplitSums(sumx, sumw []float32, n int, out *[iq1sSplitLen]float32) {
+	if useSplitAVX2 {
+		_ = sumx[n+7]
+		_ = sumw[n+7]
+		iq1sSplitSumsAVX2(&sumx[0], &sumw[0], n, &iq1sVals, &out[0])
+		return
+	}
+	pos := 0
+	for i1 := 0; i1 <= n; i1++ {
+		for c := i1; c <= n; c += 8 {
+			for lane := 0; lane < 8 && c+lane <= n; lane++ {
+				i2 := c + lane
+				out[pos+lane], out[pos+8+lane] = splitScore(sumx, sumw, i1, i2, n, &xP, false)
+				out[pos+16+lane], out[pos+24+lane] = splitScore(sumx, sumw, i1, i2, n, &xM, true)
+			}
+			pos += 32
+		}
+	}
+}
+
+// iq1mVals holds the plus-shift and minus-shift levels, each broadcast.
+var iq1mVals = func() (v [6][8]float32) {
+	for i := range v {
+		for j := range v[i] {
+			v[i][j] = iq1sVals[i]
+		}
+	}
+	return v
+}()
+
+// iq1mCombos are the level values of both halves for each shift combination.
+var iq1mCombos = [4][2]*[3]float32{{&xP, &xP}, {&xP, &xM}, {&xM, &xP}, {&xM, &xM}}
+
+// iq1mSplitSums scores the splits of 16 values for the four shift
+// combinations, from the prefix sums of each half (sx1, sw1: first half).
+//
+// Each sum runs over six terms: the first half's three runs, then the second
+// half's. GCC vectorizes the four shift combinations and fuses only the
+// product of each half's last run (checked against its object code); the
+// products of the first runs are hoisted out of the i2 loop.
+func iq1mSplitSums(sx1, sx2, sw1, sw2 *[24]float32, out *[iq1mSplitLen]float32) {
+	if useSplitAVX2 {
+		iq1mSplitSumsAVX2(&sx1[0], &sx2[0], &sw1[0], &sw2[0], &iq1mVals, &out[0])
+		return
+	}
+	const bs = 16
+	pos := 0
+	for i1 := 0; i1 <= bs; i1++ {
+		for c := i1; c <= bs; c += 8 {
+			for lane := 0; lane < 8 && c+lane <= bs; lane++ {
+				i2 := c + lane
+				a1, b1, c1 := sx1[i1]-sx1[0], sx1[i2]-sx1[i1], sx1[bs]-sx1[i2]
+				a2, b2, c2 := sx2[i1]-sx2[0], sx2[i2]-sx2[i1], sx2[bs]-sx2[i2]
+				wa1, wb1, wc1 := sw1[i1]-sw1[0], sw1[i2]-sw1[i1], sw1[bs]-sw1[i2]
+				wa2, wb2, wc2 := sw2[i1]-sw2[0], sw2[i2]-sw2[i1], sw2[bs]-sw2[i2]
+				for k, cb := range iq1mCombos {
+					u, v := cb[0], cb[1]
+					sumqx := kernel.FMA32(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
+					sumqx = kernel.FMA32(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
+					sumq2 := kernel.FMA32(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
+					sumq2 = kernel.FMA32(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
+					out[pos+16*k+lane], out[pos+16*k+8+lane] = sumqx, sumq2
+				}
+			}
+			pos += 64
+		}
+	}
+}

@@ -1,0 +1,18 @@
+//go:build amd64 && !purego
+
+package iquant
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useSplitAVX2 selects the assembly split scores (split_amd64.s). It is off
+// with the purego tag, which tests the portable code.
+var useSplitAVX2 = cpu.X86.HasFMA && cpu.X86.HasAVX2
+
+//go:noescape
+func iq2xsSplitSumsAVX2(sumx, sumw *float32, out *float32)
+
+//go:noescape
+func iq1sSplitSumsAVX2(sumx, sumw *float32, n int, vals *[6]float32, out *float32)
+
+//go:noescape
+func iq1mSplitSumsAVX2(sx1, sx2, sw1, sw2 *float32, vals *[6][8]float32, out *float32)
