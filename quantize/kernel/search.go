@@ -168,23 +168,14 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	}
 
 	sumlx, suml2 = bestSumlx, bestSuml2
+	scanSIMD := useAVX2 && n%8 == 0
 	for iter := 0; iter < n*(2*nmax-1); iter++ {
-		var absGmax, gmax float32
-		bestJ := -1
-		for j, v := range x {
-			l := int(L[j]) - nmax
-			// fma32, written out so that the loop stays call-free
-			ds := float64(-scale)*float64(l) + float64(v)
-			diff := float32(ds)
-			if math.Float64bits(ds)<<35 == 1<<63 {
-				diff = FMA32(-scale, float32(l), v)
-			}
-			g := float32(scale*w[j]) * diff
-			if (g > 0 && l < nmax-1) || (g < 0 && l > -nmax) {
-				if ag := Abs32(g); ag > absGmax {
-					absGmax, gmax, bestJ = ag, g, j
-				}
-			}
+		var bestJ int
+		var gmax float32
+		if scanSIMD {
+			bestJ, gmax = qxRefineScanSIMD(x, w, L, scale, nmax)
+		} else {
+			bestJ, gmax = qxRefineScan(x, w, L, scale, nmax)
 		}
 		if bestJ < 0 {
 			break
@@ -211,6 +202,44 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 		}
 	}
 	return scale
+}
+
+// qxRefineScan finds the step of one refinement iteration of MakeQxQuants:
+// the first index with the largest |g|, g = (scale·w)·fma(-scale, l, x),
+// among those whose quant l can move by one in g's direction, and that g;
+// bestJ is -1 when there is none.
+func qxRefineScan(x []float32, w []float32, L []int8, scale float32, nmax int) (bestJ int, gmax float32) {
+	w = w[:len(x)]
+	L = L[:len(x)]
+	var absGmax float32
+	bestJ = -1
+	for j, v := range x {
+		l := int(L[j]) - nmax
+		// fma32, written out so that the loop stays call-free
+		ds := float64(-scale)*float64(l) + float64(v)
+		diff := float32(ds)
+		if math.Float64bits(ds)<<35 == 1<<63 {
+			diff = FMA32(-scale, float32(l), v)
+		}
+		g := float32(scale*w[j]) * diff
+		if (g > 0 && l < nmax-1) || (g < 0 && l > -nmax) {
+			if ag := Abs32(g); ag > absGmax {
+				absGmax, gmax, bestJ = ag, g, j
+			}
+		}
+	}
+	return bestJ, gmax
+}
+
+// qxRefineScanSIMD is qxRefineScan by qxRefineScanAVX2 (len(x) a multiple
+// of 8).
+func qxRefineScanSIMD(x []float32, w []float32, L []int8, scale float32, nmax int) (bestJ int, gmax float32) {
+	bestJ = qxRefineScanAVX2(&x[0], &w[0], &L[0], len(x), scale, -scale, float32(nmax))
+	if bestJ < 0 {
+		return -1, 0
+	}
+	l := float32(int(L[bestJ]) - nmax)
+	return bestJ, float32(scale*w[bestJ]) * FMA32(-scale, l, x[bestJ])
 }
 
 // qxTrials runs the 38 trial scales of make_qx_quants in the reference's
@@ -763,7 +792,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if nstep < 1 {
 		return scale, -min
 	}
-	if useAVX2 && !useMAD && n <= 64 && nstep+8 <= qkx3MaxTrials {
+	if useAVX2 && !useMAD && n <= 64 && nmax <= 31 && nstep+8 <= qkx3MaxTrials {
 		scale, min = qkx3TrialsSIMD(nmax, x, wd, L, rmin, rdelta, nstep, max, min, scale, bestMAD, sumW, sumX, sumX2)
 	} else {
 		// A trial whose quants equal those of the trial before has the same sums
@@ -839,22 +868,13 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	}
 	best := gain(float64(scale), float64(min), sumXL, sumX, sumL, sumL2, sumW)
 	lastJ, lastDir := -1, 0
+	scanSIMD := useAVX2 && n%8 == 0 && n <= 64
 	for itry := 0; itry < nmax*n; itry++ {
-		var gmax float32
-		bestJ, dir := -1, 0
-		for j, v := range x {
-			// fma32, written out so that the loop stays call-free
-			gs := float64(-scale)*float64(L[j]) + float64(v)
-			g := float32(gs)
-			if math.Float64bits(gs)<<35 == 1<<63 {
-				g = FMA32(-scale, float32(L[j]), v)
-			}
-			g -= min
-			if g > 0 && int(L[j]) < nmax && g > gmax {
-				gmax, bestJ, dir = g, j, 1
-			} else if g < 0 && L[j] > 0 && -g > gmax {
-				gmax, bestJ, dir = -g, j, -1
-			}
+		var bestJ, dir int
+		if scanSIMD {
+			bestJ, dir = qkx3RefineScanSIMD(x, L, scale, min, nmax)
+		} else {
+			bestJ, dir = qkx3RefineScan(x, L, scale, min, nmax)
 		}
 		if bestJ < 0 || (bestJ == lastJ && dir == -lastDir) {
 			break
@@ -890,6 +910,44 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	return scale, -min
 }
 
+// qkx3RefineScan finds the step of one refinement iteration of
+// MakeQkx3Quants: the first index with the largest |g|, g = fma(-scale, L,
+// x) - min, among those whose quant can move by one in g's direction, and
+// that direction; bestJ is -1 when there is none.
+func qkx3RefineScan(x []float32, L []uint8, scale, min float32, nmax int) (bestJ, dir int) {
+	L = L[:len(x)]
+	var gmax float32
+	bestJ = -1
+	for j, v := range x {
+		// fma32, written out so that the loop stays call-free
+		gs := float64(-scale)*float64(L[j]) + float64(v)
+		g := float32(gs)
+		if math.Float64bits(gs)<<35 == 1<<63 {
+			g = FMA32(-scale, float32(L[j]), v)
+		}
+		g -= min
+		if g > 0 && int(L[j]) < nmax && g > gmax {
+			gmax, bestJ, dir = g, j, 1
+		} else if g < 0 && L[j] > 0 && -g > gmax {
+			gmax, bestJ, dir = -g, j, -1
+		}
+	}
+	return bestJ, dir
+}
+
+// qkx3RefineScanSIMD is qkx3RefineScan by qkx3RefineScanAVX2 (len(x) a
+// multiple of 8, at most 64): the direction is the sign of the chosen g.
+func qkx3RefineScanSIMD(x []float32, L []uint8, scale, min float32, nmax int) (bestJ, dir int) {
+	bestJ = qkx3RefineScanAVX2(&x[0], &L[0], len(x), -scale, min, float32(nmax))
+	if bestJ < 0 {
+		return -1, 0
+	}
+	if FMA32(-scale, float32(L[bestJ]), x[bestJ])-min < 0 {
+		return bestJ, -1
+	}
+	return bestJ, 1
+}
+
 // qkx3TrialsSIMD is the trial loop of MakeQkx3Quants (without useMAD) with
 // the sums of eight consecutive trials computed at once by qkx3Trials8AVX2
 // (one trial per lane, each sum in index order, as in the portable loop),
@@ -899,36 +957,41 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 // skipped here: they cannot win, so computing them changes nothing. n is at
 // most 64.
 func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, L []uint8, rmin, rdelta float32, nstep int, max, min, scale float32, bestMAD, sumW, sumX, sumX2 float64) (float32, float32) {
-	n := len(x)
-	var xm [64]float32 // the values minus the current min
 	var xd [64]float64 // the values as float64
 	for i, v := range x {
 		xd[i] = float64(v)
 	}
-	setDiffs32(xm[:n], x, min)
 	nums := qkx3TrialNumerators(nmax, rmin, rdelta, nstep)
+	// The quants of the best trial are stored in L at the end, from its
+	// iscale and the min its quants were computed with.
+	bestIscale, bestMin, improved := float32(0), min, false
 	var lanes qkx3Lanes
 	for is := 0; is <= nstep; {
-		qkx3Trials8AVX2(&nums[is], max-min, &xm, &wd[0], &xd, n, float32(nmax), sumW, sumX, sumX2, &lanes)
+		qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], &xd, len(x), float32(nmax), sumW, sumX, sumX2, &lanes, nstep+1-is)
 		next := is + 8
 		for k := 0; k < 8 && is+k <= nstep; k++ {
 			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {
 				continue
 			}
-			iscale := lanes.iscale[k]
-			for i := range L {
-				L[i] = uint8(clampInt(roundProd(iscale, xm[i]), 0, nmax))
-			}
+			bestIscale, bestMin, improved = lanes.iscale[k], min, true
 			bestMAD = lanes.mad[k]
 			scale = float32(lanes.scale[k])
 			if m := float32(lanes.min[k]); m != min {
 				min = m
-				setDiffs32(xm[:n], x, min)
 				next = is + k + 1
 				break
 			}
 		}
 		is = next
+	}
+	if improved {
+		for i, v := range x {
+			d := v - bestMin // as setDiffs32
+			if d < 0 {
+				d = 0
+			}
+			L[i] = uint8(clampInt(roundProd(bestIscale, d), 0, nmax))
+		}
 	}
 	return scale, min
 }
@@ -958,10 +1021,15 @@ var qkx3Numerators = map[qkx3Key]*[qkx3MaxTrials]float32{}
 // qkx3MaxTrials bounds nstep+1 for the SIMD trial loop, padding included.
 const qkx3MaxTrials = 64
 
+// qkx3ImatrixNumerators holds the same tables by nmax, for a lookup without
+// hashing in the hot path.
+var qkx3ImatrixNumerators [32]*[qkx3MaxTrials]float32
+
 func init() {
 	for nmax := 1; nmax <= 31; nmax++ {
 		k := qkx3Key{nmax, -0.9, 0.05, 36}
 		qkx3Numerators[k] = computeQkx3Numerators(k)
+		qkx3ImatrixNumerators[nmax] = qkx3Numerators[k]
 	}
 }
 
@@ -974,6 +1042,9 @@ func computeQkx3Numerators(k qkx3Key) *[qkx3MaxTrials]float32 {
 }
 
 func qkx3TrialNumerators(nmax int, rmin, rdelta float32, nstep int) *[qkx3MaxTrials]float32 {
+	if rmin == -0.9 && rdelta == 0.05 && nstep == 36 && nmax > 0 && nmax < len(qkx3ImatrixNumerators) {
+		return qkx3ImatrixNumerators[nmax]
+	}
 	k := qkx3Key{nmax, rmin, rdelta, nstep}
 	if t, ok := qkx3Numerators[k]; ok {
 		return t

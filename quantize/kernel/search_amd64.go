@@ -16,13 +16,15 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[qxLanes]float32)
 
 // qkx3Trials8AVX2 evaluates eight consecutive trials of MakeQkx3Quants, one
-// per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the sums
+// per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax) with
+// xm = max(x - min, 0) (as setDiffs32), the sums
 // Σw·l, Σw·l² and Σw·l·x (float64, in index order, exact products) and from
 // them the fit and its error (see qkx3Lanes), with the same fused operations
-// as the portable loop.
+// as the portable loop. nmax is at most 31. With lanes <= 4 only the first
+// four trials are evaluated (the other lanes of out are left as they were).
 //
 //go:noescape
-func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
+func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes, lanes int)
 
 // qkx2Trials16AVX2 evaluates sixteen consecutive trials of MakeQkx2Quants,
 // one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the
@@ -40,3 +42,19 @@ func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32
 //
 //go:noescape
 func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
+
+// qkx3RefineScanAVX2 is the scan of one refinement step of MakeQkx3Quants:
+// the first index j with the largest |g|, g = fma(-scale, L[j], x[j]) - min,
+// among those where g > 0 and L[j] < nmax or g < 0 and L[j] > 0, or -1 when
+// there is none. n is a multiple of 8.
+//
+//go:noescape
+func qkx3RefineScanAVX2(x *float32, L *uint8, n int, negScale, min, nmax float32) int
+
+// qxRefineScanAVX2 is the scan of one refinement step of MakeQxQuants: the
+// first index j with the largest |g|, g = (scale·w[j])·fma(-scale, l, x[j])
+// with l = L[j] - nmax, among those where g > 0 and l < nmax-1 or g < 0 and
+// l > -nmax, or -1 when there is none. n is a multiple of 8.
+//
+//go:noescape
+func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float32) int

@@ -105,22 +105,26 @@ value:
 	VMOVUPD      Y2, (160+OFF)(R8) \
 	VMOVUPD      Y5, (224+OFF)(R8)
 
-// func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
+// func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes, lanes int)
 // Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
-// trials 0-3, Y11-Y13 those of trials 4-7; the products are exact.
-TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-88
+// trials 0-3, Y11-Y13 those of trials 4-7. The products w·l, w·l·l and
+// w·l·x are exact in float64 (nmax <= 31), so fusing the last two into
+// their sums changes nothing.
+TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-104
 	MOVQ         nums+0(FP), AX
 	VBROADCASTSS den+8(FP), Y1
-	MOVQ         xm+16(FP), SI
-	MOVQ         wd+24(FP), DX
-	MOVQ         xd+32(FP), R11
-	MOVQ         n+40(FP), CX
-	MOVQ         out+80(FP), R8
+	MOVQ         x+16(FP), SI
+	VBROADCASTSS min+24(FP), Y14
+	MOVQ         wd+32(FP), DX
+	MOVQ         xd+40(FP), R11
+	MOVQ         n+48(FP), CX
+	MOVQ         out+88(FP), R8
 	VMOVUPS      (AX), Y0
 	VDIVPS       Y1, Y0, Y0        // iscale = num/den
 	VMOVUPS      Y0, (R8)
-	VBROADCASTSS nmax+48(FP), Y1
+	VBROADCASTSS nmax+56(FP), Y1
 	VBROADCASTSS qxMagic<>(SB), Y2
+	VXORPS       Y15, Y15, Y15
 	VXORPD       Y8, Y8, Y8
 	VXORPD       Y9, Y9, Y9
 	VXORPD       Y10, Y10, Y10
@@ -128,9 +132,13 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-88
 	VXORPD       Y12, Y12, Y12
 	VXORPD       Y13, Y13, Y13
 	XORQ         R10, R10
+	CMPQ         lanes+96(FP), $4
+	JLE          trial4
 
 trial8:
 	VBROADCASTSS (SI)(R10*4), Y3
+	VSUBPS       Y14, Y3, Y3       // x - min
+	VMAXPS       Y15, Y3, Y3       // clamped at 0, as setDiffs32
 	VFMADD213PS  Y2, Y0, Y3        // iscale*xm + magic, rounded once
 	VSUBPS       Y2, Y3, Y3
 	VMINPS       Y1, Y3, Y3        // l of the eight trials
@@ -142,24 +150,46 @@ trial8:
 	VMULPD       Y4, Y5, Y7
 	VADDPD       Y6, Y8, Y8
 	VADDPD       Y7, Y11, Y11
-	VMULPD       Y3, Y6, Y3        // w*l*l
-	VMULPD       Y4, Y7, Y4
-	VADDPD       Y3, Y9, Y9
-	VADDPD       Y4, Y12, Y12
+	VFMADD231PD  Y3, Y6, Y9        // += w*l*l
+	VFMADD231PD  Y4, Y7, Y12
 	VBROADCASTSD (R11)(R10*8), Y5  // x
-	VMULPD       Y5, Y6, Y6        // w*l*x
-	VMULPD       Y5, Y7, Y7
-	VADDPD       Y6, Y10, Y10
-	VADDPD       Y7, Y13, Y13
+	VFMADD231PD  Y5, Y6, Y10       // += w*l*x
+	VFMADD231PD  Y5, Y7, Y13
 	INCQ         R10
 	CMPQ         R10, CX
 	JLT          trial8
 
-	VBROADCASTSD sumW+56(FP), Y14
-	VBROADCASTSD sumX+64(FP), Y15
-	VBROADCASTSD sumX2+72(FP), Y7
+	VBROADCASTSD sumW+64(FP), Y14
+	VBROADCASTSD sumX+72(FP), Y15
+	VBROADCASTSD sumX2+80(FP), Y7
 	QKX3_FIT(Y8, Y9, Y10, 0)
 	QKX3_FIT(Y11, Y12, Y13, 32)
+	VZEROUPPER
+	RET
+
+// The first four trials only: the same operations on the low group.
+trial4:
+	VBROADCASTSS (SI)(R10*4), X3
+	VSUBPS       X14, X3, X3
+	VMAXPS       X15, X3, X3
+	VFMADD213PS  X2, X0, X3
+	VSUBPS       X2, X3, X3
+	VMINPS       X1, X3, X3
+	VCVTPS2PD    X3, Y3
+	VBROADCASTSD (DX)(R10*8), Y5
+	VMULPD       Y3, Y5, Y6
+	VADDPD       Y6, Y8, Y8
+	VFMADD231PD  Y3, Y6, Y9
+	VBROADCASTSD (R11)(R10*8), Y5
+	VFMADD231PD  Y5, Y6, Y10
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          trial4
+
+	VBROADCASTSD sumW+64(FP), Y14
+	VBROADCASTSD sumX+72(FP), Y15
+	VBROADCASTSD sumX2+80(FP), Y7
+	QKX3_FIT(Y8, Y9, Y10, 0)
 	VZEROUPPER
 	RET
 
@@ -357,4 +387,168 @@ firstmad:
 	CMPQ        R10, CX
 	JLT         firstmad
 	VMOVSS      X8, ret+64(FP)
+	RET
+
+// QKX3_GRAD computes, for the eight values at R10, the magnitude of the
+// refinement step of MakeQkx3Quants where the step is allowed, else 0:
+// g = fma(-scale, L, x) - min, |g| where (g > 0 and L < nmax) or (g < 0 and
+// L > 0). Y15 = -scale, Y14 = min, Y13 = nmax, Y12 = 0, Y11 = |·| mask;
+// result in Y1, uses Y0-Y5.
+#define QKX3_GRAD \
+	VPMOVZXBD   (BX)(R10*1), Y0 \
+	VCVTDQ2PS   Y0, Y0 \
+	VMOVUPS     (SI)(R10*4), Y1 \
+	VFMADD231PS Y15, Y0, Y1 \
+	VSUBPS      Y14, Y1, Y1 \
+	VCMPPS      $0x1e, Y12, Y1, Y2 \
+	VCMPPS      $0x11, Y13, Y0, Y3 \
+	VANDPS      Y3, Y2, Y2 \
+	VCMPPS      $0x11, Y12, Y1, Y4 \
+	VCMPPS      $0x1e, Y12, Y0, Y5 \
+	VANDPS      Y5, Y4, Y4 \
+	VORPS       Y4, Y2, Y2 \
+	VANDPS      Y11, Y1, Y1 \
+	VANDPS      Y2, Y1, Y1
+
+// func qkx3RefineScanAVX2(x *float32, L *uint8, n int, negScale, min, nmax float32) int
+// The first index of the largest allowed step (see QKX3_GRAD), or -1 when
+// no step is allowed; n is a multiple of 8. A first pass finds the largest
+// magnitude, a second the first value that has it.
+TEXT ·qkx3RefineScanAVX2(SB), NOSPLIT, $0-48
+	MOVQ         x+0(FP), SI
+	MOVQ         L+8(FP), BX
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS negScale+24(FP), Y15
+	VBROADCASTSS min+28(FP), Y14
+	VBROADCASTSS nmax+32(FP), Y13
+	VXORPS       Y12, Y12, Y12
+	VMOVUPS      qkx2Abs<>(SB), Y11
+	VXORPS       Y10, Y10, Y10
+	XORQ         R10, R10
+
+scanmax:
+	QKX3_GRAD
+	VMAXPS Y1, Y10, Y10
+	ADDQ   $8, R10
+	CMPQ   R10, CX
+	JLT    scanmax
+
+	VEXTRACTF128 $1, Y10, X0
+	VMAXPS       X0, X10, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVD        X0, AX
+	TESTL        AX, AX
+	JZ           nostep
+	VBROADCASTSS X0, Y9
+	XORQ         R10, R10
+
+scanfirst:
+	QKX3_GRAD
+	VCMPPS    $0x00, Y9, Y1, Y1
+	VMOVMSKPS Y1, AX
+	TESTL     AX, AX
+	JNZ       found
+	ADDQ      $8, R10
+	CMPQ      R10, CX
+	JLT       scanfirst
+
+nostep:
+	MOVQ $-1, ret+40(FP)
+	VZEROUPPER
+	RET
+
+found:
+	BSFL AX, AX
+	ADDQ R10, AX
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// QX_GRAD computes, for the eight values at R10, the magnitude of the
+// refinement step of MakeQxQuants where the step is allowed, else 0:
+// g = (scale·w)·fma(-scale, l, x), |g| where (g > 0 and l < nmax-1) or
+// (g < 0 and l > -nmax), l = L - nmax. Y15 = -scale, Y14 = scale,
+// Y13 = nmax, Y12 = 0, Y11 = |·| mask, Y9 = nmax-1, Y8 = -nmax; result in
+// Y1, uses Y0-Y5.
+#define QX_GRAD \
+	VPMOVZXBD   (BX)(R10*1), Y0 \
+	VCVTDQ2PS   Y0, Y0 \
+	VSUBPS      Y13, Y0, Y0 \
+	VMOVUPS     (SI)(R10*4), Y1 \
+	VFMADD231PS Y15, Y0, Y1 \
+	VMULPS      (DI)(R10*4), Y14, Y2 \
+	VMULPS      Y1, Y2, Y1 \
+	VCMPPS      $0x1e, Y12, Y1, Y2 \
+	VCMPPS      $0x11, Y9, Y0, Y3 \
+	VANDPS      Y3, Y2, Y2 \
+	VCMPPS      $0x11, Y12, Y1, Y4 \
+	VCMPPS      $0x1e, Y8, Y0, Y5 \
+	VANDPS      Y5, Y4, Y4 \
+	VORPS       Y4, Y2, Y2 \
+	VANDPS      Y11, Y1, Y1 \
+	VANDPS      Y2, Y1, Y1
+
+// func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float32) int
+// The first index of the largest allowed step (see QX_GRAD), or -1 when
+// none is allowed; n is a multiple of 8. As qkx3RefineScanAVX2.
+TEXT ·qxRefineScanAVX2(SB), NOSPLIT, $0-56
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         L+16(FP), BX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS scale+32(FP), Y14
+	VBROADCASTSS negScale+36(FP), Y15
+	VBROADCASTSS nmax+40(FP), Y13
+	VXORPS       Y12, Y12, Y12
+	VMOVUPS      qkx2Abs<>(SB), Y11
+	VXORPS       Y10, Y10, Y10
+	VSUBPS       Y13, Y12, Y8      // -nmax
+	VCMPPS       $0x00, Y12, Y12, Y9
+	VPSRLD       $31, Y9, Y9       // 1 in every lane
+	VCVTDQ2PS    Y9, Y9
+	VSUBPS       Y9, Y13, Y9       // nmax-1
+	XORQ         R10, R10
+
+qxscanmax:
+	QX_GRAD
+	VMAXPS Y1, Y10, Y10
+	ADDQ   $8, R10
+	CMPQ   R10, CX
+	JLT    qxscanmax
+
+	VEXTRACTF128 $1, Y10, X0
+	VMAXPS       X0, X10, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVD        X0, AX
+	TESTL        AX, AX
+	JZ           qxnostep
+	VBROADCASTSS X0, Y7
+	XORQ         R10, R10
+
+qxscanfirst:
+	QX_GRAD
+	VCMPPS    $0x00, Y7, Y1, Y1
+	VMOVMSKPS Y1, AX
+	TESTL     AX, AX
+	JNZ       qxfound
+	ADDQ      $8, R10
+	CMPQ      R10, CX
+	JLT       qxscanfirst
+
+qxnostep:
+	MOVQ $-1, ret+48(FP)
+	VZEROUPPER
+	RET
+
+qxfound:
+	BSFL AX, AX
+	ADDQ R10, AX
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
 	RET

@@ -9,7 +9,7 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 	panic("kernel: no assembly trial loops on this platform")
 }
 
-func qkx3Trials8AVX2(nums *float32, den float32, xm *[64]float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes) {
+func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes, lanes int) {
 	panic("kernel: no assembly trial loops on this platform")
 }
 
@@ -18,5 +18,13 @@ func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32
 }
 
 func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32 {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx3RefineScanAVX2(x *float32, L *uint8, n int, negScale, min, nmax float32) int {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float32) int {
 	panic("kernel: no assembly trial loops on this platform")
 }

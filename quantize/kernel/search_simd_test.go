@@ -343,3 +343,88 @@ func TestQkx2Trials16AVX2(t *testing.T) {
 		}
 	}
 }
+
+// The refinement scan of MakeQkx3Quants, compared with the portable scan on
+// random quants, including blocks where several values share the largest
+// step (the first must win) and where no step is allowed.
+func TestQkx3RefineScanAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	for iter := 0; iter < 20000; iter++ {
+		n := 8 * (1 + r.IntN(8))
+		nmax := []int{3, 15, 31, 1 + r.IntN(31)}[r.IntN(4)]
+		x := randomBlock(r, n)
+		L := make([]uint8, n)
+		for i := range L {
+			switch r.IntN(4) {
+			case 0:
+				L[i] = 0
+			case 1:
+				L[i] = uint8(nmax)
+			default:
+				L[i] = uint8(r.IntN(nmax + 1))
+			}
+		}
+		if iter%5 == 0 { // repeated values and quants: ties
+			for i := range x {
+				j := r.IntN(n)
+				x[i], L[i] = x[j], L[j]
+			}
+		}
+		scale := float32(r.ExpFloat64() * 0.01)
+		if iter%7 == 0 {
+			scale = float32(math.Ldexp(1, -r.IntN(8)))
+		}
+		mn := float32(0)
+		if r.IntN(3) > 0 {
+			mn = -float32(r.ExpFloat64() * 0.02)
+		}
+		gotJ, gotDir := qkx3RefineScanSIMD(x, L, scale, mn, nmax)
+		wantJ, wantDir := qkx3RefineScan(x, L, scale, mn, nmax)
+		if gotJ != wantJ || gotDir != wantDir {
+			t.Fatalf("iter %d (n %d, nmax %d, scale %v, min %v): step %d %d; portable %d %d", iter, n, nmax, scale, mn, gotJ, gotDir, wantJ, wantDir)
+		}
+	}
+}
+
+// The refinement scan of MakeQxQuants, compared with the portable scan, with
+// quants at both ends and repeated values (ties).
+func TestQxRefineScanAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	for iter := 0; iter < 20000; iter++ {
+		n := 8 * (1 + r.IntN(8))
+		nmax := []int{4, 8, 16, 32, 1 + r.IntN(32)}[r.IntN(5)]
+		x, w := randomBlock(r, n), randomWeights(r, n)
+		L := make([]int8, n)
+		for i := range L {
+			switch r.IntN(4) {
+			case 0:
+				L[i] = 0
+			case 1:
+				L[i] = int8(2*nmax - 1)
+			default:
+				L[i] = int8(r.IntN(2 * nmax))
+			}
+		}
+		if iter%5 == 0 { // repeated values, weights and quants: ties
+			for i := range x {
+				j := r.IntN(n)
+				x[i], w[i], L[i] = x[j], w[j], L[j]
+			}
+		}
+		scale := float32(r.NormFloat64() * 0.01)
+		if iter%7 == 0 {
+			scale = float32(math.Ldexp(1, -r.IntN(8)))
+		}
+		gotJ, gotG := qxRefineScanSIMD(x, w, L, scale, nmax)
+		wantJ, wantG := qxRefineScan(x, w, L, scale, nmax)
+		if gotJ != wantJ || math.Float32bits(gotG) != math.Float32bits(wantG) {
+			t.Fatalf("iter %d (n %d, nmax %d, scale %v): step %d %v; portable %d %v", iter, n, nmax, scale, gotJ, gotG, wantJ, wantG)
+		}
+	}
+}

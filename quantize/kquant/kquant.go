@@ -11,6 +11,7 @@ package kquant
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/kernel"
@@ -193,4 +194,30 @@ func scaleMin6(j int, q []byte) (d, m uint8) {
 		return q[j] & 63, q[j+4] & 63
 	}
 	return q[j+4]&0xF | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
+}
+
+// roundShifted stores clamp(nearest_int((v+m)*id), 0, hi) for each v of x in
+// L, the product fused as kernel.NearestIntMul rounds it. When every product
+// is known to be below 2^22 in magnitude (the usual case) the rounding is
+// done inline, without NearestIntMul's range check per value.
+func roundShifted(L []uint8, x []float32, m, id float32, hi int) {
+	L = L[:len(x)]
+	var maxAbs float32
+	for _, v := range x {
+		if a := kernel.Abs32(v + m); a > maxAbs {
+			maxAbs = a
+		}
+	}
+	if float64(maxAbs)*float64(kernel.Abs32(id)) < 4194304 {
+		s := float64(id)
+		for i, v := range x {
+			// exact product, rounded to nearest even by adding 1.5*2^52
+			l := int(int64(math.Float64bits(float64(v+m)*s+0x1.8p52)) - 0x4338000000000000)
+			L[i] = uint8(clamp(l, 0, hi))
+		}
+		return
+	}
+	for i, v := range x {
+		L[i] = uint8(clamp(kernel.NearestIntMul(v+m, id), 0, hi))
+	}
 }

@@ -187,9 +187,7 @@ func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
 			if d != 0 {
 				id = 1 / d
 			}
-			for l, v := range xb[16*j : 16*j+16] {
-				s.L[16*j+l] = uint8(clamp(kernel.NearestIntMul(v+m, id), 0, 3))
-			}
+			roundShifted(s.L[16*j:16*j+16], xb[16*j:16*j+16], m, id, 3)
 		}
 		for j := 0; j < 16; j++ {
 			y[q2Scales+j] = s.Ls[j] | s.Lm[j]<<4
