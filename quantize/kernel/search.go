@@ -967,7 +967,7 @@ func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, L []uint8, rmin, rdelta
 	bestIscale, bestMin, improved := float32(0), min, false
 	var lanes qkx3Lanes
 	for is := 0; is <= nstep; {
-		qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], &xd, len(x), float32(nmax), sumW, sumX, sumX2, &lanes, nstep+1-is)
+		qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], &xd, len(x), float32(nmax), sumW, sumX, sumX2, &lanes)
 		next := is + 8
 		for k := 0; k < 8 && is+k <= nstep; k++ {
 			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {

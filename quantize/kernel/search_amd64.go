@@ -20,11 +20,10 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 // xm = max(x - min, 0) (as setDiffs32), the sums
 // Σw·l, Σw·l² and Σw·l·x (float64, in index order, exact products) and from
 // them the fit and its error (see qkx3Lanes), with the same fused operations
-// as the portable loop. nmax is at most 31. With lanes <= 4 only the first
-// four trials are evaluated (the other lanes of out are left as they were).
+// as the portable loop. nmax is at most 31.
 //
 //go:noescape
-func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes, lanes int)
+func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
 
 // qkx2Trials16AVX2 evaluates sixteen consecutive trials of MakeQkx2Quants,
 // one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the

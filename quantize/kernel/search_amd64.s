@@ -105,12 +105,12 @@ value:
 	VMOVUPD      Y2, (160+OFF)(R8) \
 	VMOVUPD      Y5, (224+OFF)(R8)
 
-// func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes, lanes int)
+// func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
 // Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
 // trials 0-3, Y11-Y13 those of trials 4-7. The products w·l, w·l·l and
 // w·l·x are exact in float64 (nmax <= 31), so fusing the last two into
 // their sums changes nothing.
-TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-104
+TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-96
 	MOVQ         nums+0(FP), AX
 	VBROADCASTSS den+8(FP), Y1
 	MOVQ         x+16(FP), SI
@@ -132,8 +132,6 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-104
 	VXORPD       Y12, Y12, Y12
 	VXORPD       Y13, Y13, Y13
 	XORQ         R10, R10
-	CMPQ         lanes+96(FP), $4
-	JLE          trial4
 
 trial8:
 	VBROADCASTSS (SI)(R10*4), Y3
@@ -164,32 +162,6 @@ trial8:
 	VBROADCASTSD sumX2+80(FP), Y7
 	QKX3_FIT(Y8, Y9, Y10, 0)
 	QKX3_FIT(Y11, Y12, Y13, 32)
-	VZEROUPPER
-	RET
-
-// The first four trials only: the same operations on the low group.
-trial4:
-	VBROADCASTSS (SI)(R10*4), X3
-	VSUBPS       X14, X3, X3
-	VMAXPS       X15, X3, X3
-	VFMADD213PS  X2, X0, X3
-	VSUBPS       X2, X3, X3
-	VMINPS       X1, X3, X3
-	VCVTPS2PD    X3, Y3
-	VBROADCASTSD (DX)(R10*8), Y5
-	VMULPD       Y3, Y5, Y6
-	VADDPD       Y6, Y8, Y8
-	VFMADD231PD  Y3, Y6, Y9
-	VBROADCASTSD (R11)(R10*8), Y5
-	VFMADD231PD  Y5, Y6, Y10
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          trial4
-
-	VBROADCASTSD sumW+64(FP), Y14
-	VBROADCASTSD sumX+72(FP), Y15
-	VBROADCASTSD sumX2+80(FP), Y7
-	QKX3_FIT(Y8, Y9, Y10, 0)
 	VZEROUPPER
 	RET
 
