@@ -204,12 +204,10 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 				var score float32
 				var idx [bs / 2]int32
 				iq2klAssign(&idx, xb, weight[:], idl)
-				for j := 0; j < bs; j += 2 {
-					w1, w2 := weight[j], weight[j+1]
-					g := &iq2klGrid[idx[j/2]&31]
-					diff1 := kernel.FMA32(dl, g[0], -xb[j])
-					diff2 := kernel.FMA32(dl, g[1], -xb[j+1])
-					score += kernel.FMA32(w1*diff1, diff1, mul(w2*diff2, diff2))
+				if useIQ2KLSumsFMA {
+					score = iq2klScore(xb, weight[:], &idx, dl)
+				} else {
+					score = iq2klScoreGo(xb, weight[:], &idx, dl)
 				}
 				if score < bestScore {
 					bestScore, bestLs = score, ils
@@ -243,4 +241,17 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 		d = sumqx / sumq2
 	}
 	put16(y, fp16(1.025*d))
+}
+
+// iq2klScoreGo is the weighted squared error of the 16 pairs of a block at
+// pair grid points idx and scale dl, the reference for iq2klScore.
+func iq2klScoreGo(xb, weight []float32, idx *[16]int32, dl float32) (score float32) {
+	for j := 0; j < 32; j += 2 {
+		w1, w2 := weight[j], weight[j+1]
+		g := &iq2klGrid[idx[j/2]&31]
+		diff1 := kernel.FMA32(dl, g[0], -xb[j])
+		diff2 := kernel.FMA32(dl, g[1], -xb[j+1])
+		score += kernel.FMA32(w1*diff1, diff1, mul(w2*diff2, diff2))
+	}
+	return score
 }

@@ -58,3 +58,15 @@ func iq2klSumsAsm(xb, weight []float32, id float32, idx *[16]int32) (sumqx, sumq
 	}
 	return out[0], out[1], true
 }
+
+// iq2klScoreFMA is the weighted squared error of npairs > 0 pairs at the
+// pair grid points idx and scale dl, as quantizeIQ2KL's scale refinement
+// sums it.
+//
+//go:noescape
+func iq2klScoreFMA(tabs *iq2klAsmTables, x, w *float32, idx *[16]int32, npairs int, dl float32) float32
+
+// iq2klScore runs iq2klScoreFMA on a block of 32 weights.
+func iq2klScore(xb, weight []float32, idx *[16]int32, dl float32) float32 {
+	return iq2klScoreFMA(iq2klTables, &xb[:32][0], &weight[:32][0], idx, 16, dl)
+}

@@ -137,3 +137,35 @@ fallback:
 	MOVB  $0, ret+64(FP)
 	VZEROUPPER
 	RET
+
+// func iq2klScoreFMA(tabs *iq2klAsmTables, x, w *float32, idx *[16]int32, npairs int, dl float32) float32
+// The weighted squared error of the pairs at pair grid points idx and
+// scale dl: diff = dl*g - x fused, then w1*diff1*diff1 + (w2*diff2)*diff2
+// fused, summed in pair order.
+TEXT ·iq2klScoreFMA(SB), NOSPLIT, $0-52
+	MOVQ  tabs+0(FP), R12
+	MOVQ  x+8(FP), SI
+	MOVQ  w+16(FP), DI
+	MOVQ  idx+24(FP), BX
+	MOVQ  npairs+32(FP), CX
+	VMOVSS dl+40(FP), X0
+	VXORPS X8, X8, X8
+	XORQ  R13, R13
+
+score:
+	MOVLQSX (BX)(R13*4), AX
+	VMOVSS iq2klAsmTables_grid(R12)(AX*8), X1     // g1
+	VMOVSS (iq2klAsmTables_grid+4)(R12)(AX*8), X2 // g2
+	VFMSUB213SS (SI)(R13*8), X0, X1               // dl*g1 - x1
+	VFMSUB213SS 4(SI)(R13*8), X0, X2              // dl*g2 - x2
+	VMULSS (DI)(R13*8), X1, X3                    // w1*diff1
+	VMULSS 4(DI)(R13*8), X2, X4                   // w2*diff2
+	VMULSS X2, X4, X4                             // (w2*diff2)*diff2
+	VFMADD231SS X1, X3, X4
+	VADDSS X4, X8, X8
+	INCQ  R13
+	CMPQ  R13, CX
+	JLT   score
+
+	VMOVSS X8, ret+48(FP)
+	RET

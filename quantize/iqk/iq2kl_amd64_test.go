@@ -70,3 +70,29 @@ func TestIQ2KLSumsFMAMatchesGo(t *testing.T) {
 		t.Errorf("assembly declined %d of 20000 blocks", declined)
 	}
 }
+
+// TestIQ2KLScoreFMAMatchesGo checks the assembly scale-refinement error
+// against the portable one bit for bit on random blocks, points and scales.
+func TestIQ2KLScoreFMAMatchesGo(t *testing.T) {
+	if !useIQ2KLSumsFMA {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	var xb, w [32]float32
+	var idx [16]int32
+	for iter := 0; iter < 20000; iter++ {
+		scale := float32(math.Pow(10, rng.Float64()*8-4))
+		for j := range xb {
+			xb[j] = float32(rng.NormFloat64()) * scale
+			w[j] = float32(rng.ExpFloat64())
+		}
+		for j := range idx {
+			idx[j] = int32(rng.IntN(32))
+		}
+		dl := scale * float32(rng.NormFloat64()) / 8
+		got, want := iq2klScore(xb[:], w[:], &idx, dl), iq2klScoreGo(xb[:], w[:], &idx, dl)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("iter %d: asm %v, go %v (dl %v)", iter, got, want, dl)
+		}
+	}
+}

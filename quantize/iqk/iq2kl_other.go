@@ -7,3 +7,7 @@ const useIQ2KLSumsFMA = false
 func iq2klSumsAsm(xb, weight []float32, id float32, idx *[16]int32) (sumqx, sumq2 float32, ok bool) {
 	return 0, 0, false
 }
+
+func iq2klScore(xb, weight []float32, idx *[16]int32, dl float32) float32 {
+	panic("iqk: iq2klScore without AVX2")
+}

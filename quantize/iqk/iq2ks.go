@@ -291,6 +291,39 @@ func (f *iq2ksFitter) fitAVX2(d float32, values []int8) (ok bool, bestD, score f
 	return iq2ksPick(sums[0], sums[1], sums[2], sums[3])
 }
 
+// iq2ksSearchAVX2 is the block scale search of quantizeIQ2KSFast with all
+// 55 fits in one assembly call (fitAVX2 does not depend on the best score so
+// far), then picked in the same order.
+func iq2ksSearchAVX2(xb, weight []float32, d, maxv float32) (float32, bool) {
+	const nfit = 1 + 2*27
+	var params [nfit][12]float32
+	var sums [nfit][4]float32
+	set := func(f int, d float32, values []int8) {
+		for j, v := range values[:4] {
+			dv := d * float32(v)
+			params[f][j], params[f][4+j], params[f][8+j] = dv, float32(v), -dv
+		}
+	}
+	values, shiftedValues := formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]
+	set(0, d, values)
+	for itry := -13; itry <= 13; itry++ {
+		set(14+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(values[0])), values)
+		set(41+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(shiftedValues[0])), shiftedValues)
+	}
+	iq2ksFitsAVX2(&xb[:32][0], &weight[:32][0], &params[0], nfit, &sums[0])
+	var best float32
+	shifted := false
+	if ok, td, ts := iq2ksPick(sums[0][0], sums[0][1], sums[0][2], sums[0][3]); ok {
+		best, d = ts, td
+	}
+	for f := 1; f < nfit; f++ {
+		if ok, td, ts := iq2ksPick(sums[f][0], sums[f][1], sums[f][2], sums[f][3]); ok && ts > best {
+			best, d, shifted = ts, td, f > 27
+		}
+	}
+	return d, shifted
+}
+
 // iq2ksPick picks the better orientation of a fit from its sums.
 func iq2ksPick(sumqx1, sumq21, sumqx2, sumq22 float32) (ok bool, bestD, score float32) {
 	if sumq21 > 0 {
@@ -309,6 +342,24 @@ func iq2ksPick(sumqx1, sumq21, sumqx2, sumq22 float32) (ok bool, bestD, score fl
 // iq2ksBlockError is compute_1block_iq2ks_rmse: nearest indices for scale d
 // and their weighted squared error.
 func iq2ksBlockError(d float32, xb, w []float32, values []int8, idx *[32]uint8, amax float32) float32 {
+	if useIQ2KSAVX2 {
+		var params [8]float32
+		for j, v := range values[:4] {
+			params[j], params[4+j] = d*float32(v), float32(v)
+		}
+		var idx32 [32]int32
+		e := iq2ksErrorAVX2(&xb[:32][0], &w[:32][0], &params, -d, &idx32)
+		for i, j := range idx32 {
+			idx[i] = uint8(j)
+		}
+		return e
+	}
+	return iq2ksBlockErrorGo(d, xb, w, values, idx, amax)
+}
+
+// iq2ksBlockErrorGo is the portable iq2ksBlockError, the reference for the
+// assembly one.
+func iq2ksBlockErrorGo(d float32, xb, w []float32, values []int8, idx *[32]uint8, amax float32) float32 {
 	nearest4(idx, xb, d, values, 1, amax)
 	var acc [8]float32
 	for k := 0; k < 4; k++ {
@@ -362,6 +413,14 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 				continue
 			}
 			d := maxv / float32(formats.IQ2NLValues[7])
+			if useIQ2KSAVX2 {
+				var shifted bool
+				scales[k], shifted = iq2ksSearchAVX2(xb, weight[:], d, maxv)
+				if shifted {
+					extra |= 1 << ib
+				}
+				continue
+			}
 			var best float32
 			var fitter iq2ksFitter
 			newIQ2KSFitter(&fitter, xb, weight[:], amax)

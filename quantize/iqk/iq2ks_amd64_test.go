@@ -92,3 +92,37 @@ func TestIQ2KSRowAVX2MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestIQ2KSErrorAVX2MatchesGo checks the assembly block error and indices
+// against the portable ones bit for bit on random blocks at many scales.
+func TestIQ2KSErrorAVX2MatchesGo(t *testing.T) {
+	if !useIQ2KSAVX2 {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(9, 12))
+	grids := [][]int8{formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]}
+	var xb, w [32]float32
+	for iter := range 20000 {
+		mag := float32(math.Pow(10, float64(rng.IntN(40)-20)))
+		var amax float32
+		for i := range xb {
+			xb[i] = mag * float32(rng.NormFloat64())
+			w[i] = float32(rng.ExpFloat64())
+			if iter%7 == 0 && i%5 == 0 {
+				xb[i] = 0
+			}
+			amax = max(amax, abs32(xb[i]))
+		}
+		values := grids[iter%2]
+		d := amax / float32(values[rng.IntN(4)]) * float32(0.5+rng.Float64())
+		if iter%11 == 0 {
+			d = mag * float32(math.Pow(10, float64(rng.IntN(16)-8)))
+		}
+		var gotIdx, wantIdx [32]uint8
+		got := iq2ksBlockError(d, xb[:], w[:], values, &gotIdx, amax)
+		want := iq2ksBlockErrorGo(d, xb[:], w[:], values, &wantIdx, amax)
+		if math.Float32bits(got) != math.Float32bits(want) || gotIdx != wantIdx {
+			t.Fatalf("iter %d: asm %v %v, go %v %v (d %v, x %v)", iter, got, gotIdx, want, wantIdx, d, xb)
+		}
+	}
+}

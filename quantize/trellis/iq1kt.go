@@ -82,7 +82,7 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		return
 	}
 
-	d := fitRowScale(x, allWeights, allScales, allIdx, cb, maxScale)
+	d := fitRowScale(x, allWeights, allScales, allIdx, cb, maxScale, sc)
 	id := float32(0)
 	if d != 0 {
 		id = 1 / d

@@ -17,7 +17,9 @@ type rowScratch struct {
 	scales  []float32 // one per block
 	weights []float32 // one per weight
 	idx     []int32   // one codeword index per group
-	qtmp    []float32 // iq3_kt: chosen codeword values
+	qtmp    []float32 // iq3_kt: chosen codeword values (the others: scratch)
+	wx      []float32 // the row-scale fit's w*x products
+	dls     []float32 // the row-scale fit's block scales, fitLanes per block
 }
 
 func newRowScratch(ne0, group int) *rowScratch {
@@ -26,6 +28,8 @@ func newRowScratch(ne0, group int) *rowScratch {
 		weights: make([]float32, ne0),
 		idx:     make([]int32, ne0/group),
 		qtmp:    make([]float32, ne0),
+		wx:      make([]float32, ne0),
+		dls:     make([]float32, ne0/blockSize*fitLanes),
 	}
 }
 
@@ -86,7 +90,7 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		return
 	}
 
-	d := fitRowScale(x, allWeights, allScales, allIdx, cb, maxScale)
+	d := fitRowScale(x, allWeights, allScales, allIdx, cb, maxScale, sc)
 	id := float32(0)
 	if d != 0 {
 		id = 1 / d
@@ -128,15 +132,39 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 // fitRowScale searches the row scale (19 trials around maxScale/-127) that
 // best fits the block scales, quantized to formats.KTScaleValues, with the
 // chosen codewords.
-func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale float32) float32 {
+func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale float32, sc *rowScratch) float32 {
 	v0 := float32(formats.KTScaleValues[0])
 	d := maxScale / v0
 	var best float32
+	var lanes *[2 * fitLanes]float32
+	if useAVX2 {
+		// All 19 trials at once, one per vector lane.
+		g := cb.group
+		for i := range x {
+			sc.wx[i] = float32(w[i] * x[i])
+			sc.qtmp[i] = cb.values[g*int(idx[i/g])+i%g]
+		}
+		dls := sc.dls[:len(scales)*fitLanes]
+		for ib, s := range scales {
+			for t := 0; t < 19; t++ {
+				id := float32(t-9+int(formats.KTScaleValues[0])) / maxScale
+				dls[ib*fitLanes+t] = float32(formats.KTScaleValues[bestIndexIQ4NL(float32(id*s))])
+			}
+		}
+		lanes = new([2 * fitLanes]float32)
+		fitTrials(sc.wx, w, sc.qtmp, dls, lanes)
+	}
 	for itry := -9; itry <= 9; itry++ {
-		id := float32(itry+int(formats.KTScaleValues[0])) / maxScale
-		sumqx, sumq2, tie := fitSums(x, w, scales, idx, cb, id, false)
-		if tie != 0 {
-			sumqx, sumq2, _ = fitSums(x, w, scales, idx, cb, id, true)
+		var sumqx, sumq2 float32
+		if lanes != nil {
+			sumqx, sumq2 = lanes[itry+9], lanes[fitLanes+itry+9]
+		} else {
+			id := float32(itry+int(formats.KTScaleValues[0])) / maxScale
+			var tie uint32
+			sumqx, sumq2, tie = fitSums(x, w, scales, idx, cb, id, false)
+			if tie != 0 {
+				sumqx, sumq2, _ = fitSums(x, w, scales, idx, cb, id, true)
+			}
 		}
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2

@@ -78,11 +78,33 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 
 	d := maxScale / 15
 	var best float32
+	var lanes *[2 * fitLanes]float32
+	if useAVX2 {
+		// All 19 trials at once, one per vector lane.
+		for i, v := range x {
+			sc.wx[i] = float32(allWeights[i] * abs32(v))
+		}
+		dls := sc.dls[:len(allScales)*fitLanes]
+		for ib, s := range allScales {
+			for t := 0; t < 19; t++ {
+				id := fma32(float32(t-9), 0.2, 15) / maxScale
+				dls[ib*fitLanes+t] = float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+			}
+		}
+		lanes = new([2 * fitLanes]float32)
+		fitTrials(sc.wx, allWeights, qtmp, dls, lanes)
+	}
 	for itry := -9; itry <= 9; itry++ {
-		id := fma32(float32(itry), 0.2, 15) / maxScale
-		sumqx, sumq2, tie := fitSumsIQ3(x, allWeights, allScales, qtmp, id, false)
-		if tie != 0 {
-			sumqx, sumq2, _ = fitSumsIQ3(x, allWeights, allScales, qtmp, id, true)
+		var sumqx, sumq2 float32
+		if lanes != nil {
+			sumqx, sumq2 = lanes[itry+9], lanes[fitLanes+itry+9]
+		} else {
+			id := fma32(float32(itry), 0.2, 15) / maxScale
+			var tie uint32
+			sumqx, sumq2, tie = fitSumsIQ3(x, allWeights, allScales, qtmp, id, false)
+			if tie != 0 {
+				sumqx, sumq2, _ = fitSumsIQ3(x, allWeights, allScales, qtmp, id, true)
+			}
 		}
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2

@@ -23,3 +23,8 @@ func nearest4AVX2(lanes *byte, nblock int, vx, w *[4]float32, best *[8]float32, 
 //
 //go:noescape
 func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32)
+
+// fitTrialsAVX2 is fitTrials over nblock > 0 blocks of 32 elements.
+//
+//go:noescape
+func fitTrialsAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32)

@@ -16,3 +16,7 @@ func nearest4AVX2(lanes *byte, nblock int, vx, w *[4]float32, best *[8]float32, 
 func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32) {
 	panic("trellis: no assembly on this architecture")
 }
+
+func fitTrialsAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32) {
+	panic("trellis: fitTrialsAVX2 without AVX2")
+}

@@ -1,0 +1,59 @@
+package trellis
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gquant/gquant/quantize/kernel"
+)
+
+// TestFitTrials checks fitTrials (the assembly where the CPU has it) bit for
+// bit against the portable lanes, and each lane against fitSumsIQ3, the
+// sequential sums it replaces, on random rows.
+func TestFitTrials(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for iter := 0; iter < 40; iter++ {
+		n := blockSize * (1 + rng.IntN(16))
+		x, w, v := make([]float32, n), make([]float32, n), make([]float32, n)
+		wx := make([]float32, n)
+		scale := float32(math.Pow(10, rng.Float64()*4-2))
+		for i := range x {
+			x[i] = float32(rng.NormFloat64()) * scale
+			w[i] = float32(rng.ExpFloat64())
+			v[i] = float32(rng.IntN(64))
+			if rng.IntN(50) == 0 {
+				w[i] = 0
+			}
+			wx[i] = float32(w[i] * abs32(x[i]))
+		}
+		scales := make([]float32, n/blockSize)
+		maxScale := float32(0)
+		for ib := range scales {
+			scales[ib] = float32(rng.Float64()) * scale
+			maxScale = max(maxScale, scales[ib])
+		}
+		dls := make([]float32, len(scales)*fitLanes)
+		for ib, s := range scales {
+			for tr := 0; tr < 19; tr++ {
+				id := fma32(float32(tr-9), 0.2, 15) / maxScale
+				dls[ib*fitLanes+tr] = float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+			}
+		}
+		var got, want [2 * fitLanes]float32
+		fitTrials(wx, w, v, dls, &got)
+		fitTrialsGo(wx, w, v, dls, &want)
+		for k := range got {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("iter %d lane %d: %v, portable %v", iter, k, got[k], want[k])
+			}
+		}
+		for tr := 0; tr < 19; tr++ {
+			id := fma32(float32(tr-9), 0.2, 15) / maxScale
+			sqx, sq2, _ := fitSumsIQ3(x, w, scales, v, id, true)
+			if math.Float32bits(sqx) != math.Float32bits(got[tr]) || math.Float32bits(sq2) != math.Float32bits(got[fitLanes+tr]) {
+				t.Fatalf("iter %d trial %d: lanes (%v, %v), fitSumsIQ3 (%v, %v)", iter, tr, got[tr], got[fitLanes+tr], sqx, sq2)
+			}
+		}
+	}
+}
