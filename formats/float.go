@@ -192,14 +192,15 @@ func PutBF16Row(dst []byte, src []float32) {
 // src is finite, found in the same pass (as PutFP16RowFinite).
 func PutBF16RowFinite(dst []byte, src []float32) bool {
 	dst = dst[:2*len(src)]
-	done, m := putBF16RowSIMD(dst, src)
-	if m > nonFiniteBits {
-		// A NaN, which the SIMD conversion does not handle: redo the
-		// whole row in Go (the quantizers reject such rows anyway).
+	done, finite := putBF16RowSIMD(dst, src)
+	if !finite {
+		// The SIMD part may hold an infinity or a NaN, and it converts
+		// NaNs wrongly: redo the whole row in Go (rare, as quantizers
+		// reject such rows).
 		done = 0
 	}
 	putBF16RowGeneric(dst[2*done:], src[done:])
-	return m < nonFiniteBits && allFinite(src[done:])
+	return allFinite(src[done:])
 }
 
 // putBF16RowGeneric is PutBF16Row in portable Go, four values per store.

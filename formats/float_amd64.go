@@ -26,15 +26,18 @@ func putFP16RowSIMD(dst []byte, src []float32) (int, uint32) {
 	return n, fp32ToFP16F16C(&dst[0], &src[0], n)
 }
 
-// putBF16RowSIMD is putFP16RowSIMD for bfloat16, with AVX2. Its output is
-// wrong for NaNs: the caller must convert again if the returned magnitude is
-// above nonFiniteBits.
-func putBF16RowSIMD(dst []byte, src []float32) (int, uint32) {
+// putBF16RowSIMD converts the longest prefix of src that is a multiple of 32
+// values to bfloat16 with AVX2 and returns its length (0 without AVX2) and
+// whether every value in it is certainly finite. When it is not, the
+// prefix may hold an infinity or a NaN (or only have a large sum) and its
+// NaNs are converted wrongly: the caller checks the values one by one.
+// len(dst) must be at least 2*len(src).
+func putBF16RowSIMD(dst []byte, src []float32) (int, bool) {
 	n := len(src) &^ 31
 	if !useAVX2F16C || n == 0 || len(dst) < 2*n {
-		return 0, 0
+		return 0, true
 	}
-	return n, fp32ToBF16AVX2(&dst[0], &src[0], n)
+	return n, fp32ToBF16AVX2(&dst[0], &src[0], n)&nonFiniteBits != nonFiniteBits
 }
 
 //go:noescape

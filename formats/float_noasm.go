@@ -7,7 +7,7 @@ package formats
 var useAVX2F16C = false
 
 func putFP16RowSIMD(dst []byte, src []float32) (int, uint32) { return 0, 0 }
-func putBF16RowSIMD(dst []byte, src []float32) (int, uint32) { return 0, 0 }
+func putBF16RowSIMD(dst []byte, src []float32) (int, bool)   { return 0, true }
 
 func anyNonFiniteSIMD(x []float32) (int, bool) { return 0, false }
 

@@ -237,6 +237,20 @@ func TestPutRowFinite(t *testing.T) {
 				if !tc.put(dst, src) {
 					t.Fatalf("%s simd=%v n=%d: finite row reported as not finite", tc.name, use, n)
 				}
+				// Huge finite values whose sum overflows (the bf16
+				// assembly's check) are still finite.
+				huge := make([]float32, n)
+				for i := range huge {
+					huge[i] = math.MaxFloat32 * float32(1-2*(i/40%2))
+				}
+				if !tc.put(dst, huge) {
+					t.Fatalf("%s simd=%v n=%d: huge finite row reported as not finite", tc.name, use, n)
+				}
+				for i, v := range huge {
+					if got, want := uint16(dst[2*i])|uint16(dst[2*i+1])<<8, tc.one(v); got != want {
+						t.Fatalf("%s simd=%v n=%d: huge value %d -> %#04x, want %#04x", tc.name, use, n, i, got, want)
+					}
+				}
 				for _, bad := range []uint32{0x7f800000, 0xff800000, 0x7fc00000, 0xffffffff, 0x7f800001} {
 					for _, at := range []int{0, 17, n - 33, n - 1} {
 						if at < 0 || at >= n {

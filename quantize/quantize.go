@@ -171,20 +171,16 @@ func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix [
 }
 
 // firstBadWeight returns the index of the first importance weight that is
-// negative, infinite or NaN, or -1. It tests four weights per step with one
-// branch (a NaN fails both comparisons), as it runs on every call.
+// negative, infinite or NaN, or -1. As it runs on every call, it first
+// takes the largest bit pattern with SIMD: below that of +Inf every weight
+// is +0 or positive and finite, and only otherwise (a bad weight, or a -0,
+// which is fine) are the weights tested one by one.
 func firstBadWeight(w []float32) int {
-	const big = math.MaxFloat32
-	i := 0
-	for ; i+4 <= len(w); i += 4 {
-		q := (*[4]float32)(w[i:])
-		if !(q[0] >= 0 && q[0] <= big) || !(q[1] >= 0 && q[1] <= big) ||
-			!(q[2] >= 0 && q[2] <= big) || !(q[3] >= 0 && q[3] <= big) {
-			break
-		}
+	if formats.MaxBits(w) < 0x7f800000 {
+		return -1
 	}
-	for ; i < len(w); i++ {
-		if !(w[i] >= 0 && w[i] <= big) {
+	for i, v := range w {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
 			return i
 		}
 	}

@@ -120,39 +120,51 @@ func b2i(b bool) int {
 func quantizeMXFP4Blocks(dst []byte, x []float32) bool {
 	nb := min(len(x)/qk, len(dst)/blockMXFP4)
 	for ib := 0; ib < nb; ib++ {
-		xb := (*[qk]float32)(x[ib*qk:])
-		y := (*[blockMXFP4]byte)(dst[ib*blockMXFP4:])
-		clear(y[:])
-		amax := absMax32(xb)
-		if !finite(amax) {
+		// The assembly takes the blocks up to the next one that needs the
+		// logarithm or the full scan (or is not finite).
+		ib += quantizeMXFP4SIMD(dst[ib*blockMXFP4:nb*blockMXFP4], x[ib*qk:nb*qk])
+		if ib == nb {
+			break
+		}
+		if !quantizeMXFP4Block((*[blockMXFP4]byte)(dst[ib*blockMXFP4:]), (*[qk]float32)(x[ib*qk:])) {
 			return false
 		}
-		if amax == 0 {
-			continue
-		}
-		e, e32, ok := mxfp4ExponentFast(amax)
-		if !ok {
-			e, e32 = mxfp4Exponent(amax)
-		}
-		d := e8m0Half(e)
-		y[0] = e
-		if e32 < 2 || e32 > 250 {
-			for j := 0; j < qk/2; j++ {
-				y[1+j] = bestIndexMXFP4(d, xb[j]) | bestIndexMXFP4(d, xb[j+qk/2])<<4
-			}
-			continue
-		}
-		twoOverD := 2 / d // a power of two: |x|*twoOverD is exact unless tiny
-		code := func(v float32) byte {
-			b := math.Float32bits(v)
-			t := math.Float32frombits(b&^(1<<31)) * twoOverD // < 32
-			c := int32(t)
-			c += int32(b2i(t > float32(c))) // ceil(t)
-			return mxfp4Codes[b>>31][c&63]
-		}
+	}
+	return true
+}
+
+// quantizeMXFP4Block is quantizeMXFP4Blocks for one block in Go.
+func quantizeMXFP4Block(y *[blockMXFP4]byte, xb *[qk]float32) bool {
+	clear(y[:])
+	amax := absMax32(xb)
+	if !finite(amax) {
+		return false
+	}
+	if amax == 0 {
+		return true
+	}
+	e, e32, ok := mxfp4ExponentFast(amax)
+	if !ok {
+		e, e32 = mxfp4Exponent(amax)
+	}
+	d := e8m0Half(e)
+	y[0] = e
+	if e32 < 2 || e32 > 250 {
 		for j := 0; j < qk/2; j++ {
-			y[1+j] = code(xb[j]) | code(xb[j+qk/2])<<4
+			y[1+j] = bestIndexMXFP4(d, xb[j]) | bestIndexMXFP4(d, xb[j+qk/2])<<4
 		}
+		return true
+	}
+	twoOverD := 2 / d // a power of two: |x|*twoOverD is exact unless tiny
+	code := func(v float32) byte {
+		b := math.Float32bits(v)
+		t := math.Float32frombits(b&^(1<<31)) * twoOverD // < 32
+		c := int32(t)
+		c += int32(b2i(t > float32(c))) // ceil(t)
+		return mxfp4Codes[b>>31][c&63]
+	}
+	for j := 0; j < qk/2; j++ {
+		y[1+j] = code(xb[j]) | code(xb[j+qk/2])<<4
 	}
 	return true
 }

@@ -42,3 +42,34 @@ func TestMXFP4ExponentFast(t *testing.T) {
 		t.Fatal("the shortcut never applied")
 	}
 }
+
+// TestMXFP4MixedBlocks interleaves blocks that the assembly takes with
+// blocks it leaves to Go (subnormal, huge and near-power-of-two maxima,
+// zero blocks) and checks the row against the full scan.
+func TestMXFP4MixedBlocks(t *testing.T) { withPortable(t, testMXFP4MixedBlocks) }
+
+func testMXFP4MixedBlocks(t *testing.T) {
+	const n = 1024
+	rows := edgeRows(n)
+	r := rand.New(rand.NewPCG(13, 14))
+	var x []float32
+	for ib := 0; ib < 400; ib++ {
+		row := rows[r.IntN(len(rows))]
+		k := r.IntN(n / qk)
+		block := append([]float32(nil), row[k*qk:(k+1)*qk]...)
+		if ib%7 == 3 {
+			// amax just below a power of two: the logarithm rounds up.
+			block[r.IntN(qk)] = math.Float32frombits(0x3f7fffff - uint32(r.IntN(4)))
+		}
+		x = append(x, block...)
+	}
+	got := make([]byte, len(x)/qk*blockMXFP4)
+	want := make([]byte, len(got))
+	if !quantizeMXFP4Blocks(got, x) {
+		t.Fatal("finite blocks reported as not finite")
+	}
+	mxfp4Slow(want, x)
+	if i := firstDiff(got, want); i >= 0 {
+		t.Fatalf("block %d byte %d differs: %#02x, want %#02x", i/blockMXFP4, i%blockMXFP4, got[i], want[i])
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package legacy
+
+func quantizeMXFP4SIMD(dst []byte, x []float32) int { return 0 }
