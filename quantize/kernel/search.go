@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"math"
+	"math/bits"
 )
 
 // The searches below are ports of the shared scale searches of the reference
@@ -734,6 +735,11 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
+	if useAVX2 && !useMAD && n <= 64 && nmax <= 31 && nstep >= 1 && nstep+8 <= qkx3MaxTrials {
+		if scale, theMin, ok := makeQkx3QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep); ok {
+			return scale, theMin
+		}
+	}
 	// wd holds the weights as float64: every use of a weight is in float64.
 	var wbuf [64]float64
 	wd := wbuf[:]
@@ -793,7 +799,11 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		return scale, -min
 	}
 	if useAVX2 && !useMAD && n <= 64 && nmax <= 31 && nstep+8 <= qkx3MaxTrials {
-		scale, min = qkx3TrialsSIMD(nmax, x, wd, L, rmin, rdelta, nstep, max, min, scale, bestMAD, sumW, sumX, sumX2)
+		var xd [64]float64
+		for i, v := range x {
+			xd[i] = float64(v)
+		}
+		scale, min = qkx3TrialsSIMD(nmax, x, wd, &xd, L, rmin, rdelta, nstep, max, min, scale, bestMAD, sumW, sumX, sumX2)
 	} else {
 		// A trial whose quants equal those of the trial before has the same sums
 		// and error, which cannot beat the best error (it was compared with it
@@ -858,7 +868,14 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if useMAD {
 		return scale, -min
 	}
+	return qkx3Refine(nmax, x, wd, L, scale, min, sumW, sumX, sumX2)
+}
 
+// qkx3Refine is the greedy refinement that ends MakeQkx3Quants (without
+// useMAD): single steps of one quant while the fit's score improves. It
+// returns the scale and the min as the non-negative offset.
+func qkx3Refine(nmax int, x []float32, wd []float64, L []uint8, scale, min float32, sumW, sumX, sumX2 float64) (float32, float32) {
+	n := len(x)
 	var sumL, sumL2, sumXL float64
 	for i, v := range x {
 		wl := wd[i] * float64(L[i])
@@ -910,6 +927,59 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	return scale, -min
 }
 
+// qkx3Sums is what qkx3SumsAVX2 returns: the smallest and largest value (as
+// MakeQkx3Quants' comparisons pick them) and Σw, Σw·x, Σw·x² in float64.
+type qkx3Sums struct {
+	min, max          float32
+	sumW, sumX, sumX2 float64
+}
+
+// makeQkx3QuantsSIMD is MakeQkx3Quants without useMAD, with weights, for
+// n <= 64 and nmax <= 31, nstep >= 1: the first pass over the values and
+// the first quantization in assembly (scalar, in the same order and with the
+// same fused operations), the trials by qkx3TrialsSIMD. ok is false, and
+// nothing is written, when a value or a sum is not finite: the portable code
+// then decides.
+func makeQkx3QuantsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta float32, nstep int) (scale, theMin float32, ok bool) {
+	n := len(x)
+	var wd, xd [64]float64
+	var wbuf [64]float32
+	w := weights
+	if w == nil {
+		w = wbuf[:n]
+		for i, v := range x {
+			w[i] = float32(v * v)
+		}
+	}
+	var sums qkx3Sums
+	qkx3SumsAVX2(&x[0], &w[0], n, &wd, &xd, &sums)
+	min, max := sums.min, sums.max
+	if !finite64(sums.sumX) || !finite64(float64(min)) || !finite64(float64(max)) {
+		return 0, 0, false
+	}
+	if min > 0 {
+		min = 0
+	}
+	if max-min < 1e-10 {
+		clear(L)
+		return 0, -min, true
+	}
+	fnmax := float32(nmax)
+	iscale := fnmax / (max - min)
+	scale = 1 / iscale
+	// min <= every value, so the differences are non-negative and the
+	// products below nmax: the assembly rounds them as roundProd.
+	bestMAD := qkx3FirstErrorAVX2(&x[0], &wd[0], n, iscale, min, scale, fnmax, &L[0])
+	scale, min = qkx3TrialsSIMD(nmax, x, wd[:n], &xd, L, rmin, rdelta, nstep, max, min, scale, bestMAD, sums.sumW, sums.sumX, sums.sumX2)
+	scale, theMin = qkx3Refine(nmax, x, wd[:n], L, scale, min, sums.sumW, sums.sumX, sums.sumX2)
+	return scale, theMin, true
+}
+
+// finite64 reports whether v is neither infinite nor NaN.
+func finite64(v float64) bool {
+	return v-v == 0
+}
+
 // qkx3RefineScan finds the step of one refinement iteration of
 // MakeQkx3Quants: the first index with the largest |g|, g = fma(-scale, L,
 // x) - min, among those whose quant can move by one in g's direction, and
@@ -956,20 +1026,22 @@ func qkx3RefineScanSIMD(x []float32, L []uint8, scale, min float32, nmax int) (b
 // again from there. Trials whose quants repeat the previous trial's are not
 // skipped here: they cannot win, so computing them changes nothing. n is at
 // most 64.
-func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, L []uint8, rmin, rdelta float32, nstep int, max, min, scale float32, bestMAD, sumW, sumX, sumX2 float64) (float32, float32) {
-	var xd [64]float64 // the values as float64
-	for i, v := range x {
-		xd[i] = float64(v)
-	}
+func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []uint8, rmin, rdelta float32, nstep int, max, min, scale float32, bestMAD, sumW, sumX, sumX2 float64) (float32, float32) {
 	nums := qkx3TrialNumerators(nmax, rmin, rdelta, nstep)
 	// The quants of the best trial are stored in L at the end, from its
 	// iscale and the min its quants were computed with.
 	bestIscale, bestMin, improved := float32(0), min, false
 	var lanes qkx3Lanes
 	for is := 0; is <= nstep; {
-		qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], &xd, len(x), float32(nmax), sumW, sumX, sumX2, &lanes)
+		// Lanes outside the mask fail the test below already against this
+		// bestMAD, so they fail it against any later (smaller) one.
+		mask := qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], xd, len(x), float32(nmax), sumW, sumX, sumX2, bestMAD, &lanes)
+		if nstep+1-is < 8 {
+			mask &= 1<<(nstep+1-is) - 1
+		}
 		next := is + 8
-		for k := 0; k < 8 && is+k <= nstep; k++ {
+		for ; mask != 0; mask &= mask - 1 {
+			k := bits.TrailingZeros32(mask)
 			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {
 				continue
 			}
@@ -1004,6 +1076,7 @@ type qkx3Lanes struct {
 	iscale        [8]float32
 	D, scale, min [8]float64
 	mad           [8]float64
+	xm            [64]float64 // scratch of qkx3Trials8AVX2
 }
 
 // qkx3Key identifies a table of trial numerators rmin + rdelta*is + nmax.
@@ -1177,27 +1250,43 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 	}
 	scale := 1 / iscale
 	var bestMSE float32
+	noNaN := true // the SIMD trials leave NaN values to the portable loop
 	for i, v := range x {
 		diff := FMA32(-scale, float32(L[i]), v)
 		bestMSE = FMA32(float32(quantWeights[i]*diff), diff, bestMSE)
+		noNaN = noNaN && v == v
 	}
-	for is := -4; is <= 4; is++ {
-		if is == 0 {
-			continue
+	if useAVX2 && noNaN {
+		// The eight trials at once, one per lane (qpTrialsAVX2), compared in
+		// the same order.
+		var mses [8]float32
+		nums := qpTrialNumerators(nmax)
+		qpTrialsAVX2(nums, max, &x[0], &quantWeights[0], n, int32(nmax), &mses)
+		for k, mse := range mses {
+			if mse < bestMSE {
+				bestMSE = mse
+				iscale = nums[k] / max
+			}
 		}
-		iscaleIs := FMA32(0.1, float32(is), fnmax) / max
-		scaleIs := 1 / iscaleIs
-		var mse float32
-		for i, v := range x {
-			l := min(nmax, NearestIntMul(iscaleIs, v))
-			// vectorized: the difference is fused, the sum is in-order of
-			// rounded products
-			diff := FMA32(-scaleIs, float32(l), v)
-			mse += float32(float32(quantWeights[i]*diff) * diff)
-		}
-		if mse < bestMSE {
-			bestMSE = mse
-			iscale = iscaleIs
+	} else {
+		for is := -4; is <= 4; is++ {
+			if is == 0 {
+				continue
+			}
+			iscaleIs := FMA32(0.1, float32(is), fnmax) / max
+			scaleIs := 1 / iscaleIs
+			var mse float32
+			for i, v := range x {
+				l := min(nmax, NearestIntMul(iscaleIs, v))
+				// vectorized: the difference is fused, the sum is in-order of
+				// rounded products
+				diff := FMA32(-scaleIs, float32(l), v)
+				mse += float32(float32(quantWeights[i]*diff) * diff)
+			}
+			if mse < bestMSE {
+				bestMSE = mse
+				iscale = iscaleIs
+			}
 		}
 	}
 	var sumlx, suml2 float32
@@ -1235,6 +1324,31 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 		}
 	}
 	return sumlx / suml2
+}
+
+// qpNumerators holds, by nmax, the numerators nmax + 0.1*is (fused) of the
+// eight trial scales of MakeQpQuants, is = -4..-1, 1..4.
+var qpNumerators [64]*[8]float32
+
+func init() {
+	for nmax := range qpNumerators {
+		qpNumerators[nmax] = computeQpNumerators(nmax)
+	}
+}
+
+func computeQpNumerators(nmax int) *[8]float32 {
+	var t [8]float32
+	for k, is := range [8]int{-4, -3, -2, -1, 1, 2, 3, 4} {
+		t[k] = FMA32(0.1, float32(is), float32(nmax))
+	}
+	return &t
+}
+
+func qpTrialNumerators(nmax int) *[8]float32 {
+	if nmax >= 0 && nmax < len(qpNumerators) {
+		return qpNumerators[nmax]
+	}
+	return computeQpNumerators(nmax)
 }
 
 // NearestIntMul is the reference's nearest_int(a*b) as GCC compiles it: the

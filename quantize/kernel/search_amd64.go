@@ -20,10 +20,11 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 // xm = max(x - min, 0) (as setDiffs32), the sums
 // Σw·l, Σw·l² and Σw·l·x (float64, in index order, exact products) and from
 // them the fit and its error (see qkx3Lanes), with the same fused operations
-// as the portable loop. nmax is at most 31.
+// as the portable loop. nmax is at most 31. It returns the mask of the lanes
+// with D > 0 and an error below bestMAD.
 //
 //go:noescape
-func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
+func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 
 // qkx2Trials16AVX2 evaluates sixteen consecutive trials of MakeQkx2Quants,
 // one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the
@@ -57,3 +58,28 @@ func qkx3RefineScanAVX2(x *float32, L *uint8, n int, negScale, min, nmax float32
 //
 //go:noescape
 func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float32) int
+
+// qpTrialsAVX2 computes the weighted squared errors of the eight trial
+// scales of MakeQpQuants, one per lane: iscale = nums[k]/max, scale =
+// 1/iscale, l = min(nmax, nearest_int(iscale·x)) (the reference's rounding
+// of the fused product, valid for any product), Σ w·d·d with d = fma(-scale,
+// l, x), in index order with rounded products.
+//
+//go:noescape
+func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32)
+
+// qkx3SumsAVX2 is the first pass of MakeQkx3Quants over n values (scalar, in
+// index order): wd and xd receive the weights and values as float64, out the
+// smallest and largest value (v < min, v > max, as the portable loop) and
+// Σw, Σw·x (each exact product added) and Σ(w·x)·x (fused).
+//
+//go:noescape
+func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums)
+
+// qkx3FirstErrorAVX2 is the first quantization of MakeQkx3Quants (scalar,
+// in index order): L[i] = min(nearest(iscale·(x[i]-min)), nmax) and the
+// returned Σ w·d², d = fma(scale, L, min) - x in float64. Every x[i] must be
+// at least min and finite.
+//
+//go:noescape
+func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64

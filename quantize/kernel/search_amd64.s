@@ -105,12 +105,27 @@ value:
 	VMOVUPD      Y2, (160+OFF)(R8) \
 	VMOVUPD      Y5, (224+OFF)(R8)
 
-// func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes)
+// QKX3_CAND sets AX to the mask of the four lanes just fitted (D in Y0,
+// error in Y5) with D > 0 and error < bestMAD (in R9). Uses Y8-Y10.
+#define QKX3_CAND \
+	VMOVQ        R9, X8 \
+	VBROADCASTSD X8, Y8 \
+	VXORPD       Y9, Y9, Y9 \
+	VCMPPD       $0x1e, Y9, Y0, Y10 \
+	VCMPPD       $0x11, Y8, Y5, Y9 \
+	VANDPD       Y9, Y10, Y10 \
+	VMOVMSKPD    Y10, AX
+
+// func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 // Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
-// trials 0-3, Y11-Y13 those of trials 4-7. The products w·l, w·l·l and
-// w·l·x are exact in float64 (nmax <= 31), so fusing the last two into
-// their sums changes nothing.
-TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-96
+// trials 0-3, Y11-Y13 those of trials 4-7. A first pass stores the
+// differences xm = max(x - min, 0) (float32, as setDiffs32) as float64 in
+// out.xm; the quants are then rounded in float64: the product of the
+// float32 iscale and xm is exact there and below 2^22, so adding 1.5*2^52
+// rounds it to the same integer as the float32 rounding does. The products
+// w·l, w·l·l and w·l·x are exact in float64 (nmax <= 31), so fusing the
+// last two into their sums changes nothing.
+TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 	MOVQ         nums+0(FP), AX
 	VBROADCASTSS den+8(FP), Y1
 	MOVQ         x+16(FP), SI
@@ -118,13 +133,44 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-96
 	MOVQ         wd+32(FP), DX
 	MOVQ         xd+40(FP), R11
 	MOVQ         n+48(FP), CX
-	MOVQ         out+88(FP), R8
+	MOVQ         out+96(FP), R8
 	VMOVUPS      (AX), Y0
 	VDIVPS       Y1, Y0, Y0        // iscale = num/den
 	VMOVUPS      Y0, (R8)
-	VBROADCASTSS nmax+56(FP), Y1
-	VBROADCASTSS qxMagic<>(SB), Y2
 	VXORPS       Y15, Y15, Y15
+	XORQ         R10, R10
+	LEAQ         -4(CX), BX
+
+diffs4:
+	CMPQ      R10, BX
+	JGT       diffs1
+	VMOVUPS   (SI)(R10*4), X3
+	VSUBPS    X14, X3, X3          // x - min
+	VMAXPS    X15, X3, X3          // clamped at 0, as setDiffs32
+	VCVTPS2PD X3, Y3
+	VMOVUPD   Y3, 288(R8)(R10*8)
+	ADDQ      $4, R10
+	JMP       diffs4
+
+diffs1:
+	CMPQ      R10, CX
+	JGE       diffsdone
+	VMOVSS    (SI)(R10*4), X3
+	VSUBSS    X14, X3, X3
+	VMAXSS    X15, X3, X3
+	VCVTSS2SD X3, X3, X3
+	VMOVSD    X3, 288(R8)(R10*8)
+	INCQ      R10
+	JMP       diffs1
+
+diffsdone:
+	VEXTRACTF128 $1, Y0, X1
+	VCVTPS2PD    X0, Y0            // iscales of trials 0-3
+	VCVTPS2PD    X1, Y1            // and 4-7, as float64
+	VBROADCASTSD qkx3Magic52<>(SB), Y2
+	VBROADCASTSS nmax+56(FP), X15
+	VCVTSS2SD    X15, X15, X15
+	VBROADCASTSD X15, Y15
 	VXORPD       Y8, Y8, Y8
 	VXORPD       Y9, Y9, Y9
 	VXORPD       Y10, Y10, Y10
@@ -134,15 +180,14 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-96
 	XORQ         R10, R10
 
 trial8:
-	VBROADCASTSS (SI)(R10*4), Y3
-	VSUBPS       Y14, Y3, Y3       // x - min
-	VMAXPS       Y15, Y3, Y3       // clamped at 0, as setDiffs32
-	VFMADD213PS  Y2, Y0, Y3        // iscale*xm + magic, rounded once
-	VSUBPS       Y2, Y3, Y3
-	VMINPS       Y1, Y3, Y3        // l of the eight trials
-	VEXTRACTF128 $1, Y3, X4
-	VCVTPS2PD    X3, Y3
-	VCVTPS2PD    X4, Y4
+	VBROADCASTSD 288(R8)(R10*8), Y3 // xm
+	VMOVAPD      Y3, Y4
+	VFMADD213PD  Y2, Y0, Y3        // iscale*xm + magic, rounded once
+	VFMADD213PD  Y2, Y1, Y4
+	VSUBPD       Y2, Y3, Y3
+	VSUBPD       Y2, Y4, Y4
+	VMINPD       Y15, Y3, Y3       // l of trials 0-3
+	VMINPD       Y15, Y4, Y4       // and 4-7
 	VBROADCASTSD (DX)(R10*8), Y5   // w
 	VMULPD       Y3, Y5, Y6        // w*l
 	VMULPD       Y4, Y5, Y7
@@ -160,10 +205,22 @@ trial8:
 	VBROADCASTSD sumW+64(FP), Y14
 	VBROADCASTSD sumX+72(FP), Y15
 	VBROADCASTSD sumX2+80(FP), Y7
+	MOVQ         bestMAD+88(FP), R9
 	QKX3_FIT(Y8, Y9, Y10, 0)
+	QKX3_CAND
+	MOVL         AX, DI
 	QKX3_FIT(Y11, Y12, Y13, 32)
+	QKX3_CAND
+	SHLL         $4, AX
+	ORL          DI, AX
+	MOVL         AX, ret+104(FP)
 	VZEROUPPER
 	RET
+
+// 1.5*2^52: adding it to a float64 in (-2^51, 2^51) rounds to an integer,
+// ties to even.
+DATA qkx3Magic52<>+0(SB)/8, $0x4338000000000000
+GLOBL qkx3Magic52<>(SB), RODATA|NOPTR, $8
 
 // |x| mask for eight float32 lanes.
 DATA qkx2Abs<>+0(SB)/8, $0x7fffffff7fffffff
@@ -523,4 +580,138 @@ qxfound:
 	ADDQ R10, AX
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
+	RET
+
+// The reference's nearest_int reads the integer from the low 23 bits of
+// fval = v + 1.5*2^23: (bits & 0x7fffff) - 0x400000.
+DATA qpMantMask<>+0(SB)/4, $0x007fffff
+GLOBL qpMantMask<>(SB), RODATA|NOPTR, $4
+DATA qpMantBias<>+0(SB)/4, $0x00400000
+GLOBL qpMantBias<>(SB), RODATA|NOPTR, $4
+DATA qpOne<>+0(SB)/4, $0x3f800000
+GLOBL qpOne<>(SB), RODATA|NOPTR, $4
+
+// func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32)
+// One trial per lane; each lane's error is the in-order sum of its rounded
+// products, as the portable loop.
+TEXT ·qpTrialsAVX2(SB), NOSPLIT, $0-56
+	MOVQ         nums+0(FP), AX
+	VBROADCASTSS max+8(FP), Y1
+	MOVQ         x+16(FP), SI
+	MOVQ         w+24(FP), DI
+	MOVQ         n+32(FP), CX
+	MOVL         nmax+40(FP), R9
+	VMOVD        R9, X8
+	VPBROADCASTD X8, Y8
+	MOVQ         mse+48(FP), R8
+	VMOVUPS      (AX), Y0
+	VDIVPS       Y1, Y0, Y0        // iscale = num/max
+	VBROADCASTSS qpOne<>(SB), Y1
+	VDIVPS       Y0, Y1, Y2        // scale = 1/iscale
+	VBROADCASTSS qxMagic<>(SB), Y3
+	VPBROADCASTD qpMantMask<>(SB), Y9
+	VPBROADCASTD qpMantBias<>(SB), Y10
+	VXORPS       Y4, Y4, Y4
+	XORQ         R10, R10
+
+qptrial:
+	VBROADCASTSS (SI)(R10*4), Y5   // x
+	VMOVAPS      Y3, Y6
+	VFMADD231PS  Y5, Y0, Y6        // iscale*x + magic, rounded once
+	VPAND        Y9, Y6, Y6
+	VPSUBD       Y10, Y6, Y6       // nearest_int
+	VPMINSD      Y8, Y6, Y6        // min(nmax, ·)
+	VCVTDQ2PS    Y6, Y6            // l
+	VFNMADD231PS Y6, Y2, Y5        // x - scale*l, rounded once
+	VBROADCASTSS (DI)(R10*4), Y7   // w
+	VMULPS       Y5, Y7, Y7        // w*d, rounded
+	VMULPS       Y5, Y7, Y7        // (w*d)*d, rounded
+	VADDPS       Y7, Y4, Y4
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          qptrial
+
+	VMOVUPS Y4, (R8)
+	VZEROUPPER
+	RET
+
+DATA qkx3NegZero<>+0(SB)/8, $0x8000000000000000
+GLOBL qkx3NegZero<>(SB), RODATA|NOPTR, $8
+
+// func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums)
+// The sums start at -0, which leaves the first term as it is (also a zero's
+// sign), as the portable loop starts from the first term.
+TEXT ·qkx3SumsAVX2(SB), NOSPLIT, $0-48
+	MOVQ      x+0(FP), SI
+	MOVQ      w+8(FP), DI
+	MOVQ      n+16(FP), CX
+	MOVQ      wd+24(FP), DX
+	MOVQ      xd+32(FP), R11
+	MOVQ      out+40(FP), R8
+	VMOVSS    (SI), X0            // min
+	VMOVAPS   X0, X1              // max
+	VMOVSD    qkx3NegZero<>(SB), X2 // Σw
+	VMOVAPD   X2, X3              // Σw·x
+	VMOVAPD   X2, X4              // Σw·x²
+	XORQ      R10, R10
+
+sumsloop:
+	VMOVSS      (SI)(R10*4), X5
+	VMINSS      X0, X5, X0        // v < min ? v : min
+	VMAXSS      X1, X5, X1        // v > max ? v : max
+	VCVTSS2SD   X5, X5, X5
+	VMOVSD      X5, (R11)(R10*8)
+	VMOVSS      (DI)(R10*4), X6
+	VCVTSS2SD   X6, X6, X6
+	VMOVSD      X6, (DX)(R10*8)
+	VADDSD      X6, X2, X2
+	VMULSD      X5, X6, X7        // w·x, exact
+	VADDSD      X7, X3, X3
+	VFMADD231SD X5, X7, X4        // += (w·x)·x, fused
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         sumsloop
+
+	VMOVSS X0, 0(R8)
+	VMOVSS X1, 4(R8)
+	VMOVSD X2, 8(R8)
+	VMOVSD X3, 16(R8)
+	VMOVSD X4, 24(R8)
+	RET
+
+// func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64
+TEXT ·qkx3FirstErrorAVX2(SB), NOSPLIT, $0-56
+	MOVQ      x+0(FP), SI
+	MOVQ      wd+8(FP), DX
+	MOVQ      n+16(FP), CX
+	VMOVSS    iscale+24(FP), X1
+	VMOVSS    min+28(FP), X2
+	VMOVSS    scale+32(FP), X4
+	VMOVSS    nmax+36(FP), X3
+	MOVQ      L+40(FP), BX
+	VMOVSS    qxMagic<>(SB), X0
+	VCVTSS2SD X4, X4, X4          // scale as float64
+	VCVTSS2SD X2, X5, X5          // min as float64
+	VXORPD    X8, X8, X8
+	XORQ      R10, R10
+
+firsterr:
+	VMOVSS      (SI)(R10*4), X6   // x
+	VSUBSS      X2, X6, X7        // x - min
+	VFMADD213SS X0, X1, X7        // iscale*(x-min) + magic, rounded once
+	VSUBSS      X0, X7, X7
+	VMINSS      X3, X7, X7        // l
+	VCVTTSS2SI  X7, R11
+	MOVB        R11, (BX)(R10*1)
+	VCVTSS2SD   X7, X7, X7
+	VFMADD213SD X5, X4, X7        // scale*l + min, fused
+	VCVTSS2SD   X6, X6, X6
+	VSUBSD      X6, X7, X7        // d
+	VMULSD      X7, X7, X7        // d², rounded
+	VFMADD231SD (DX)(R10*8), X7, X8
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         firsterr
+
+	VMOVSD X8, ret+48(FP)
 	RET

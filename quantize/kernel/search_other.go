@@ -9,7 +9,7 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 	panic("kernel: no assembly trial loops on this platform")
 }
 
-func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2 float64, out *qkx3Lanes) {
+func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32 {
 	panic("kernel: no assembly trial loops on this platform")
 }
 
@@ -26,5 +26,17 @@ func qkx3RefineScanAVX2(x *float32, L *uint8, n int, negScale, min, nmax float32
 }
 
 func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float32) int {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32) {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums) {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64 {
 	panic("kernel: no assembly trial loops on this platform")
 }

@@ -147,12 +147,19 @@ func TestMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(11, 12))
 	for iter := 0; iter < 20000; iter++ {
-		n := []int{16, 32, 8 * (1 + r.IntN(8))}[r.IntN(3)]
+		n := []int{16, 32, 8 * (1 + r.IntN(8)), 1 + r.IntN(64)}[r.IntN(4)]
 		nmax := []int{3, 15, 31, 1 + r.IntN(31)}[r.IntN(4)]
 		x := randomBlock(r, n)
 		var w []float32
 		if r.IntN(4) > 0 {
 			w = randomWeights(r, n)
+		}
+		if iter%50 == 0 { // non-finite values or weights, signed zeros
+			special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 3e38}
+			x[r.IntN(n)] = float32(special[r.IntN(len(special))])
+			if w != nil {
+				w[r.IntN(n)] = float32(special[r.IntN(len(special))])
+			}
 		}
 		got, want := make([]uint8, n), make([]uint8, n)
 		laux := make([]uint8, n)
@@ -425,6 +432,38 @@ func TestQxRefineScanAVX2(t *testing.T) {
 		wantJ, wantG := qxRefineScan(x, w, L, scale, nmax)
 		if gotJ != wantJ || math.Float32bits(gotG) != math.Float32bits(wantG) {
 			t.Fatalf("iter %d (n %d, nmax %d, scale %v): step %d %v; portable %d %v", iter, n, nmax, scale, gotJ, gotG, wantJ, wantG)
+		}
+	}
+}
+
+// TestMakeQpQuantsSIMDAgrees compares MakeQpQuants with its SIMD trials
+// against the portable loop: the quantizers' calls (16 or 8 non-negative
+// scales, nmax 15 and 63) and random others, with values on a grid (rounding
+// ties), zeros, infinities and NaN.
+func TestMakeQpQuantsSIMDAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for iter := 0; iter < 20000; iter++ {
+		n := []int{16, 8, 1 + r.IntN(64)}[r.IntN(3)]
+		nmax := []int{15, 63, 1 + r.IntN(70)}[r.IntN(3)]
+		x := randomBlock(r, n)
+		for i := range x {
+			if r.IntN(4) > 0 {
+				x[i] = Abs32(x[i])
+			}
+		}
+		if iter%100 == 0 {
+			x[r.IntN(n)] = float32([]float64{math.Inf(1), math.Inf(-1), math.NaN(), 0}[r.IntN(4)])
+		}
+		w := randomWeights(r, n)
+		got, want := make([]uint8, n), make([]uint8, n)
+		d := MakeQpQuants(nmax, x, got, w)
+		var wantD float32
+		withPortable(func() { wantD = MakeQpQuants(nmax, x, want, w) })
+		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
+			t.Fatalf("iter %d (n %d, nmax %d): %v %v; portable %v %v", iter, n, nmax, d, got, wantD, want)
 		}
 	}
 }
