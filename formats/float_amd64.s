@@ -63,24 +63,31 @@ reduce:
 
 // func fp32ToBF16AVX2(dst *byte, src *float32, n int) uint32
 // Converts n float32 (n a multiple of 32) to bfloat16 as FP32ToBF16 does for
-// every value but a NaN: the high half of u + 0x7fff + ((u >> 16) & 1). It
-// returns the largest magnitude bit pattern read, as fp32ToFP16F16C; above
-// 0x7f800000 some value was a NaN and the caller converts again.
+// every value but a NaN: the high half of u + 0x7fff + ((u >> 16) & 1). The
+// rounding term is chosen by VBLENDVPS on bit 31 of VPMULLW(u, 0x8000 in
+// the high words), which is bit 16 of u: no shift, as the shift units are
+// busy with the packing. It returns the bits of the sum of all values (in
+// no particular order), an infinity or NaN if any value is one (or,
+// harmlessly, if the sum overflows): one VADDPS per 8 values, on the float
+// adders the conversion leaves idle. Denormal operands cost no extra time
+// in additions on current x86 cores.
 TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
-	MOVL         $1, AX
+	MOVL         $0x80000000, AX
 	MOVQ         AX, X8
-	VPBROADCASTD X8, Y8            // 1
+	VPBROADCASTD X8, Y8            // word multipliers 0 (low), 0x8000 (high)
 	MOVL         $0x7fff, AX
 	MOVQ         AX, X9
 	VPBROADCASTD X9, Y9            // 0x7fff
-	MOVL         $0x7fffffff, AX
+	MOVL         $0x8000, AX
 	MOVQ         AX, X10
-	VPBROADCASTD X10, Y10          // magnitude mask
-	VPXOR        Y13, Y13, Y13     // largest magnitudes
-	VPXOR        Y14, Y14, Y14
+	VPBROADCASTD X10, Y10          // 0x8000
+	VXORPS       Y11, Y11, Y11     // sums
+	VXORPS       Y12, Y12, Y12
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
 	SHRQ         $5, CX
 	JZ           reduce
 
@@ -90,26 +97,22 @@ loop:
 	VMOVDQU 64(SI), Y2
 	VMOVDQU 96(SI), Y3
 
-	VPSRLD $16, Y0, Y4             // u >> 16
-	VPSRLD $16, Y1, Y5
-	VPSRLD $16, Y2, Y6
-	VPSRLD $16, Y3, Y7
-	VPAND  Y8, Y4, Y4
-	VPAND  Y8, Y5, Y5
-	VPAND  Y8, Y6, Y6
-	VPAND  Y8, Y7, Y7
-	VPADDD Y9, Y4, Y4
-	VPADDD Y9, Y5, Y5
-	VPADDD Y9, Y6, Y6
-	VPADDD Y9, Y7, Y7
-	VPADDD Y0, Y4, Y4
-	VPADDD Y1, Y5, Y5
-	VPADDD Y2, Y6, Y6
-	VPADDD Y3, Y7, Y7
-	VPSRLD $16, Y4, Y4             // rounded
-	VPSRLD $16, Y5, Y5
-	VPSRLD $16, Y6, Y6
-	VPSRLD $16, Y7, Y7
+	VPMULLW   Y8, Y0, Y4           // bit 31 = bit 16 of u
+	VPMULLW   Y8, Y1, Y5
+	VPMULLW   Y8, Y2, Y6
+	VPMULLW   Y8, Y3, Y7
+	VBLENDVPS Y4, Y10, Y9, Y4      // 0x7fff + bit
+	VBLENDVPS Y5, Y10, Y9, Y5
+	VBLENDVPS Y6, Y10, Y9, Y6
+	VBLENDVPS Y7, Y10, Y9, Y7
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y2, Y6, Y6
+	VPADDD    Y3, Y7, Y7
+	VPSRLD    $16, Y4, Y4          // rounded
+	VPSRLD    $16, Y5, Y5
+	VPSRLD    $16, Y6, Y6
+	VPSRLD    $16, Y7, Y7
 
 	// Pack to words (all values fit in 16 bits) and undo the per-lane
 	// interleaving of the pack.
@@ -120,14 +123,10 @@ loop:
 	VMOVDQU   Y4, (DI)
 	VMOVDQU   Y6, 32(DI)
 
-	VPAND   Y10, Y0, Y0
-	VPAND   Y10, Y1, Y1
-	VPAND   Y10, Y2, Y2
-	VPAND   Y10, Y3, Y3
-	VPMAXUD Y0, Y13, Y13
-	VPMAXUD Y1, Y14, Y14
-	VPMAXUD Y2, Y13, Y13
-	VPMAXUD Y3, Y14, Y14
+	VADDPS Y0, Y11, Y11
+	VADDPS Y1, Y12, Y12
+	VADDPS Y2, Y13, Y13
+	VADDPS Y3, Y14, Y14
 
 	ADDQ $128, SI
 	ADDQ $64, DI
@@ -135,15 +134,17 @@ loop:
 	JNZ  loop
 
 reduce:
-	VPMAXUD      Y14, Y13, Y13
-	VEXTRACTI128 $1, Y13, X14
-	VPMAXUD      X14, X13, X13
-	VPSHUFD      $0x4e, X13, X14
-	VPMAXUD      X14, X13, X13
-	VPSHUFD      $0xb1, X13, X14
-	VPMAXUD      X14, X13, X13
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	VADDPS       Y13, Y11, Y11
+	VEXTRACTF128 $1, Y11, X12
+	VADDPS       X12, X11, X11
+	VPERMILPS    $0x4e, X11, X12
+	VADDPS       X12, X11, X11
+	VPERMILPS    $0xb1, X11, X12
+	VADDPS       X12, X11, X11
 	VZEROUPPER
-	MOVL         X13, AX
+	MOVL         X11, AX
 	MOVL         AX, ret+24(FP)
 	RET
 
