@@ -100,6 +100,9 @@ func qxWeight(x float32, rmseType int) float32 {
 func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
 	n := len(x)
 	L = L[:n]
+	if useAVX2 && rmseType > 0 && n <= 64 {
+		return makeQxQuantsSIMD(nmax, x, L, rmseType, qw)
+	}
 	var max, amax float32
 	for _, v := range x {
 		if ax := Abs32(v); ax > amax {
@@ -154,6 +157,50 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	if suml2 != 0 {
 		scale = sumlx / suml2
 	}
+	return qxFinish(nmax, x, L, w, wx, max, iscale, scale, sumlx, suml2, returnEarly)
+}
+
+// qxFirst is what qxFirstAVX2 returns: the value of largest magnitude, that
+// magnitude, iscale = -nmax/max and the sums of the first quantization.
+type qxFirst struct {
+	max, amax, iscale, sumlx, suml2 float32
+}
+
+// makeQxQuantsSIMD is MakeQxQuants with rmseType > 0 and n <= 64: the first
+// passes in assembly (qxFirstAVX2), then qxFinish.
+func makeQxQuantsSIMD(nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
+	n := len(x)
+	var w, wx [64]float32
+	returnEarly := rmseType < 0
+	if returnEarly {
+		rmseType = -rmseType
+	}
+	squares := qw == nil && rmseType == 1
+	if qw != nil {
+		copy(w[:n], qw[:n])
+	} else if !squares {
+		for i, v := range x {
+			w[i] = qxWeight(v, rmseType)
+		}
+	}
+	var f qxFirst
+	qxFirstAVX2(&x[0], &w[0], n, float32(nmax), squares, &wx[0], &L[0], &f)
+	if f.amax < GroupMaxEps {
+		clear(L)
+		return 0
+	}
+	var scale float32
+	if f.suml2 != 0 {
+		scale = f.sumlx / f.suml2
+	}
+	return qxFinish(nmax, x, L, w[:n], wx[:n], f.max, f.iscale, scale, f.sumlx, f.suml2, returnEarly)
+}
+
+// qxFinish is the rest of MakeQxQuants after the first quantization (L, its
+// sums sumlx and suml2, scale = sumlx/suml2 or 0): the early return, the
+// trials and the refinement.
+func qxFinish(nmax int, x []float32, L []int8, w, wx []float32, max, iscale, scale, sumlx, suml2 float32, returnEarly bool) float32 {
+	n := len(x)
 	if returnEarly {
 		if suml2 > 0 {
 			return 0.5 * (scale + 1/iscale)
@@ -313,23 +360,25 @@ const qxLanes = 48
 func qxTrialsSIMD(nmax int, x []float32, L []int8, w, wx []float32, max, scale, best, bestSumlx, bestSuml2 float32) (float32, float32, float32, float32) {
 	n := len(x)
 	var scales, sumlxs, suml2s [qxLanes]float32
-	nums := qxTrialNumerators(nmax)
-	for is := 0; is < 19; is++ {
-		scales[2*is] = -nums[0][is] / max
-		scales[2*is+1] = nums[1][is] / max
-	}
-	for t := 38; t < qxLanes; t++ {
-		scales[t] = scales[37] // padding: finite, results unused
-	}
-	qxTrialSumsAVX2(&scales, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), &sumlxs, &suml2s)
+	const trials = 1<<38 - 1
+	// mask holds the trials that pass the test below against best0, the
+	// best on entry. float32(best*suml2) does not decrease with best, so
+	// the others fail it against any best >= best0 too; should a winner
+	// lower best (by rounding), every later trial is looked at again.
+	best0 := best
+	mask := qxTrialSumsAVX2(qxLaneNumerators(nmax), max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlxs, &suml2s) & trials
 	bestTrial := -1
-	for t := 0; t < 38; t++ {
+	for ; mask != 0; mask &= mask - 1 {
+		t := bits.TrailingZeros64(mask)
 		sumlx, suml2 := sumlxs[t], suml2s[t]
 		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			scale = sumlx / suml2
 			best = scale * sumlx
 			bestSumlx, bestSuml2 = sumlx, suml2
 			bestTrial = t
+			if best < best0 {
+				mask |= trials &^ (1<<(t+1) - 1)
+			}
 		}
 	}
 	if bestTrial >= 0 {
@@ -368,6 +417,37 @@ func computeQxNumerators(nmax int) *[2][19]float32 {
 		t[1][is+9] = FMA32(0.1, float32(is), float32(nmax-1))
 	}
 	return &t
+}
+
+// qxLaneNums holds, per nmax up to 32, the numerators of the 38 trial scales
+// of make_qx_quants in the order qxTrialsSIMD evaluates them, signed:
+// -(nmax + 0.1*is) and nmax-1 + 0.1*is alternating, padded with the last.
+var qxLaneNums [33]*[qxLanes]float32
+
+func init() {
+	for nmax := 1; nmax < len(qxLaneNums); nmax++ {
+		qxLaneNums[nmax] = computeQxLaneNumerators(nmax)
+	}
+}
+
+func computeQxLaneNumerators(nmax int) *[qxLanes]float32 {
+	var t [qxLanes]float32
+	nums := qxTrialNumerators(nmax)
+	for is := 0; is < 19; is++ {
+		t[2*is] = -nums[0][is]
+		t[2*is+1] = nums[1][is]
+	}
+	for k := 38; k < qxLanes; k++ {
+		t[k] = t[37] // padding: finite, results unused
+	}
+	return &t
+}
+
+func qxLaneNumerators(nmax int) *[qxLanes]float32 {
+	if nmax > 0 && nmax < len(qxLaneNums) {
+		return qxLaneNums[nmax]
+	}
+	return computeQxLaneNumerators(nmax)
 }
 
 func qxTrialNumerators(nmax int) *[2][19]float32 {
@@ -454,6 +534,14 @@ func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 func MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
 	n := len(x)
 	L = L[:n]
+	if useAVX2 && doRMSE && n > 0 {
+		scale, zero := q3QuantsAVX2(&x[0], n, nmax, GroupMaxEps, &L[0])
+		if zero {
+			clear(L)
+			return 0
+		}
+		return scale
+	}
 	var max, amax float32
 	for _, v := range x {
 		if ax := Abs32(v); ax > amax {
@@ -540,6 +628,9 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	L = L[:n]
 	laux = laux[:n]
 	weights = weights[:n]
+	if useAVX2 && n <= 64 && nstep+qkx2Lanes16 <= qkx3MaxTrials {
+		return makeQkx2QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep, useMAD, sumXProducts)
+	}
 	min, max := x[0], x[0]
 	sumW := weights[0]
 	sumX := float32(sumW * x[0])
@@ -569,16 +660,6 @@ func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	fnmax := float32(nmax)
 	iscale := fnmax / (max - min)
 	scale = 1 / iscale
-	if useAVX2 && n <= 64 && nstep+qkx2Lanes16 <= qkx3MaxTrials {
-		// min <= every x here, so the differences need no clamp.
-		var xm [64]float32
-		setDiffs32(xm[:n], x, min)
-		bestMAD := qkx2FirstErrorAVX2(&xm, &x[0], &weights[0], n, fnmax, iscale, scale, min, useMAD, &L[0])
-		if nstep >= 1 {
-			scale, min = qkx2TrialsSIMD(nmax, x, weights, L, &xm, rmin, rdelta, nstep, useMAD, max, min, scale, bestMAD, sumW, sumX)
-		}
-		return scale, -min
-	}
 	var bestMAD float32
 	for i, v := range x {
 		l := clampInt(roundProd(iscale, v-min), 0, nmax)
@@ -668,59 +749,109 @@ type qkx2Lanes struct {
 	iscale, D, scale, min, mad [qkx2Lanes16]float32
 }
 
-// qkx2TrialsSIMD is the trial loop of MakeQkx2Quants with sixteen
-// consecutive trials evaluated at once by qkx2Trials16AVX2, then compared in
-// order, as qkx3TrialsSIMD does: the trials use the min in effect when they
-// start, and when a trial wins with a new min the trials after it are
-// evaluated again from there. Trials whose quants repeat the previous
-// trial's are not skipped: they cannot win. n is at most 64.
-// xm holds the values minus min and is updated with min.
-func qkx2TrialsSIMD(nmax int, x, weights []float32, L []uint8, xm *[64]float32, rmin, rdelta float32, nstep int, useMAD bool, max, min, scale, bestMAD, sumW, sumX float32) (float32, float32) {
+// qkx2Sums is what qkx2SumsAVX2 returns: the smallest and largest value and
+// Σw, Σw·x as MakeQkx2Quants' first loop computes them.
+type qkx2Sums struct {
+	min, max, sumW, sumX float32
+}
+
+// makeQkx2QuantsSIMD is MakeQkx2Quants for n <= 64 with the first pass, the
+// first quantization and the trials in assembly.
+func makeQkx2QuantsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta float32, nstep int, useMAD bool, sumXProducts Products) (scale, theMin float32) {
+	n := len(x)
+	var sums qkx2Sums
+	qkx2SumsAVX2(&x[0], &weights[0], n, sumXProducts == FusedProducts, &sums)
+	min, max := sums.min, sums.max
+	if min > 0 {
+		min = 0
+	}
+	if max-min < 1e-10 {
+		clear(L)
+		return 0, -min
+	}
+	fnmax := float32(nmax)
+	iscale := fnmax / (max - min)
+	scale = 1 / iscale
+	// min <= every x here, so the differences need no clamp.
+	bestMAD := qkx2FirstErrorAVX2(&x[0], &weights[0], n, fnmax, iscale, scale, min, useMAD, &L[0])
+	if nstep >= 1 {
+		scale, min = qkx2TrialsSIMD(nmax, x, weights, L, rmin, rdelta, nstep, useMAD, max, min, scale, bestMAD, sums.sumW, sums.sumX)
+	}
+	return scale, -min
+}
+
+// qkx2TrialsSIMD is the trial loop of MakeQkx2Quants with up to sixteen
+// consecutive trials evaluated at once by qkx2Trials16AVX2 (eight by
+// qkx2Trials8AVX2 when no more are left), then compared in order, as
+// qkx3TrialsSIMD does: the trials use the min in effect when they start,
+// and when a trial wins with a new min the trials after it are evaluated
+// again from there. Trials whose quants repeat the previous trial's are not
+// skipped: they cannot win. n is at most 64.
+func qkx2TrialsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta float32, nstep int, useMAD bool, max, min, scale, bestMAD, sumW, sumX float32) (float32, float32) {
 	n := len(x)
 	nums := qkx3TrialNumerators(nmax, rmin, rdelta, nstep)
-	// The quants of the best trial so far are stored in L only when xm is
-	// about to change and at the end: pending says L does not hold them yet,
-	// bestIscale is the trial's iscale.
-	var bestIscale float32
-	pending := false
-	setL := func() {
-		for i := range L {
-			L[i] = uint8(clampInt(roundProd(bestIscale, xm[i]), 0, nmax))
-		}
-		pending = false
-	}
+	// The quants of the best trial are stored in L at the end, from its
+	// iscale and the min its quants were computed with.
+	bestIscale, bestMin, improved := float32(0), min, false
 	var lanes qkx2Lanes
 	for is := 0; is <= nstep; {
-		qkx2Trials16AVX2(&nums[is], max-min, xm, &x[0], &weights[0], n, float32(nmax), sumW, sumX, useMAD, &lanes)
+		var mask uint32
+		left := nstep + 1 - is
+		if left <= 8 {
+			mask = qkx2Trials8AVX2(&nums[is], max-min, &x[0], &weights[0], n, min, float32(nmax), sumW, sumX, useMAD, bestMAD, &lanes)
+		} else {
+			mask = qkx2Trials16AVX2(&nums[is], max-min, &x[0], &weights[0], n, min, float32(nmax), sumW, sumX, useMAD, bestMAD, &lanes)
+		}
+		// Lanes outside the mask fail the test below already against this
+		// bestMAD, so they fail it against any later (smaller) one.
+		if left < 32 {
+			mask &= 1<<left - 1
+		}
 		next := is + qkx2Lanes16
-		for k := 0; k < qkx2Lanes16 && is+k <= nstep; k++ {
+		for ; mask != 0; mask &= mask - 1 {
+			k := bits.TrailingZeros32(mask)
 			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {
 				continue
 			}
-			bestIscale, pending = lanes.iscale[k], true
+			bestIscale, bestMin, improved = lanes.iscale[k], min, true
 			bestMAD = lanes.mad[k]
 			scale = lanes.scale[k]
 			if m := lanes.min[k]; m != min {
-				setL()
 				min = m
-				setDiffs32(xm[:n], x, min)
 				next = is + k + 1
 				break
 			}
 		}
 		is = next
 	}
-	if pending {
-		setL()
+	if improved {
+		if len(x)%8 == 0 {
+			qkx2QuantsAVX2(&x[0], len(x), bestIscale, bestMin, float32(nmax), &L[0])
+			return scale, min
+		}
+		for i, v := range x {
+			d := v - bestMin // as setDiffs32
+			if d < 0 {
+				d = 0
+			}
+			L[i] = uint8(clampInt(roundProd(bestIscale, d), 0, nmax))
+		}
 	}
 	return scale, min
 }
 
+// qkx2PlainNumerators holds the trial numerators of the calls of q2_K, q4_K
+// and q5_K without an imatrix, looked up without hashing.
+var qkx2PlainNumerators = [3]struct {
+	key  qkx3Key
+	nums *[qkx3MaxTrials]float32
+}{{key: qkx3Key{3, -0.5, 0.1, 15}}, {key: qkx3Key{15, -1, 0.1, 20}}, {key: qkx3Key{31, -0.5, 0.1, 15}}}
+
 func init() {
-	// The trial numerators of the calls of q2_K, q4_K and q5_K without an
-	// imatrix.
-	for _, k := range []qkx3Key{{3, -0.5, 0.1, 15}, {15, -1, 0.1, 20}, {31, -0.5, 0.1, 15}} {
-		qkx3Numerators[k] = computeQkx3Numerators(k)
+	for i := range qkx2PlainNumerators {
+		t := &qkx2PlainNumerators[i]
+		t.nums = computeQkx3Numerators(t.key)
+		qkx3Numerators[t.key] = t.nums
 	}
 }
 
@@ -1057,6 +1188,10 @@ func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []ui
 		is = next
 	}
 	if improved {
+		if len(x)%8 == 0 {
+			qkx2QuantsAVX2(&x[0], len(x), bestIscale, bestMin, float32(nmax), &L[0])
+			return scale, min
+		}
 		for i, v := range x {
 			d := v - bestMin // as setDiffs32
 			if d < 0 {
@@ -1117,6 +1252,11 @@ func computeQkx3Numerators(k qkx3Key) *[qkx3MaxTrials]float32 {
 func qkx3TrialNumerators(nmax int, rmin, rdelta float32, nstep int) *[qkx3MaxTrials]float32 {
 	if rmin == -0.9 && rdelta == 0.05 && nstep == 36 && nmax > 0 && nmax < len(qkx3ImatrixNumerators) {
 		return qkx3ImatrixNumerators[nmax]
+	}
+	for _, t := range &qkx2PlainNumerators {
+		if t.key == (qkx3Key{nmax, rmin, rdelta, nstep}) {
+			return t.nums
+		}
 	}
 	k := qkx3Key{nmax, rmin, rdelta, nstep}
 	if t, ok := qkx3Numerators[k]; ok {

@@ -8,12 +8,21 @@ import "github.com/gquant/gquant/internal/cpu"
 // portable code on the same machine.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// qxTrialSumsAVX2 computes, for each of the 48 trial scales, Σwx·l and
-// Σ(w·l)·l over the n values with l = clamp(nearest(scale·x), lo, hi), each
-// sum in index order with rounded products, one trial per SIMD lane.
+// qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max
+// (stored in scales), Σwx·l and Σ(w·l)·l over the n values with l =
+// clamp(nearest(scale·x), lo, hi), each sum in index order with rounded
+// products, one trial per SIMD lane. It returns the mask of the lanes that
+// pass make_qx_quants' test against best: suml2 > 0 and
+// float32(sumlx·sumlx) > float32(best·suml2).
 //
 //go:noescape
-func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[qxLanes]float32)
+func qxTrialSumsAVX2(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64
+
+// qxFirstAVX2 is the first two passes of MakeQxQuants with weights (see
+// qxFirst); with squares it first stores w[i] = x[i]² (rounded).
+//
+//go:noescape
+func qxFirstAVX2(x, w *float32, n int, nmax float32, squares bool, wx *float32, L *int8, out *qxFirst)
 
 // qkx3Trials8AVX2 evaluates eight consecutive trials of MakeQkx3Quants, one
 // per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax) with
@@ -27,21 +36,34 @@ func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi 
 func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 
 // qkx2Trials16AVX2 evaluates sixteen consecutive trials of MakeQkx2Quants,
-// one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax), the
-// float32 sums Σw·l, Σw·l² and Σw·l·x in index order, the fit from them and
-// its error (see qkx2Lanes), with the same fused operations as the portable
-// loop.
+// one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax) with
+// xm = max(x - min, 0) (float32, as setDiffs32), the float32 sums Σw·l, Σw·l²
+// and Σw·l·x in index order, the fit from them and its error (see
+// qkx2Lanes), with the same fused operations as the portable loop. It
+// returns the mask of the lanes with D > 0 and an error below bestMAD.
 //
 //go:noescape
-func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32, n int, nmax, sumW, sumX float32, useMAD bool, out *qkx2Lanes)
+func qkx2Trials16AVX2(nums *float32, den float32, x, w *float32, n int, min, nmax, sumW, sumX float32, useMAD bool, bestMAD float32, out *qkx2Lanes) uint32
+
+// qkx2Trials8AVX2 is qkx2Trials16AVX2 for eight trials (lanes 0-7 of out).
+//
+//go:noescape
+func qkx2Trials8AVX2(nums *float32, den float32, x, w *float32, n int, min, nmax, sumW, sumX float32, useMAD bool, bestMAD float32, out *qkx2Lanes) uint32
+
+// qkx2SumsAVX2 is the first pass of MakeQkx2Quants over n values (scalar,
+// in index order): the smallest and largest value (v < min, v > max, as the
+// portable loop), Σw and Σw·x (fused or with rounded products).
+//
+//go:noescape
+func qkx2SumsAVX2(x, w *float32, n int, fused bool, out *qkx2Sums)
 
 // qkx2FirstErrorAVX2 is the first quantization of MakeQkx2Quants: it stores
-// L[i] = min(nearest(iscale·xm[i]), nmax) and returns Σw·err(scale·L+min-x)
-// in index order (err is |·| with useMAD, else the rounded square), fused
-// as the portable loop.
+// L[i] = min(nearest(iscale·(x[i]-min)), nmax) and returns Σw·err(scale·L +
+// min - x) in index order (err is |·| with useMAD, else the rounded square),
+// fused as the portable loop. Every x[i] must be at least min.
 //
 //go:noescape
-func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
+func qkx2FirstErrorAVX2(x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
 
 // qkx3RefineScanAVX2 is the scan of one refinement step of MakeQkx3Quants:
 // the first index j with the largest |g|, g = fma(-scale, L[j], x[j]) - min,
@@ -83,3 +105,16 @@ func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums)
 //
 //go:noescape
 func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64
+
+// q3QuantsAVX2 is MakeQ3Quants with doRMSE for n >= 1 (see the assembly);
+// zero reports a largest magnitude below eps, where nothing was written.
+//
+//go:noescape
+func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale float32, zero bool)
+
+// qkx2QuantsAVX2 stores the quants of one trial of MakeQkx2Quants (or
+// MakeQkx3Quants), L[i] =
+// clamp(nearest(iscale·max(x[i]-min, 0)), 0, nmax), for n a multiple of 8.
+//
+//go:noescape
+func qkx2QuantsAVX2(x *float32, n int, iscale, min, nmax float32, L *uint8)

@@ -8,25 +8,47 @@
 DATA qxMagic<>+0(SB)/4, $0x4b400000
 GLOBL qxMagic<>(SB), RODATA|NOPTR, $4
 
-// func qxTrialSumsAVX2(scales *[48]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[48]float32)
+// QX_PASS sets AX to the mask of the eight lanes whose sums (LX = Σwx·l,
+// L2 = Σ(w·l)·l) pass make_qx_quants' test against best (Y14): L2 > 0
+// and float32(LX·LX) > float32(best·L2). Uses Y6-Y8.
+#define QX_PASS(LX, L2) \
+	VMULPS    LX, LX, Y6 \
+	VMULPS    L2, Y14, Y7 \
+	VCMPPS    $0x1e, Y7, Y6, Y6 \
+	VXORPS    Y8, Y8, Y8 \
+	VCMPPS    $0x1e, Y8, L2, Y7 \
+	VANDPS    Y7, Y6, Y6 \
+	VMOVMSKPS Y6, AX
+
+// func qxTrialSumsAVX2(nums *[48]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[48]float32) uint64
 // Lanes hold trials, 16 at a time (Y0, Y12); the loop runs over the values
-// in order, so each lane's sums are the sequential sums of its trial.
-TEXT ·qxTrialSumsAVX2(SB), NOSPLIT, $0-64
-	MOVQ         scales+0(FP), AX
-	MOVQ         x+8(FP), SI
-	MOVQ         w+16(FP), DI
-	MOVQ         wx+24(FP), DX
-	MOVQ         n+32(FP), CX
-	VBROADCASTSS lo+40(FP), Y2
-	VBROADCASTSS hi+44(FP), Y3
+// in order, so each lane's sums are the sequential sums of its trial. R12
+// collects the mask, 16 bits per group, rotated into place.
+TEXT ·qxTrialSumsAVX2(SB), NOSPLIT, $0-96
+	MOVQ         nums+0(FP), AX
+	MOVQ         x+16(FP), SI
+	MOVQ         w+24(FP), DI
+	MOVQ         wx+32(FP), DX
+	MOVQ         n+40(FP), CX
+	VBROADCASTSS lo+48(FP), Y2
+	VBROADCASTSS hi+52(FP), Y3
 	VBROADCASTSS qxMagic<>(SB), Y1
-	MOVQ         sumlx+48(FP), R8
-	MOVQ         suml2+56(FP), R9
+	VBROADCASTSS max+8(FP), Y13
+	VBROADCASTSS best+56(FP), Y14
+	MOVQ         scales+64(FP), R11
+	MOVQ         sumlx+72(FP), R8
+	MOVQ         suml2+80(FP), R9
 	XORQ         BX, BX
+	XORQ         R12, R12
 
 group:
+	MOVQ    nums+0(FP), AX    // (QX_PASS uses AX)
 	VMOVUPS (AX)(BX*1), Y0
 	VMOVUPS 32(AX)(BX*1), Y12
+	VDIVPS  Y13, Y0, Y0       // scale = num/max
+	VDIVPS  Y13, Y12, Y12
+	VMOVUPS Y0, (R11)(BX*1)
+	VMOVUPS Y12, 32(R11)(BX*1)
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y10, Y10, Y10
@@ -64,11 +86,102 @@ value:
 	VMOVUPS Y10, 32(R8)(BX*1)
 	VMOVUPS Y5, (R9)(BX*1)
 	VMOVUPS Y11, 32(R9)(BX*1)
+	QX_PASS(Y4, Y5)
+	MOVL    AX, R13
+	QX_PASS(Y10, Y11)
+	SHLL    $8, AX
+	ORL     R13, AX
+	ORQ     AX, R12
+	RORQ    $16, R12
 	ADDQ    $64, BX
 	CMPQ    BX, $192
 	JLT     group
+	RORQ    $16, R12
+	MOVQ    R12, ret+88(FP)
 	VZEROUPPER
 	RET
+
+// func qxFirstAVX2(x, w *float32, n int, nmax float32, squares bool, wx *float32, L *int8, out *qxFirst)
+// The first passes of MakeQxQuants (scalar, in index order): the value of
+// largest magnitude (the first one, as the portable loop's ax > amax) and
+// that magnitude, iscale = -nmax/max, then (with squares, w[i] = x[i]·x[i]
+// rounded first) wx[i] = w[i]·x[i] rounded, L[i] = l + nmax with l =
+// clamp(nearest(iscale·x[i]), -nmax, nmax-1), and the fused sums Σwx·l and
+// Σ(w·l)·l. With a largest magnitude of 0 or one that is not finite the
+// second pass computes garbage, which the caller discards.
+TEXT ·qxFirstAVX2(SB), NOSPLIT, $0-56
+	MOVQ   x+0(FP), SI
+	MOVQ   w+8(FP), DI
+	MOVQ   n+16(FP), CX
+	MOVQ   wx+32(FP), DX
+	MOVQ   L+40(FP), BX
+	MOVQ   out+48(FP), R8
+	VMOVSS qkx2Abs<>(SB), X9
+	VXORPS X0, X0, X0              // max
+	VXORPS X1, X1, X1              // amax
+	XORQ   R10, R10
+
+maxloop:
+	VMOVSS    (SI)(R10*4), X2
+	VANDPS    X9, X2, X3           // |v|
+	VCMPSS    $0x1e, X1, X3, X4    // |v| > amax
+	VBLENDVPS X4, X3, X1, X1
+	VBLENDVPS X4, X2, X0, X0
+	INCQ      R10
+	CMPQ      R10, CX
+	JLT       maxloop
+
+	VMOVSS    X0, 0(R8)
+	VMOVSS    X1, 4(R8)
+	VMOVSS    nmax+24(FP), X10     // nmax
+	VXORPS    X11, X11, X11
+	VSUBSS    X10, X11, X11        // lo = -nmax
+	VDIVSS    X0, X11, X2          // iscale = -nmax/max
+	VMOVSS    X2, 8(R8)
+	VMOVSS    qkx2One<>(SB), X12
+	VSUBSS    X12, X10, X12        // hi = nmax-1
+	VCVTTSS2SI X10, R9             // nmax as an integer
+	VMOVSS    qxMagic<>(SB), X13
+	VXORPS    X14, X14, X14        // Σwx·l
+	VXORPS    X15, X15, X15        // Σ(w·l)·l
+	XORQ      R10, R10
+	CMPB      squares+28(FP), $0
+	JEQ       firstloop
+
+squareloop:
+	VMOVSS (SI)(R10*4), X3
+	VMULSS X3, X3, X3
+	VMOVSS X3, (DI)(R10*4)
+	INCQ   R10
+	CMPQ   R10, CX
+	JLT    squareloop
+	XORQ   R10, R10
+
+firstloop:
+	VMOVSS      (SI)(R10*4), X3    // v
+	VMOVSS      (DI)(R10*4), X5    // w
+	VMULSS      X3, X5, X6         // wx, rounded
+	VMOVSS      X6, (DX)(R10*4)
+	VFMADD213SS X13, X2, X3        // iscale*v + magic, rounded once
+	VSUBSS      X13, X3, X3
+	VMAXSS      X11, X3, X3
+	VMINSS      X12, X3, X3        // l
+	VCVTTSS2SI  X3, AX
+	ADDL        R9, AX
+	MOVB        AX, (BX)(R10*1)
+	VFMADD231SS X3, X6, X14        // Σwx·l, fused
+	VMULSS      X3, X5, X7         // w·l, rounded
+	VFMADD231SS X3, X7, X15        // Σ(w·l)·l, fused
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         firstloop
+
+	VMOVSS X14, 12(R8)
+	VMOVSS X15, 16(R8)
+	RET
+
+DATA qkx2One<>+0(SB)/4, $0x3f800000
+GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 
 // QKX3_FIT evaluates the fit of four trials from their sums A (Σw·l),
 // B (Σw·l²), C (Σw·l·x) with Y14 = sumW, Y15 = sumX, Y7 = sumX2, and stores D, scale,
@@ -252,43 +365,37 @@ GLOBL qkx2Abs<>(SB), RODATA|NOPTR, $32
 	VMOVUPS      Y11, (128+OFF)(R8) \
 	VMOVUPS      Y12, (192+OFF)(R8)
 
-// QKX2_L computes l = min(nearest(iscale·xm[i]), nmax) of both groups of
-// eight trials into Y10, Y11 (Y0 = magic, Y1 = nmax, Y2/Y3 = iscales).
-#define QKX2_L \
-	VBROADCASTSS (SI)(R10*4), Y10 \
-	VMOVAPS      Y10, Y11 \
-	VFMADD213PS  Y0, Y2, Y10 \
-	VFMADD213PS  Y0, Y3, Y11 \
-	VSUBPS       Y0, Y10, Y10 \
-	VSUBPS       Y0, Y11, Y11 \
-	VMINPS       Y1, Y10, Y10 \
-	VMINPS       Y1, Y11, Y11
+// QKX2_XM broadcasts xm = max(x[R10] - min, 0) (float32, as setDiffs32)
+// into Y10.
+#define QKX2_XM \
+	VMOVSS       (DI)(R10*4), X10 \
+	VSUBSS       min+40(FP), X10, X10 \
+	VMAXSS       qkx2Zero<>(SB), X10, X10 \
+	VBROADCASTSS X10, Y10
 
-// QKX2_DIFF computes fma(scale, l, min) - x of both groups into Y10, Y11
-// (scales in Y4/Y5, mins in Y6/Y7).
-#define QKX2_DIFF \
-	VFMADD213PS  Y6, Y4, Y10 \
-	VFMADD213PS  Y7, Y5, Y11 \
-	VBROADCASTSS (DI)(R10*4), Y12 \
-	VSUBPS       Y12, Y10, Y10 \
-	VSUBPS       Y12, Y11, Y11
+// QKX2_CAND sets AX to the mask of the eight lanes with D > 0 (at OFF(R8)
+// + 64) and an error (in E) below bestMAD (Y14). Uses Y12, Y13.
+#define QKX2_CAND(E, OFF) \
+	VXORPS       Y13, Y13, Y13 \
+	VMOVUPS      (64+OFF)(R8), Y12 \
+	VCMPPS       $0x1e, Y13, Y12, Y12 \
+	VCMPPS       $0x11, Y14, E, Y13 \
+	VANDPS       Y13, Y12, Y12 \
+	VMOVMSKPS    Y12, AX
 
-// QKX2_ACC adds w·diff to the errors (fused).
-#define QKX2_ACC \
-	VBROADCASTSS (DX)(R10*4), Y13 \
-	VFMADD231PS  Y10, Y13, Y8 \
-	VFMADD231PS  Y11, Y13, Y9
+DATA qkx2Zero<>+0(SB)/4, $0
+GLOBL qkx2Zero<>(SB), RODATA|NOPTR, $4
 
-// func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32, n int, nmax, sumW, sumX float32, useMAD bool, out *qkx2Lanes)
+// func qkx2Trials16AVX2(nums *float32, den float32, x, w *float32, n int, min, nmax, sumW, sumX float32, useMAD bool, bestMAD float32, out *qkx2Lanes) uint32
 // Sixteen trials in two groups of eight float32 lanes (Y2 and Y3 hold their
-// iscales); each lane's sums and error are sequential in index order.
-TEXT ·qkx2Trials16AVX2(SB), NOSPLIT, $0-72
+// iscales); each lane's sums and error are sequential in index order. The
+// sums pass keeps every lane's quants in the frame for the error pass.
+TEXT ·qkx2Trials16AVX2(SB), 0, $4096-76
 	MOVQ         nums+0(FP), AX
 	VBROADCASTSS den+8(FP), Y1
-	MOVQ         xm+16(FP), SI
-	MOVQ         x+24(FP), DI
-	MOVQ         w+32(FP), DX
-	MOVQ         n+40(FP), CX
+	MOVQ         x+16(FP), DI
+	MOVQ         w+24(FP), DX
+	MOVQ         n+32(FP), CX
 	MOVQ         out+64(FP), R8
 	VMOVUPS      (AX), Y2
 	VMOVUPS      32(AX), Y3
@@ -296,7 +403,7 @@ TEXT ·qkx2Trials16AVX2(SB), NOSPLIT, $0-72
 	VDIVPS       Y1, Y3, Y3
 	VMOVUPS      Y2, (R8)
 	VMOVUPS      Y3, 32(R8)
-	VBROADCASTSS nmax+48(FP), Y1
+	VBROADCASTSS nmax+44(FP), Y1
 	VBROADCASTSS qxMagic<>(SB), Y0
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
@@ -304,10 +411,20 @@ TEXT ·qkx2Trials16AVX2(SB), NOSPLIT, $0-72
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
+	LEAQ         0(SP), R9         // the quants, 64 bytes per value
 	XORQ         R10, R10
 
-sums:
-	QKX2_L
+sums16:
+	QKX2_XM
+	VMOVAPS      Y10, Y11
+	VFMADD213PS  Y0, Y2, Y10       // iscale*xm + magic, rounded once
+	VFMADD213PS  Y0, Y3, Y11
+	VSUBPS       Y0, Y10, Y10
+	VSUBPS       Y0, Y11, Y11
+	VMINPS       Y1, Y10, Y10      // l
+	VMINPS       Y1, Y11, Y11
+	VMOVUPS      Y10, (R9)
+	VMOVUPS      Y11, 32(R9)
 	VBROADCASTSS (DX)(R10*4), Y12  // w
 	VMULPS       Y10, Y12, Y13     // w*l, rounded
 	VMULPS       Y11, Y12, Y14
@@ -318,104 +435,266 @@ sums:
 	VBROADCASTSS (DI)(R10*4), Y15  // x
 	VFMADD231PS  Y15, Y13, Y6      // Σw·l·x
 	VFMADD231PS  Y15, Y14, Y9
+	ADDQ         $64, R9
 	INCQ         R10
 	CMPQ         R10, CX
-	JLT          sums
+	JLT          sums16
 
-	VBROADCASTSS sumW+52(FP), Y14
-	VBROADCASTSS sumX+56(FP), Y15
+	VBROADCASTSS sumW+48(FP), Y14
+	VBROADCASTSS sumX+52(FP), Y15
 	QKX2_FIT(Y4, Y5, Y6, 0)
 	QKX2_FIT(Y7, Y8, Y9, 32)
 	VMOVUPS      128(R8), Y4       // scales
 	VMOVUPS      160(R8), Y5
 	VMOVUPS      192(R8), Y6       // mins
 	VMOVUPS      224(R8), Y7
-	VBROADCASTSS nmax+48(FP), Y1
-	VBROADCASTSS qxMagic<>(SB), Y0
+	VMOVUPS      qkx2Abs<>(SB), Y15
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
+	LEAQ         0(SP), R9
 	XORQ         R10, R10
-	CMPB         useMAD+60(FP), $0
-	JNE          mad
+	CMPB         useMAD+56(FP), $0
+	JNE          mad16
 
-squares:
-	QKX2_L
-	QKX2_DIFF
+squares16:
+	VMOVUPS      (R9), Y10         // l
+	VMOVUPS      32(R9), Y11
+	VBROADCASTSS (DI)(R10*4), Y12  // x
+	VFMADD213PS  Y6, Y4, Y10       // scale*l + min
+	VFMADD213PS  Y7, Y5, Y11
+	VSUBPS       Y12, Y10, Y10
+	VSUBPS       Y12, Y11, Y11
 	VMULPS       Y10, Y10, Y10     // diff², rounded
 	VMULPS       Y11, Y11, Y11
-	QKX2_ACC
+	VBROADCASTSS (DX)(R10*4), Y13  // w
+	VFMADD231PS  Y10, Y13, Y8      // error += w·diff², fused
+	VFMADD231PS  Y11, Y13, Y9
+	ADDQ         $64, R9
 	INCQ         R10
 	CMPQ         R10, CX
-	JLT          squares
-	JMP          done
+	JLT          squares16
+	JMP          done16
 
-mad:
-	QKX2_L
-	QKX2_DIFF
-	VANDPS       qkx2Abs<>(SB), Y10, Y10
-	VANDPS       qkx2Abs<>(SB), Y11, Y11
-	QKX2_ACC
+mad16:
+	VMOVUPS      (R9), Y10
+	VMOVUPS      32(R9), Y11
+	VBROADCASTSS (DI)(R10*4), Y12
+	VFMADD213PS  Y6, Y4, Y10
+	VFMADD213PS  Y7, Y5, Y11
+	VSUBPS       Y12, Y10, Y10
+	VSUBPS       Y12, Y11, Y11
+	VANDPS       Y15, Y10, Y10     // |diff|
+	VANDPS       Y15, Y11, Y11
+	VBROADCASTSS (DX)(R10*4), Y13
+	VFMADD231PS  Y10, Y13, Y8
+	VFMADD231PS  Y11, Y13, Y9
+	ADDQ         $64, R9
 	INCQ         R10
 	CMPQ         R10, CX
-	JLT          mad
+	JLT          mad16
 
-done:
+done16:
 	VMOVUPS      Y8, 256(R8)
 	VMOVUPS      Y9, 288(R8)
+	VBROADCASTSS bestMAD+60(FP), Y14
+	QKX2_CAND(Y8, 0)
+	MOVL         AX, BX
+	QKX2_CAND(Y9, 32)
+	SHLL         $8, AX
+	ORL          BX, AX
+	MOVL         AX, ret+72(FP)
 	VZEROUPPER
 	RET
 
-// func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
-// The first quantization of MakeQkx2Quants: L[i] = min(nearest(iscale·xm[i]),
-// nmax) and the weighted error of scale·L + min, in index order, scalar.
-TEXT ·qkx2FirstErrorAVX2(SB), NOSPLIT, $0-68
-	MOVQ   xm+0(FP), SI
-	MOVQ   x+8(FP), DI
-	MOVQ   w+16(FP), DX
-	MOVQ   n+24(FP), CX
-	VMOVSS nmax+32(FP), X1
-	VMOVSS iscale+36(FP), X2
-	VMOVSS scale+40(FP), X4
-	VMOVSS min+44(FP), X6
-	MOVQ   L+56(FP), BX
+// func qkx2Trials8AVX2(nums *float32, den float32, x, w *float32, n int, min, nmax, sumW, sumX float32, useMAD bool, bestMAD float32, out *qkx2Lanes) uint32
+// qkx2Trials16AVX2 for the first eight lanes only.
+TEXT ·qkx2Trials8AVX2(SB), 0, $4096-76
+	MOVQ         nums+0(FP), AX
+	VBROADCASTSS den+8(FP), Y1
+	MOVQ         x+16(FP), DI
+	MOVQ         w+24(FP), DX
+	MOVQ         n+32(FP), CX
+	MOVQ         out+64(FP), R8
+	VMOVUPS      (AX), Y2
+	VDIVPS       Y1, Y2, Y2        // iscale = num/den
+	VMOVUPS      Y2, (R8)
+	VBROADCASTSS nmax+44(FP), Y1
+	VBROADCASTSS qxMagic<>(SB), Y0
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	LEAQ         0(SP), R9         // the quants, 64 bytes per value
+	XORQ         R10, R10
+
+sums8:
+	QKX2_XM
+	VFMADD213PS  Y0, Y2, Y10       // iscale*xm + magic, rounded once
+	VSUBPS       Y0, Y10, Y10
+	VMINPS       Y1, Y10, Y10      // l
+	VMOVUPS      Y10, (R9)
+	VBROADCASTSS (DX)(R10*4), Y12  // w
+	VMULPS       Y10, Y12, Y13     // w*l, rounded
+	VADDPS       Y13, Y4, Y4       // Σw·l
+	VFMADD231PS  Y10, Y13, Y5      // Σw·l·l
+	VBROADCASTSS (DI)(R10*4), Y15  // x
+	VFMADD231PS  Y15, Y13, Y6      // Σw·l·x
+	ADDQ         $64, R9
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          sums8
+
+	VBROADCASTSS sumW+48(FP), Y14
+	VBROADCASTSS sumX+52(FP), Y15
+	QKX2_FIT(Y4, Y5, Y6, 0)
+	VMOVUPS      128(R8), Y4       // scales
+	VMOVUPS      192(R8), Y6       // mins
+	VMOVUPS      qkx2Abs<>(SB), Y15
+	VXORPS       Y8, Y8, Y8
+	LEAQ         0(SP), R9
+	XORQ         R10, R10
+	CMPB         useMAD+56(FP), $0
+	JNE          mad8
+
+squares8:
+	VMOVUPS      (R9), Y10         // l
+	VBROADCASTSS (DI)(R10*4), Y12  // x
+	VFMADD213PS  Y6, Y4, Y10       // scale*l + min
+	VSUBPS       Y12, Y10, Y10
+	VMULPS       Y10, Y10, Y10     // diff², rounded
+	VBROADCASTSS (DX)(R10*4), Y13  // w
+	VFMADD231PS  Y10, Y13, Y8      // error += w·diff², fused
+	ADDQ         $64, R9
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          squares8
+	JMP          done8
+
+mad8:
+	VMOVUPS      (R9), Y10
+	VBROADCASTSS (DI)(R10*4), Y12
+	VFMADD213PS  Y6, Y4, Y10
+	VSUBPS       Y12, Y10, Y10
+	VANDPS       Y15, Y10, Y10     // |diff|
+	VBROADCASTSS (DX)(R10*4), Y13
+	VFMADD231PS  Y10, Y13, Y8
+	ADDQ         $64, R9
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          mad8
+
+done8:
+	VMOVUPS      Y8, 256(R8)
+	VBROADCASTSS bestMAD+60(FP), Y14
+	QKX2_CAND(Y8, 0)
+	MOVL         AX, ret+72(FP)
+	VZEROUPPER
+	RET
+
+DATA qkx2NegZero<>+0(SB)/4, $0x80000000
+GLOBL qkx2NegZero<>(SB), RODATA|NOPTR, $4
+
+// func qkx2SumsAVX2(x, w *float32, n int, fused bool, out *qkx2Sums)
+// The first pass of MakeQkx2Quants (scalar, in index order). The sums start
+// at -0, which leaves the first term as it is, as the portable loop starts
+// from the first term.
+TEXT ·qkx2SumsAVX2(SB), NOSPLIT, $0-40
+	MOVQ   x+0(FP), SI
+	MOVQ   w+8(FP), DI
+	MOVQ   n+16(FP), CX
+	MOVQ   out+32(FP), R8
+	VMOVSS (SI), X0                // min
+	VMOVAPS X0, X1                 // max
+	VMOVSS qkx2NegZero<>(SB), X2   // Σw
+	VMOVAPS X2, X3                 // Σw·x
+	XORQ   R10, R10
+	CMPB   fused+24(FP), $0
+	JEQ    rounded
+
+fusedloop:
+	VMOVSS      (SI)(R10*4), X5
+	VMINSS      X0, X5, X0         // v < min ? v : min
+	VMAXSS      X1, X5, X1         // v > max ? v : max
+	VMOVSS      (DI)(R10*4), X6
+	VADDSS      X6, X2, X2
+	VFMADD231SS X5, X6, X3         // Σw·x, fused
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         fusedloop
+	JMP         sumsdone
+
+rounded:
+	VMOVSS      (SI)(R10*4), X5
+	VMINSS      X0, X5, X0
+	VMAXSS      X1, X5, X1
+	VMOVSS      (DI)(R10*4), X6
+	VADDSS      X6, X2, X2
+	VMULSS      X5, X6, X6         // w·x, rounded
+	VADDSS      X6, X3, X3
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         rounded
+
+sumsdone:
+	VMOVSS X0, 0(R8)
+	VMOVSS X1, 4(R8)
+	VMOVSS X2, 8(R8)
+	VMOVSS X3, 12(R8)
+	RET
+
+// func qkx2FirstErrorAVX2(x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
+// The first quantization of MakeQkx2Quants: L[i] = min(nearest(iscale·(x[i]
+// - min)), nmax) and the weighted error of scale·L + min, in index order,
+// scalar. Every x[i] must be at least min.
+TEXT ·qkx2FirstErrorAVX2(SB), NOSPLIT, $0-60
+	MOVQ   x+0(FP), DI
+	MOVQ   w+8(FP), DX
+	MOVQ   n+16(FP), CX
+	VMOVSS nmax+24(FP), X1
+	VMOVSS iscale+28(FP), X2
+	VMOVSS scale+32(FP), X4
+	VMOVSS min+36(FP), X6
+	MOVQ   L+48(FP), BX
 	VMOVSS qxMagic<>(SB), X0
+	VMOVSS qkx2Abs<>(SB), X9
 	VXORPS X8, X8, X8
 	XORQ   R10, R10
-	CMPB   useMAD+48(FP), $0
+	CMPB   useMAD+40(FP), $0
 	JNE    firstmad
 
 firstsq:
-	VMOVSS      (SI)(R10*4), X10
+	VMOVSS      (DI)(R10*4), X11
+	VSUBSS      X6, X11, X10     // x - min
 	VFMADD213SS X0, X2, X10      // iscale*xm + magic, rounded once
 	VSUBSS      X0, X10, X10
 	VMINSS      X1, X10, X10     // l
 	VCVTTSS2SI  X10, R11
 	MOVB        R11, (BX)(R10*1)
 	VFMADD213SS X6, X4, X10      // scale*l + min
-	VSUBSS      (DI)(R10*4), X10, X10
+	VSUBSS      X11, X10, X10
 	VMULSS      X10, X10, X10
 	VFMADD231SS (DX)(R10*4), X10, X8
 	INCQ        R10
 	CMPQ        R10, CX
 	JLT         firstsq
-	VMOVSS      X8, ret+64(FP)
+	VMOVSS      X8, ret+56(FP)
 	RET
 
 firstmad:
-	VMOVSS      (SI)(R10*4), X10
+	VMOVSS      (DI)(R10*4), X11
+	VSUBSS      X6, X11, X10
 	VFMADD213SS X0, X2, X10
 	VSUBSS      X0, X10, X10
 	VMINSS      X1, X10, X10
 	VCVTTSS2SI  X10, R11
 	MOVB        R11, (BX)(R10*1)
 	VFMADD213SS X6, X4, X10
-	VSUBSS      (DI)(R10*4), X10, X10
-	VANDPS      qkx2Abs<>(SB), X10, X10
+	VSUBSS      X11, X10, X10
+	VANDPS      X9, X10, X10
 	VFMADD231SS (DX)(R10*4), X10, X8
 	INCQ        R10
 	CMPQ        R10, CX
 	JLT         firstmad
-	VMOVSS      X8, ret+64(FP)
+	VMOVSS      X8, ret+56(FP)
 	RET
 
 // QKX3_GRAD computes, for the eight values at R10, the magnitude of the
@@ -714,4 +993,172 @@ firsterr:
 	JLT         firsterr
 
 	VMOVSD X8, ret+48(FP)
+	RET
+
+// func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale float32, zero bool)
+// MakeQ3Quants with doRMSE, scalar, in the portable code's order and with
+// its fused operations: the value of largest magnitude (zero when its
+// magnitude is below eps: then nothing is written), the first quantization
+// at -nmax/max with its sums, up to five coordinate-descent passes, L
+// offset by nmax and the scale Σw·x·l / Σw·l².
+TEXT ·q3QuantsAVX2(SB), NOSPLIT, $0-45
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	MOVQ   L+32(FP), BX
+	VMOVSS qkx2Abs<>(SB), X9
+	VXORPS X0, X0, X0              // max
+	VXORPS X1, X1, X1              // amax
+	XORQ   R10, R10
+
+q3max:
+	VMOVSS    (SI)(R10*4), X2
+	VANDPS    X9, X2, X3           // |v|
+	VCMPSS    $0x1e, X1, X3, X4    // |v| > amax
+	VBLENDVPS X4, X3, X1, X1
+	VBLENDVPS X4, X2, X0, X0
+	INCQ      R10
+	CMPQ      R10, CX
+	JLT       q3max
+
+	VMOVSS   eps+24(FP), X2
+	VUCOMISS X2, X1
+	JCC      q3nonzero             // amax >= eps (never NaN)
+	MOVB     $1, zero+44(FP)
+	RET
+
+q3nonzero:
+	MOVQ       nmax+16(FP), R9
+	MOVQ       R9, R8
+	NEGQ       R8                  // lo = -nmax
+	DECQ       R9                  // hi = nmax-1
+	VCVTSI2SSQ R8, X12, X12        // lo as float32
+	VCVTSI2SSQ R9, X11, X11        // hi as float32
+	VDIVSS     X0, X12, X2         // iscale = -nmax/max
+	VMOVSS     qxMagic<>(SB), X15
+	VXORPS     X14, X14, X14       // Σw·x·l
+	VXORPS     X13, X13, X13       // Σw·l²
+	XORQ       R10, R10
+
+q3first:
+	VMOVSS      (SI)(R10*4), X0    // v
+	VMOVAPS     X0, X3
+	VFMADD213SS X15, X2, X3        // iscale*v + magic, rounded once
+	VSUBSS      X15, X3, X3
+	VMAXSS      X12, X3, X3
+	VMINSS      X11, X3, X3        // l
+	VCVTTSS2SI  X3, AX
+	MOVB        AX, (BX)(R10*1)
+	VMULSS      X0, X0, X1         // w = v·v
+	VMULSS      X0, X1, X4         // w·v
+	VFMADD231SS X3, X4, X14
+	VMULSS      X3, X1, X5         // w·l
+	VFMADD231SS X3, X5, X13
+	INCQ        R10
+	CMPQ        R10, CX
+	JLT         q3first
+
+	VXORPS X5, X5, X5              // 0
+	MOVQ   $5, R12                 // passes left
+
+q3pass:
+	XORQ R11, R11                  // changed
+	XORQ R10, R10
+
+q3value:
+	VMOVSS       (SI)(R10*4), X0   // v
+	VMULSS       X0, X0, X1        // w
+	VMULSS       X0, X1, X2        // w·v
+	MOVBQSX      (BX)(R10*1), AX   // L[i]
+	VCVTSI2SSQ   AX, X3, X3        // li
+	VMOVAPS      X14, X4
+	VFNMADD231SS X3, X2, X4        // slx = sumlx - (w·v)·li
+	VUCOMISS     X5, X4
+	JLS          q3next            // !(slx > 0)
+	VMULSS       X3, X1, X6        // w·li
+	VMOVAPS      X13, X7
+	VFNMADD231SS X3, X6, X7        // sl2 = suml2 - (w·li)·li
+	VMULSS       X7, X0, X8        // v·sl2
+	VDIVSS       X4, X8, X8        // / slx
+	VADDSS       X15, X8, X8       // nearest_int: + 1.5·2^23,
+	VMOVD        X8, DX
+	ANDL         $0x7fffff, DX     // low 23 bits
+	SUBL         $0x400000, DX
+	MOVLQSX      DX, DX
+	CMPQ         DX, R8
+	CMOVQLT      R8, DX            // clamp to [lo, hi]
+	CMPQ         DX, R9
+	CMOVQGT      R9, DX
+	CMPQ         DX, AX
+	JEQ          q3next
+	VCVTSI2SSQ   DX, X9, X9        // new l
+	VFMADD231SS  X9, X2, X4        // slx += (w·v)·l
+	VMULSS       X9, X1, X10       // w·l
+	VFMADD231SS  X9, X10, X7       // sl2 += (w·l)·l
+	VUCOMISS     X5, X7
+	JLS          q3next            // !(sl2 > 0)
+	VMULSS       X4, X4, X10
+	VMULSS       X13, X10, X10     // slx²·suml2
+	VMULSS       X14, X14, X6
+	VMULSS       X7, X6, X6        // sumlx²·sl2
+	VUCOMISS     X6, X10
+	JLS          q3next            // !(slx²·suml2 > sumlx²·sl2)
+	MOVB         DX, (BX)(R10*1)
+	VMOVAPS      X4, X14
+	VMOVAPS      X7, X13
+	INCQ         R11
+
+q3next:
+	INCQ R10
+	CMPQ R10, CX
+	JLT  q3value
+	TESTQ R11, R11
+	JEQ  q3done
+	DECQ R12
+	JNE  q3pass
+
+q3done:
+	MOVQ nmax+16(FP), R9
+	XORQ R10, R10
+
+q3offset:
+	ADDB R9, (BX)(R10*1)
+	INCQ R10
+	CMPQ R10, CX
+	JLT  q3offset
+
+	VDIVSS X13, X14, X0
+	VMOVSS X0, scale+40(FP)
+	MOVB   $0, zero+44(FP)
+	RET
+
+// func qkx2QuantsAVX2(x *float32, n int, iscale, min, nmax float32, L *uint8)
+// L[i] = min(nearest(iscale·max(x[i] - min, 0)), nmax), at least 0, eight
+// values per step; n is a multiple of 8 and |iscale·(x - min)| < 2^22.
+TEXT ·qkx2QuantsAVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         L+32(FP), DI
+	VBROADCASTSS iscale+16(FP), Y1
+	VBROADCASTSS min+20(FP), Y2
+	VBROADCASTSS nmax+24(FP), Y3
+	VBROADCASTSS qxMagic<>(SB), Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         R10, R10
+
+qkx2quants:
+	VMOVUPS      (SI)(R10*4), Y0
+	VSUBPS       Y2, Y0, Y0        // x - min
+	VMAXPS       Y5, Y0, Y0        // not below 0
+	VFMADD213PS  Y4, Y1, Y0        // iscale*xm + magic, rounded once
+	VSUBPS       Y4, Y0, Y0
+	VMINPS       Y3, Y0, Y0
+	VCVTTPS2DQ   Y0, Y0
+	VEXTRACTI128 $1, Y0, X6
+	VPACKSSDW    X6, X0, X0
+	VPACKUSWB    X0, X0, X0        // negative quants (negative iscale) to 0
+	VMOVQ        X0, (DI)(R10*1)
+	ADDQ         $8, R10
+	CMPQ         R10, CX
+	JLT          qkx2quants
+	VZEROUPPER
 	RET

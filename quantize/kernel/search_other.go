@@ -5,7 +5,11 @@ package kernel
 // useAVX2 is false here: the portable loops run.
 var useAVX2 = false
 
-func qxTrialSumsAVX2(scales *[qxLanes]float32, x, w, wx *float32, n int, lo, hi float32, sumlx, suml2 *[qxLanes]float32) {
+func qxTrialSumsAVX2(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64 {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qxFirstAVX2(x, w *float32, n int, nmax float32, squares bool, wx *float32, L *int8, out *qxFirst) {
 	panic("kernel: no assembly trial loops on this platform")
 }
 
@@ -13,11 +17,19 @@ func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *fl
 	panic("kernel: no assembly trial loops on this platform")
 }
 
-func qkx2Trials16AVX2(nums *float32, den float32, xm *[64]float32, x, w *float32, n int, nmax, sumW, sumX float32, useMAD bool, out *qkx2Lanes) {
+func qkx2Trials16AVX2(nums *float32, den float32, x, w *float32, n int, min, nmax, sumW, sumX float32, useMAD bool, bestMAD float32, out *qkx2Lanes) uint32 {
 	panic("kernel: no assembly trial loops on this platform")
 }
 
-func qkx2FirstErrorAVX2(xm *[64]float32, x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32 {
+func qkx2Trials8AVX2(nums *float32, den float32, x, w *float32, n int, min, nmax, sumW, sumX float32, useMAD bool, bestMAD float32, out *qkx2Lanes) uint32 {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx2SumsAVX2(x, w *float32, n int, fused bool, out *qkx2Sums) {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx2FirstErrorAVX2(x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32 {
 	panic("kernel: no assembly trial loops on this platform")
 }
 
@@ -38,5 +50,13 @@ func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums) {
 }
 
 func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64 {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale float32, zero bool) {
+	panic("kernel: no assembly trial loops on this platform")
+}
+
+func qkx2QuantsAVX2(x *float32, n int, iscale, min, nmax float32, L *uint8) {
 	panic("kernel: no assembly trial loops on this platform")
 }

@@ -90,15 +90,19 @@ func TestQxTrialSumsAVX2(t *testing.T) {
 		n := 1 + r.IntN(64)
 		nmax := 1 + r.IntN(32)
 		x, w := randomBlock(r, n), randomWeights(r, n)
-		var scales, sumlx, suml2 [qxLanes]float32
-		for k := range scales {
-			scales[k] = float32(r.NormFloat64() * float64(nmax))
+		var nums, scales, sumlx, suml2 [qxLanes]float32
+		max := float32(1)
+		if iter%2 == 1 {
+			max = float32(r.NormFloat64())
+		}
+		for k := range nums {
+			nums[k] = float32(r.NormFloat64() * float64(nmax))
 			if k%3 == 0 { // powers of two: exact ties on the grid shapes
-				scales[k] = float32(math.Ldexp(1-2*float64(r.IntN(2)), r.IntN(10)))
+				nums[k] = float32(math.Ldexp(1-2*float64(r.IntN(2)), r.IntN(10)))
 			}
 		}
 		if iter%2 == 0 {
-			nearTies(r, x, scales[1], nmax)
+			nearTies(r, x, nums[1], nmax)
 		}
 		wx := make([]float32, n)
 		xd := make([]float64, n)
@@ -106,9 +110,17 @@ func TestQxTrialSumsAVX2(t *testing.T) {
 			wx[i] = float32(w[i] * v)
 			xd[i] = float64(v)
 		}
-		qxTrialSumsAVX2(&scales, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), &sumlx, &suml2)
+		best := float32(r.ExpFloat64())
+		mask := qxTrialSumsAVX2(&nums, max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlx, &suml2)
 		q := make([]uint8, n)
 		for k, s := range scales {
+			if want := nums[k] / max; math.Float32bits(s) != math.Float32bits(want) {
+				t.Fatalf("iter %d lane %d: scale %v, want %v", iter, k, s, want)
+			}
+			pass := suml2[k] > 0 && float32(sumlx[k]*sumlx[k]) > float32(best*suml2[k])
+			if (mask>>k&1 != 0) != pass {
+				t.Fatalf("iter %d lane %d: mask bit %v, want %v", iter, k, mask>>k&1, pass)
+			}
 			quantizeOffset(q, xd, s, nmax, 2*nmax-1)
 			wantLX, wantL2 := qxSums(q, w, wx, nmax)
 			if math.Float32bits(sumlx[k]) != math.Float32bits(wantLX) || math.Float32bits(suml2[k]) != math.Float32bits(wantL2) {
@@ -131,12 +143,27 @@ func TestMakeQxQuantsSIMDAgrees(t *testing.T) {
 		if r.IntN(4) > 0 {
 			w = randomWeights(r, n)
 		}
+		if iter%3 == 0 { // ties of the first quantization, at -nmax/max
+			var max, amax float32
+			for _, v := range x {
+				if Abs32(v) > amax {
+					amax, max = Abs32(v), v
+				}
+			}
+			if amax > 0 {
+				nearTies(r, x, float32(-nmax)/max, nmax)
+			}
+		}
+		rmseType := 1
+		if iter%5 == 4 {
+			rmseType = 2 + r.IntN(3) // weights 1, |x|, sqrt|x| (only without w)
+		}
 		got, want := make([]int8, n), make([]int8, n)
-		d := MakeQxQuants(nmax, x, got, 1, w)
+		d := MakeQxQuants(nmax, x, got, rmseType, w)
 		var wantD float32
-		withPortable(func() { wantD = MakeQxQuants(nmax, x, want, 1, w) })
+		withPortable(func() { wantD = MakeQxQuants(nmax, x, want, rmseType, w) })
 		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
-			t.Fatalf("iter %d (n %d, nmax %d): %v %v; portable %v %v", iter, n, nmax, d, got, wantD, want)
+			t.Fatalf("iter %d (n %d, nmax %d, rmse type %d): %v %v; portable %v %v", iter, n, nmax, rmseType, d, got, wantD, want)
 		}
 	}
 }
@@ -322,9 +349,17 @@ func TestQkx2Trials16AVX2(t *testing.T) {
 		for k := range nums { // as nmax + rmin + rdelta·is: not negative
 			nums[k] = max(0, float32(nmax)+float32(2*r.Float64()-1))
 		}
+		bestMAD := float32(r.ExpFloat64())
 		var lanes qkx2Lanes
-		qkx2Trials16AVX2(&nums[0], hi-m, &xm, &x[0], &w[0], n, float32(nmax), sumW, sumX, useMAD, &lanes)
-		for k, num := range nums {
+		var mask uint32
+		lanesN := qkx2Lanes16
+		if iter%3 == 2 {
+			lanesN = 8
+			mask = qkx2Trials8AVX2(&nums[0], hi-m, &x[0], &w[0], n, m, float32(nmax), sumW, sumX, useMAD, bestMAD, &lanes)
+		} else {
+			mask = qkx2Trials16AVX2(&nums[0], hi-m, &x[0], &w[0], n, m, float32(nmax), sumW, sumX, useMAD, bestMAD, &lanes)
+		}
+		for k, num := range nums[:lanesN] {
 			iscale := num / (hi - m)
 			_, D, scale, mn, mad := qkx2TrialPortable(x, w, xm[:n], iscale, nmax, sumW, sumX, useMAD)
 			if !same(lanes.iscale[k], iscale) || !same(lanes.D[k], D) ||
@@ -332,14 +367,43 @@ func TestQkx2Trials16AVX2(t *testing.T) {
 				t.Fatalf("iter %d lane %d (n %d, nmax %d, MAD %v): iscale %v D %v fit %v %v error %v; portable %v %v %v %v %v",
 					iter, k, n, nmax, useMAD, lanes.iscale[k], lanes.D[k], lanes.scale[k], lanes.min[k], lanes.mad[k], iscale, D, scale, mn, mad)
 			}
+			if want := D > 0 && mad < bestMAD; (mask>>k&1 != 0) != want {
+				t.Fatalf("iter %d lane %d: mask bit %v, want %v (D %v error %v best %v)", iter, k, mask>>k&1, want, D, mad, bestMAD)
+			}
+		}
+		if mask>>lanesN != 0 {
+			t.Fatalf("iter %d: mask %#x beyond %d lanes", iter, mask, lanesN)
+		}
+
+		// The first pass: extremes and sums, fused or not.
+		for _, fused := range []bool{false, true} {
+			var sums qkx2Sums
+			qkx2SumsAVX2(&x[0], &w[0], n, fused, &sums)
+			wantMin, wantMax, wantW, wantX := x[0], x[0], w[0], float32(w[0]*x[0])
+			for i := 1; i < n; i++ {
+				if x[i] < wantMin {
+					wantMin = x[i]
+				}
+				if x[i] > wantMax {
+					wantMax = x[i]
+				}
+				wantW += w[i]
+				if fused {
+					wantX = FMA32(w[i], x[i], wantX)
+				} else {
+					wantX += float32(w[i] * x[i])
+				}
+			}
+			if !same(sums.min, wantMin) || !same(sums.max, wantMax) || !same(sums.sumW, wantW) || !same(sums.sumX, wantX) {
+				t.Fatalf("iter %d sums (fused %v): %+v; portable %v %v %v %v", iter, fused, sums, wantMin, wantMax, wantW, wantX)
+			}
 		}
 
 		// The first quantization, at the max-based scale.
 		iscale := float32(nmax) / (hi - lo)
 		scale := 1 / iscale
-		setDiffs32(xm[:n], x, lo)
 		got := make([]uint8, n)
-		mad := qkx2FirstErrorAVX2(&xm, &x[0], &w[0], n, float32(nmax), iscale, scale, lo, useMAD, &got[0])
+		mad := qkx2FirstErrorAVX2(&x[0], &w[0], n, float32(nmax), iscale, scale, lo, useMAD, &got[0])
 		want := make([]uint8, n)
 		for i, v := range x {
 			want[i] = uint8(clampInt(roundProd(iscale, v-lo), 0, nmax))
@@ -464,6 +528,52 @@ func TestMakeQpQuantsSIMDAgrees(t *testing.T) {
 		withPortable(func() { wantD = MakeQpQuants(nmax, x, want, w) })
 		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
 			t.Fatalf("iter %d (n %d, nmax %d): %v %v; portable %v %v", iter, n, nmax, d, got, wantD, want)
+		}
+	}
+}
+
+// TestMakeQ3QuantsSIMDAgrees compares the assembly make_q3_quants with the
+// portable one on q3_K's calls (16 values, nmax 4) and random others,
+// including values near rounding ties of the first quantization and
+// all-but-zero blocks.
+func TestMakeQ3QuantsSIMDAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	for iter := 0; iter < 30000; iter++ {
+		n, nmax := 16, 4
+		if iter%4 == 3 {
+			n, nmax = 1+r.IntN(64), 1+r.IntN(31)
+		}
+		x := randomBlock(r, n)
+		switch iter % 5 {
+		case 0:
+			var max, amax float32
+			for _, v := range x {
+				if Abs32(v) > amax {
+					amax, max = Abs32(v), v
+				}
+			}
+			if amax > 0 {
+				nearTies(r, x, float32(-nmax)/max, nmax)
+			}
+		case 1:
+			if iter%50 == 1 {
+				for i := range x {
+					x[i] *= 1e-14
+				}
+			}
+		}
+		got, want := make([]int8, n), make([]int8, n)
+		for i := range got {
+			got[i], want[i] = 99, 99
+		}
+		d := MakeQ3Quants(nmax, x, got, true)
+		var wantD float32
+		withPortable(func() { wantD = MakeQ3Quants(nmax, x, want, true) })
+		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
+			t.Fatalf("iter %d (n %d, nmax %d) x %v: %v %v; portable %v %v", iter, n, nmax, x, d, got, wantD, want)
 		}
 	}
 }

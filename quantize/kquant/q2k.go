@@ -47,6 +47,12 @@ func quantizeRowQ2KAlone(dst []byte, x, qw []float32, s *scratch) {
 // ternaryMax reports whether x looks like ternary weights {-m, 0, m} (the
 // squared error of that fit is below a tenth of Σx²) and returns m = max|x|.
 func ternaryMax(x []float32) (float32, bool) {
+	if useAVX2 && len(x)%8 == 0 && len(x) > 0 {
+		var t ternarySums
+		if ternarySumsAVX2(&x[0], len(x), &t); !t.nan {
+			return t.max, t.mse < float32(0.1*t.mse0)
+		}
+	}
 	var max float32
 	for _, v := range x {
 		max = maxf(max, kernel.Abs32(v))
@@ -61,6 +67,14 @@ func ternaryMax(x []float32) (float32, bool) {
 		mse += float32(diff * diff)
 	}
 	return max, mse < float32(0.1*mse0)
+}
+
+// ternarySums is what ternarySumsAVX2 returns: max|x|, Σx², the squared
+// error of the ternary fit, and whether x holds a NaN (then nothing else is
+// set and the portable loop decides).
+type ternarySums struct {
+	max, mse0, mse float32
+	nan            bool
 }
 
 func ternaryLevel(v, half float32) int {
@@ -147,9 +161,7 @@ func quantizeQ2KPlain(dst []byte, x []float32, s *scratch) {
 				continue
 			}
 			dm := mAll * float32(y[q2Scales+j]>>4)
-			for ii, v := range xb[16*j : 16*j+16] {
-				s.L[16*j+ii] = uint8(clamp(kernel.NearestInt((v+dm)/d), 0, 3))
-			}
+			requant(s.L[16*j:16*j+16], xb[16*j:16*j+16], dm, d, 0, 3, 0)
 		}
 		pack2(y[q2Qs:q2Qs+64], &s.L)
 	}

@@ -102,16 +102,18 @@ func q3Finish(y []byte, xb []float32, s *scratch) {
 		scale := int(int8(lo|((sc[8+j%4]>>(2*(j/4)))&3)<<4)) - 32
 		d := dAll * float32(scale)
 		if d == 0 {
+			// the quants of the scale search stay
+			for i := 16 * j; i < 16*j+16; i++ {
+				s.L[i] = uint8(s.Li[i])
+			}
 			continue
 		}
-		for ii, v := range xb[16*j : 16*j+16] {
-			s.Li[16*j+ii] = int8(clamp(kernel.NearestInt(v/d), -4, 3) + 4)
-		}
+		requant(s.L[16*j:16*j+16], xb[16*j:16*j+16], 0, d, -4, 3, 4)
 	}
 	hm := y[q3HMask : q3HMask+32]
 	clear(hm)
 	for j := 0; j < qk; j++ {
-		l := uint8(s.Li[j])
+		l := s.L[j]
 		if l > 3 {
 			hm[j%32] |= 1 << (j / 32)
 			l -= 4

@@ -50,23 +50,16 @@ func quantizeRowQ5K(dst []byte, x, qw []float32, s *scratch) {
 		q45Requantize(y, xb, 31, s)
 		qh := y[q5Qh : q5Qh+32]
 		ql := y[q5Qs : q5Qs+128]
-		clear(qh)
-		m1, m2 := uint8(1), uint8(2)
-		for n := 0; n < qk; n += 64 {
-			for j := 0; j < 32; j++ {
-				l1, l2 := s.L[n+j], s.L[n+j+32]
-				if l1 > 15 {
-					l1 -= 16
-					qh[j] |= m1
-				}
-				if l2 > 15 {
-					l2 -= 16
-					qh[j] |= m2
-				}
-				ql[n/2+j] = l1 | l2<<4
+		// The quants are at most 31: bit 4 goes to qh (bits 2k and 2k+1
+		// for the k-th pair of 32-value groups), the low four bits to ql.
+		for j := 0; j < 32; j++ {
+			var h uint8
+			for k := 0; k < 4; k++ {
+				l1, l2 := s.L[64*k+j], s.L[64*k+j+32]
+				h |= (l1>>4)<<(2*k) | (l2>>4)<<(2*k+1)
+				ql[32*k+j] = l1&0xF | (l2&0xF)<<4
 			}
-			m1 <<= 2
-			m2 <<= 2
+			qh[j] = h
 		}
 	}
 }
@@ -149,8 +142,6 @@ func q45Requantize(y []byte, xb []float32, nmax int, s *scratch) {
 			continue
 		}
 		dm := mAll * float32(lm)
-		for ii, v := range xb[32*j : 32*j+32] {
-			s.L[32*j+ii] = uint8(clamp(kernel.NearestInt((v+dm)/d), 0, nmax))
-		}
+		requant(s.L[32*j:32*j+32], xb[32*j:32*j+32], dm, d, 0, nmax, 0)
 	}
 }

@@ -44,24 +44,26 @@ func quantizeRowQ6K(dst []byte, x, qw []float32, s *scratch) {
 		for j := 0; j < 16; j++ {
 			d := dAll * float32(int8(y[q6Scales+j]))
 			if d == 0 {
+				// the quants of the scale search stay
+				for i := 16 * j; i < 16*j+16; i++ {
+					s.L[i] = uint8(s.Li[i])
+				}
 				continue
 			}
-			for ii, v := range xb[16*j : 16*j+16] {
-				s.Li[16*j+ii] = int8(clamp(kernel.NearestInt(v/d), -32, 31) + 32)
-			}
+			requant(s.L[16*j:16*j+16], xb[16*j:16*j+16], 0, d, -32, 31, 32)
 		}
 		ql := y[q6Ql : q6Ql+128]
 		qh := y[q6Qh : q6Qh+64]
+		L := &s.L
 		for j := 0; j < qk; j += 128 {
 			for l := 0; l < 32; l++ {
-				L := &s.Li
-				q1 := uint8(L[j+l]) & 0xF
-				q2 := uint8(L[j+l+32]) & 0xF
-				q3 := uint8(L[j+l+64]) & 0xF
-				q4 := uint8(L[j+l+96]) & 0xF
+				q1 := L[j+l] & 0xF
+				q2 := L[j+l+32] & 0xF
+				q3 := L[j+l+64] & 0xF
+				q4 := L[j+l+96] & 0xF
 				ql[j/2+l] = q1 | q3<<4
 				ql[j/2+l+32] = q2 | q4<<4
-				qh[j/4+l] = uint8(L[j+l]>>4) | uint8(L[j+l+32]>>4)<<2 | uint8(L[j+l+64]>>4)<<4 | uint8(L[j+l+96]>>4)<<6
+				qh[j/4+l] = L[j+l]>>4 | (L[j+l+32]>>4)<<2 | (L[j+l+64]>>4)<<4 | (L[j+l+96]>>4)<<6
 			}
 		}
 	}

@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package kquant
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useAVX2 selects requantAVX2; tests clear it to check the portable loop.
+var useAVX2 = cpu.X86.HasAVX2
+
+// requantAVX2 is requantPortable for n a multiple of 8, eight values per
+// step with the same float32 operations.
+//
+//go:noescape
+func requantAVX2(x *float32, n int, dm, d float32, lo, hi, off int32, L *uint8)
+
+// ternarySumsAVX2 is the arithmetic of ternaryMax for n a multiple of 8
+// (see ternarySums).
+//
+//go:noescape
+func ternarySumsAVX2(x *float32, n int, out *ternarySums)

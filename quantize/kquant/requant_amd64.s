@@ -1,0 +1,119 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The reference's nearest_int: add 1.5*2^23 (float32), then the low 23 bits
+// of the sum minus 2^22.
+DATA requantMagic<>+0(SB)/4, $0x4b400000
+DATA requantMagic<>+4(SB)/4, $0x007fffff
+DATA requantMagic<>+8(SB)/4, $0x00400000
+GLOBL requantMagic<>(SB), RODATA|NOPTR, $12
+
+// func requantAVX2(x *float32, n int, dm, d float32, lo, hi, off int32, L *uint8)
+TEXT ·requantAVX2(SB), NOSPLIT, $0-48
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         L+40(FP), DI
+	VBROADCASTSS dm+16(FP), Y1
+	VBROADCASTSS d+20(FP), Y2
+	VBROADCASTSS requantMagic<>+0(SB), Y3
+	VPBROADCASTD requantMagic<>+4(SB), Y4
+	VPBROADCASTD requantMagic<>+8(SB), Y5
+	VBROADCASTSS lo+24(FP), Y6
+	VBROADCASTSS hi+28(FP), Y7
+	VBROADCASTSS off+32(FP), Y8
+	XORQ         R10, R10
+
+requant:
+	VMOVUPS      (SI)(R10*4), Y0
+	VADDPS       Y1, Y0, Y0        // x + dm
+	VDIVPS       Y2, Y0, Y0        // / d
+	VADDPS       Y3, Y0, Y0        // + 1.5*2^23
+	VPAND        Y4, Y0, Y0
+	VPSUBD       Y5, Y0, Y0        // nearest_int
+	VPMAXSD      Y6, Y0, Y0
+	VPMINSD      Y7, Y0, Y0        // clamp to [lo, hi]
+	VPADDD       Y8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X9
+	VPACKSSDW    X9, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)(R10*1)
+	ADDQ         $8, R10
+	CMPQ         R10, CX
+	JLT          requant
+	VZEROUPPER
+	RET
+
+DATA ternaryAbs<>+0(SB)/4, $0x7fffffff
+DATA ternaryAbs<>+4(SB)/4, $0x3f000000 // 0.5
+GLOBL ternaryAbs<>(SB), RODATA|NOPTR, $8
+
+// func ternarySumsAVX2(x *float32, n int, out *ternarySums)
+// ternaryMax's passes: the largest magnitude (eight lanes, then across
+// them: without NaN the order does not matter; a NaN sets out.nan and ends
+// the call), then, scalar and in index order, Σx² and Σ(x - max·l)² with
+// rounded products, l the ternary level of x.
+TEXT ·ternarySumsAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         out+16(FP), DI
+	VBROADCASTSS ternaryAbs<>+0(SB), Y7
+	VXORPS       Y0, Y0, Y0        // max
+	VXORPS       Y1, Y1, Y1        // NaN lanes
+	XORQ         R10, R10
+
+ternmax:
+	VMOVUPS   (SI)(R10*4), Y2
+	VCMPPS    $3, Y2, Y2, Y3       // unordered
+	VORPS     Y3, Y1, Y1
+	VANDPS    Y7, Y2, Y2
+	VMAXPS    Y2, Y0, Y0
+	ADDQ      $8, R10
+	CMPQ      R10, CX
+	JLT       ternmax
+
+	VMOVMSKPS Y1, AX
+	TESTL     AX, AX
+	JEQ       ternfinite
+	MOVB      $1, 12(DI)
+	VZEROUPPER
+	RET
+
+ternfinite:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0        // max in every lane
+	VZEROUPPER
+	VMOVSS       X0, 0(DI)
+	VMULSS       ternaryAbs<>+4(SB), X0, X1 // half = 0.5*max
+	VXORPS       X2, X2, X2
+	VSUBSS       X1, X2, X2        // -half
+	VXORPS       X3, X3, X3
+	VSUBSS       X0, X3, X3        // -max
+	VXORPS       X4, X4, X4        // Σx²
+	VXORPS       X5, X5, X5        // Σ(x - max·l)²
+	VXORPS       X6, X6, X6        // 0
+	XORQ         R10, R10
+
+ternsums:
+	VMOVSS    (SI)(R10*4), X8      // v
+	VMULSS    X8, X8, X9
+	VADDSS    X9, X4, X4
+	VCMPSS    $1, X1, X8, X10      // v < half
+	VBLENDVPS X10, X6, X0, X11     // max·l: 0 there, else max
+	VCMPSS    $1, X2, X8, X10      // v < -half
+	VBLENDVPS X10, X3, X11, X11    // -max there
+	VSUBSS    X11, X8, X9
+	VMULSS    X9, X9, X9
+	VADDSS    X9, X5, X5
+	INCQ      R10
+	CMPQ      R10, CX
+	JLT       ternsums
+
+	VMOVSS X4, 4(DI)
+	VMOVSS X5, 8(DI)
+	MOVB   $0, 12(DI)
+	RET

@@ -1,0 +1,90 @@
+package kquant
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestRequantAgrees checks the assembly requantization against the portable
+// loop, bit for bit, on the parameters of every K-quant and on values whose
+// quotients are rounding ties, far out of range, zero or not finite.
+func TestRequantAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	type bounds struct{ lo, hi, off int }
+	cases := []bounds{{0, 3, 0}, {-4, 3, 4}, {0, 15, 0}, {0, 31, 0}, {-32, 31, 32}}
+	r := rand.New(rand.NewPCG(21, 22))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38, 1e-30}
+	for iter := 0; iter < 20000; iter++ {
+		c := cases[iter%len(cases)]
+		n := []int{8, 16, 32, 256}[r.IntN(4)]
+		d := float32(math.Ldexp(r.Float64()+0.5, -r.IntN(20)))
+		if r.IntN(2) == 0 {
+			d = -d
+		}
+		var dm float32
+		if c.lo == 0 && r.IntN(2) == 0 {
+			dm = float32(r.Float64()) * d * 2
+		}
+		x := make([]float32, n)
+		for i := range x {
+			switch r.IntN(8) {
+			case 0: // a rounding tie of the quotient
+				x[i] = (float32(r.IntN(2*c.hi+4)-c.hi-2)+0.5)*d - dm
+			case 1:
+				x[i] = specials[r.IntN(len(specials))]
+			case 2: // far out of range
+				x[i] = float32(r.NormFloat64()) * d * 1e7
+			default:
+				x[i] = float32(r.NormFloat64()) * d * float32(c.hi+1)
+			}
+		}
+		if iter%100 == 0 {
+			d = specials[r.IntN(len(specials))]
+		}
+		got, want := make([]uint8, n), make([]uint8, n)
+		requant(got, x, dm, d, c.lo, c.hi, c.off)
+		requantPortable(want, x, dm, d, c.lo, c.hi, c.off)
+		if !slices.Equal(got, want) {
+			t.Fatalf("iter %d (%+v, d %v, dm %v) x %v: %v; portable %v", iter, c, d, dm, x, got, want)
+		}
+	}
+}
+
+// TestTernaryMaxAgrees checks ternaryMax with the assembly against the
+// portable loops on normal and ternary-like rows, with ties at ±max/2,
+// signed zeros and NaN.
+func TestTernaryMaxAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	for iter := 0; iter < 3000; iter++ {
+		n := 8 * (1 + r.IntN(100))
+		x := make([]float32, n)
+		m := float32(math.Ldexp(1, -r.IntN(10)))
+		for i := range x {
+			switch {
+			case iter%2 == 0: // ternary, with noise
+				x[i] = m*float32(r.IntN(3)-1) + float32(0.01*r.NormFloat64())*m*float32(r.IntN(2))
+			case r.IntN(20) == 0:
+				x[i] = []float32{m / 2, -m / 2, float32(math.Copysign(0, -1)), 0}[r.IntN(4)]
+			default:
+				x[i] = float32(r.NormFloat64()) * m
+			}
+		}
+		if iter%100 == 99 {
+			x[r.IntN(n)] = float32(math.NaN())
+		}
+		gotMax, gotOK := ternaryMax(x)
+		useAVX2 = false
+		wantMax, wantOK := ternaryMax(x)
+		useAVX2 = true
+		if math.Float32bits(gotMax) != math.Float32bits(wantMax) || gotOK != wantOK {
+			t.Fatalf("iter %d: %v %v; portable %v %v", iter, gotMax, gotOK, wantMax, wantOK)
+		}
+	}
+}
