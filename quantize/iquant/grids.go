@@ -1,9 +1,12 @@
 package iquant
 
 import (
-	"github.com/gquant/gquant/quantize/kernel"
+	"encoding/binary"
 	"math"
 	"sync"
+	"unsafe"
+
+	"github.com/gquant/gquant/quantize/kernel"
 
 	"github.com/gquant/gquant/formats"
 )
@@ -18,23 +21,30 @@ type codeGrid struct {
 	dim, bits  int
 	points     []int8   // dim values 2l+1 per grid point
 	levels     []uint8  // dim levels l per grid point
-	kmap       []int32  // packed levels -> grid index, or -(offset+1) into neighbours
+	kmap       []int32  // packed levels -> grid index, or ^(laneOff<<9 | chunks) off the grid
+	nbStart    []int32  // packed levels off the grid -> offset into neighbours
 	neighbours []uint16 // per off-grid vector: count, dim level spans, candidates
 
 	// The vector search's view of the candidates: per off-grid vector
-	// (from laneStart[u]) one word per candidate, padded to a multiple of
-	// eight with copies of the last, holding for each coordinate c the
-	// 3-bit lane (c<<bits + level) & 7 of its table register at bit 3c.
-	// expand[p][j] is the coordinate of lane j of table register p, qvec
-	// the value 2l+1 of the level of each lane.
-	lanes     []uint32
-	laneStart []int32
-	expand    [4][8]int32
-	qvec      [8]float32
+	// (from laneOff, in chunks of eight, both kept in kmap so that one load
+	// tells whether u is on the grid and where its candidates are) one word
+	// per candidate, padded to a multiple of eight with copies of the last,
+	// holding for each coordinate c the 3-bit lane (c<<bits + level) & 7 of
+	// its table register at bit 3c; laneGrid holds the candidate's grid
+	// index. expand[p][j] is the coordinate of lane j of table register p,
+	// qvec the value 2l+1 of the level of each lane.
+	lanes    []uint32
+	laneGrid []uint16
+	expand   [4][8]int32
+	qvec     [8]float32
 }
 
 func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
-	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), levels: make([]uint8, len(kgrid)*dim), kmap: make([]int32, mapSize), laneStart: make([]int32, mapSize)}
+	if !(dim == 8 && bits == 2) && !(dim == 4 && bits == 3) {
+		// pack and the vector search's table layout assume one of these.
+		panic("iquant: grids are 8 levels of 2 bits or 4 of 3 bits")
+	}
+	g := &codeGrid{dim: dim, bits: bits, points: make([]int8, len(kgrid)*dim), levels: make([]uint8, len(kgrid)*dim), kmap: make([]int32, mapSize), nbStart: make([]int32, mapSize)}
 	mask := 1<<bits - 1
 	for p := range g.expand {
 		for j := range g.expand[p] {
@@ -56,47 +66,83 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 	for k, v := range kgrid {
 		g.kmap[v] = int32(k)
 	}
-	dist := make([]int, len(kgrid))
-	pos := make([]int, dim)
+	// Squared distances come from two tables over half level vectors: the
+	// distance of u to grid point j is half[uLo][jLo] + half[uHi][jHi].
+	halfBits := bits * dim / 2
+	halfSize := 1 << halfBits
+	half := make([]uint16, halfSize*halfSize)
+	for a := 0; a < halfSize; a++ {
+		for b := 0; b < halfSize; b++ {
+			d2 := 0
+			for i := 0; i < dim/2; i++ {
+				d := 2 * (a>>(bits*i)&mask - b>>(bits*i)&mask)
+				d2 += d * d
+			}
+			half[a*halfSize+b] = uint16(d2)
+		}
+	}
+	gLo, gHi := make([]uint16, len(kgrid)), make([]uint16, len(kgrid))
+	for j, v := range kgrid {
+		gLo[j], gHi[j] = v&uint16(halfSize-1), v>>halfBits
+	}
+	dist := make([]uint16, len(kgrid))
+	gLo, gHi = gLo[:len(dist)], gHi[:len(dist)]
+	var buckets [3][]uint16
+	if nwant > len(buckets) {
+		panic("iquant: at most 3 neighbour distances")
+	}
 	for u := range g.kmap {
 		if g.kmap[u] >= 0 {
 			continue
 		}
-		for i := range pos {
-			pos[i] = 2*(u>>(bits*i)&mask) + 1
-		}
-		for j := range kgrid {
-			d2 := 0
-			for i, p := range pos {
-				d := int(g.points[j*dim+i]) - p
-				d2 += d * d
+		rowLo := half[(u&(halfSize-1))*halfSize:][:halfSize]
+		rowHi := half[(u>>halfBits)*halfSize:][:halfSize]
+		// The nwant smallest distinct distances (levels, ascending, unused
+		// entries 0xffff), kept while the distances are computed; then
+		// every point at one of them, by distance, then index (what sorting
+		// (d2, j) pairs gives).
+		levels := [3]uint16{0xffff, 0xffff, 0xffff}
+		top := nwant - 1
+		for j := range dist {
+			d := rowLo[gLo[j]&uint16(halfSize-1)] + rowHi[gHi[j]&uint16(halfSize-1)]
+			dist[j] = d
+			if d >= levels[top] {
+				continue
 			}
-			dist[j] = d2
-		}
-		// The nwant smallest distinct distances; then every point at one of
-		// them, by distance, then index (what sorting (d2, j) pairs gives).
-		var levels []int
-		for len(levels) < nwant {
-			next := -1
-			for _, d := range dist {
-				if (len(levels) == 0 || d > levels[len(levels)-1]) && (next < 0 || d < next) {
-					next = d
+			for k := 0; k <= top; k++ {
+				if d == levels[k] {
+					break
+				}
+				if d < levels[k] {
+					copy(levels[k+1:top+1], levels[k:top])
+					levels[k] = d
+					break
 				}
 			}
-			if next < 0 {
-				break
-			}
-			levels = append(levels, next)
 		}
-		g.kmap[u] = -int32(len(g.neighbours) + 1)
+		nlev := 0
+		for nlev < nwant && levels[nlev] != 0xffff {
+			nlev++
+		}
+		for k := range buckets {
+			buckets[k] = buckets[k][:0]
+		}
+		for j, d := range dist {
+			if d > levels[top] {
+				continue
+			}
+			for k := 0; k < nlev; k++ {
+				if d == levels[k] {
+					buckets[k] = append(buckets[k], uint16(j))
+					break
+				}
+			}
+		}
 		start := len(g.neighbours)
+		g.nbStart[u] = int32(start)
 		g.neighbours = append(g.neighbours, make([]uint16, 1+dim)...)
-		for _, lv := range levels {
-			for j, d := range dist {
-				if d == lv {
-					g.neighbours = append(g.neighbours, uint16(j))
-				}
-			}
+		for _, b := range buckets[:nlev] {
+			g.neighbours = append(g.neighbours, b...)
 		}
 		g.neighbours[start] = uint16(len(g.neighbours) - start - 1 - dim)
 		for i := 0; i < dim; i++ {
@@ -108,9 +154,14 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 			g.neighbours[start+1+i] = uint16(lo | hi<<8)
 		}
 		cands := g.neighbours[start+1+dim:]
-		g.laneStart[u] = int32(len(g.lanes))
-		for k := 0; k < (len(cands)+7)/8*8; k++ {
+		chunks := (len(cands) + 7) / 8
+		if len(g.lanes) >= 1<<22 || chunks >= 1<<9 {
+			panic("iquant: neighbour lanes overflow their kmap encoding")
+		}
+		g.kmap[u] = ^int32(len(g.lanes)<<9 | chunks)
+		for k := 0; k < chunks*8; k++ {
 			n := int(cands[min(k, len(cands)-1)])
+			g.laneGrid = append(g.laneGrid, uint16(n))
 			var word uint32
 			for c := 0; c < dim; c++ {
 				word |= uint32((c<<bits+int(g.levels[n*dim+c]))&7) << (3 * c)
@@ -133,8 +184,8 @@ type nbJob struct {
 
 // job describes the search of off-grid vector u for the values of group k.
 func (g *codeGrid) job(k, u int) nbJob {
-	n := int(g.neighbours[-int(g.kmap[u])-1])
-	return nbJob{group: int32(k), laneOff: g.laneStart[u], chunks: int32((n + 7) / 8), u: int32(u)}
+	info := ^g.kmap[u]
+	return nbJob{group: int32(k), laneOff: info >> 9, chunks: info & 511, u: int32(u)}
 }
 
 // searchJobs runs the vector search (neighbourJobsAVX2) of the jobs over
@@ -164,13 +215,18 @@ func (g *codeGrid) findBestNeighbours(jobs []nbJob, xval, weight []float32, scal
 	}
 	g.searchJobs(xval, weight, scale, &g.qvec, jobs)
 	for _, j := range jobs {
-		g.setLevels(int(g.neighboursOf(int(j.u))[j.pos]), L[int(j.group)*g.dim:])
+		if j.pos < 0 {
+			// No finite distance: the reference asserts here, the
+			// portable path panics in setLevels.
+			panic("iquant: no grid neighbour at a finite distance")
+		}
+		g.setLevels(int(g.laneGrid[j.laneOff+j.pos]), L[int(j.group)*g.dim:])
 	}
 }
 
 // neighboursOf returns the candidate grid points of an off-grid level vector.
 func (g *codeGrid) neighboursOf(u int) []uint16 {
-	start := -int(g.kmap[u]) - 1
+	start := int(g.nbStart[u])
 	n := int(g.neighbours[start])
 	return g.neighbours[start+1+g.dim : start+1+g.dim+n]
 }
@@ -178,24 +234,32 @@ func (g *codeGrid) neighboursOf(u int) []uint16 {
 // levelSpansOf returns, per coordinate, the lowest and highest level (lo |
 // hi<<8) among the candidate grid points of an off-grid level vector.
 func (g *codeGrid) levelSpansOf(u int) []uint16 {
-	start := -int(g.kmap[u]) - 1
+	start := int(g.nbStart[u])
 	return g.neighbours[start+1 : start+1+g.dim]
 }
 
-// pack returns the packed level vector of L (dim levels).
+// pack returns the packed level vector of L (dim levels). The grids are
+// 8 levels of 2 bits or 4 of 3 bits, spelled out so the shifts are constants.
 func (g *codeGrid) pack(L []int8) int {
-	u := 0
-	for i := 0; i < g.dim; i++ {
-		u |= int(L[i]) << (g.bits * i)
+	if g.bits == 2 {
+		L = L[:8]
+		return int(L[0]) | int(L[1])<<2 | int(L[2])<<4 | int(L[3])<<6 |
+			int(L[4])<<8 | int(L[5])<<10 | int(L[6])<<12 | int(L[7])<<14
 	}
-	return u
+	L = L[:4]
+	return int(L[0]) | int(L[1])<<3 | int(L[2])<<6 | int(L[3])<<9
 }
 
 // setLevels writes the levels of grid point k into L.
 func (g *codeGrid) setLevels(k int, L []int8) {
-	for i, l := range g.levels[k*g.dim : k*g.dim+g.dim] {
-		L[i] = int8(l)
+	if g.dim == 8 {
+		// One 8-byte move (levels are 0..7, the same bytes as int8).
+		dst := unsafe.Slice((*byte)(unsafe.Pointer(&L[:8][0])), 8)
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(g.levels[k*8:k*8+8]))
+		return
 	}
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(&L[:4][0])), 4)
+	binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(g.levels[k*4:k*4+4]))
 }
 
 // findBestNeighbour is iq2_find_best_neighbour / iq3_find_best_neighbour:
@@ -213,7 +277,7 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 		g.searchJobs(xval, weight, scale, &g.qvec, jobs[:])
 		idx = -1
 		if k := jobs[0].pos; k >= 0 {
-			idx = int(g.neighboursOf(u)[k])
+			idx = int(g.laneGrid[jobs[0].laneOff+k])
 		}
 	} else {
 		var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]

@@ -25,6 +25,24 @@ type iq1Scratch struct {
 	splits     [iq1sSplitLen]float32
 }
 
+// iq1LaneValues are the level values of xP and xM in the vector search's
+// table lanes (level l of coordinate c in lane (c<<2 + l) & 7).
+var iq1LaneValues = [2][8]float32{
+	{xP[0], xP[1], xP[2], 0, xP[0], xP[1], xP[2], 0},
+	{xM[0], xM[1], xM[2], 0, xM[0], xM[1], xM[2], 0},
+}
+
+// iq1Lanes returns the level values xx in the vector search's lanes.
+func iq1Lanes(xx *[3]float32) *[8]float32 {
+	switch xx {
+	case &xP:
+		return &iq1LaneValues[0]
+	case &xM:
+		return &iq1LaneValues[1]
+	}
+	return &[8]float32{xx[0], xx[1], xx[2], 0, xx[0], xx[1], xx[2], 0}
+}
+
 // findBestNeighbour2 is iq1_find_best_neighbour2: the neighbour of u closest
 // to xval at scale, with level l meaning value xx[l]. Its fallback over the
 // whole grid runs only when every distance is NaN, which finite inputs never give.
@@ -34,14 +52,9 @@ func findBestNeighbour2(g *codeGrid, u int, xval, weight []float32, scale float3
 	// stopping a neighbour's sum early once it cannot win (valid when no
 	// weight is negative).
 	if useNeighbourAVX2 {
-		q := [8]float32{xx[0], xx[1], xx[2], 0, xx[0], xx[1], xx[2], 0}
-		cands := g.neighboursOf(u)
 		jobs := [1]nbJob{g.job(0, u)}
-		g.searchJobs(xval, weight, scale, &q, jobs[:])
-		idx := int(cands[0])
-		if k := jobs[0].pos; k >= 0 {
-			idx = int(cands[k])
-		}
+		g.searchJobs(xval, weight, scale, iq1Lanes(xx), jobs[:])
+		idx := int(g.laneGrid[jobs[0].laneOff+max(jobs[0].pos, 0)])
 		g.setLevels(idx, L)
 		return idx
 	}
@@ -144,30 +157,16 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	}
 	bestScore := -float32(1.1754943508222875e-38) // -FLT_MIN
 	scale = max
-	besti1, besti2, bestShift := -1, -1, 0
-	splits := &s.splits
-	iq1sSplitSums(s.sumx[:], s.sumw[:], bs, splits)
-	pos := 0
-	for i1 := 0; i1 <= bs; i1++ {
-		for c := i1; c <= bs; c += 8 {
-			ch := splits[pos : pos+32]
-			pos += 32
-			for lane := 0; lane < 8 && c+lane <= bs; lane++ {
-				i2 := c + lane
-				sumqx, sumq2 := ch[lane], ch[8+lane]
-				if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
-					scale = sumqx / sumq2
-					bestScore = scale * sumqx
-					besti1, besti2, bestShift = i1, i2, 1
-				}
-				sumqx, sumq2 = ch[16+lane], ch[24+lane]
-				if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
-					scale = sumqx / sumq2
-					bestScore = scale * sumqx
-					besti1, besti2, bestShift = i1, i2, -1
-				}
-			}
-		}
+	iq1sSplitSums(s.sumx[:], s.sumw[:], bs, &s.splits)
+	st := splitState{best: bestScore, scale: scale, i1: -1, i2: -1, slot: -1}
+	splitScan(s.splits[:], bs, 2, &st)
+	scale = st.scale
+	besti1, besti2, bestShift := int(st.i1), int(st.i2), 0
+	switch st.slot {
+	case 0:
+		bestShift = 1
+	case 1:
+		bestShift = -1
 	}
 	for j, i := range order {
 		switch {
@@ -190,14 +189,34 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 		xx = &xM
 	}
 	allOnGrid := true
+	var jobs [4]nbJob
+	nj := 0
 	for k := 0; k < bs/8; k++ {
 		u := g.pack(L[8*k:])
 		gi := int(g.kmap[u])
 		if gi < 0 {
 			allOnGrid = false
+			if useNeighbourAVX2 {
+				// All groups share the scale and shift: one search call.
+				jobs[nj] = g.job(k, u)
+				nj++
+				continue
+			}
 			gi = findBestNeighbour2(g, u, xb[8*k:8*k+8], weight[8*k:8*k+8], scale, xx, L[8*k:])
 		}
 		index[k] = uint16(gi)
+	}
+	if nj > 0 {
+		g.searchJobs(xb, weight, scale, iq1Lanes(xx), jobs[:nj])
+		for _, j := range jobs[:nj] {
+			pos := j.pos
+			if pos < 0 { // every distance NaN, as findBestNeighbour2
+				pos = 0
+			}
+			gi := int(g.laneGrid[j.laneOff+pos])
+			g.setLevels(gi, L[8*j.group:])
+			index[j.group] = uint16(gi)
+		}
 	}
 	if !allOnGrid {
 		var sumqx, sumq2 float32
@@ -283,28 +302,13 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 			sw1[j+1], sx1[j+1] = sw1[j], sx1[j]
 		}
 	}
-	var bestScore float32
-	besti1, besti2 := -1, -1
-	bestK = -1
 	splits := (*[iq1mSplitLen]float32)(s.splits[:iq1mSplitLen])
 	iq1mSplitSums((*[24]float32)(s.sumx[:24]), &s.sumx2, (*[24]float32)(s.sumw[:24]), &s.sumw2, splits)
-	pos := 0
-	for i1 := 0; i1 <= bs; i1++ {
-		for c := i1; c <= bs; c += 8 {
-			ch := splits[pos : pos+64]
-			pos += 64
-			for lane := 0; lane < 8 && c+lane <= bs; lane++ {
-				for k := 0; k < 4; k++ {
-					sumqx, sumq2 := ch[16*k+lane], ch[16*k+8+lane]
-					if sumq2 > 0 && float32(sumqx*sumqx) > float32(bestScore*sumq2) {
-						scale = sumqx / sumq2
-						bestScore = scale * sumqx
-						besti1, besti2, bestK = i1, c+lane, k
-					}
-				}
-			}
-		}
-	}
+	st := splitState{i1: -1, i2: -1, slot: -1}
+	splitScan(splits[:], bs, 4, &st)
+	scale, bestScore := st.scale, st.best
+	besti1, besti2 := int(st.i1), int(st.i2)
+	bestK = int(st.slot)
 	for j, i := range order {
 		switch {
 		case j < besti1:

@@ -62,6 +62,7 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 			}
 			effMax := scale * kMaxQ
 			var best float32
+			var trialSums oddSumsCache
 			for is := -6; is <= 6; is++ {
 				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / effMax
 				thisScale := 1 / id
@@ -74,7 +75,7 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
@@ -135,6 +136,24 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 // leaves the reference's (value, index) pairs in.
 func sortedOrder(x []float32, idx []int) []int {
 	idx = idx[:len(x)]
+	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 && allFinite(x) {
+		sortRanksAVX2(&x[0], len(x), &idx[0])
+		return idx
+	}
+	if len(x) <= 32 {
+		// Insertion sort on the values themselves: stable, and for the
+		// finite values the quantizers see the same order as below.
+		var keys [32]float32
+		for i, v := range x {
+			j := i
+			for j > 0 && keys[j-1] > v {
+				keys[j], idx[j] = keys[j-1], idx[j-1]
+				j--
+			}
+			keys[j], idx[j] = v, i
+		}
+		return idx
+	}
 	for i := range idx {
 		idx[i] = i
 	}
@@ -195,25 +214,14 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 				sumx[j+1] = kernel.FMA32(weight[i], xval[i], sumx[j])
 				sumw[j+1] = sumw[j] + weight[i]
 			}
-			var best, scale float32
 			iq2xsSplitSums(&sumx, &sumw, &splits)
-			pos := 0
-			for i1 := 0; i1 <= 16; i1++ {
-				for c := i1; c <= 16; c += 8 {
-					ch := splits[pos : pos+16]
-					pos += 16
-					for lane := 0; lane < 8 && c+lane <= 16; lane++ {
-						sumqx, sumq2 := ch[lane], ch[8+lane]
-						if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
-							scale = sumqx / sumq2
-							best = scale * sumqx
-						}
-					}
-				}
-			}
-			best = 0
+			st := splitState{i1: -1, i2: -1, slot: -1}
+			splitScan(splits[:], 16, 1, &st)
+			scale := st.scale
+			var best float32
 			effMax := scale * (2*kMaxQ - 1)
 			index = [2]int{}
+			var trialSums oddSumsCache
 			for is := -7; is <= 7; is++ {
 				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / effMax
 				thisScale := 1 / id
@@ -229,7 +237,7 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 				for k := 0; k < 2; k++ {
 					auxIndex[k] = int(g.kmap[g.pack(Laux[8*k:])])
 				}
-				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
@@ -358,14 +366,13 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 			var best float32
 			scale := max / (2*kMaxQ - 1)
 			isOnGrid = [2]bool{true, true}
+			var trialSums oddSumsCache
 			for is := -9; is <= 9; is++ {
 				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / max
 				thisScale := 1 / id
+				levelsOfUnfused(Laux[:], id, xval[:], kMaxQ-1)
 				nj := 0
 				for k := 0; k < 2; k++ {
-					for i := 0; i < 8; i++ {
-						Laux[8*k+i] = levelOfUnfused(id, xval[8*k+i], kMaxQ-1)
-					}
 					u := g.pack(Laux[8*k:])
 					isOnGridAux[k] = g.kmap[u] >= 0
 					if !isOnGridAux[k] {
@@ -374,7 +381,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
@@ -441,4 +448,27 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 // ggml-quants.c fuses it; the golden file decides.
 func levelOfUnfused(id, x float32, maxL int) int8 {
 	return int8(max(0, min(maxL, round(0.5*(float32(id*x)-1)))))
+}
+
+// allFinite reports whether no value is NaN or infinite (ranks order only
+// finite values the way a sort does).
+func allFinite(x []float32) bool {
+	for _, v := range x {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// levelsOfUnfused is levelOfUnfused over a group.
+func levelsOfUnfused(L []int8, id float32, x []float32, maxL int) {
+	L = L[:len(x)]
+	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 {
+		levelsUnfusedAVX2(&L[0], id, &x[0], len(x), maxL)
+		return
+	}
+	for i, v := range x {
+		L[i] = levelOfUnfused(id, v, maxL)
+	}
 }

@@ -2,6 +2,8 @@ package iquant
 
 import (
 	"encoding/binary"
+	"unsafe"
+
 	"github.com/gquant/gquant/quantize/kernel"
 
 	"github.com/gquant/gquant/formats"
@@ -90,6 +92,28 @@ func sumsOdd(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
 	return
 }
 
+// oddSumsCache remembers the sumsOdd of the last level vector of a block's
+// trial-scale loop: neighbouring trial scales often give the same levels, and
+// then the same sums (weights and values are fixed within the block).
+type oddSumsCache struct {
+	L      [32]byte
+	n      int
+	qx, q2 float32
+	valid  bool
+}
+
+func (c *oddSumsCache) sums(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
+	n := len(weight)
+	cur := unsafe.Slice((*byte)(unsafe.Pointer(&L[:n][0])), n)
+	if c.valid && c.n == n && string(cur) == string(c.L[:n]) {
+		return c.qx, c.q2
+	}
+	c.qx, c.q2 = sumsOdd(weight, xval, L)
+	copy(c.L[:], cur)
+	c.n, c.valid = n, true
+	return c.qx, c.q2
+}
+
 func maxOf(v []float32) float32 {
 	m := v[0]
 	for _, x := range v[1:] {
@@ -164,6 +188,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 			}
 			var best float32
 			scale := max / (2*kMaxQ - 1)
+			var trialSums oddSumsCache
 			for is := -15; is <= 15; is++ {
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
@@ -178,7 +203,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
@@ -293,6 +318,7 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			var best float32
 			scale := max / (2*kMaxQ - 1)
 			isOnGrid = [bs4]bool{}
+			var trialSums oddSumsCache
 			for is := -9; is <= 9; is++ {
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
@@ -307,7 +333,7 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := sumsOdd(weight[:], xval[:], Laux[:])
+				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx

@@ -21,11 +21,48 @@ type iq4Level struct {
 // and iq4ValuesF the levels as float32 padded by one so base+1 is always in
 // range; both let bestIndexIQ4NL run without unpredictable branches.
 var (
-	iq4Levels [len(formats.IQ4NLIndex)]iq4Level
-	// iq4LevelTab is iq4Levels packed as base | boundary<<8 for the AVX2 kernel.
-	iq4LevelTab [len(formats.IQ4NLIndex)]int32
-	iq4ValuesF  [17]float32
+	iq4Levels  [len(formats.IQ4NLIndex)]iq4Level
+	iq4ValuesF [17]float32
+	iq4Vec     iq4VecTables
 )
+
+// iq4VecTables is iq4Levels as the AVX2 kernel reads it (the layout is fixed
+// by iq4_amd64.s): with ix = int(x) - values[0] clamped to the table, the
+// base level is the number of thresholds thr[k] (each broadcast to 8 lanes)
+// that ix exceeds, the boundary flag is ix > bstart[base] (one less than the
+// first boundary entry of that base, or past the table), and lo/hi are the
+// values at base and base+1 (hi of 15 is 15's value, as iq4ValuesF).
+type iq4VecTables struct {
+	thr    [15][8]int32
+	bstart [16]int32
+	lo, hi [16]float32
+}
+
+func buildIQ4VecTables() (t iq4VecTables) {
+	for b := range t.bstart {
+		t.bstart[b] = 1 << 20
+	}
+	for k := 1; k <= 15; k++ {
+		first := len(iq4Levels)
+		for ix := len(iq4Levels) - 1; ix >= 0; ix-- {
+			if int(iq4Levels[ix].base) >= k {
+				first = ix
+			}
+		}
+		for j := range t.thr[k-1] {
+			t.thr[k-1][j] = int32(first - 1)
+		}
+	}
+	for ix := len(iq4Levels) - 1; ix >= 0; ix-- {
+		if e := iq4Levels[ix]; e.boundary != 0 {
+			t.bstart[e.base] = int32(ix - 1)
+		}
+	}
+	for b := 0; b < 16; b++ {
+		t.lo[b], t.hi[b] = iq4ValuesF[b], iq4ValuesF[b+1]
+	}
+	return t
+}
 
 func init() {
 	for i, l := range formats.IQ4NLIndex {
@@ -35,13 +72,11 @@ func init() {
 			iq4Levels[i] = iq4Level{base: uint8(l - 16), boundary: 1}
 		}
 	}
-	for i, e := range iq4Levels {
-		iq4LevelTab[i] = int32(e.base) | int32(e.boundary)<<8
-	}
 	for i, v := range iq4Values {
 		iq4ValuesF[i] = float32(v)
 	}
 	iq4ValuesF[16] = iq4ValuesF[15]
+	iq4Vec = buildIQ4VecTables()
 }
 
 // bestIndexIQ4NL is best_index_iq4nl: the level of iq4Values nearest to x,
@@ -139,11 +174,7 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 			for e, edge := range [2]int{int(values[0]), int(values[15])} {
 				id = float32(itry+edge) / max
 				if useIQ4SumsFMA {
-					var levels [bs]int32
-					iq4LevelsAVX2(&xb[0], id, &levels, &iq4LevelTab, &iq4ValuesF)
-					for j, l := range levels {
-						cur[j] = uint8(l)
-					}
+					iq4LevelsAVX2(&xb[0], id, &cur, &iq4Vec)
 				} else {
 					for j, v := range xb {
 						cur[j] = uint8(bestIndexIQ4NL(id * v))

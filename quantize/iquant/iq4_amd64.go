@@ -15,9 +15,9 @@ var useIQ4SumsFMA = cpu.X86.HasFMA && cpu.X86.HasAVX2
 //go:noescape
 func iq4SumsFMA(weight, xb *float32, L *[32]uint8, values *[17]float32) (sumqx, sumq2 float32)
 
-// iq4LevelsAVX2 sets out[j] = bestIndexIQ4NL(id*xb[j]) for 32 weights, with
-// tab holding base|boundary<<8 per entry of iq4Levels. Valid while |id*xb[j]|
-// stays below 2^31, as it does for the trial scales.
+// iq4LevelsAVX2 sets out[j] = bestIndexIQ4NL(id*xb[j]) for 32 weights (see
+// iq4VecTables). Valid while |id*xb[j]| stays below 2^31, as it does for the
+// trial scales.
 //
 //go:noescape
-func iq4LevelsAVX2(xb *float32, id float32, out *[32]int32, tab *[241]int32, values *[17]float32)
+func iq4LevelsAVX2(xb *float32, id float32, out *[32]uint8, tab *iq4VecTables)

@@ -8,6 +8,6 @@ func iq4SumsFMA(weight, xb *float32, L *[32]uint8, values *[17]float32) (sumqx, 
 	panic("iquant: iq4SumsFMA without FMA")
 }
 
-func iq4LevelsAVX2(xb *float32, id float32, out *[32]int32, tab *[241]int32, values *[17]float32) {
+func iq4LevelsAVX2(xb *float32, id float32, out *[32]uint8, tab *iq4VecTables) {
 	panic("iquant: iq4LevelsAVX2 without AVX2")
 }

@@ -91,7 +91,7 @@ func TestIQ4LevelsAVX2MatchesGo(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	var xb [32]float32
-	var got [32]int32
+	var got [32]uint8
 	for n := range 100000 {
 		var amax, max float32
 		for j := range xb {
@@ -114,11 +114,31 @@ func TestIQ4LevelsAVX2MatchesGo(t *testing.T) {
 		if n%5 == 4 {
 			id = 1 // x itself, including values past the table ends
 		}
-		iq4LevelsAVX2(&xb[0], id, &got, &iq4LevelTab, &iq4ValuesF)
+		iq4LevelsAVX2(&xb[0], id, &got, &iq4Vec)
 		for j, v := range xb {
 			if want := bestIndexIQ4NL(id * v); int(got[j]) != want {
 				t.Fatalf("case %d: level of %v*%v = %d, want %d", n, id, v, got[j], want)
 			}
+		}
+	}
+}
+
+// TestIQ4VecTablesMatchIndex checks the comparison form of iq4Levels that
+// the AVX2 kernel uses on every table index.
+func TestIQ4VecTablesMatchIndex(t *testing.T) {
+	for ix, e := range iq4Levels {
+		base := 0
+		for _, thr := range iq4Vec.thr {
+			if int32(ix) > thr[0] {
+				base++
+			}
+		}
+		boundary := uint8(0)
+		if int32(ix) > iq4Vec.bstart[base] {
+			boundary = 1
+		}
+		if base != int(e.base) || boundary != e.boundary {
+			t.Fatalf("ix %d: tables give base %d boundary %d, iq4Levels %d %d", ix, base, boundary, e.base, e.boundary)
 		}
 	}
 }

@@ -7,7 +7,18 @@ package iquant
 //go:noescape
 func levelsAVX2(L *int8, id float32, x *float32, n, maxL int)
 
+// levelsUnfusedAVX2 is levelsOfUnfused for n values, n a multiple of 8.
+//
+//go:noescape
+func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int)
+
 // sumsOddFMA is sumsOdd with scalar VFMADD231SS (correctly rounded).
 //
 //go:noescape
 func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32)
+
+// sortRanksAVX2 writes the stable sorted order of n finite values (n a
+// multiple of 8) by ranks: idx[#{x[j] < x[i]} + #{j < i, x[j] == x[i]}] = i.
+//
+//go:noescape
+func sortRanksAVX2(x *float32, n int, idx *int)

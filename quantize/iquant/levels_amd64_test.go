@@ -39,7 +39,14 @@ func TestLevelsAndSumsAVX2MatchGo(t *testing.T) {
 				w[i] = float32(r.NormFloat64())
 			}
 		}
-		var got, want [32]int8
+		var got, want, gotU, wantU [32]int8
+		useNeighbourAVX2 = false
+		levelsOfUnfused(wantU[:n], id, x, maxL)
+		useNeighbourAVX2 = true
+		levelsOfUnfused(gotU[:n], id, x, maxL)
+		if gotU != wantU {
+			t.Fatalf("unfused levels id=%g x=%v: assembly %v, Go %v", id, x, gotU[:n], wantU[:n])
+		}
 		useNeighbourAVX2 = false
 		levelsOf(want[:n], id, x, maxL)
 		wqx, wq2 := sumsOdd(w, x, want[:n])

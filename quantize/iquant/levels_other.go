@@ -9,3 +9,11 @@ func levelsAVX2(L *int8, id float32, x *float32, n, maxL int) {
 func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32) {
 	panic("iquant: sumsOddFMA without assembly")
 }
+
+func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int) {
+	panic("iquant: levelsUnfusedAVX2 without assembly")
+}
+
+func sortRanksAVX2(x *float32, n int, idx *int) {
+	panic("iquant: sortRanksAVX2 without assembly")
+}

@@ -22,12 +22,12 @@ DATA nbMaxFloat<>+0(SB)/4, $0x7f7fffff
 GLOBL nbMaxFloat<>(SB), RODATA|NOPTR, $4
 
 // NB_TABLES builds table register P (diffs in DP, weighted diffs in WP) from
-// Y8 = x, Y9 = w, Y10 = scale, Y11 = level values; expand row P at R9.
+// Y8 = x, Y9 = w, Y10 = scale, level values at R12; expand row P at R9.
 #define NB_TABLES(P, DP, WP) \
 	VMOVDQU     (32*P)(R9), Y12 \
 	VPERMPS     Y8, Y12, DP \
 	VPERMPS     Y9, Y12, WP \
-	VFMSUB231PS Y11, Y10, DP \
+	VFMSUB231PS (R12), Y10, DP \
 	VMULPS      DP, WP, WP
 
 // NB_COORD adds one coordinate of eight candidates to Y9: the level fields
@@ -80,6 +80,7 @@ TEXT ·neighbourJobsAVX2(SB), NOSPLIT, $0-72
 	MOVQ jobs+48(FP), R8
 	MOVQ njobs+56(FP), R11
 	MOVQ dim+64(FP), DX
+	MOVQ q+24(FP), R12
 	TESTQ R11, R11
 	JLE  end
 
@@ -98,8 +99,6 @@ load8:
 
 loaded:
 	VBROADCASTSS scale+16(FP), Y10
-	MOVQ         q+24(FP), R12
-	VMOVUPS      (R12), Y11
 	NB_TABLES(0, Y0, Y4)
 	NB_TABLES(1, Y1, Y5)
 	NB_TABLES(2, Y2, Y6)

@@ -70,17 +70,18 @@ func TestNeighbourAVX2MatchesGo(t *testing.T) {
 					}
 				}
 				var L [8]int8
+				xx := [3]*[3]float32{&xP, &xM, {0.3, -1, 2.5}}[iter%3]
 				useNeighbourAVX2 = false
 				want := g.findBestNeighbourOrNone(u, xval, weight, scale, L[:])
 				want2 := -2
 				if g.bits == 2 {
-					want2 = findBestNeighbour2(g, u, xval, weight, scale, &xM, L[:])
+					want2 = findBestNeighbour2(g, u, xval, weight, scale, xx, L[:])
 				}
 				useNeighbourAVX2 = true
 				got := g.findBestNeighbourOrNone(u, xval, weight, scale, L[:])
 				got2 := -2
 				if g.bits == 2 {
-					got2 = findBestNeighbour2(g, u, xval, weight, scale, &xM, L[:])
+					got2 = findBestNeighbour2(g, u, xval, weight, scale, xx, L[:])
 				}
 				if got2 != want2 {
 					t.Fatalf("%s: iq1 u=%d scale=%g x=%v w=%v: assembly picks %d, Go %d", mode, u, scale, xval, weight, got2, want2)

@@ -118,3 +118,41 @@ func iq1mSplitSums(sx1, sx2, sw1, sw2 *[24]float32, out *[iq1mSplitLen]float32) 
 		}
 	}
 }
+
+// splitState is the running choice of a split search: the best score, its
+// scale and where it was found (slot: which of the chunk's score pairs). The
+// assembly assumes this layout.
+type splitState struct {
+	best, scale  float32
+	i1, i2, slot int32
+}
+
+// splitScan walks a split-score layout of a block of n values with slots
+// score pairs per chunk in the reference's order (i1, then i2, then slot)
+// and keeps the first best: a split replaces the current one when sumq2 > 0
+// and sumqx*sumqx > best*sumq2 (both products rounded); then scale =
+// sumqx/sumq2 and best = scale*sumqx.
+func splitScan(out []float32, n, slots int, st *splitState) {
+	_ = out[splitChunks(n)*16*slots-1]
+	if useSplitAVX2 {
+		splitScanAVX2(&out[0], n, slots, st)
+		return
+	}
+	pos := 0
+	for i1 := 0; i1 <= n; i1++ {
+		for c := i1; c <= n; c += 8 {
+			ch := out[pos : pos+16*slots]
+			pos += 16 * slots
+			for lane := 0; lane < 8 && c+lane <= n; lane++ {
+				for k := 0; k < slots; k++ {
+					sumqx, sumq2 := ch[16*k+lane], ch[16*k+8+lane]
+					if sumq2 > 0 && float32(sumqx*sumqx) > float32(st.best*sumq2) {
+						st.scale = sumqx / sumq2
+						st.best = st.scale * sumqx
+						st.i1, st.i2, st.slot = int32(i1), int32(c+lane), int32(k)
+					}
+				}
+			}
+		}
+	}
+}

@@ -16,3 +16,6 @@ func iq1sSplitSumsAVX2(sumx, sumw *float32, n int, vals *[6]float32, out *float3
 
 //go:noescape
 func iq1mSplitSumsAVX2(sx1, sx2, sw1, sw2 *float32, vals *[6][8]float32, out *float32)
+
+//go:noescape
+func splitScanAVX2(out *float32, n, slots int, st *splitState)

@@ -138,21 +138,16 @@ sChunk:
 	VZEROUPPER
 	RET
 
-// IQ1M_COMBO stores the scores of one shift combination: U and V are the
-// offsets at R9 of the first and second half's level vectors (three 8-wide
-// vectors each). Y4-Y7 = a1x, a2x, a1w, a2w; Y8-Y15 = b1x, c1x, b2x, c2x,
-// b1w, c1w, b2w, c2w; uses Y0, Y1.
-#define IQ1M_COMBO(U, V) \
+// The four shift combinations share work: each half's terms depend on that
+// half's shift only. IQ1M_FIRST stores the first half's partial sums for the
+// shift at U(R9) (three 8-wide level vectors): sumqx at FX(SP), sumq2 at
+// FW(SP). Y4 = a1x, Y6 = a1w, Y8/Y9 = b1x/c1x, Y12/Y13 = b1w/c1w; uses Y0, Y1.
+#define IQ1M_FIRST(U, FX, FW) \
 	VMULPS      (U+0)(R9), Y4, Y0 \
 	VMULPS      (U+32)(R9), Y8, Y1 \
 	VADDPS      Y1, Y0, Y0 \
 	VFMADD231PS (U+64)(R9), Y9, Y0 \
-	VMULPS      (V+0)(R9), Y5, Y1 \
-	VADDPS      Y1, Y0, Y0 \
-	VMULPS      (V+32)(R9), Y10, Y1 \
-	VADDPS      Y1, Y0, Y0 \
-	VFMADD231PS (V+64)(R9), Y11, Y0 \
-	VMOVUPS     Y0, (R8) \
+	VMOVUPS     Y0, FX(SP) \
 	VMULPS      (U+0)(R9), Y6, Y0 \
 	VMULPS      (U+0)(R9), Y0, Y0 \
 	VMULPS      (U+32)(R9), Y12, Y1 \
@@ -160,16 +155,32 @@ sChunk:
 	VADDPS      Y1, Y0, Y0 \
 	VMULPS      (U+64)(R9), Y13, Y1 \
 	VFMADD231PS (U+64)(R9), Y1, Y0 \
-	VMULPS      (V+0)(R9), Y7, Y1 \
-	VMULPS      (V+0)(R9), Y1, Y1 \
-	VADDPS      Y1, Y0, Y0 \
-	VMULPS      (V+32)(R9), Y14, Y1 \
-	VMULPS      (V+32)(R9), Y1, Y1 \
-	VADDPS      Y1, Y0, Y0 \
-	VMULPS      (V+64)(R9), Y15, Y1 \
-	VFMADD231PS (V+64)(R9), Y1, Y0 \
-	VMOVUPS     Y0, 32(R8) \
-	ADDQ        $64, R8
+	VMOVUPS     Y0, FW(SP)
+
+// IQ1M_SECOND_TERMS computes the second half's rounded terms for the shift
+// at V(R9): Y8 = a2x*v0, Y9 = b2x*v1, Y12 = (a2w*v0)*v0, Y13 = (b2w*v1)*v1,
+// Y2 = c2w*v2 (Y5 = a2x, Y7 = a2w, Y10 = b2x, Y14 = b2w, Y15 = c2w).
+#define IQ1M_SECOND_TERMS(V) \
+	VMULPS (V+0)(R9), Y5, Y8 \
+	VMULPS (V+32)(R9), Y10, Y9 \
+	VMULPS (V+0)(R9), Y7, Y12 \
+	VMULPS (V+0)(R9), Y12, Y12 \
+	VMULPS (V+32)(R9), Y14, Y13 \
+	VMULPS (V+32)(R9), Y13, Y13 \
+	VMULPS (V+64)(R9), Y15, Y2
+
+// IQ1M_COMBINE stores combination K from the first half's partial sums at
+// FX(SP), FW(SP) and the second half's terms (IQ1M_SECOND_TERMS for the
+// shift at V(R9); Y11 = c2x); uses Y0, Y1.
+#define IQ1M_COMBINE(V, FX, FW, K) \
+	VADDPS      FX(SP), Y8, Y0 \
+	VADDPS      Y9, Y0, Y0 \
+	VFMADD231PS (V+64)(R9), Y11, Y0 \
+	VMOVUPS     Y0, (64*K)(R8) \
+	VADDPS      FW(SP), Y12, Y1 \
+	VADDPS      Y13, Y1, Y1 \
+	VFMADD231PS (V+64)(R9), Y2, Y1 \
+	VMOVUPS     Y1, (64*K+32)(R8)
 
 // IQ1M_BC loads the run sums b = s[i2] - s[i1] into B and c = s[16] - s[i2]
 // into C for the prefix sums at P, with s[i1] and s[16] broadcast at
@@ -193,7 +204,7 @@ sChunk:
 // n = 16; vals: the plus-shift levels, then the minus-shift levels, each
 // broadcast to 8 lanes. Per chunk, for the combinations ++, +-, -+, --:
 // sumqx[8], sumq2[8].
-TEXT ·iq1mSplitSumsAVX2(SB), NOSPLIT, $256-48
+TEXT ·iq1mSplitSumsAVX2(SB), NOSPLIT, $384-48
 	MOVQ         sx1+0(FP), SI
 	MOVQ         sx2+8(FP), DI
 	MOVQ         sw1+16(FP), R10
@@ -222,15 +233,164 @@ mChunk:
 	IQ1M_BC(DI, 32, 160, Y10, Y11)
 	IQ1M_BC(R10, 64, 192, Y12, Y13)
 	IQ1M_BC(R11, 96, 224, Y14, Y15)
-	IQ1M_COMBO(0, 0)
-	IQ1M_COMBO(0, 96)
-	IQ1M_COMBO(96, 0)
-	IQ1M_COMBO(96, 96)
+	IQ1M_FIRST(0, 256, 288)
+	IQ1M_FIRST(96, 320, 352)
+	IQ1M_SECOND_TERMS(0)
+	IQ1M_COMBINE(0, 256, 288, 0)
+	IQ1M_COMBINE(0, 320, 352, 2)
+	IQ1M_SECOND_TERMS(96)
+	IQ1M_COMBINE(96, 256, 288, 1)
+	IQ1M_COMBINE(96, 320, 352, 3)
+	ADDQ $256, R8
 	ADDQ $8, R12
 	CMPQ R12, $16
 	JLE  mChunk
 	INCQ BX
 	CMPQ BX, $16
 	JLE  mI1
+	VZEROUPPER
+	RET
+
+DATA lowMasks<>+0(SB)/8, $0x7f3f1f0f07030100
+DATA lowMasks<>+8(SB)/8, $0x00000000000000ff
+GLOBL lowMasks<>(SB), RODATA|NOPTR, $16
+
+DATA lanesAbove<>+0(SB)/8, $0x0080c0e0f0f8fcfe
+GLOBL lanesAbove<>(SB), RODATA|NOPTR, $8
+
+// func splitScanAVX2(out *float32, n, slots int, st *splitState)
+// The selection of splitScan over the chunks of a split-score layout with
+// slots pairs (sumqx[8], sumq2[8]) per chunk. The test of the reference,
+// sumq2 > 0 && sumqx*sumqx > best*sumq2, runs on all lanes and slots of a
+// chunk at once against the best at the chunk's start (a mask, bit
+// 8*slot + lane). Then only the positions that passed are visited in the
+// reference's order (lane, then slot) and tested again against the current
+// best: while the best does not decrease, a position that failed cannot
+// pass later (best*sumq2 only grows, rounding being monotonic). If an
+// update ever lowers the best, every later position of the chunk is
+// visited instead.
+TEXT ·splitScanAVX2(SB), NOSPLIT, $0-32
+	MOVQ   out+0(FP), R8
+	MOVQ   n+8(FP), DX
+	MOVQ   slots+16(FP), R9
+	MOVQ   st+24(FP), R10
+	VMOVSS 0(R10), X15
+	VMOVSS 4(R10), X14
+	VXORPS Y13, Y13, Y13
+	XORQ   BX, BX
+
+scI1:
+	MOVQ BX, CX
+
+scChunk:
+	MOVQ         DX, AX
+	SUBQ         CX, AX
+	INCQ         AX
+	CMPQ         AX, $8
+	JLE          scMask
+	MOVQ         $8, AX
+
+scMask:
+	LEAQ         lowMasks<>(SB), R10
+	MOVBLZX      (R10)(AX*1), SI // valid lanes
+	VBROADCASTSS X15, Y15
+	MOVQ         R9, AX
+	DECQ         AX
+	SHLQ         $6, AX
+	LEAQ         (R8)(AX*1), R10
+	XORL         DI, DI
+	MOVQ         R9, AX
+
+scTest:
+	SHLL      $8, DI
+	VMOVUPS   (R10), Y0
+	VMOVUPS   32(R10), Y1
+	VCMPPS    $0x1e, Y13, Y1, Y2 // sumq2 > 0
+	VMULPS    Y0, Y0, Y3
+	VMULPS    Y15, Y1, Y4
+	VCMPPS    $0x1e, Y4, Y3, Y5  // sumqx*sumqx > best*sumq2
+	VANDPS    Y5, Y2, Y2
+	VMOVMSKPS Y2, R11
+	ORL       R11, DI
+	SUBQ      $64, R10
+	DECQ      AX
+	JNZ       scTest
+	IMUL3L    $0x01010101, SI, R11
+	ANDL      R11, DI
+	JZ        scNext
+
+	// Lanes with any slot set.
+	MOVL DI, R12
+	MOVL DI, R11
+	SHRL $16, R11
+	ORL  R11, R12
+	MOVL R12, R11
+	SHRL $8, R11
+	ORL  R11, R12
+	ANDL $0xff, R12
+
+scLane:
+	BSFL R12, R13
+	JZ   scNext
+	BTRL R13, R12
+	MOVL R13, AX // bit 8*slot + lane
+
+scSlot:
+	BTL      AX, DI
+	JCC      scSkip
+	MOVL     AX, R11
+	SHRL     $3, R11
+	SHLL     $6, R11
+	LEAQ     (R8)(R11*1), R10
+	VMOVSS   (R10)(R13*4), X0
+	VMOVSS   32(R10)(R13*4), X1
+	VUCOMISS X13, X1
+	JLS      scSkip
+	VMULSS   X0, X0, X3
+	VMULSS   X15, X1, X4
+	VUCOMISS X4, X3
+	JLS      scSkip
+	VMOVAPS  X15, X5
+	VDIVSS   X1, X0, X14 // scale = sumqx/sumq2
+	VMULSS   X0, X14, X15 // best = scale*sumqx
+	MOVQ     st+24(FP), R10
+	MOVL     BX, 8(R10)
+	LEAL     (CX)(R13*1), R11
+	MOVL     R11, 12(R10)
+	MOVL     AX, R11
+	SHRL     $3, R11
+	MOVL     R11, 16(R10)
+	VUCOMISS X5, X15
+	JCC      scSkip // best did not decrease (ordered, >=)
+
+	// The best went down: visit every later position of the chunk.
+	MOVL    $0xffffffff, DI
+	LEAQ    lanesAbove<>(SB), R10
+	MOVBLZX (R10)(R13*1), R11
+	ANDL    SI, R11
+	ORL     R11, R12
+
+scSkip:
+	ADDL $8, AX
+	MOVL AX, R11
+	SHRL $3, R11
+	CMPL R11, R9
+	JLT  scSlot
+	JMP  scLane
+
+scNext:
+	MOVQ R9, AX
+	SHLQ $6, AX
+	ADDQ AX, R8
+	ADDQ $8, CX
+	CMPQ CX, DX
+	JLE  scChunk
+	INCQ BX
+	CMPQ BX, DX
+	JLE  scI1
+
+	MOVQ   st+24(FP), R10
+	VMOVSS X15, 0(R10)
+	VMOVSS X14, 4(R10)
 	VZEROUPPER
 	RET

@@ -104,11 +104,145 @@ func TestSplitSumsAVX2MatchesGo(t *testing.T) {
 		useSplitAVX2 = true
 		iq1sSplitSums(lx[:], lw[:], 32, &gotS)
 		checkSplitLanes(t, "iq1_s", 32, 32, gotS[:], wantS[:])
+
+		checkScan(t, "iq2_xs", want[:], 16, 1, 0)
+		checkScan(t, "iq1_m", wantM[:], 16, 4, 0)
+		checkScan(t, "iq1_s", wantS[:], 32, 2, -1.1754943508222875e-38)
 	}
 	if n := splitChunks(16); n*16 != iq2xsSplitLen || n*64 != iq1mSplitLen {
 		t.Errorf("splitChunks(16) = %d does not match the buffer sizes", n)
 	}
 	if n := splitChunks(32); n*32 != iq1sSplitLen {
 		t.Errorf("splitChunks(32) = %d does not match the buffer size", n)
+	}
+}
+
+// checkScan runs splitScan with and without assembly over a layout (its
+// garbage lanes included) and demands the same choice.
+func checkScan(t *testing.T, name string, out []float32, n, slots int, best float32) {
+	t.Helper()
+	init := splitState{best: best, scale: 0.5, i1: -1, i2: -1, slot: -1}
+	got, want := init, init
+	useSplitAVX2 = false
+	splitScan(out, n, slots, &want)
+	useSplitAVX2 = true
+	splitScan(out, n, slots, &got)
+	if !sameFloat(got.best, want.best) || !sameFloat(got.scale, want.scale) || got.i1 != want.i1 || got.i2 != want.i2 || got.slot != want.slot {
+		t.Fatalf("%s scan: assembly %+v, Go %+v", name, got, want)
+	}
+}
+
+// TestSplitScanBestGoingDown checks the scan on layouts built so that the
+// running best sometimes decreases after an update (scores within an ulp of
+// each other), where the assembly must fall back to visiting every later
+// position of the chunk.
+func TestSplitScanBestGoingDown(t *testing.T) {
+	if !useSplitAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	defer func() { useSplitAVX2 = true }()
+	r := rand.New(rand.NewPCG(11, 12))
+	decreases := 0
+	for iter := 0; iter < 20000; iter++ {
+		var out [iq1mSplitLen]float32
+		target := float32(1 + r.Float64())
+		for i := range out {
+			q2 := float32(0.5 + r.Float64())
+			qx := float32(math.Sqrt(float64(target * q2)))
+			qx = math.Float32frombits(math.Float32bits(qx) + uint32(r.IntN(5)) - 2)
+			if r.IntN(2) == 0 {
+				qx = -qx
+			}
+			out[i] = qx
+			if i%16 >= 8 {
+				out[i] = q2
+				out[i-8] = qx
+			}
+		}
+		// Count the decreases the reference order meets, to be sure the
+		// fallback runs.
+		st := splitState{i1: -1, i2: -1, slot: -1}
+		prev := st.best
+		pos := 0
+		for i1 := 0; i1 <= 16; i1++ {
+			for c := i1; c <= 16; c += 8 {
+				ch := out[pos : pos+64]
+				pos += 64
+				for lane := 0; lane < 8 && c+lane <= 16; lane++ {
+					for k := 0; k < 4; k++ {
+						sumqx, sumq2 := ch[16*k+lane], ch[16*k+8+lane]
+						if sumq2 > 0 && float32(sumqx*sumqx) > float32(st.best*sumq2) {
+							st.scale = sumqx / sumq2
+							st.best = st.scale * sumqx
+							if st.best < prev {
+								decreases++
+							}
+							prev = st.best
+						}
+					}
+				}
+			}
+		}
+		checkScan(t, "near ties", out[:], 16, 4, 0)
+	}
+	if decreases == 0 {
+		t.Fatal("no layout made the best decrease")
+	}
+	t.Logf("%d decreases", decreases)
+}
+
+// TestSplitScanFallbackAfterDecrease builds chunks where an update lowers
+// the best and a later position that failed against the chunk's starting
+// best passes against the lowered one, in a later lane and in a later slot
+// of the same lane.
+func TestSplitScanFallbackAfterDecrease(t *testing.T) {
+	if !useSplitAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	passes := func(qx, q2, best float32) bool { return q2 > 0 && float32(qx*qx) > float32(best*q2) }
+	found := 0
+	for try := 0; try < 20_000_000 && found < 20; try++ {
+		b0 := float32(1 + r.Float64())
+		q21 := float32(0.5 + r.Float64())
+		qx1 := math.Float32frombits(math.Float32bits(float32(math.Sqrt(float64(b0*q21)))) + uint32(r.IntN(3)))
+		if !passes(qx1, q21, b0) {
+			continue
+		}
+		s := qx1 / q21
+		b1 := s * qx1
+		if !(b1 < b0) {
+			continue
+		}
+		// A later position failing against b0 but passing against b1.
+		var qx2, q22 float32
+		ok := false
+		for k := 0; k < 1000 && !ok; k++ {
+			q22 = float32(0.5 + r.Float64())
+			base := math.Float32bits(float32(math.Sqrt(float64(b0 * q22))))
+			for d := -2; d <= 2 && !ok; d++ {
+				qx2 = math.Float32frombits(base + uint32(d))
+				ok = passes(qx2, q22, b1) && !passes(qx2, q22, b0)
+			}
+		}
+		if !ok {
+			continue
+		}
+		found++
+		for _, place := range [][2]int{{5, 1}, {0, 3}} { // {lane, slot} of the second position
+			var out [iq1mSplitLen]float32
+			out[0], out[8] = qx1, q21 // lane 0, slot 0
+			lane, slot := place[0], place[1]
+			out[16*slot+lane], out[16*slot+8+lane] = qx2, q22
+			checkScan(t, "fallback", out[:], 16, 4, b0)
+			got := splitState{best: b0, scale: 0.5, i1: -1, i2: -1, slot: -1}
+			splitScan(out[:], 16, 4, &got)
+			if got.i2 != int32(lane) || got.slot != int32(slot) {
+				t.Fatalf("lane %d slot %d: the second position did not win: %+v", lane, slot, got)
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no decreasing update found")
 	}
 }

@@ -15,3 +15,7 @@ func iq1sSplitSumsAVX2(sumx, sumw *float32, n int, vals *[6]float32, out *float3
 func iq1mSplitSumsAVX2(sx1, sx2, sw1, sw2 *float32, vals *[6][8]float32, out *float32) {
 	panic("iquant: iq1mSplitSumsAVX2 without assembly")
 }
+
+func splitScanAVX2(out *float32, n, slots int, st *splitState) {
+	panic("iquant: splitScanAVX2 without assembly")
+}
