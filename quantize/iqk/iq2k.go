@@ -76,12 +76,14 @@ func sortedOrder(idx []int, x []float32) {
 	}
 }
 
-// prefixSums fills sumw[j+1], sumx[j+1] with the weights and weighted values
-// of the first j+1 entries in sorted order, and returns sum w*|x| (float64),
-// a bound on every |sumx| difference that splitSearch needs.
-func prefixSums(sumw, sumx []float32, order []int, xb, weight []float32) (absSum float64) {
+// prefixSums fills xs[j] with the j-th value in sorted order and sumw[j+1],
+// sumx[j+1] with the weights and weighted values of the first j+1 of them,
+// and returns sum w*|x| (float64), a bound on every |sumx| difference that
+// splitSearch needs.
+func prefixSums(xs, sumw, sumx []float32, order []int, xb, weight []float32) (absSum float64) {
 	sumw[0], sumx[0] = 0, 0
 	for j, jj := range order {
+		xs[j] = xb[jj]
 		sumw[j+1] = sumw[j] + weight[jj]
 		sumx[j+1] = kernel.FMA32(weight[jj], xb[jj], sumx[j])
 		absSum += float64(weight[jj]) * math.Abs(float64(xb[jj]))
@@ -116,7 +118,20 @@ var iq2Variants = func() (v [4][4]float32) {
 // underflow); a candidate is skipped only when even then it cannot beat
 // best. The test is off where the weighted values come near the float32
 // underflow or overflow ranges, where relative error bounds do not hold.
-func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d float32, isShifted bool) {
+//
+// A second, global bound prunes most of the rest: splitGuess finds a split
+// close to the best one and its float32 value L (as the reference computes
+// best); candidates whose bound is below L*(1-1e-2) are skipped too, by
+// using max(r, rL) for the running r. That leaves the result unchanged.
+// While the reference's running best and ours differ, both stay below
+// U = L*(1-1e-2)*(1+5*eps)^N (eps = 2^-24, N <= 24000 candidates: a
+// skipped candidate it accepts is below L*(1-1e-2), and one it accepts but
+// we reject, or the other way round, is worth at most (1+5*eps) times the
+// side that rejected it). U < L*(1-4*eps), so both accept the guessed
+// split, after which they agree; from then on the reference's best never
+// falls below L*(1-4*eps)^N > L*(1-0.006), so it rejects everything below
+// L*(1-1e-2) as well. TestSplitSearchPruning checks it.
+func splitSearch(xs, sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d float32, isShifted bool) {
 	n := len(sumx) - 1
 	sumx, sumw = sumx[:n+1], sumw[:n+1]
 	sxN, swN := sumx[n], sumw[n]
@@ -137,48 +152,19 @@ func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d floa
 	}
 	errX := 31 * 4 * absSum * 1e-5
 	e2 := errX*errX*(1+1e4) + 1e-40 // 1e-40: floor for float32 underflow
+	var rL float64
+	if g1, g2, g3, gk, ok := splitGuess(xs, sumx, sumw, maxI1, minI3); ok {
+		g := splitState{sumx: sumx, sumw: sumw}
+		g.pair(g1, g2)
+		g.eval(gk, g3)
+		rL = float64(g.best) * (1 - 1e-2) / (1 + 1e-4)
+	}
 	v := &iq2Variants
 	dx0, dx1, dx2, dx3 := float64(v[0][2]-v[0][3]), float64(v[1][2]-v[1][3]), float64(v[2][2]-v[2][3]), float64(v[3][2]-v[3][3])
 	sq := func(k, j int) float64 { return float64(v[k][j]) * float64(v[k][j]) }
 	dq0, dq1, dq2, dq3 := sq(0, 2)-sq(0, 3), sq(1, 2)-sq(1, 3), sq(2, 2)-sq(2, 3), sq(3, 2)-sq(3, 3)
-	if useSplitScanAVX2 {
-		var c [12][4]float64
-		for k := range v {
-			for j := 0; j < 4; j++ {
-				c[j][k] = float64(v[k][j])
-			}
-		}
-		c[4] = [4]float64{dx0, dx1, dx2, dx3}
-		c[5] = [4]float64{dq0, dq1, dq2, dq3}
-		c[6] = [4]float64{e2, e2, e2, e2}
-		xN, wN := float64(sxN), float64(swN)
-		c[10] = [4]float64{xN, xN, xN, xN}
-		c[11] = [4]float64{wN, wN, wN, wN}
-		for i1 := 0; i1 < maxI1; i1++ {
-			a0, b0 := float64(sumx[i1]-sumx[0]), float64(sumw[i1]-sumw[0])
-			c[8] = [4]float64{a0, a0, a0, a0}
-			c[9] = [4]float64{b0, b0, b0, b0}
-			r := s.bq / (1 + 1e-4)
-			c[7] = [4]float64{r, r, r, r}
-			pairI2 := -1
-			for i2, i3 := i1, 0; ; i3++ {
-				var mask int
-				i2, i3, mask = splitScanAVX2(&sumx[0], &sumw[0], i1, i2, i3, n, minI3, &c)
-				if mask == 0 {
-					break
-				}
-				if i2 != pairI2 {
-					s.havePair, pairI2 = false, i2
-				}
-				bq := s.bq
-				s.evalSome(i1, i2, i3, mask&1 != 0, mask&2 != 0, mask&4 != 0, mask&8 != 0)
-				if s.bq != bq {
-					r = s.bq / (1 + 1e-4)
-					c[7] = [4]float64{r, r, r, r}
-				}
-			}
-		}
-		return s.d, s.isShifted
+	if useSplitSearchAVX2 && n%4 == 0 && n <= 32 {
+		return splitSearchFast(sumx, sumw, e2, rL, maxI1, minI3)
 	}
 	for i1 := 0; i1 < maxI1; i1++ {
 		a0, b0 := float64(sumx[i1]-sumx[0]), float64(sumw[i1]-sumw[0])
@@ -205,7 +191,7 @@ func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d floa
 			// (|X|+errX)^2 <= (1+eta) X^2 + (1+1/eta) errX^2, so it is enough
 			// that X^2 + e2 < bq/(1+eta) * sumq2.
 			bq := s.bq
-			r := bq / (1 + 1e-4)
+			r := max(bq/(1+1e-4), rL)
 			b0, b1, b2, b3 := r*cq0, r*cq1, r*cq2, r*cq3
 			g0, g1, g2, g3 := r*dq0, r*dq1, r*dq2, r*dq3
 			for i3 := start; i3 < n; i3++ {
@@ -219,7 +205,7 @@ func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d floa
 					s.evalSome(i1, i2, i3, m0 >= 0, m1 >= 0, m2 >= 0, m3 >= 0)
 					if s.bq != bq {
 						bq = s.bq
-						r = bq / (1 + 1e-4)
+						r = max(bq/(1+1e-4), rL)
 						b0, b1, b2, b3 = r*cq0, r*cq1, r*cq2, r*cq3
 						g0, g1, g2, g3 = r*dq0, r*dq1, r*dq2, r*dq3
 					}
@@ -228,6 +214,58 @@ func splitSearch(sumx, sumw []float32, absSum float64, maxI1, minI3 int) (d floa
 		}
 	}
 	return s.d, s.isShifted
+}
+
+// splitGuess returns a split and variant close to the best of splitSearch
+// (within 1 % on nearly all blocks), for the global bound: per variant a
+// few rounds of assigning the sorted values xs to the nearest point of the
+// scaled grid (four contiguous segments) and refitting the scale, clamped
+// to the search's limits. ok is false when no fit has a positive sumq2.
+func splitGuess(xs, sumx, sumw []float32, maxI1, minI3 int) (i1, i2, i3, k int, ok bool) {
+	n := len(sumx) - 1
+	xs, sumx, sumw = xs[:n], sumx[:n+1], sumw[:n+1]
+	var bestF float32
+	for kk := range iq2Variants {
+		v := &iq2Variants[kk]
+		h0, h1, h2 := (v[0]+v[1])/2, (v[1]+v[2])/2, (v[2]+v[3])/2
+		// Lowest value to the first grid point, highest to the last.
+		d := (xs[n-1] - xs[0]) / (v[3] - v[0])
+		p1, p2, p3 := -1, -1, -1
+		for range 2 {
+			m0, m1, m2 := d*h0, d*h1, d*h2
+			j1 := 0
+			for j1 < n && xs[j1] < m0 {
+				j1++
+			}
+			j2 := j1
+			for j2 < n && xs[j2] < m1 {
+				j2++
+			}
+			j3 := j2
+			for j3 < n && xs[j3] < m2 {
+				j3++
+			}
+			j3 = max(min(j3, n-1), minI3)
+			j1 = min(j1, maxI1-1, j3)
+			j2 = max(min(j2, j3), j1)
+			if j1 == p1 && j2 == p2 && j3 == p3 {
+				break // converged
+			}
+			p1, p2, p3 = j1, j2, j3
+			x1, x2, x3, xN := sumx[j1], sumx[j2], sumx[j3], sumx[n]
+			w1, w2, w3, wN := sumw[j1], sumw[j2], sumw[j3], sumw[n]
+			X := x1*v[0] + (x2-x1)*v[1] + (x3-x2)*v[2] + (xN-x3)*v[3]
+			Q := w1*v[0]*v[0] + (w2-w1)*v[1]*v[1] + (w3-w2)*v[2]*v[2] + (wN-w3)*v[3]*v[3]
+			if !(Q > 0) {
+				break
+			}
+			if f := X * X / Q; f > bestF || !ok {
+				bestF, i1, i2, i3, k, ok = f, j1, j2, j3, kk, true
+			}
+			d = X / Q
+		}
+	}
+	return
 }
 
 // splitState is the running state of splitSearch's exact evaluation.
@@ -312,6 +350,7 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 	var scales, sw [sbs / bs]float32
 	var Ls [sbs / bs]int8
 	var order [bs]int
+	var xs [bs]float32
 	for ibl := 0; ibl < len(x)/sbs; ibl++ {
 		blk := y[ibl*blockBytes : (ibl+1)*blockBytes]
 		for i := range blk {
@@ -343,8 +382,8 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 				continue
 			}
 			sortedOrder(order[:], xb)
-			absSum := prefixSums(sumw[:], sumx[:], order[:], xb, weight[:])
-			d, isShifted := splitSearch(sumx[:], sumw[:], absSum, bs, 0)
+			absSum := prefixSums(xs[:], sumw[:], sumx[:], order[:], xb, weight[:])
+			d, isShifted := splitSearch(xs[:], sumx[:], sumw[:], absSum, bs, 0)
 			scales[ib] = d
 			if isShifted {
 				extra |= 1 << ib

@@ -2,122 +2,292 @@
 
 #include "textflag.h"
 
-// Constants block c (rows of 4 float64, one lane per variant): the grid
-// points v0..v3, dx, dq, e2, r, a0, b0, xN, wN.
-#define C_DQ 160
-#define C_E2 192
-#define C_R 224
-#define C_A0 256
-#define C_B0 288
-#define C_XN 320
-#define C_WN 352
+// Field offsets of splitConsts (K_) and splitTab (T_), named after the
+// fields; TestSplitTabLayout checks them.
+#define K_vf 0
+#define K_c 64
+#define K_dv01 192
+#define K_dv12 224
+#define K_dq01 256
+#define K_dq12 288
+#define K_v3 320
+#define K_vq3 352
+#define K_dx2 384
+#define K_dq 416
+#define K_bqScale 448
+#define K_rDiv 456
+#define K_slack 464
 
-// func splitScanAVX2(sumx, sumw *float32, i1, i2, i3, n, minI3 int, c *[12][4]float64) (hitI2, hitI3, mask int)
+#define T_xs 0
+#define T_xq 256
+#define T_ws 512
+#define T_qxt 768
+#define T_qqt 1792
+#define T_e 2816
+#define T_rrow 2848
+#define T_px 2880
+#define T_pq 2912
+#define T_g 2944
+#define T_r 3072
+#define T_rL 3080
+#define T_e2 3088
+#define T_sx 3096
+#define T_sq 3104
+#define T_xN 3112
+#define T_wN 3120
+#define T_minI3 3128
+#define T_hx 3136
+#define T_hq 3152
+#define T_qx 3168
+#define T_q2 3184
+#define T_qq 3200
+#define T_best 3216
+#define T_d 3220
+#define T_shifted 3224
+
+// RUPDATE recomputes what depends on r alone: the rows r, G_k = r*dq_k and
+// e = e2 + slack*(sx + r*sq). Clobbers Y8..Y11.
+#define RUPDATE \
+	VBROADCASTSD T_r(R8), Y8            \
+	VMOVUPD      Y8, T_rrow(R8)         \
+	VMULPD       K_dq(R11), Y8, Y9      \
+	VPERMPD      $0x00, Y9, Y10         \
+	VMOVUPD      Y10, T_g(R8)           \
+	VPERMPD      $0x55, Y9, Y10         \
+	VMOVUPD      Y10, T_g+32(R8)        \
+	VPERMPD      $0xAA, Y9, Y10         \
+	VMOVUPD      Y10, T_g+64(R8)        \
+	VPERMPD      $0xFF, Y9, Y10         \
+	VMOVUPD      Y10, T_g+96(R8)        \
+	VMULSD       T_sq(R8), X8, X11      \
+	VADDSD       T_sx(R8), X11, X11     \
+	VMULSD       K_slack(R11), X11, X11 \
+	VADDSD       T_e2(R8), X11, X11     \
+	VBROADCASTSD X11, Y11               \
+	VMOVUPD      Y11, T_e(R8)
+
+// func splitSearchAVX2(sumx, sumw *float32, n, maxI1 int, k *splitConsts, t *splitTab)
 //
-// For i2 from the given one and i3 from max(i3, i2, minI3) (later i2 from
-// max(i2, minI3)), lane k computes the linear models
-// cx = a0*v0 + a1*v1 - x2*v2 + xN*v3, cq = b0*v0*v0 + b1*v1*v1 - w2*v2*v2 + wN*v3*v3,
-// b = r*cq, g = r*dq, then per i3 X = cx + x*dx and m = (X*X + e2) - (b + w*g),
-// all unfused and in the portable loop's order, and stops at the first m >= 0.
-TEXT ·splitScanAVX2(SB), NOSPLIT, $0-88
-	MOVQ    sumx+0(FP), SI
-	MOVQ    sumw+8(FP), DI
-	MOVQ    i1+16(FP), R9
-	MOVQ    i2+24(FP), R10
-	MOVQ    i3+32(FP), CX
-	MOVQ    n+40(FP), DX
-	MOVQ    minI3+48(FP), R11
-	MOVQ    c+56(FP), R8
-	VMOVUPD 0(R8), Y0
-	VMOVUPD 32(R8), Y1
-	VMOVUPD 64(R8), Y2
-	VMOVUPD 96(R8), Y3
-	VMOVUPD 128(R8), Y4    // dx
-	VXORPD  Y5, Y5, Y5     // zero
-	VMOVUPD C_E2(R8), Y15  // e2
-	MOVSS   (SI)(R9*4), X10 // sumx[i1]
-	MOVSS   (DI)(R9*4), X11 // sumw[i1]
+// Registers: SI sumx, DI sumw, R11 k, R8 t, DX n, R12 maxI1, R9 i1,
+// R10 i2, CX first i3 of the current group of four, R13 the group's lanes
+// still to test (bit j: i3 = CX+j). In the group loop Y0..Y3 hold
+// A_k = cx^2 + e - r*cq and Y4..Y7 B_k = 2*cx*dx of variant k broadcast;
+// C_k = dx^2 and G_k = r*dq are read from memory.
+TEXT ·splitSearchAVX2(SB), NOSPLIT, $0-48
+	MOVQ sumx+0(FP), SI
+	MOVQ sumw+8(FP), DI
+	MOVQ n+16(FP), DX
+	MOVQ maxI1+24(FP), R12
+	MOVQ k+32(FP), R11
+	MOVQ t+40(FP), R8
+	RUPDATE
+
+	// The i2 parts of cx and cq, per i2 < n.
+	XORQ AX, AX
+	XORQ BX, BX
+
+qtab:
+	VBROADCASTSD T_xs(R8)(AX*8), Y8
+	VMULPD       K_dv12(R11), Y8, Y8
+	VMOVUPD      Y8, T_qxt(R8)(BX*1)
+	VBROADCASTSD T_ws(R8)(AX*8), Y8
+	VMULPD       K_dq12(R11), Y8, Y8
+	VMOVUPD      Y8, T_qqt(R8)(BX*1)
+	ADDQ         $32, BX
+	INCQ         AX
+	CMPQ         AX, DX
+	JLT          qtab
+
+	XORQ R9, R9
+	CMPQ R9, R12
+	JGE  done
+
+i1loop:
+	// The i1 parts of cx and cq (with the xN, wN terms).
+	VBROADCASTSD T_xs(R8)(R9*8), Y8
+	VMULPD       K_dv01(R11), Y8, Y8
+	VBROADCASTSD T_xN(R8), Y9
+	VMULPD       K_v3(R11), Y9, Y9
+	VADDPD       Y9, Y8, Y8
+	VMOVUPD      Y8, T_px(R8)
+	VBROADCASTSD T_ws(R8)(R9*8), Y8
+	VMULPD       K_dq01(R11), Y8, Y8
+	VBROADCASTSD T_wN(R8), Y9
+	VMULPD       K_vq3(R11), Y9, Y9
+	VADDPD       Y9, Y8, Y8
+	VMOVUPD      Y8, T_pq(R8)
+	MOVQ         R9, R10
 
 pairs:
-	CMPQ CX, R10
-	CMOVQLT R10, CX
-	CMPQ CX, R11
-	CMOVQLT R11, CX
-	CMPQ CX, DX
-	JGE  nextpair
+	// start = max(i2, minI3); nothing to do when start >= n.
+	MOVQ    R10, BX
+	CMPQ    BX, T_minI3(R8)
+	CMOVQLT T_minI3(R8), BX
+	CMPQ    BX, DX
+	JGE     nextpair
+	MOVQ    BX, CX
+	ANDQ    $3, CX
+	MOVQ    $15, R13
+	SHLQ    CX, R13
+	ANDQ    $15, R13
+	MOVQ    BX, CX
+	ANDQ    $-4, CX
 
-	// cx in Y12
-	MOVSS        (SI)(R10*4), X6
-	VSUBSS       X10, X6, X7  // a1 = sumx[i2] - sumx[i1]
-	VCVTSS2SD    X7, X7, X7
-	VBROADCASTSD X7, Y7
-	VCVTSS2SD    X6, X6, X6
-	VBROADCASTSD X6, Y6       // x2
-	VMULPD       C_A0(R8), Y0, Y12
-	VMULPD       Y1, Y7, Y8
-	VADDPD       Y8, Y12, Y12
-	VMULPD       Y2, Y6, Y8
-	VSUBPD       Y8, Y12, Y12
-	VMULPD       C_XN(R8), Y3, Y8
-	VADDPD       Y8, Y12, Y12
+setup:
+	// cx in Y12, cq in Y13 (lanes = variants), B = 2*dx*cx in Y14,
+	// A = cx^2 + e - r*cq in Y10, then each variant's broadcast.
+	MOVQ         R10, BX
+	SHLQ         $5, BX
+	VMOVUPD      T_px(R8), Y12
+	VADDPD       T_qxt(R8)(BX*1), Y12, Y12
+	VMOVUPD      T_pq(R8), Y13
+	VADDPD       T_qqt(R8)(BX*1), Y13, Y13
+	VMULPD       K_dx2(R11), Y12, Y14
+	VMOVUPD      T_e(R8), Y10
+	VFNMADD231PD T_rrow(R8), Y13, Y10
+	VFMADD231PD  Y12, Y12, Y10
+	VPERMPD      $0x00, Y10, Y0
+	VPERMPD      $0x55, Y10, Y1
+	VPERMPD      $0xAA, Y10, Y2
+	VPERMPD      $0xFF, Y10, Y3
+	VPERMPD      $0x00, Y14, Y4
+	VPERMPD      $0x55, Y14, Y5
+	VPERMPD      $0xAA, Y14, Y6
+	VPERMPD      $0xFF, Y14, Y7
 
-	// cq in Y13, then b = r*cq, g = r*dq
-	MOVSS        (DI)(R10*4), X6
-	VSUBSS       X11, X6, X7  // b1 = sumw[i2] - sumw[i1]
-	VCVTSS2SD    X7, X7, X7
-	VBROADCASTSD X7, Y7
-	VCVTSS2SD    X6, X6, X6
-	VBROADCASTSD X6, Y6       // w2
-	VMULPD       C_B0(R8), Y0, Y13
-	VMULPD       Y0, Y13, Y13
-	VMULPD       Y1, Y7, Y8
-	VMULPD       Y1, Y8, Y8
-	VADDPD       Y8, Y13, Y13
-	VMULPD       Y2, Y6, Y8
-	VMULPD       Y2, Y8, Y8
-	VSUBPD       Y8, Y13, Y13
-	VMULPD       C_WN(R8), Y3, Y8
-	VMULPD       Y3, Y8, Y8
-	VADDPD       Y8, Y13, Y13
-	VMOVUPD      C_R(R8), Y9
-	VMULPD       Y13, Y9, Y13 // b
-	VMULPD       C_DQ(R8), Y9, Y14 // g
-
-loop:
-	VCVTSS2SD    (SI)(CX*4), X6, X6
-	VCVTSS2SD    (DI)(CX*4), X7, X7
-	VBROADCASTSD X6, Y6
-	VBROADCASTSD X7, Y7
-	VMULPD       Y4, Y6, Y8
-	VADDPD       Y8, Y12, Y8
-	VMULPD       Y8, Y8, Y8
-	VADDPD       Y15, Y8, Y8
-	VMULPD       Y14, Y7, Y9
-	VADDPD       Y9, Y13, Y9
-	VSUBPD       Y9, Y8, Y8
-	VCMPPD       $0x0D, Y5, Y8, Y8
-	VMOVMSKPD    Y8, AX
-	TESTQ        AX, AX
-	JNZ          found
-	INCQ         CX
+group:
+	VMOVUPD      T_xs(R8)(CX*8), Y8
+	VMOVUPD      T_xq(R8)(CX*8), Y9
+	VMOVUPD      T_ws(R8)(CX*8), Y10
+	VMOVAPD      Y0, Y11
+	VFMADD231PD  Y8, Y4, Y11
+	VFMADD231PD  K_c(R11), Y9, Y11
+	VFNMADD231PD T_g(R8), Y10, Y11
+	VMOVAPD      Y1, Y12
+	VFMADD231PD  Y8, Y5, Y12
+	VFMADD231PD  K_c+32(R11), Y9, Y12
+	VFNMADD231PD T_g+32(R8), Y10, Y12
+	VMOVAPD      Y2, Y13
+	VFMADD231PD  Y8, Y6, Y13
+	VFMADD231PD  K_c+64(R11), Y9, Y13
+	VFNMADD231PD T_g+64(R8), Y10, Y13
+	VMOVAPD      Y3, Y14
+	VFMADD231PD  Y8, Y7, Y14
+	VFMADD231PD  K_c+96(R11), Y9, Y14
+	VFNMADD231PD T_g+96(R8), Y10, Y14
+	// A lane's sign bit stays set only when all four bounds are negative.
+	VANDPD       Y12, Y11, Y11
+	VANDPD       Y14, Y13, Y13
+	VANDPD       Y13, Y11, Y11
+	VMOVMSKPD    Y11, AX
+	XORQ         $15, AX
+	ANDQ         R13, AX
+	JNZ          hit
+	MOVQ         $15, R13
+	ADDQ         $4, CX
 	CMPQ         CX, DX
-	JLT          loop
+	JLT          group
 
 nextpair:
-	XORQ CX, CX
 	INCQ R10
 	CMPQ R10, DX
 	JLT  pairs
+	INCQ R9
+	CMPQ R9, R12
+	JLT  i1loop
 
-	MOVQ DX, hitI2+64(FP)
-	MOVQ DX, hitI3+72(FP)
-	MOVQ $0, mask+80(FP)
+done:
 	VZEROUPPER
 	RET
 
-found:
-	MOVQ R10, hitI2+64(FP)
-	MOVQ CX, hitI3+72(FP)
-	MOVQ AX, mask+80(FP)
-	VZEROUPPER
-	RET
+hit:
+	// Lowest hit lane j: clear lanes <= j from R13, BX = i3 = CX + j.
+	MOVQ AX, BX
+	NEGQ BX
+	ANDQ AX, BX
+	LEAQ -1(BX)(BX*1), AX
+	NOTQ AX
+	ANDQ AX, R13
+	BSFQ BX, BX
+	ADDQ CX, BX
+
+	// Exact sums of the first two segments, as splitState.pair.
+	VMOVSS       (SI)(R9*4), X8
+	VSUBSS       (SI), X8, X8         // a0 = sumx[i1] - sumx[0]
+	VMOVSS       (SI)(R10*4), X9
+	VSUBSS       (SI)(R9*4), X9, X9   // a1 = sumx[i2] - sumx[i1]
+	VMOVSS       (DI)(R9*4), X10
+	VSUBSS       (DI), X10, X10       // b0
+	VMOVSS       (DI)(R10*4), X11
+	VSUBSS       (DI)(R9*4), X11, X11 // b1
+	VBROADCASTSS X8, X8
+	VBROADCASTSS X9, X9
+	VMULPS       K_vf+16(R11), X9, X14  // a1*v1
+	VFMADD231PS  K_vf(R11), X8, X14     // hx = a0*v0 + that, fused
+	VBROADCASTSS X10, X10
+	VBROADCASTSS X11, X11
+	VMULPS       K_vf+16(R11), X11, X15 // b1*v1
+	VMULPS       K_vf+16(R11), X15, X15 // (b1*v1)*v1
+	VMULPS       K_vf(R11), X10, X13    // b0*v0
+	VFMADD231PS  K_vf(R11), X13, X15    // hq = (b0*v0)*v0 + that, fused
+
+	// Exact sums of all four variants at i3, as splitState.eval.
+	VMOVSS       (SI)(BX*4), X8
+	VSUBSS       (SI)(R10*4), X8, X8   // a2 = sumx[i3] - sumx[i2]
+	VMOVSS       (SI)(DX*4), X9
+	VSUBSS       (SI)(BX*4), X9, X9    // a3 = sumx[n] - sumx[i3]
+	VMOVSS       (DI)(BX*4), X10
+	VSUBSS       (DI)(R10*4), X10, X10 // b2
+	VMOVSS       (DI)(DX*4), X11
+	VSUBSS       (DI)(BX*4), X11, X11  // b3
+	VBROADCASTSS X8, X8
+	VBROADCASTSS X9, X9
+	VBROADCASTSS X10, X10
+	VBROADCASTSS X11, X11
+	VFMADD231PS  K_vf+32(R11), X8, X14  // a2*v2 + hx
+	VFMADD231PS  K_vf+48(R11), X9, X14  // a3*v3 + that: sumqx
+	VMULPS       K_vf+32(R11), X10, X13 // b2*v2
+	VFMADD231PS  K_vf+32(R11), X13, X15 // (b2*v2)*v2 + hq
+	VMULPS       K_vf+48(R11), X11, X13 // b3*v3
+	VFMADD231PS  K_vf+48(R11), X13, X15 // (b3*v3)*v3 + that: sumq2
+	VMULPS       X14, X14, X13
+	VMOVUPS      X14, T_qx(R8)
+	VMOVUPS      X15, T_q2(R8)
+	VMOVUPS      X13, T_qq(R8)
+
+	// The reference's comparisons, variant by variant (BX = k, AX = changed).
+	XORQ   AX, AX
+	XORQ   BX, BX
+	VXORPS X15, X15, X15
+
+variant:
+	VMOVSS    T_q2(R8)(BX*4), X9
+	VUCOMISS  X15, X9
+	JLS       nextvariant             // not sumq2 > 0
+	VMULSS    T_best(R8), X9, X10     // best*sumq2
+	VMOVSS    T_qq(R8)(BX*4), X11
+	VUCOMISS  X10, X11
+	JLS       nextvariant             // not sumqx^2 > best*sumq2
+	VMOVSS    T_qx(R8)(BX*4), X11
+	VDIVSS    X9, X11, X12            // d = sumqx/sumq2
+	VMOVSS    X12, T_d(R8)
+	VMULSS    X11, X12, X12           // best = d*sumqx
+	VMOVSS    X12, T_best(R8)
+	VCVTSS2SD X12, X12, X12
+	VMULSD    K_bqScale(R11), X12, X12 // bq
+	VDIVSD    K_rDiv(R11), X12, X12    // bq/(1+1e-4)
+	VMAXSD    T_rL(R8), X12, X12       // r = max(that, rL)
+	VMOVSD    X12, T_r(R8)
+	MOVQ      BX, AX
+	ANDQ      $1, AX
+	MOVQ      AX, T_shifted(R8)
+	MOVQ      $1, AX
+
+nextvariant:
+	INCQ  BX
+	CMPQ  BX, $4
+	JLT   variant
+	TESTQ AX, AX
+	JZ    group
+	RUPDATE
+	JMP   setup // new A for this pair

@@ -2,8 +2,8 @@
 
 package iqk
 
-const useSplitScanAVX2 = false
+const useSplitSearchAVX2 = false
 
-func splitScanAVX2(sumx, sumw *float32, i1, i2, i3, n, minI3 int, c *[12][4]float64) (hitI2, hitI3, mask int) {
-	panic("iqk: splitScanAVX2 without AVX2")
+func splitSearchFast(sumx, sumw []float32, e2, rL float64, maxI1, minI3 int) (d float32, isShifted bool) {
+	panic("iqk: splitSearchFast without AVX2")
 }

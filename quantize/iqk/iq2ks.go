@@ -33,6 +33,7 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 	var weight [bs]float32
 	var sumx, sumw [bs + 1]float32
 	var order [bs]int
+	var xs [bs]float32
 	put16(y, fp16(0))
 	blocks := y[2:]
 	clear(blocks)
@@ -58,8 +59,8 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 				continue
 			}
 			sortedOrder(order[:], xb)
-			absSum := prefixSums(sumw[:], sumx[:], order[:], xb, weight[:])
-			d, isShifted := splitSearch(sumx[:], sumw[:], absSum, maxI1, minI3)
+			absSum := prefixSums(xs[:], sumw[:], sumx[:], order[:], xb, weight[:])
+			d, isShifted := splitSearch(xs[:], sumx[:], sumw[:], absSum, maxI1, minI3)
 			scales[k] = d
 			if isShifted {
 				extra |= 1 << ib
@@ -292,37 +293,87 @@ func (f *iq2ksFitter) fitAVX2(d float32, values []int8) (ok bool, bestD, score f
 }
 
 // iq2ksSearchAVX2 is the block scale search of quantizeIQ2KSFast with all
-// 55 fits in one assembly call (fitAVX2 does not depend on the best score so
-// far), then picked in the same order.
-func iq2ksSearchAVX2(xb, weight []float32, d, maxv float32) (float32, bool) {
+// 55 fits in assembly (fitAVX2 does not depend on the best score so far),
+// then picked in the same order.
+//
+// When amax < 1e15 every scale tried passes countingNearest, so the fits
+// find the nearest points by counting: the scales are d = maxv/22 and
+// maxv/den with 19.5 <= |den| <= 37.5, so amax/37.5 <= |d| <= amax/19.5
+// (to float32 rounding), and amax >= 1e-14 here; that gives |d| > 1e-18,
+// amax < 1e6|d|, amax < 1e17 and |d| < 1e15.
+func iq2ksSearchAVX2(sc *iq2ksScratch, xb, weight []float32, d, maxv, amax float32) (float32, bool) {
 	const nfit = 1 + 2*27
-	var params [nfit][12]float32
-	var sums [nfit][4]float32
-	set := func(f int, d float32, values []int8) {
-		for j, v := range values[:4] {
-			dv := d * float32(v)
-			params[f][j], params[f][4+j], params[f][8+j] = dv, float32(v), -dv
+	p := &sc.picks
+	if amax < 1e15 {
+		// The scales are maxv/den: d itself is maxv/values[7].
+		iq2ksFitsCountAVX2(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[0], 28, &iq2ksGrids[0], &sc.raw[0])
+		iq2ksFitsCountAVX2(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[28], 27, &iq2ksGrids[1], &sc.raw[28])
+		iq2ksReducePickAVX2(&sc.raw, p)
+	} else {
+		var params [nfit][12]float32
+		set := func(f int, d float32, values []int8) {
+			for j, v := range values[:4] {
+				dv := d * float32(v)
+				params[f][j], params[f][4+j], params[f][8+j] = dv, float32(v), -dv
+			}
 		}
+		values, shiftedValues := formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]
+		set(0, d, values)
+		for itry := -13; itry <= 13; itry++ {
+			set(14+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(values[0])), values)
+			set(41+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(shiftedValues[0])), shiftedValues)
+		}
+		var out [nfit][4]float32
+		var sums iq2ksFitSums
+		iq2ksFitsAVX2(&xb[:32][0], &weight[:32][0], &params[0], nfit, &out[0])
+		for f, o := range &out {
+			sums.sumqx1[f], sums.sumq21[f], sums.sumqx2[f], sums.sumq22[f] = o[0], o[1], o[2], o[3]
+		}
+		iq2ksPickAVX2(&sums, p)
 	}
-	values, shiftedValues := formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]
-	set(0, d, values)
-	for itry := -13; itry <= 13; itry++ {
-		set(14+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(values[0])), values)
-		set(41+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(shiftedValues[0])), shiftedValues)
-	}
-	iq2ksFitsAVX2(&xb[:32][0], &weight[:32][0], &params[0], nfit, &sums[0])
 	var best float32
 	shifted := false
-	if ok, td, ts := iq2ksPick(sums[0][0], sums[0][1], sums[0][2], sums[0][3]); ok {
-		best, d = ts, td
+	if p.ok[0] != 0 {
+		best, d = p.score[0], p.bestD[0]
 	}
 	for f := 1; f < nfit; f++ {
-		if ok, td, ts := iq2ksPick(sums[f][0], sums[f][1], sums[f][2], sums[f][3]); ok && ts > best {
-			best, d, shifted = ts, td, f > 27
+		if p.ok[f] != 0 && p.score[f] > best {
+			best, d, shifted = p.score[f], p.bestD[f], f > 27
 		}
 	}
 	return d, shifted
 }
+
+// iq2ksScratch is the working memory of iq2ksSearchAVX2, allocated once per
+// row: the unreduced sums of the 55 fits (and a spare) and their picks.
+type iq2ksScratch struct {
+	raw   [56][4][8]float32
+	picks iq2ksPicks
+}
+
+// iq2ksValueTab are the plain and the shifted grid as float32, padded to
+// the 8 lanes iq2ksAccumAVX2 looks up.
+var iq2ksValueTab = func() (t [2][8]float32) {
+	for s := range t {
+		for j := 0; j < 4; j++ {
+			t[s][j] = float32(formats.IQ2NLValues[4*s+j])
+		}
+	}
+	return
+}()
+
+// iq2ksTrialDen are the denominators of the 55 scales maxv/den of the
+// fast iq2_ks search, in fit order: values[7] (the first fit's d), then
+// v0 + itry/2 (itry = -13..13) of the plain grid, then of the shifted grid
+// (computed as the reference does, though the values are exact).
+var iq2ksTrialDen = func() (den [55]float32) {
+	den[0] = float32(formats.IQ2NLValues[7])
+	for itry := -13; itry <= 13; itry++ {
+		den[14+itry] = kernel.FMA32(0.5, float32(itry), float32(formats.IQ2NLValues[0]))
+		den[41+itry] = kernel.FMA32(0.5, float32(itry), float32(formats.IQ2NLValues[4]))
+	}
+	return
+}()
 
 // iq2ksPick picks the better orientation of a fit from its sums.
 func iq2ksPick(sumqx1, sumq21, sumqx2, sumq22 float32) (ok bool, bestD, score float32) {
@@ -385,7 +436,13 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 	scales := make([]float32, nblock*sbs/bs)
 	sw := make([]float32, nblock*sbs/bs)
 	Ls := make([]int8, nblock*sbs/bs)
-	var weight [bs]float32
+	// The second pass needs the same weights and block maxima again.
+	weights := make([]float32, nblock*sbs)
+	amaxs := make([]float32, nblock*sbs/bs)
+	var scratch *iq2ksScratch
+	if useIQ2KSAVX2 {
+		scratch = new(iq2ksScratch)
+	}
 	put16(y, fp16(0))
 	blocks := y[2:]
 	clear(blocks)
@@ -401,8 +458,10 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 			if qwRow != nil {
 				qw = qwRow[ibl*sbs+ib*bs:]
 			}
-			blockWeights(weight[:], xb, qw, sigma2, fallback)
+			weight := weights[k*bs : (k+1)*bs]
+			blockWeights(weight, xb, qw, sigma2, fallback)
 			amax, maxv := absMax(xb)
+			amaxs[k] = amax
 			var sumw float32
 			for _, w := range weight {
 				sumw += w
@@ -415,7 +474,7 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 			d := maxv / float32(formats.IQ2NLValues[7])
 			if useIQ2KSAVX2 {
 				var shifted bool
-				scales[k], shifted = iq2ksSearchAVX2(xb, weight[:], d, maxv)
+				scales[k], shifted = iq2ksSearchAVX2(scratch, xb, weight, d, maxv, amax)
 				if shifted {
 					extra |= 1 << ib
 				}
@@ -423,7 +482,7 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 			}
 			var best float32
 			var fitter iq2ksFitter
-			newIQ2KSFitter(&fitter, xb, weight[:], amax)
+			newIQ2KSFitter(&fitter, xb, weight, amax)
 			if ok, td, ts := fitter.fit(d, values, best); ok {
 				best, d = ts, td
 			}
@@ -449,13 +508,11 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 	if d == 0 {
 		return
 	}
-	var accQX, accQ2 [8]float32
+	var acc [16]float32 // 8-lane sums of (w·q)·x, then of (w·q)·q
 	var idx1, idx2 [32]uint8
 	for ibl := 0; ibl < nblock; ibl++ {
 		blk := blocks[ibl*blockBytes : (ibl+1)*blockBytes]
 		xbl := x[ibl*sbs : (ibl+1)*sbs]
-		sigma2 := 1.5 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
 		extra := iqkLE16(blk)
 		for ib := 0; ib < sbs/bs; ib++ {
 			k := ibl*(sbs/bs) + ib
@@ -464,45 +521,48 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 				bv = shiftedValues
 			}
 			xb := xbl[ib*bs : (ib+1)*bs]
-			var qw []float32
-			if qwRow != nil {
-				qw = qwRow[ibl*sbs+ib*bs:]
-			}
-			blockWeights(weight[:], xb, qw, sigma2, fallback)
+			weight := weights[k*bs : (k+1)*bs]
 			dl := d * float32(int(Ls[k])-16)
-			amax, _ := absMax(xb)
-			rmse1 := iq2ksBlockError(dl, xb, weight[:], bv, &idx1, amax)
+			amax := amaxs[k]
+			rmse1 := iq2ksBlockError(dl, xb, weight, bv, &idx1, amax)
 			if Ls[k] > 0 && dl > scales[k] {
-				if iq2ksBlockError(d*float32(int(Ls[k])-17), xb, weight[:], bv, &idx2, amax) < rmse1 {
+				if iq2ksBlockError(d*float32(int(Ls[k])-17), xb, weight, bv, &idx2, amax) < rmse1 {
 					Ls[k]--
 					idx1 = idx2
 				}
 			} else if Ls[k] < 15 && dl < scales[k] {
-				if iq2ksBlockError(d*float32(int(Ls[k])-15), xb, weight[:], bv, &idx2, amax) < rmse1 {
+				if iq2ksBlockError(d*float32(int(Ls[k])-15), xb, weight, bv, &idx2, amax) < rmse1 {
 					Ls[k]++
 					idx1 = idx2
 				}
 			}
 			vd := float32(int(Ls[k]) - 16)
-			for kk := 0; kk < 4; kk++ {
-				for l := 0; l < 8; l++ {
-					i := 8*kk + l
-					q := vd * float32(bv[idx1[i]])
-					wq := weight[i] * q
-					accQX[l] = kernel.FMA32(wq, xb[i], accQX[l])
-					accQ2[l] = kernel.FMA32(wq, q, accQ2[l])
+			if useIQ2KSAVX2 {
+				iq2ksAccumAVX2(&xb[0], &weight[0], &idx1, &iq2ksValueTab[extra>>ib&1], vd, &acc)
+			} else {
+				for kk := 0; kk < 4; kk++ {
+					for l := 0; l < 8; l++ {
+						i := 8*kk + l
+						q := vd * float32(bv[idx1[i]])
+						wq := weight[i] * q
+						acc[l] = kernel.FMA32(wq, xb[i], acc[l])
+						acc[8+l] = kernel.FMA32(wq, q, acc[8+l])
+					}
 				}
 			}
 			ls := int(Ls[k])
 			blk[2+ib/2] |= byte((ls & 0xf) << (4 * (ib % 2)))
 			extra |= uint16(ls>>4) << (8 + ib)
-			qs := blk[6+32*(ib/4):]
-			for j := 0; j < 32; j++ {
+			qs := blk[6+32*(ib/4) : 6+32*(ib/4)+32]
+			for j := range qs {
 				qs[j] |= idx1[j] << (2 * (ib % 4))
 			}
 		}
 		put16(blk, extra)
 	}
+	var accQX, accQ2 [8]float32
+	copy(accQX[:], acc[:8])
+	copy(accQ2[:], acc[8:])
 	sumqx, sumq2 := hsum8(&accQX), hsum8(&accQ2)
 	if sumq2 > 0 {
 		d = sumqx / sumq2

@@ -2,7 +2,10 @@
 
 package iqk
 
-import "github.com/gquant/gquant/internal/cpu"
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/cpu"
+)
 
 // useIQ2KSAVX2 selects the assembly fit of the fast iq2_ks search; tests
 // clear it to check the portable code on the same machine.
@@ -24,3 +27,60 @@ func iq2ksErrorAVX2(x, w *float32, params *[8]float32, negD float32, idx *[32]in
 //
 //go:noescape
 func iq2ksFitsAVX2(x, w *float32, params *[12]float32, n int, out *[4]float32)
+
+// iq2ksGrid is one grid for iq2ksFitsCountAVX2: each point broadcast to 8
+// lanes, and the VPERMPS table from minus the counted index to the point.
+type iq2ksGrid struct {
+	vb   [4][8]float32
+	perm [8]float32
+}
+
+// iq2ksGrids are the plain and the shifted grid.
+var iq2ksGrids = func() (g [2]iq2ksGrid) {
+	for s := range g {
+		v := formats.IQ2NLValues[4*s : 4*s+4]
+		for j := range v {
+			for l := range g[s].vb[j] {
+				g[s].vb[j][l] = float32(v[j])
+			}
+		}
+		g[s].perm = [8]float32{float32(v[0]), 0, 0, 0, 0, float32(v[3]), float32(v[2]), float32(v[1])}
+	}
+	return
+}()
+
+// iq2ksFitSums are the sums of the 55 fits of a block (and one lane of
+// padding), one array per sum so that iq2ksPickAVX2 takes 8 fits at once.
+type iq2ksFitSums struct {
+	sumqx1, sumq21, sumqx2, sumq22 [56]float32
+}
+
+// iq2ksPicks are iq2ksPick's results for the fits of iq2ksFitSums.
+type iq2ksPicks struct {
+	ok           [56]int32 // -1 or 0
+	bestD, score [56]float32
+}
+
+// iq2ksFitsCountAVX2 runs the fits of iq2ksFitsAVX2 for the n > 0 scales
+// maxv/den[0..n) on one grid, the nearest points found by counting, and
+// leaves each fit's four 8-lane sums unreduced in raw[f].
+//
+//go:noescape
+func iq2ksFitsCountAVX2(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32)
+
+// iq2ksReducePickAVX2 reduces the raw sums of 56 fits as hsum8 does and
+// picks as iq2ksPick.
+//
+//go:noescape
+func iq2ksReducePickAVX2(raw *[56][4][8]float32, p *iq2ksPicks)
+
+// iq2ksPickAVX2 is iq2ksPick for all fits of s.
+//
+//go:noescape
+func iq2ksPickAVX2(s *iq2ksFitSums, p *iq2ksPicks)
+
+// iq2ksAccumAVX2 adds one block's terms to the second pass's 8-lane sums:
+// q = vd*values[idx[i]], acc[l] += (w·q)·x and acc[8+l] += (w·q)·q, fused.
+//
+//go:noescape
+func iq2ksAccumAVX2(x, w *float32, idx *[32]uint8, values *[8]float32, vd float32, acc *[16]float32)

@@ -188,3 +188,219 @@ TEXT ·iq2ksErrorAVX2(SB), NOSPLIT, $0-44
 	HSUM8(Y8, X8, 0)
 	VZEROUPPER
 	RET
+
+// COUNT_CHUNK is one 8-wide chunk of a fit with the nearest point found by
+// counting: OP is VSUBPS for scale d (x - d*v) or VADDPS for -d
+// (x + d*v, the same operation as x - (-d*v)); Y0-Y3 hold d*v0..d*v3. The
+// index is minus the number of strict falls e1<e0, e2<e1, e3<e2 of the
+// squared distances (the compare masks are -1; the squares are finite and
+// >= +0 here, so comparing their bits as int32 orders them as floats and
+// keeps the float multiply pipes free), which VPERMPS maps through
+// the table at 128(R8) (v0 at lane 0, v1..v3 at lanes 7, 6, 5) to the grid
+// value q; then Σ(w·q)·x and Σ(w·q)·q accumulate, fused, as IQ2KS_CHUNK.
+#define COUNT_CHUNK(OP, off, ACCX, ACCQ) \
+	VMOVUPS     off(SI), Y10      \
+	OP          Y0, Y10, Y11      \
+	VMULPS      Y11, Y11, Y11     \
+	OP          Y1, Y10, Y12      \
+	VMULPS      Y12, Y12, Y12     \
+	VPCMPGTD    Y12, Y11, Y13     \
+	OP          Y2, Y10, Y11      \
+	VMULPS      Y11, Y11, Y11     \
+	VPCMPGTD    Y11, Y12, Y14     \
+	VPADDD      Y14, Y13, Y13     \
+	OP          Y3, Y10, Y12      \
+	VMULPS      Y12, Y12, Y12     \
+	VPCMPGTD    Y12, Y11, Y14     \
+	VPADDD      Y14, Y13, Y13     \
+	VPERMPS     128(R8), Y13, Y14 \
+	VMULPS      off(DI), Y14, Y15 \
+	VFMADD231PS Y10, Y15, ACCX    \
+	VFMADD231PS Y14, Y15, ACCQ
+
+// func iq2ksFitsCountAVX2(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32)
+// The fits of iq2ksFitsAVX2 for the n > 0 scales maxv/den[0..n) of one
+// grid, with the nearest point found by counting (exact when
+// countingNearest holds for every scale; see nearest4). Each fit's four
+// 8-lane sums go unreduced to raw[f] (iq2ksReducePickAVX2 reduces them).
+TEXT ·iq2ksFitsCountAVX2(SB), NOSPLIT, $0-56
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	VBROADCASTSS maxv+16(FP), Y7
+	MOVQ         den+24(FP), AX
+	MOVQ         n+32(FP), CX
+	MOVQ         grid+40(FP), R8
+	MOVQ         raw+48(FP), DX
+
+cfits:
+	VBROADCASTSS (AX), Y15
+	VDIVPS       Y15, Y7, Y15        // d = maxv/den
+	VMULPS       0(R8), Y15, Y0
+	VMULPS       32(R8), Y15, Y1
+	VMULPS       64(R8), Y15, Y2
+	VMULPS       96(R8), Y15, Y3
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	COUNT_CHUNK(VSUBPS, 0, Y8, Y9)
+	COUNT_CHUNK(VADDPS, 0, Y4, Y5)
+	COUNT_CHUNK(VSUBPS, 32, Y8, Y9)
+	COUNT_CHUNK(VADDPS, 32, Y4, Y5)
+	COUNT_CHUNK(VSUBPS, 64, Y8, Y9)
+	COUNT_CHUNK(VADDPS, 64, Y4, Y5)
+	COUNT_CHUNK(VSUBPS, 96, Y8, Y9)
+	COUNT_CHUNK(VADDPS, 96, Y4, Y5)
+	VMOVUPS      Y8, 0(DX)
+	VMOVUPS      Y9, 32(DX)
+	VMOVUPS      Y4, 64(DX)
+	VMOVUPS      Y5, 96(DX)
+	ADDQ         $4, AX
+	ADDQ         $128, DX
+	DECQ         CX
+	JNE          cfits
+	VZEROUPPER
+	RET
+
+// REDUCE8 reduces sum s (0..3) of the 8 fits at SI (raw layout, 128 bytes
+// per fit) into DST, lane f = hsum8 of fit f:
+// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)). Clobbers Y10-Y15.
+#define REDUCE8(s, DST) \
+	VMOVUPS    (s*32)(SI), Y10                  \
+	VMOVUPS    (s*32+512)(SI), Y11              \
+	VPERM2F128 $0x20, Y11, Y10, Y12             \
+	VPERM2F128 $0x31, Y11, Y10, Y13             \
+	VADDPS     Y13, Y12, Y12                    \
+	VMOVUPS    (s*32+128)(SI), Y10              \
+	VMOVUPS    (s*32+640)(SI), Y11              \
+	VPERM2F128 $0x20, Y11, Y10, Y13             \
+	VPERM2F128 $0x31, Y11, Y10, Y14             \
+	VADDPS     Y14, Y13, Y13                    \
+	VSHUFPS    $0x44, Y13, Y12, Y14             \
+	VSHUFPS    $0xEE, Y13, Y12, Y15             \
+	VADDPS     Y15, Y14, Y14                    \
+	VMOVUPS    (s*32+256)(SI), Y10              \
+	VMOVUPS    (s*32+768)(SI), Y11              \
+	VPERM2F128 $0x20, Y11, Y10, Y12             \
+	VPERM2F128 $0x31, Y11, Y10, Y13             \
+	VADDPS     Y13, Y12, Y12                    \
+	VMOVUPS    (s*32+384)(SI), Y10              \
+	VMOVUPS    (s*32+896)(SI), Y11              \
+	VPERM2F128 $0x20, Y11, Y10, Y13             \
+	VPERM2F128 $0x31, Y11, Y10, Y15             \
+	VADDPS     Y15, Y13, Y13                    \
+	VSHUFPS    $0x44, Y13, Y12, Y15             \
+	VSHUFPS    $0xEE, Y13, Y12, Y12             \
+	VADDPS     Y12, Y15, Y15                    \
+	VSHUFPS    $0x88, Y15, Y14, Y12             \
+	VSHUFPS    $0xDD, Y15, Y14, Y13             \
+	VADDPS     Y13, Y12, DST
+
+// func iq2ksReducePickAVX2(raw *[56][4][8]float32, p *iq2ksPicks)
+// Reduces the raw sums of 56 fits as HSUM8 does and picks as
+// iq2ksPickAVX2.
+TEXT ·iq2ksReducePickAVX2(SB), NOSPLIT, $0-16
+	MOVQ   raw+0(FP), SI
+	MOVQ   p+8(FP), DI
+	XORQ   CX, CX
+	VXORPS Y9, Y9, Y9
+
+rpicks:
+	REDUCE8(0, Y0)
+	REDUCE8(1, Y1)
+	REDUCE8(2, Y2)
+	REDUCE8(3, Y3)
+	VCMPPS    $0x1E, Y9, Y1, Y4      // ok1 = sumq21 > 0
+	VCMPPS    $0x1A, Y9, Y1, Y10     // !ok1
+	VDIVPS    Y1, Y0, Y5             // d1 = sumqx1/sumq21
+	VMULPS    Y5, Y0, Y6             // s1 = sumqx1*d1
+	VMULPS    Y2, Y2, Y7             // sumqx2^2
+	VMULPS    Y3, Y6, Y8             // s1*sumq22
+	VCMPPS    $0x1E, Y8, Y7, Y7      // sumqx2^2 > s1*sumq22
+	VCMPPS    $0x1E, Y9, Y3, Y11     // sumq22 > 0
+	VDIVPS    Y3, Y2, Y12            // d2 = sumqx2/sumq22
+	VMULPS    Y12, Y2, Y13           // s2 = sumqx2*d2
+	VORPS     Y7, Y10, Y7
+	VANDPS    Y11, Y7, Y7            // cond2
+	VBLENDVPS Y7, Y12, Y5, Y5        // bestD
+	VBLENDVPS Y7, Y13, Y6, Y6        // score
+	VORPS     Y7, Y4, Y4             // ok
+	VMOVUPS   Y4, 0(DI)(CX*1)
+	VMOVUPS   Y5, 224(DI)(CX*1)
+	VMOVUPS   Y6, 448(DI)(CX*1)
+	ADDQ      $1024, SI
+	ADDQ      $32, CX
+	CMPQ      CX, $224
+	JLT       rpicks
+	VZEROUPPER
+	RET
+
+// func iq2ksPickAVX2(s *iq2ksFitSums, p *iq2ksPicks)
+// iq2ksPick for all 56 lanes of s, 8 at a time, with the same float32
+// operations: ok as a -1/0 mask, bestD and score (garbage where !ok).
+TEXT ·iq2ksPickAVX2(SB), NOSPLIT, $0-16
+	MOVQ   s+0(FP), SI
+	MOVQ   p+8(FP), DI
+	XORQ   CX, CX
+	VXORPS Y15, Y15, Y15
+
+picks:
+	VMOVUPS   0(SI)(CX*1), Y0        // sumqx1
+	VMOVUPS   224(SI)(CX*1), Y1      // sumq21
+	VMOVUPS   448(SI)(CX*1), Y2      // sumqx2
+	VMOVUPS   672(SI)(CX*1), Y3      // sumq22
+	VCMPPS    $0x1E, Y15, Y1, Y4     // ok1 = sumq21 > 0
+	VDIVPS    Y1, Y0, Y5             // d1 = sumqx1/sumq21
+	VMULPS    Y5, Y0, Y6             // s1 = sumqx1*d1
+	VMULPS    Y2, Y2, Y7             // sumqx2^2
+	VMULPS    Y3, Y6, Y8             // s1*sumq22
+	VCMPPS    $0x1E, Y8, Y7, Y9      // sumqx2^2 > s1*sumq22
+	VCMPPS    $0x1A, Y15, Y1, Y10    // !ok1: not sumq21 > 0
+	VCMPPS    $0x1E, Y15, Y3, Y11    // sumq22 > 0
+	VDIVPS    Y3, Y2, Y12            // d2 = sumqx2/sumq22
+	VMULPS    Y12, Y2, Y13           // s2 = sumqx2*d2
+	VORPS     Y9, Y10, Y9            // !ok1 || sumqx2^2 > s1*sumq22
+	VANDPS    Y11, Y9, Y9            // cond2
+	VBLENDVPS Y9, Y12, Y5, Y5        // bestD
+	VBLENDVPS Y9, Y13, Y6, Y6        // score
+	VORPS     Y9, Y4, Y4             // ok
+	VMOVUPS   Y4, 0(DI)(CX*1)
+	VMOVUPS   Y5, 224(DI)(CX*1)
+	VMOVUPS   Y6, 448(DI)(CX*1)
+	ADDQ      $32, CX
+	CMPQ      CX, $224
+	JLT       picks
+	VZEROUPPER
+	RET
+
+// ACC_CHUNK: q = table[idx] for 8 weights (byte indices at ioff(BX)),
+// then Σ(w·q)·x into Y8 and Σ(w·q)·q into Y9, fused.
+#define ACC_CHUNK(off, ioff) \
+	VPMOVZXBD   ioff(BX), Y0    \
+	VPERMPS     Y6, Y0, Y1      \
+	VMULPS      off(DI), Y1, Y2 \
+	VFMADD231PS off(SI), Y2, Y8 \
+	VFMADD231PS Y1, Y2, Y9
+
+// func iq2ksAccumAVX2(x, w *float32, idx *[32]uint8, values *[8]float32, vd float32, acc *[16]float32)
+// The second pass's 8-lane sums of one block: q = vd*values[idx] (rounded),
+// acc[0:8] += (w·q)·x and acc[8:16] += (w·q)·q, fused, lane l taking
+// weights l, l+8, l+16, l+24.
+TEXT ·iq2ksAccumAVX2(SB), NOSPLIT, $0-48
+	MOVQ         x+0(FP), SI
+	MOVQ         w+8(FP), DI
+	MOVQ         idx+16(FP), BX
+	MOVQ         values+24(FP), AX
+	MOVQ         acc+40(FP), DX
+	VBROADCASTSS vd+32(FP), Y7
+	VMULPS       (AX), Y7, Y6
+	VMOVUPS      0(DX), Y8
+	VMOVUPS      32(DX), Y9
+	ACC_CHUNK(0, 0)
+	ACC_CHUNK(32, 8)
+	ACC_CHUNK(64, 16)
+	ACC_CHUNK(96, 24)
+	VMOVUPS      Y8, 0(DX)
+	VMOVUPS      Y9, 32(DX)
+	VZEROUPPER
+	RET

@@ -126,3 +126,104 @@ func TestIQ2KSErrorAVX2MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestIQ2KSFitsCountMatchesBlend checks the counting fits with their
+// vector reduction and pick against the compare-and-blend fits with the
+// portable pick, bit for bit, on blocks of many magnitudes below 1e15,
+// including values exactly between two scaled grid points (ties of the
+// squared distances).
+func TestIQ2KSFitsCountMatchesBlend(t *testing.T) {
+	if !useIQ2KSAVX2 {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(17, 19))
+	var xb, w [32]float32
+	var sc iq2ksScratch
+	mids := [2][3]float32{{-22, -6, 9}, {-17, -1, 14}}
+	for iter := range 20000 {
+		mag := float32(math.Pow(10, float64(rng.IntN(29)-14)))
+		maxv := mag * float32(1+rng.Float64())
+		if rng.IntN(2) == 0 {
+			maxv = -maxv
+		}
+		xb[0] = maxv
+		for i := 1; i < len(xb); i++ {
+			if rng.IntN(3) == 0 {
+				f := 1 + rng.IntN(54)
+				g := 0
+				if f > 27 {
+					g = 1
+				}
+				xb[i] = maxv / iq2ksTrialDen[f] * mids[g][rng.IntN(3)]
+			} else {
+				xb[i] = min(max(mag*0.3*float32(rng.NormFloat64()), -abs32(maxv)), abs32(maxv))
+			}
+			w[i] = float32(rng.ExpFloat64())
+		}
+		w[0] = float32(rng.ExpFloat64())
+		amax, mv := absMax(xb[:])
+		if amax < 1e-14 || amax >= 1e15 || mv != maxv {
+			t.Fatalf("iter %d: bad block (amax %g, maxv %g, want %g)", iter, amax, mv, maxv)
+		}
+		iq2ksFitsCountAVX2(&xb[0], &w[0], maxv, &iq2ksTrialDen[0], 28, &iq2ksGrids[0], &sc.raw[0])
+		iq2ksFitsCountAVX2(&xb[0], &w[0], maxv, &iq2ksTrialDen[28], 27, &iq2ksGrids[1], &sc.raw[28])
+		iq2ksReducePickAVX2(&sc.raw, &sc.picks)
+		var params [55][12]float32
+		for f := range params {
+			g := 0
+			if f > 27 {
+				g = 1
+			}
+			d := maxv / iq2ksTrialDen[f]
+			for j, v := range formats.IQ2NLValues[4*g : 4*g+4] {
+				dv := d * float32(v)
+				params[f][j], params[f][4+j], params[f][8+j] = dv, float32(v), -dv
+			}
+		}
+		var out [55][4]float32
+		iq2ksFitsAVX2(&xb[0], &w[0], &params[0], 55, &out[0])
+		p := &sc.picks
+		for f, o := range out {
+			ok, d, score := iq2ksPick(o[0], o[1], o[2], o[3])
+			if ok != (p.ok[f] != 0) || ok && (math.Float32bits(d) != math.Float32bits(p.bestD[f]) || math.Float32bits(score) != math.Float32bits(p.score[f])) {
+				t.Fatalf("iter %d fit %d: counting (%v, %g, %g), blend (%v, %g, %g)", iter, f, p.ok[f] != 0, p.bestD[f], p.score[f], ok, d, score)
+			}
+		}
+	}
+}
+
+// TestIQ2KSPickAVX2MatchesGo checks the vector pick against iq2ksPick on
+// sums of all signs, zeros and ties.
+func TestIQ2KSPickAVX2MatchesGo(t *testing.T) {
+	if !useIQ2KSAVX2 {
+		t.Skip("no AVX2+FMA")
+	}
+	rng := rand.New(rand.NewPCG(23, 29))
+	pick := func() float32 {
+		switch rng.IntN(6) {
+		case 0:
+			return 0
+		case 1:
+			return float32(rng.IntN(5) - 2)
+		default:
+			return float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10)))
+		}
+	}
+	for iter := range 2000 {
+		var s iq2ksFitSums
+		for f := range s.sumqx1 {
+			s.sumqx1[f], s.sumq21[f], s.sumqx2[f], s.sumq22[f] = pick(), pick(), pick(), pick()
+			if rng.IntN(4) == 0 {
+				s.sumqx2[f], s.sumq22[f] = s.sumqx1[f], s.sumq21[f] // a tie
+			}
+		}
+		var p iq2ksPicks
+		iq2ksPickAVX2(&s, &p)
+		for f := range s.sumqx1 {
+			ok, d, sc := iq2ksPick(s.sumqx1[f], s.sumq21[f], s.sumqx2[f], s.sumq22[f])
+			if ok != (p.ok[f] != 0) || ok && (math.Float32bits(d) != math.Float32bits(p.bestD[f]) || math.Float32bits(sc) != math.Float32bits(p.score[f])) {
+				t.Fatalf("iter %d fit %d: asm (%v, %g, %g), go (%v, %g, %g)", iter, f, p.ok[f] != 0, p.bestD[f], p.score[f], ok, d, sc)
+			}
+		}
+	}
+}

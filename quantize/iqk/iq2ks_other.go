@@ -15,3 +15,32 @@ func iq2ksErrorAVX2(x, w *float32, params *[8]float32, negD float32, idx *[32]in
 func iq2ksFitsAVX2(x, w *float32, params *[12]float32, n int, out *[4]float32) {
 	panic("iqk: iq2ksFitsAVX2 without AVX2")
 }
+
+type iq2ksGrid struct{}
+
+var iq2ksGrids [2]iq2ksGrid
+
+type iq2ksFitSums struct {
+	sumqx1, sumq21, sumqx2, sumq22 [56]float32
+}
+
+type iq2ksPicks struct {
+	ok           [56]int32
+	bestD, score [56]float32
+}
+
+func iq2ksFitsCountAVX2(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32) {
+	panic("iqk: iq2ksFitsCountAVX2 without AVX2")
+}
+
+func iq2ksReducePickAVX2(raw *[56][4][8]float32, p *iq2ksPicks) {
+	panic("iqk: iq2ksReducePickAVX2 without AVX2")
+}
+
+func iq2ksPickAVX2(s *iq2ksFitSums, p *iq2ksPicks) {
+	panic("iqk: iq2ksPickAVX2 without AVX2")
+}
+
+func iq2ksAccumAVX2(x, w *float32, idx *[32]uint8, values *[8]float32, vd float32, acc *[16]float32) {
+	panic("iqk: iq2ksAccumAVX2 without AVX2")
+}

@@ -69,8 +69,9 @@ func TestSplitSearchPruning(t *testing.T) {
 		order := make([]int, n)
 		sortedOrder(order, x)
 		sumx, sumw := make([]float32, n+1), make([]float32, n+1)
-		absSum := prefixSums(sumw, sumx, order, x, w)
-		gd, gs := splitSearch(sumx, sumw, absSum, maxI1, minI3)
+		xs := make([]float32, n)
+		absSum := prefixSums(xs, sumw, sumx, order, x, w)
+		gd, gs := splitSearch(xs, sumx, sumw, absSum, maxI1, minI3)
 		wd, ws := splitSearchAll(sumx, sumw, maxI1, minI3)
 		if math.Float32bits(gd) != math.Float32bits(wd) || gs != ws {
 			t.Fatalf("block %d (n=%d, scale %g): pruned search gives (%g, %v), full search (%g, %v)", iter, n, scale, gd, gs, wd, ws)
@@ -120,3 +121,33 @@ func TestNearest4(t *testing.T) {
 }
 
 func iq2ValuesForTest() []int8 { return []int8{-31, -13, 1, 17} }
+
+// BenchmarkSplitSearch runs splitSearch on 16-value blocks shaped like the
+// quantize benchmark's (normal values, exponential importance).
+func BenchmarkSplitSearch(b *testing.B) {
+	r := rand.New(rand.NewPCG(42, 4096))
+	const nblocks = 1024
+	type block struct {
+		xs, sumx, sumw []float32
+		absSum         float64
+	}
+	blocks := make([]block, nblocks)
+	for i := range blocks {
+		x, qw, w := make([]float32, 256), make([]float32, 256), make([]float32, 16)
+		for j := range x {
+			x[j], qw[j] = float32(0.02*r.NormFloat64()), float32(r.ExpFloat64())
+		}
+		sigma2 := 1.5 * sumSquares(x) / 256
+		blockWeights(w, x[:16], qw[:16], sigma2, nil)
+		bl := block{xs: make([]float32, 16), sumx: make([]float32, 17), sumw: make([]float32, 17)}
+		var order [16]int
+		sortedOrder(order[:], x[:16])
+		bl.absSum = prefixSums(bl.xs, bl.sumw, bl.sumx, order[:], x[:16], w)
+		blocks[i] = bl
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		bl := &blocks[i%nblocks]
+		splitSearch(bl.xs, bl.sumx, bl.sumw, bl.absSum, 16, 0)
+	}
+}

@@ -1,0 +1,16 @@
+//go:build amd64 && !purego
+
+package iqk
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useWeightsAVX2 selects the assembly importance weights of blockWeights
+// (the same float32 operations: fused x*x+sigma2, correctly rounded square
+// root, rounded product); tests clear it to check the portable loop.
+var useWeightsAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// weightsAVX2 sets weight[j] = qw[j]*sqrt(x[j]*x[j]+sigma2), fused, for
+// j < n, n a positive multiple of 8.
+//
+//go:noescape
+func weightsAVX2(weight, x, qw *float32, n int, sigma2 float32)
