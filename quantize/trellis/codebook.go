@@ -26,6 +26,13 @@ type codebook struct {
 	lanes     [][]byte  // the codewords of inCluster in lane layout (see toLanes)
 	allLanes  []byte    // every codeword in lane layout (searched for an empty cluster)
 
+	// The block searches' view of the same lanes: one buffer holding every
+	// cluster's runs (then, for groups of 8, allLanes), and per cluster its
+	// byte offset in it and its number of runs (an empty cluster of groups
+	// of 8 spans allLanes). Nil for codebooks built by hand in tests.
+	flatLanes []byte
+	spans     []uint32
+
 	// The portable search's layout, built on first use (see portableLanes).
 	portableOnce sync.Once
 	portable     []floatLanes // per cluster, then every codeword (groups of 8)
@@ -328,16 +335,47 @@ func (cb *codebook) finalizeClusters(neighbours int) {
 		}
 	})
 	cb.inCluster = in
-	cb.lanes = make([][]byte, ncluster)
-	for ic, pts := range in {
-		cb.lanes[ic] = toLanes(cb.values, g, pts)
+	cb.buildLanes()
+}
+
+// buildLanes lays out the codewords of every cluster (and, for groups of 8,
+// all of them) in lane layout, in one buffer (see flatLanes).
+func (cb *codebook) buildLanes() {
+	g, run := cb.group, laneRun(cb.group)
+	npoint := len(cb.values) / g
+	total := 0
+	for _, pts := range cb.inCluster {
+		total += len(pts) / 8 * run
 	}
 	if g == 8 {
-		all := make([]int32, npoint)
-		for i := range all {
-			all[i] = int32(i)
+		total += npoint / 8 * run
+	}
+	if total >= 1<<32 {
+		panic("trellis: codebook lanes do not fit 32-bit offsets")
+	}
+	cb.flatLanes = make([]byte, 0, total)
+	cb.lanes = make([][]byte, len(cb.inCluster))
+	cb.spans = make([]uint32, 2*len(cb.inCluster))
+	for ic, pts := range cb.inCluster {
+		start := len(cb.flatLanes)
+		cb.flatLanes = append(cb.flatLanes, toLanes(cb.values, g, pts)...)
+		cb.lanes[ic] = cb.flatLanes[start:len(cb.flatLanes):len(cb.flatLanes)]
+		cb.spans[2*ic], cb.spans[2*ic+1] = uint32(start), uint32(len(pts)/8)
+	}
+	if g != 8 {
+		return
+	}
+	all := make([]int32, npoint)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	start := len(cb.flatLanes)
+	cb.flatLanes = append(cb.flatLanes, toLanes(cb.values, g, all)...)
+	cb.allLanes = cb.flatLanes[start:]
+	for ic, pts := range cb.inCluster {
+		if len(pts) == 0 {
+			cb.spans[2*ic], cb.spans[2*ic+1] = uint32(start), uint32(npoint/8)
 		}
-		cb.allLanes = toLanes(cb.values, g, all)
 	}
 }
 

@@ -44,10 +44,8 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 				continue
 			}
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
-			cb.findBestMatch(amax/scale0, xb, weight, bestIdx[:ng])
-			dp, scoreP := cb.findBestScale(xb, weight, bestIdx[:ng])
-			cb.findBestMatch(-amax/scale0, xb, weight, bestIdx[ng:])
-			dm, scoreM := cb.findBestScale(xb, weight, bestIdx[ng:])
+			dp, scoreP := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
+			dm, scoreM := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
 			idx := bestIdx[:ng]
 			if scoreP > scoreM {
 				*scale = dp
@@ -58,10 +56,8 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			copy(allIdx[gi:gi+ng], idx)
 
 			scale0 -= 8
-			cb.findBestMatch(amax/scale0, xb, weight, bestIdx[:ng])
-			dp1, scoreP1 := cb.findBestScale(xb, weight, bestIdx[:ng])
-			cb.findBestMatch(-amax/scale0, xb, weight, bestIdx[ng:])
-			dm1, scoreM1 := cb.findBestScale(xb, weight, bestIdx[ng:])
+			dp1, scoreP1 := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
+			dm1, scoreM1 := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
 			if scoreP1 > scoreP || scoreM1 > scoreP {
 				idx = bestIdx[:ng]
 				if scoreP1 > scoreM1 {

@@ -68,10 +68,8 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 				continue
 			}
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
-			cb.findBestMatch(amax/scale0, xb, weight, bestIdx[:ng])
-			dp, scoreP := cb.findBestScale(xb, weight, bestIdx[:ng])
-			cb.findBestMatch(-amax/scale0, xb, weight, bestIdx[ng:])
-			dm, scoreM := cb.findBestScale(xb, weight, bestIdx[ng:])
+			dp, scoreP := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
+			dm, scoreM := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
 			idx := bestIdx[:ng]
 			if scoreP > scoreM {
 				allScales[ibl*8+ib] = dp

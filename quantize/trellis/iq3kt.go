@@ -58,8 +58,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			var best float32
 			found := false
 			for itry := -3; itry <= 3; itry++ {
-				cb.findBestMatch(amax/fma32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng])
-				if d, s := cb.findBestScale(xaux[:], weight, bestIdx[:ng]); s > best {
+				if d, s := cb.matchAndScale(amax/fma32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng]); s > best {
 					best, found, *scale = s, true, d
 					copy(bestIdx[ng:], bestIdx[:ng])
 				}

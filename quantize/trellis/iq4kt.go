@@ -57,29 +57,24 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
 			for itry := -ntry; itry <= ntry; itry++ {
 				den := fma32(8, float32(itry), scale0)
-				cb1.findBestMatch(amax/den, xb, weight, bestIdx[:])
-				if dp, s := cb1.findBestScale(xb, weight, bestIdx[:]); s > best {
+				if dp, s := cb1.matchAndScale(amax/den, xb, weight, bestIdx[:]); s > best {
 					best, *scale = s, dp
 				}
-				cb1.findBestMatch(-amax/den, xb, weight, bestIdx[:])
-				if dm, s := cb1.findBestScale(xb, weight, bestIdx[:]); s > best {
+				if dm, s := cb1.matchAndScale(-amax/den, xb, weight, bestIdx[:]); s > best {
 					best, *scale = s, dm
 				}
 			}
-			cb2.findBestMatch(*scale, xb, weight, bestIdx[:])
-			if d, s := cb2.findBestScale(xb, weight, bestIdx[:]); s > best {
+			if d, s := cb2.matchAndScale(*scale, xb, weight, bestIdx[:]); s > best {
 				*scale = d
 				blk[4*ib] = 1
 			}
 			withOffset := false
 			for itry := -ntry; itry <= ntry; itry++ {
 				den := fma32(8, float32(itry), scale0)
-				cb2.findBestMatch(amax/den, xb, weight, bestIdx[:])
-				if dp, s := cb2.findBestScale(xb, weight, bestIdx[:]); s > best {
+				if dp, s := cb2.matchAndScale(amax/den, xb, weight, bestIdx[:]); s > best {
 					best, *scale, withOffset = s, dp, true
 				}
-				cb2.findBestMatch(-amax/den, xb, weight, bestIdx[:])
-				if dm, s := cb2.findBestScale(xb, weight, bestIdx[:]); s > best {
+				if dm, s := cb2.matchAndScale(-amax/den, xb, weight, bestIdx[:]); s > best {
 					best, *scale, withOffset = s, dm, true
 				}
 			}

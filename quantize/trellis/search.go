@@ -18,16 +18,41 @@ func hsum8(s *[8]float32) float32 {
 // codewords: lanes 0..7 cover candidates 0, 2, 4, 6, 1, 3, 5, 7.
 var laneCandidate4 = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
 
+// useBlockSearch selects, with useAVX2, the search of a whole block in one
+// assembly call (searchBlock) over the per-group calls; the tests turn it
+// off to compare the two.
+var useBlockSearch = true
+
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
 // index to bestIdx. A zero d gives index 0 everywhere.
 func (cb *codebook) findBestMatch(d float32, xb, weight []float32, bestIdx []int32) {
+	cb.match(d, xb, weight, bestIdx, nil)
+}
+
+// matchAndScale is findBestMatch followed by findBestScale; the assembly
+// search adds up the scale's sums in the same call.
+func (cb *codebook) matchAndScale(d float32, xb, weight []float32, bestIdx []int32) (scale, score float32) {
+	var sums [16]float32
+	if cb.match(d, xb, weight, bestIdx, &sums) {
+		return scaleFromSums(hsum8((*[8]float32)(sums[:8])), hsum8((*[8]float32)(sums[8:])))
+	}
+	return cb.findBestScale(xb, weight, bestIdx)
+}
+
+// match is findBestMatch. When it runs the block search in assembly and
+// sums is not nil, it also stores there the lanes of scaleSumsAVX2 for the
+// chosen codewords and reports true.
+func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
 	ng := blockSize / cb.group
 	if d == 0 {
 		clear(bestIdx[:ng])
-		return
+		return false
 	}
 	id := 1 / d
+	if useAVX2 && useBlockSearch && cb.spans != nil && cb.searchBlock(id, xb, weight, bestIdx, sums) {
+		return sums != nil
+	}
 	if cb.group == 8 {
 		for l := 0; l < ng; l++ {
 			var vx [8]float32
@@ -36,7 +61,7 @@ func (cb *codebook) findBestMatch(d float32, xb, weight []float32, bestIdx []int
 			}
 			bestIdx[l] = cb.nearest8(cb.clusterOf(vx[:]), &vx, (*[8]float32)(weight[8*l:8*l+8]))
 		}
-		return
+		return false
 	}
 	for l := 0; l < ng; l++ {
 		var vx [4]float32
@@ -45,6 +70,19 @@ func (cb *codebook) findBestMatch(d float32, xb, weight []float32, bestIdx []int
 		}
 		bestIdx[l] = cb.nearest4(cb.clusterOf(vx[:]), &vx, (*[4]float32)(weight[4*l:4*l+4]))
 	}
+	return false
+}
+
+// searchBlock runs the whole of findBestMatch's search (and, with sums not
+// nil, the sums of findBestScale) in one assembly call. It reports false
+// when a cluster is empty or a search finds nothing; the caller then takes
+// the per-group path, which handles those cases.
+func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
+	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
+	if cb.group == 8 {
+		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
+	}
+	return searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0
 }
 
 // nearest8 returns the index of the codeword of cluster c (of all codewords
@@ -195,6 +233,11 @@ func (cb *codebook) findBestScale(xb, weight []float32, bestIdx []int32) (scale,
 			sumqx, sumq2, _ = cb.scaleSums(xb, weight, bestIdx, true)
 		}
 	}
+	return scaleFromSums(sumqx, sumq2)
+}
+
+// scaleFromSums is findBestScale's result from its two sums.
+func scaleFromSums(sumqx, sumq2 float32) (scale, score float32) {
 	if sumq2 > 0 {
 		return sumqx / sumq2, float32(sumqx*sumqx) / sumq2
 	}

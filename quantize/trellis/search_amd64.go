@@ -28,3 +28,17 @@ func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32)
 //
 //go:noescape
 func fitTrialsAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32)
+
+// searchBlock4AVX2 is findBestMatch (inverse scale id) for the eight groups
+// of 4 of a block in one call, over the codebook's flatLanes and spans. It
+// returns nonzero, with idx incomplete, if a cluster is empty or a search
+// finds no codeword. With sums not nil it then stores scaleSumsAVX2's sums
+// for the chosen codewords (values: the codebook's values).
+//
+//go:noescape
+func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+
+// searchBlock8AVX2 is searchBlock4AVX2 for the four groups of 8 of a block.
+//
+//go:noescape
+func searchBlock8AVX2(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int

@@ -3,6 +3,9 @@
 DATA posInf<>+0(SB)/4, $0x7f800000
 GLOBL posInf<>(SB), RODATA|NOPTR, $4
 
+DATA one<>+0(SB)/4, $0x3f800000
+GLOBL one<>(SB), RODATA|NOPTR, $4
+
 // The searches keep, per lane, the best score (VMINPS) and the index of the
 // codeword that reached it (strictly smaller wins: VCMPPS less-than, then
 // VBLENDVPS), exactly as the reference does, without branches: a test that
@@ -192,5 +195,342 @@ TEXT ·scaleSumsAVX2(SB), NOSPLIT, $0-32
 	VFMADD231PS Y2, Y3, Y1
 	VMOVUPS Y0, 0(DX)
 	VMOVUPS Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+DATA binBounds<>+0(SB)/4, $0xc2400000  // -48
+DATA binBounds<>+4(SB)/4, $0xc1800000  // -16
+DATA binBounds<>+8(SB)/4, $0x41800000  // 16
+DATA binBounds<>+12(SB)/4, $0x42400000 // 48
+GLOBL binBounds<>(SB), RODATA|NOPTR, $16
+
+// REDUCE picks the winner of the eight lanes (best in Y4, indices in Y5,
+// +Inf in Y7) as reduceLanes does: lanes whose best is NaN count as +Inf,
+// then the lowest lane whose best equals the smallest, if that is below
+// +Inf. It leaves the winner's index in BX, or jumps to fail.
+#define REDUCE(fail) \
+	VCMPPS $3, Y4, Y4, Y0 \
+	VBLENDVPS Y0, Y7, Y4, Y4 \
+	VPERM2F128 $1, Y4, Y4, Y0 \
+	VMINPS Y0, Y4, Y0 \
+	VPERMILPS $0x4E, Y0, Y1 \
+	VMINPS Y1, Y0, Y0 \
+	VPERMILPS $0xB1, Y0, Y1 \
+	VMINPS Y1, Y0, Y0 \
+	VCMPPS $0, Y0, Y4, Y1 \
+	VCMPPS $0x11, Y7, Y4, Y2 \
+	VANDPS Y2, Y1, Y1 \
+	VMOVMSKPS Y1, AX \
+	TESTL AX, AX \
+	JEQ fail \
+	BSFL AX, AX \
+	VMOVD AX, X2 \
+	VPERMD Y5, Y2, Y2 \
+	VMOVD X2, BX
+
+// searchBlock4AVX2 is findBestMatch for the eight groups of 4 of a block in
+// one call: vx = id*x, each group's cluster by bin5, the nearest4AVX2 scan
+// of the cluster's runs, and the lane reduction. It returns 1, without
+// finishing, if a cluster is empty or a search finds no codeword.
+//
+// Frame: 0(SP) vx (32 float32), 128(SP) the bins (32 int32).
+//
+// With sums not nil it then adds up find_best_scale's lanes for the chosen
+// codewords (values: the codebook's float32 values), as scaleSumsAVX2 does.
+//
+// func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+TEXT ·searchBlock4AVX2(SB), NOSPLIT, $256-72
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ x+24(FP), AX
+	MOVQ w+32(FP), R10
+	MOVQ idx+40(FP), R11
+	VBROADCASTSS id+16(FP), Y0
+	VBROADCASTSS binBounds<>+0(SB), Y4
+	VBROADCASTSS binBounds<>+4(SB), Y5
+	VBROADCASTSS binBounds<>+8(SB), Y6
+	VBROADCASTSS binBounds<>+12(SB), Y7
+
+#define BINS4(off) \
+	VMULPS off(AX), Y0, Y1 \
+	VMOVUPS Y1, off(SP) \
+	VPXOR Y3, Y3, Y3 \
+	VCMPPS $0x15, Y4, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VCMPPS $0x15, Y5, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VCMPPS $0x15, Y6, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VCMPPS $0x15, Y7, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VMOVDQU Y3, 128+off(SP)
+
+	BINS4(0)
+	BINS4(32)
+	BINS4(64)
+	BINS4(96)
+#undef BINS4
+
+	VBROADCASTSS posInf<>(SB), Y7
+	VBROADCASTSS one<>(SB), Y6
+	XORQ DI, DI // group
+	XORQ R12, R12 // 16*group
+
+group4:
+	MOVL 128(SP)(R12*1), AX
+	MOVL 132(SP)(R12*1), BX
+	LEAL (BX)(BX*4), BX
+	ADDL BX, AX
+	MOVL 136(SP)(R12*1), BX
+	IMUL3L $25, BX, BX
+	ADDL BX, AX
+	MOVL 140(SP)(R12*1), BX
+	IMUL3L $125, BX, BX
+	ADDL BX, AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail4
+	ADDQ R8, SI
+	VBROADCASTSS 0(SP)(R12*1), Y8
+	VBROADCASTSS 4(SP)(R12*1), Y9
+	VBROADCASTSS 8(SP)(R12*1), Y10
+	VBROADCASTSS 12(SP)(R12*1), Y11
+	VBROADCASTSS 0(R10)(R12*1), Y12
+	VBROADCASTSS 4(R10)(R12*1), Y13
+	VBROADCASTSS 8(R10)(R12*1), Y14
+	VBROADCASTSS 12(R10)(R12*1), Y15
+	VMOVAPS Y7, Y4
+	VPCMPEQD Y5, Y5, Y5
+	PCALIGN $64
+
+scan4:
+	VCVTPH2PS 0(SI), Y0
+	VFMSUB132PS Y6, Y8, Y0
+	VMULPS Y0, Y0, Y0
+	VMULPS Y0, Y12, Y0
+	VCVTPH2PS 32(SI), Y1
+	VSUBPS Y1, Y10, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS Y1, Y14, Y1
+	VADDPS Y1, Y0, Y0
+	VCVTPH2PS 16(SI), Y1
+	VSUBPS Y1, Y9, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS Y1, Y13, Y1
+	VCVTPH2PS 48(SI), Y2
+	VSUBPS Y2, Y11, Y2
+	VMULPS Y2, Y2, Y2
+	VMULPS Y2, Y15, Y2
+	VADDPS Y2, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VCMPPS $0x11, Y4, Y0, Y1
+	VPMOVZXWD 64(SI), Y2
+	VBLENDVPS Y1, Y2, Y5, Y5
+	VMINPS Y0, Y4, Y4
+	ADDQ $80, SI
+	DECL CX
+	JNE scan4
+
+	REDUCE(fail4)
+	MOVL BX, 0(R11)(DI*4)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE group4
+
+	MOVQ sums+56(FP), CX
+	TESTQ CX, CX
+	JEQ ok4
+	MOVQ values+48(FP), R13
+	MOVQ x+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+#define SUMS4(j) \
+	MOVL (8*j)(R11), AX \
+	SHLQ $4, AX \
+	MOVL (8*j+4)(R11), BX \
+	SHLQ $4, BX \
+	VMOVUPS (R13)(AX*1), X2 \
+	VINSERTF128 $1, (R13)(BX*1), Y2, Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	SUMS4(0)
+	SUMS4(1)
+	SUMS4(2)
+	SUMS4(3)
+#undef SUMS4
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+
+ok4:
+	MOVQ $0, ret+64(FP)
+	VZEROUPPER
+	RET
+
+fail4:
+	MOVQ $1, ret+64(FP)
+	VZEROUPPER
+	RET
+
+// searchBlock8AVX2 is searchBlock4AVX2 for the four groups of 8 of a block:
+// the cluster's bits are vx > mid, and the scan is nearest8AVX2's.
+//
+// Frame: 0(SP) the group's weights broadcast (8 x 32 bytes), 256(SP) vx
+// (32 float32), 384(SP) the clusters (4 int32).
+//
+// func searchBlock8AVX2(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+TEXT ·searchBlock8AVX2(SB), NOSPLIT, $400-80
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ mid+16(FP), AX
+	VMOVUPS 0(AX), Y6
+	MOVQ x+32(FP), AX
+	MOVQ w+40(FP), R10
+	MOVQ idx+48(FP), R11
+	VBROADCASTSS id+24(FP), Y0
+
+#define CLUSTER8(g) \
+	VMULPS (32*g)(AX), Y0, Y1 \
+	VMOVUPS Y1, (256+32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, BX \
+	MOVL BX, (384+4*g)(SP)
+
+	CLUSTER8(0)
+	CLUSTER8(1)
+	CLUSTER8(2)
+	CLUSTER8(3)
+#undef CLUSTER8
+
+	VBROADCASTSS posInf<>(SB), Y7
+	VBROADCASTSS one<>(SB), Y6
+	XORQ DI, DI // group
+	XORQ R12, R12 // 32*group
+
+group8:
+	MOVL 384(SP)(DI*4), AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail8
+	ADDQ R8, SI
+	VBROADCASTSS 256(SP)(R12*1), Y8
+	VBROADCASTSS 260(SP)(R12*1), Y9
+	VBROADCASTSS 264(SP)(R12*1), Y10
+	VBROADCASTSS 268(SP)(R12*1), Y11
+	VBROADCASTSS 272(SP)(R12*1), Y12
+	VBROADCASTSS 276(SP)(R12*1), Y13
+	VBROADCASTSS 280(SP)(R12*1), Y14
+	VBROADCASTSS 284(SP)(R12*1), Y15
+	VBROADCASTSS 0(R10)(R12*1), Y0
+	VMOVUPS Y0, 0(SP)
+	VBROADCASTSS 4(R10)(R12*1), Y0
+	VMOVUPS Y0, 32(SP)
+	VBROADCASTSS 8(R10)(R12*1), Y0
+	VMOVUPS Y0, 64(SP)
+	VBROADCASTSS 12(R10)(R12*1), Y0
+	VMOVUPS Y0, 96(SP)
+	VBROADCASTSS 16(R10)(R12*1), Y0
+	VMOVUPS Y0, 128(SP)
+	VBROADCASTSS 20(R10)(R12*1), Y0
+	VMOVUPS Y0, 160(SP)
+	VBROADCASTSS 24(R10)(R12*1), Y0
+	VMOVUPS Y0, 192(SP)
+	VBROADCASTSS 28(R10)(R12*1), Y0
+	VMOVUPS Y0, 224(SP)
+	VMOVAPS Y7, Y4
+	VPCMPEQD Y5, Y5, Y5
+	PCALIGN $64
+
+scan8:
+	VCVTPH2PS 0(SI), Y0
+	VFMSUB132PS Y6, Y8, Y0
+	VMULPS Y0, Y0, Y0
+	VMULPS 0(SP), Y0, Y0
+	VCVTPH2PS 64(SI), Y1
+	VFMSUB132PS Y6, Y12, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS 128(SP), Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VCVTPH2PS 32(SI), Y1
+	VFMSUB132PS Y6, Y10, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS 64(SP), Y1, Y1
+	VCVTPH2PS 96(SI), Y2
+	VFMSUB132PS Y6, Y14, Y2
+	VMULPS Y2, Y2, Y2
+	VMULPS 192(SP), Y2, Y2
+	VADDPS Y2, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VCVTPH2PS 16(SI), Y1
+	VSUBPS Y9, Y1, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS 32(SP), Y1, Y1
+	VCVTPH2PS 80(SI), Y2
+	VSUBPS Y13, Y2, Y2
+	VMULPS Y2, Y2, Y2
+	VMULPS 160(SP), Y2, Y2
+	VADDPS Y2, Y1, Y1
+	VCVTPH2PS 48(SI), Y2
+	VSUBPS Y11, Y2, Y2
+	VMULPS Y2, Y2, Y2
+	VMULPS 96(SP), Y2, Y2
+	VCVTPH2PS 112(SI), Y3
+	VSUBPS Y15, Y3, Y3
+	VMULPS Y3, Y3, Y3
+	VMULPS 224(SP), Y3, Y3
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VCMPPS $0x11, Y4, Y0, Y1
+	VPMOVZXWD 128(SI), Y2
+	VBLENDVPS Y1, Y2, Y5, Y5
+	VMINPS Y0, Y4, Y4
+	ADDQ $144, SI
+	DECL CX
+	JNE scan8
+
+	REDUCE(fail8)
+	MOVL BX, 0(R11)(DI*4)
+	ADDQ $32, R12
+	INCQ DI
+	CMPQ DI, $4
+	JNE group8
+
+	MOVQ sums+64(FP), CX
+	TESTQ CX, CX
+	JEQ ok8
+	MOVQ values+56(FP), R13
+	MOVQ x+32(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+#define SUMS8(j) \
+	MOVL (4*j)(R11), AX \
+	SHLQ $5, AX \
+	VMOVUPS (R13)(AX*1), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	SUMS8(0)
+	SUMS8(1)
+	SUMS8(2)
+	SUMS8(3)
+#undef SUMS8
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+
+ok8:
+	MOVQ $0, ret+72(FP)
+	VZEROUPPER
+	RET
+
+fail8:
+	MOVQ $1, ret+72(FP)
 	VZEROUPPER
 	RET

@@ -20,3 +20,11 @@ func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32) {
 func fitTrialsAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32) {
 	panic("trellis: fitTrialsAVX2 without AVX2")
 }
+
+func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
+	panic("trellis: no assembly search on this architecture")
+}
+
+func searchBlock8AVX2(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int {
+	panic("trellis: no assembly search on this architecture")
+}

@@ -269,3 +269,71 @@ func TestFindBestScale(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchBlock checks the one-call block search (indices and the scale
+// sums) against the per-group searches and findBestScale on the real
+// codebooks, with inputs spread over and beyond the codewords' range,
+// zero and tiny weights, and equal inputs (ties).
+func TestSearchBlock(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no assembly searches on this CPU")
+	}
+	books := []struct {
+		name string
+		book func() *codebook
+	}{{"iq1_kt", iq1ktBook}, {"iq2_kt", iq2ktBook}, {"iq3_kt", iq3ktBook}, {"iq4_kt", iq4ktBook}, {"iq4_kt/alt", iq4ktBookAlt}}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, tc := range books {
+		if testing.Short() && tc.name != "iq1_kt" && tc.name != "iq4_kt" {
+			continue
+		}
+		cb := tc.book()
+		ng := blockSize / cb.group
+		trials := 3000
+		if cb.group == 8 && tc.name != "iq1_kt" {
+			trials = 300
+		}
+		for trial := 0; trial < trials; trial++ {
+			xb, w := make([]float32, blockSize), make([]float32, blockSize)
+			for i := range xb {
+				switch trial % 4 {
+				case 0:
+					xb[i] = float32(r.NormFloat64())
+				case 1:
+					xb[i] = float32(r.IntN(5) - 2) // many equal distances
+				case 2:
+					xb[i] = float32(3 * r.NormFloat64()) // far outside the codewords
+				default:
+					xb[i] = float32(r.NormFloat64() / 1e3)
+				}
+				if cb.abs {
+					xb[i] = abs32(xb[i])
+				}
+				w[i] = float32(r.ExpFloat64())
+				if r.IntN(8) == 0 {
+					w[i] = [...]float32{0, 1e-30, 1e-4}[r.IntN(3)]
+				}
+			}
+			d := float32(r.NormFloat64()) / 60
+			if trial%50 == 0 {
+				d = 0
+			}
+			gotIdx, wantIdx := make([]int32, ng), make([]int32, ng)
+			gotScale, gotScore := cb.matchAndScale(d, xb, w, gotIdx)
+			useBlockSearch = false
+			cb.findBestMatch(d, xb, w, wantIdx)
+			wantScale, wantScore := cb.findBestScale(xb, w, wantIdx)
+			useBlockSearch = true
+			if !slices.Equal(gotIdx, wantIdx) {
+				t.Fatalf("%s trial %d: block search %v, per-group search %v", tc.name, trial, gotIdx, wantIdx)
+			}
+			if math.Float32bits(gotScale) != math.Float32bits(wantScale) || math.Float32bits(gotScore) != math.Float32bits(wantScore) {
+				t.Fatalf("%s trial %d: block search scale %v score %v, per-group %v %v", tc.name, trial, gotScale, gotScore, wantScale, wantScore)
+			}
+			cb.findBestMatch(d, xb, w, gotIdx)
+			if !slices.Equal(gotIdx, wantIdx) {
+				t.Fatalf("%s trial %d: findBestMatch %v, per-group search %v", tc.name, trial, gotIdx, wantIdx)
+			}
+		}
+	}
+}
