@@ -25,6 +25,9 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	}
 	fnmax := float32(nmax)
 	iscale := -fnmax / maxv
+	if useWeightsAVX2 && amax > 1e-30 {
+		return makeQxQuantsAVX2(nmax, x, L, qw, maxv)
+	}
 	var sumlx, suml2 float32
 	for i, v := range x {
 		l := clamp(nearestInt(iscale*v), -nmax, nmax-1)
@@ -56,6 +59,45 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 			scale = sumlx / suml2
 			best = scale * sumlx
 		}
+	}
+	return scale
+}
+
+// makeQxQuantsAVX2 is makeQxQuants with the sums of all 19 scales computed
+// at once (qxTrialsAVX2, one scale per lane) and then compared in the same
+// order; L is filled for the winner only. Needs |maxv| > 1e-30, so that
+// every |iscale*x| stays below nmax+1 and the lanes round like nearestInt.
+func makeQxQuantsAVX2(nmax int, x []float32, L []int8, qw []float32, maxv float32) float32 {
+	fnmax := float32(nmax)
+	var iscales [24]float32
+	iscales[0] = -fnmax / maxv
+	lane := 1
+	for is := -9; is <= 9; is++ {
+		if is != 0 {
+			iscales[lane] = -kernel.FMA32(0.1, float32(is), fnmax) / maxv
+			lane++
+		}
+	}
+	var sums [2][24]float32
+	qxTrialsAVX2(&x[0], &qw[:len(x)][0], len(x), &iscales, fnmax, &sums)
+	sumlx, suml2 := sums[0][0], sums[1][0]
+	var scale float32
+	if suml2 != 0 {
+		scale = sumlx / suml2
+	}
+	best := scale * sumlx
+	win := 0
+	for l := 1; l < 19; l++ {
+		sumlx, suml2 = sums[0][l], sums[1][l]
+		if suml2 > 0 && sumlx*sumlx > best*suml2 {
+			scale = sumlx / suml2
+			best = scale * sumlx
+			win = l
+		}
+	}
+	iscale := iscales[win]
+	for i, v := range x {
+		L[i] = int8(nmax + clamp(nearestInt(iscale*v), -nmax, nmax-1))
 	}
 	return scale
 }
