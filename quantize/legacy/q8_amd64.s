@@ -167,6 +167,83 @@ sum:
 	MOVL         AX, ret+32(FP)
 	RET
 
+// Q8_ROW quantizes the 32 values at R8 with the multiplier at off(DX)
+// (VMULPS, VCVTPS2DQ rounding to nearest even, saturating packs; q8perm
+// undoes the packs' lane interleaving) into out, then moves R8 to the next
+// row.
+#define Q8_ROW(off, out) \
+	VBROADCASTSS off(DX), Y14; \
+	VMULPS       (R8), Y14, Y8; \
+	VMULPS       32(R8), Y14, Y9; \
+	VMULPS       64(R8), Y14, Y10; \
+	VMULPS       96(R8), Y14, Y11; \
+	VCVTPS2DQ    Y8, Y8; \
+	VCVTPS2DQ    Y9, Y9; \
+	VCVTPS2DQ    Y10, Y10; \
+	VCVTPS2DQ    Y11, Y11; \
+	VPACKSSDW    Y9, Y8, Y8; \
+	VPACKSSDW    Y11, Y10, Y10; \
+	VPACKSSWB    Y10, Y8, Y8; \
+	VPERMD       Y8, Y15, out; \
+	ADDQ         BX, R8
+
+// BF16_ROW truncates the 16 float32 at R8 to their high halves, in order,
+// into out, folds their magnitude bit patterns into the maxima Y12/Y13, and
+// moves R8 to the next row.
+#define BF16_ROW(out) \
+	VMOVDQU   (R8), Y8; \
+	VMOVDQU   32(R8), Y9; \
+	VPAND     Y14, Y8, Y10; \
+	VPAND     Y14, Y9, Y11; \
+	VPMAXUD   Y10, Y12, Y12; \
+	VPMAXUD   Y11, Y13, Y13; \
+	VPSRLD    $16, Y8, Y8; \
+	VPSRLD    $16, Y9, Y9; \
+	VPACKUSDW Y9, Y8, Y8; \
+	VPERMQ    $0xd8, Y8, out; \
+	ADDQ      BX, R8
+
+// TRANSPOSE_WORDS_8X8 transposes the 8x8 dwords of Y0-Y7 (Yk holds row k's
+// words 0..7), leaving columns 0|4 of rows 0-3 in Y6 and of rows 4-7 in Y9,
+// 1|5 in Y7/Y1, 2|6 in Y8/Y2 and 3|7 in Y0/Y4.
+#define TRANSPOSE_WORDS_8X8 \
+	VPUNPCKLDQ  Y1, Y0, Y8; \
+	VPUNPCKHDQ  Y1, Y0, Y9; \
+	VPUNPCKLDQ  Y3, Y2, Y0; \
+	VPUNPCKHDQ  Y3, Y2, Y1; \
+	VPUNPCKLDQ  Y5, Y4, Y2; \
+	VPUNPCKHDQ  Y5, Y4, Y3; \
+	VPUNPCKLDQ  Y7, Y6, Y4; \
+	VPUNPCKHDQ  Y7, Y6, Y5; \
+	VPUNPCKLQDQ Y0, Y8, Y6; \
+	VPUNPCKHQDQ Y0, Y8, Y7; \
+	VPUNPCKLQDQ Y1, Y9, Y8; \
+	VPUNPCKHQDQ Y1, Y9, Y0; \
+	VPUNPCKLQDQ Y4, Y2, Y9; \
+	VPUNPCKHQDQ Y4, Y2, Y1; \
+	VPUNPCKLQDQ Y5, Y3, Y2; \
+	VPUNPCKHQDQ Y5, Y3, Y4
+
+// STORE_COLUMNS stores the 8 transposed columns j (32 bytes each) at
+// c<j>(DI).
+#define STORE_COLUMNS(c0, c1, c2, c3, c4, c5, c6, c7) \
+	VPERM2I128 $0x20, Y9, Y6, Y10; \
+	VPERM2I128 $0x31, Y9, Y6, Y11; \
+	VMOVDQU    Y10, c0(DI); \
+	VMOVDQU    Y11, c4(DI); \
+	VPERM2I128 $0x20, Y1, Y7, Y10; \
+	VPERM2I128 $0x31, Y1, Y7, Y11; \
+	VMOVDQU    Y10, c1(DI); \
+	VMOVDQU    Y11, c5(DI); \
+	VPERM2I128 $0x20, Y2, Y8, Y10; \
+	VPERM2I128 $0x31, Y2, Y8, Y11; \
+	VMOVDQU    Y10, c2(DI); \
+	VMOVDQU    Y11, c6(DI); \
+	VPERM2I128 $0x20, Y4, Y0, Y10; \
+	VPERM2I128 $0x31, Y4, Y0, Y11; \
+	VMOVDQU    Y10, c3(DI); \
+	VMOVDQU    Y11, c7(DI)
+
 // func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float32)
 // quantizeQ8WordsAVX2 for 8 rows at once (row k at src + 4*stride*k bytes,
 // multiplied by muls[k]; n a multiple of 32): the 8 rows' words j are
@@ -185,160 +262,24 @@ TEXT ·quantizeQ8Rows8AVX2(SB), NOSPLIT, $0-40
 
 loop:
 	MOVQ SI, R8
-	VBROADCASTSS 0(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y0
-	ADDQ         BX, R8
-	VBROADCASTSS 4(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y1
-	ADDQ         BX, R8
-	VBROADCASTSS 8(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y2
-	ADDQ         BX, R8
-	VBROADCASTSS 12(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y3
-	ADDQ         BX, R8
-	VBROADCASTSS 16(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y4
-	ADDQ         BX, R8
-	VBROADCASTSS 20(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y5
-	ADDQ         BX, R8
-	VBROADCASTSS 24(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y6
-	ADDQ         BX, R8
-	VBROADCASTSS 28(DX), Y14
-	VMULPS       (R8), Y14, Y8
-	VMULPS       32(R8), Y14, Y9
-	VMULPS       64(R8), Y14, Y10
-	VMULPS       96(R8), Y14, Y11
-	VCVTPS2DQ    Y8, Y8
-	VCVTPS2DQ    Y9, Y9
-	VCVTPS2DQ    Y10, Y10
-	VCVTPS2DQ    Y11, Y11
-	VPACKSSDW    Y9, Y8, Y8
-	VPACKSSDW    Y11, Y10, Y10
-	VPACKSSWB    Y10, Y8, Y8
-	VPERMD       Y8, Y15, Y7
-
-	// Transpose the 8x8 words: Yk holds row k's words 0..7; column j goes
-	// to dst + 32*j.
-	VPUNPCKLDQ Y1, Y0, Y8
-	VPUNPCKHDQ Y1, Y0, Y9
-	VPUNPCKLDQ Y3, Y2, Y0
-	VPUNPCKHDQ Y3, Y2, Y1
-	VPUNPCKLDQ Y5, Y4, Y2
-	VPUNPCKHDQ Y5, Y4, Y3
-	VPUNPCKLDQ Y7, Y6, Y4
-	VPUNPCKHDQ Y7, Y6, Y5
-	VPUNPCKLQDQ Y0, Y8, Y6  // words 0 | 4 of rows 0-3
-	VPUNPCKHQDQ Y0, Y8, Y7  // 1 | 5
-	VPUNPCKLQDQ Y1, Y9, Y8  // 2 | 6
-	VPUNPCKHQDQ Y1, Y9, Y0  // 3 | 7
-	VPUNPCKLQDQ Y4, Y2, Y9  // 0 | 4 of rows 4-7
-	VPUNPCKHQDQ Y4, Y2, Y1  // 1 | 5
-	VPUNPCKLQDQ Y5, Y3, Y2  // 2 | 6
-	VPUNPCKHQDQ Y5, Y3, Y4  // 3 | 7
-	VPERM2I128  $0x20, Y9, Y6, Y10
-	VPERM2I128  $0x31, Y9, Y6, Y11
-	VMOVDQU     Y10, (DI)
-	VMOVDQU     Y11, 128(DI)
-	VPERM2I128  $0x20, Y1, Y7, Y10
-	VPERM2I128  $0x31, Y1, Y7, Y11
-	VMOVDQU     Y10, 32(DI)
-	VMOVDQU     Y11, 160(DI)
-	VPERM2I128  $0x20, Y2, Y8, Y10
-	VPERM2I128  $0x31, Y2, Y8, Y11
-	VMOVDQU     Y10, 64(DI)
-	VMOVDQU     Y11, 192(DI)
-	VPERM2I128  $0x20, Y4, Y0, Y10
-	VPERM2I128  $0x31, Y4, Y0, Y11
-	VMOVDQU     Y10, 96(DI)
-	VMOVDQU     Y11, 224(DI)
+	Q8_ROW(0, Y0)
+	Q8_ROW(4, Y1)
+	Q8_ROW(8, Y2)
+	Q8_ROW(12, Y3)
+	Q8_ROW(16, Y4)
+	Q8_ROW(20, Y5)
+	Q8_ROW(24, Y6)
+	Q8_ROW(28, Y7)
+	TRANSPOSE_WORDS_8X8
+	STORE_COLUMNS(0, 32, 64, 96, 128, 160, 192, 224)
 
 	ADDQ $128, SI
 	ADDQ $256, DI
 	DECQ CX
 	JNZ  loop
-	VZEROUPPER
 
 done:
+	VZEROUPPER
 	RET
 
 // func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
@@ -454,9 +395,9 @@ loop:
 	ADDQ $34, DI
 	DECQ CX
 	JNZ  loop
-	VZEROUPPER
 
 done:
+	VZEROUPPER
 	RET
 
 // func bf16R16Rows8AVX2(dst *byte, src *float32, stride, n int) uint32
@@ -482,128 +423,16 @@ TEXT ·bf16R16Rows8AVX2(SB), NOSPLIT, $0-36
 
 loop:
 	MOVQ SI, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y0
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y1
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y2
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y3
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y4
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y5
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y6
-	ADDQ      BX, R8
-	VMOVDQU   (R8), Y8
-	VMOVDQU   32(R8), Y9
-	VPAND     Y14, Y8, Y10
-	VPAND     Y14, Y9, Y11
-	VPMAXUD   Y10, Y12, Y12
-	VPMAXUD   Y11, Y13, Y13
-	VPSRLD    $16, Y8, Y8
-	VPSRLD    $16, Y9, Y9
-	VPACKUSDW Y9, Y8, Y8
-	VPERMQ    $0xd8, Y8, Y7
-
-	// Transpose the 8x8 words as in quantizeQ8Rows8AVX2; word j of the
-	// 8 rows goes to dst + 64*j.
-	VPUNPCKLDQ  Y1, Y0, Y8
-	VPUNPCKHDQ  Y1, Y0, Y9
-	VPUNPCKLDQ  Y3, Y2, Y0
-	VPUNPCKHDQ  Y3, Y2, Y1
-	VPUNPCKLDQ  Y5, Y4, Y2
-	VPUNPCKHDQ  Y5, Y4, Y3
-	VPUNPCKLDQ  Y7, Y6, Y4
-	VPUNPCKHDQ  Y7, Y6, Y5
-	VPUNPCKLQDQ Y0, Y8, Y6
-	VPUNPCKHQDQ Y0, Y8, Y7
-	VPUNPCKLQDQ Y1, Y9, Y8
-	VPUNPCKHQDQ Y1, Y9, Y0
-	VPUNPCKLQDQ Y4, Y2, Y9
-	VPUNPCKHQDQ Y4, Y2, Y1
-	VPUNPCKLQDQ Y5, Y3, Y2
-	VPUNPCKHQDQ Y5, Y3, Y4
-	VPERM2I128  $0x20, Y9, Y6, Y10
-	VPERM2I128  $0x31, Y9, Y6, Y11
-	VMOVDQU     Y10, (DI)
-	VMOVDQU     Y11, 256(DI)
-	VPERM2I128  $0x20, Y1, Y7, Y10
-	VPERM2I128  $0x31, Y1, Y7, Y11
-	VMOVDQU     Y10, 64(DI)
-	VMOVDQU     Y11, 320(DI)
-	VPERM2I128  $0x20, Y2, Y8, Y10
-	VPERM2I128  $0x31, Y2, Y8, Y11
-	VMOVDQU     Y10, 128(DI)
-	VMOVDQU     Y11, 384(DI)
-	VPERM2I128  $0x20, Y4, Y0, Y10
-	VPERM2I128  $0x31, Y4, Y0, Y11
-	VMOVDQU     Y10, 192(DI)
-	VMOVDQU     Y11, 448(DI)
+	BF16_ROW(Y0)
+	BF16_ROW(Y1)
+	BF16_ROW(Y2)
+	BF16_ROW(Y3)
+	BF16_ROW(Y4)
+	BF16_ROW(Y5)
+	BF16_ROW(Y6)
+	BF16_ROW(Y7)
+	TRANSPOSE_WORDS_8X8
+	STORE_COLUMNS(0, 64, 128, 192, 256, 320, 384, 448)
 
 	ADDQ $64, SI
 	ADDQ $512, DI
