@@ -160,7 +160,7 @@ func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix [
 		}
 		return fmt.Errorf("quantize: importance weight %d is %v", i, imatrix[i])
 	}
-	err = f(dst, src, nrows, ne0, imatrix)
+	err = runKernel(f, t, dst, src, nrows, ne0, imatrix)
 	if selfChecked && errors.Is(err, legacy.ErrNotFinite) {
 		if err := checkFinite(src, ne0); err != nil {
 			return err
@@ -185,6 +185,27 @@ func firstBadWeight(w []float32) int {
 		}
 	}
 	return -1
+}
+
+// runKernel calls a kernel and turns a panic into an error. The searches work
+// in float32 as the reference does; for values so large that the weighted
+// squared errors overflow (from about 1e16 on) every candidate is at an
+// infinite distance, where the reference stops on an assertion. A caller
+// gets an error naming the largest value instead of a crashed process.
+func runKernel(f kernel.Func, t formats.Type, dst []byte, src []float32, nrows, ne0 int, imatrix []float32) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			big := 0
+			for i, v := range src {
+				if math.Abs(float64(v)) > math.Abs(float64(src[big])) {
+					big = i
+				}
+			}
+			err = fmt.Errorf("quantize: %s failed on rows 0-%d (largest magnitude %v at row %d column %d; values this large overflow the search's float32 arithmetic): %v",
+				t, nrows-1, src[big], big/ne0, big%ne0, r)
+		}
+	}()
+	return f(dst, src, nrows, ne0, imatrix)
 }
 
 // checkFinite returns a *RowError for the first infinity or NaN in src, rows

@@ -101,3 +101,36 @@ func needsImatrix(t formats.Type) bool {
 	info, _ := t.Info()
 	return info.NeedsImatrix
 }
+
+// TestQuantizeRowsHugeValues feeds every type finite values so large that
+// the float32 searches overflow (the reference stops on an assertion for
+// several of them): each call must return, with bytes or with an error that
+// names the type and the largest value, never panic.
+func TestQuantizeRowsHugeValues(t *testing.T) {
+	const cols = 256
+	imatrix := make([]float32, cols)
+	for i := range imatrix {
+		imatrix[i] = 1
+	}
+	for _, typ := range quantize.SupportedTypes() {
+		for _, big := range []float32{1e16, 1e30, math.MaxFloat32} {
+			rows := max(typ.Interleave(), 1)
+			src := make([]float32, rows*cols)
+			for i := range src {
+				src[i] = big * (float32((i*7919)%13-6) / 6)
+			}
+			_, err := func() (_ []byte, err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = nil
+						t.Errorf("%v, values up to %g: panic: %v", typ, big, r)
+					}
+				}()
+				return quantize.QuantizeRows(typ, rows, cols, src, imatrix)
+			}()
+			if err != nil && (!strings.Contains(err.Error(), typ.String()) || !strings.Contains(err.Error(), "largest magnitude")) {
+				t.Errorf("%v, values up to %g: error %q does not name the type and the value", typ, big, err)
+			}
+		}
+	}
+}
