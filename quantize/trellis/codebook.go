@@ -381,14 +381,15 @@ func (cb *codebook) buildLanes() {
 
 // toLanes lays out the codewords pts (a multiple of 8 of them) the way the
 // reference's search holds them in its eight AVX2 lanes, transposed, and
-// compact: the codewords are integers in [-126, 126], exact in fp16, and
-// their indices are below 1<<16, so each run of eight candidates takes
-// laneRun(g) bytes: coordinate k of the candidate in lane i as fp16 at
-// 2*(k*8+i), then the candidates' indices as uint16 at 16*g+2*i (all little
-// endian). Lane i holds candidate i for groups of 8; for groups of 4, where a
-// register holds two codewords, lanes 0..7 hold candidates 0, 2, 4, 6, 1, 3,
-// 5, 7 (laneCandidate4). The search then needs no horizontal sums, reads half
-// the memory, and finds the winner's index in the memory it has just read.
+// compact: the codewords are integers in [-126, 126], exact in fp16, so
+// each run of eight candidates takes laneRun(g) bytes: coordinate k of the
+// candidate in lane i as fp16 at 2*(k*8+i), then the candidates' indices as
+// uint32 at 16*g+4*i (all little endian; 32 bits, so that the search blends
+// them straight from memory). Lane i holds candidate i for groups of 8; for
+// groups of 4, where a register holds two codewords, lanes 0..7 hold
+// candidates 0, 2, 4, 6, 1, 3, 5, 7 (laneCandidate4). The search then needs
+// no horizontal sums, reads about half the memory of float32 codewords, and
+// finds the winner's index in the memory it has just read.
 func toLanes(values []float32, g int, pts []int32) []byte {
 	run := laneRun(g)
 	t := make([]byte, len(pts)/8*run)
@@ -408,10 +409,7 @@ func toLanes(values []float32, g int, pts []int32) []byte {
 				}
 				binary.LittleEndian.PutUint16(blk[2*(k*8+lane):], h)
 			}
-			if p != int(uint16(p)) {
-				panic("trellis: codeword index does not fit 16 bits")
-			}
-			binary.LittleEndian.PutUint16(blk[16*g+2*lane:], uint16(p))
+			binary.LittleEndian.PutUint32(blk[16*g+4*lane:], uint32(p))
 		}
 	}
 	return t
@@ -419,7 +417,7 @@ func toLanes(values []float32, g int, pts []int32) []byte {
 
 // laneRun is the number of bytes a run of eight codewords of g values takes
 // in lane layout.
-func laneRun(g int) int { return 16*g + 16 }
+func laneRun(g int) int { return 16*g + 32 }
 
 // insertSmallest keeps in s (ascending) the n smallest values seen.
 func insertSmallest(s []float64, v float64, n int) []float64 {

@@ -3,6 +3,11 @@
 DATA posInf<>+0(SB)/4, $0x7f800000
 GLOBL posInf<>(SB), RODATA|NOPTR, $4
 
+// The block searches compute some differences d = q - x as q*1 - x with a
+// fused multiply-subtract: one rounding of the same exact value, so the same
+// float32, but on the FMA pipes, which leaves the add pipes (the busier
+// ones) less to do. Some compute x - q instead (a shorter encoding with the
+// high registers): that is exactly -(q - x), and only d*d is used.
 DATA one<>+0(SB)/4, $0x3f800000
 GLOBL one<>(SB), RODATA|NOPTR, $4
 
@@ -12,7 +17,7 @@ GLOBL one<>(SB), RODATA|NOPTR, $4
 // could skip part of a run costs more in mispredictions than it saves.
 
 // One lane-layout run of eight codewords of 8 values: coordinate k of all
-// eight lanes is the 8 fp16 at 16*k, the eight uint16 codeword indices
+// eight lanes is the 8 fp16 at 16*k, the eight uint32 codeword indices
 // follow at 128. The weighted squares e_k = w_k*(d_k*d_k) (d_k = q_k - x_k)
 // are added as ((e0+e4)+(e2+e6)) + ((e1+e5)+(e3+e7)), the order of the
 // reference's hsum_float_8x8. The fp16 to float32 conversions are exact.
@@ -95,10 +100,9 @@ loop8:
 	VADDPS Y1, Y0, Y0
 	// A lane takes the candidate if its score is strictly smaller.
 	VCMPPS $0x11, Y4, Y0, Y1 // score < best (ordered, quiet)
-	VPMOVZXWD 128(SI), Y2
-	VBLENDVPS Y1, Y2, Y5, Y5
+	VBLENDVPS Y1, 128(SI), Y5, Y5
 	VMINPS Y0, Y4, Y4
-	ADDQ $144, SI
+	ADDQ $160, SI
 	DECQ CX
 	JNE loop8
 
@@ -154,10 +158,9 @@ loop4:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
 	VCMPPS $0x11, Y4, Y0, Y1
-	VPMOVZXWD 64(SI), Y2
-	VBLENDVPS Y1, Y2, Y5, Y5
+	VBLENDVPS Y1, 64(SI), Y5, Y5
 	VMINPS Y0, Y4, Y4
-	ADDQ $80, SI
+	ADDQ $96, SI
 	DECQ CX
 	JNE loop4
 
@@ -245,6 +248,7 @@ TEXT ·searchBlock4AVX2(SB), NOSPLIT, $256-72
 	MOVQ x+24(FP), AX
 	MOVQ w+32(FP), R10
 	MOVQ idx+40(FP), R11
+	MOVQ values+48(FP), R13
 	VBROADCASTSS id+16(FP), Y0
 	VBROADCASTSS binBounds<>+0(SB), Y4
 	VBROADCASTSS binBounds<>+4(SB), Y5
@@ -315,7 +319,7 @@ scan4:
 	VMULPS Y1, Y14, Y1
 	VADDPS Y1, Y0, Y0
 	VCVTPH2PS 16(SI), Y1
-	VSUBPS Y1, Y9, Y1
+	VFMSUB132PS Y6, Y9, Y1
 	VMULPS Y1, Y1, Y1
 	VMULPS Y1, Y13, Y1
 	VCVTPH2PS 48(SI), Y2
@@ -325,15 +329,18 @@ scan4:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
 	VCMPPS $0x11, Y4, Y0, Y1
-	VPMOVZXWD 64(SI), Y2
-	VBLENDVPS Y1, Y2, Y5, Y5
+	VBLENDVPS Y1, 64(SI), Y5, Y5
 	VMINPS Y0, Y4, Y4
-	ADDQ $80, SI
+	ADDQ $96, SI
 	DECL CX
 	JNE scan4
 
 	REDUCE(fail4)
 	MOVL BX, 0(R11)(DI*4)
+	// Fetch the winner's values for the sums (and the caller) now: the
+	// table is too large for the caches, and the next scans hide the wait.
+	SHLQ $4, BX
+	PREFETCHT0 (R13)(BX*1)
 	ADDQ $16, R12
 	INCQ DI
 	CMPQ DI, $8
@@ -391,6 +398,7 @@ TEXT ·searchBlock8AVX2(SB), NOSPLIT, $400-80
 	MOVQ x+32(FP), AX
 	MOVQ w+40(FP), R10
 	MOVQ idx+48(FP), R11
+	MOVQ values+56(FP), R13
 	VBROADCASTSS id+24(FP), Y0
 
 #define CLUSTER8(g) \
@@ -487,15 +495,16 @@ scan8:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
 	VCMPPS $0x11, Y4, Y0, Y1
-	VPMOVZXWD 128(SI), Y2
-	VBLENDVPS Y1, Y2, Y5, Y5
+	VBLENDVPS Y1, 128(SI), Y5, Y5
 	VMINPS Y0, Y4, Y4
-	ADDQ $144, SI
+	ADDQ $160, SI
 	DECL CX
 	JNE scan8
 
 	REDUCE(fail8)
 	MOVL BX, 0(R11)(DI*4)
+	SHLQ $5, BX
+	PREFETCHT0 (R13)(BX*1)
 	ADDQ $32, R12
 	INCQ DI
 	CMPQ DI, $4

@@ -157,7 +157,7 @@ func TestLaneLayout(t *testing.T) {
 						t.Fatalf("group %d run %d lane %d coordinate %d: %v, want %v", g, b, lane, k, got, want)
 					}
 				}
-				if got := int32(binary.LittleEndian.Uint16(lanes[b*run+16*g+2*lane:])); got != p {
+				if got := int32(binary.LittleEndian.Uint32(lanes[b*run+16*g+4*lane:])); got != p {
 					t.Fatalf("group %d run %d lane %d: index %d, want %d", g, b, lane, got, p)
 				}
 			}
