@@ -109,6 +109,15 @@ func TestSplitSumsAVX2MatchesGo(t *testing.T) {
 		checkScan(t, "iq1_m", wantM[:], 16, 4, 0)
 		checkScan(t, "iq1_s", wantS[:], 32, 2, -1.1754943508222875e-38)
 	}
+	for n := 1; n <= 40; n++ {
+		c := 0
+		for i1 := 0; i1 <= n; i1++ {
+			c += (n - i1 + 8) / 8
+		}
+		if splitChunks(n) != c {
+			t.Errorf("splitChunks(%d) = %d, want %d", n, splitChunks(n), c)
+		}
+	}
 	if n := splitChunks(16); n*16 != iq2xsSplitLen || n*64 != iq1mSplitLen {
 		t.Errorf("splitChunks(16) = %d does not match the buffer sizes", n)
 	}
