@@ -2,27 +2,12 @@
 
 #include "go_asm.h"
 #include "textflag.h"
+#include "nearest_amd64.h"
 
 // NEARIDX leaves in BX the index of the grid point nearest the float32 in
-// XIN, as nearestTable.best does: truncate, clamp to the table, compare the
-// two candidate distances. Clobbers AX, DX, X12, X13.
-#define NEARIDX(XIN) \
-	VCVTTSS2SI XIN, AX                             \
-	MOVLQSX    AX, AX                              \
-	SUBQ       R8, AX                              \
-	CMPQ       AX, R10                             \
-	CMOVQLT    R10, AX                             \
-	CMPQ       AX, R9                              \
-	CMOVQGT    R9, AX                              \
-	INCQ       AX                                  \
-	MOVBQZX    nearestTable_idx(R11)(AX*1), BX     \
-	VSUBSS     nearestTable_lo(R11)(AX*4), XIN, X12 \
-	VMOVSS     nearestTable_hi(R11)(AX*4), X13     \
-	VSUBSS     XIN, X13, X13                       \
-	XORL       DX, DX                              \
-	VUCOMISS   X13, X12                            \
-	SETCC      DX                                  \
-	ADDQ       DX, BX
+// XIN, as nearestTable.best does (R8 = base, R9 = limit, R10 = -1).
+// Clobbers AX, DX, X12, X13.
+#define NEARIDX(XIN) NEAREST_INDEX(XIN, R8, R10, R9, X12, X13)
 
 // For each pair: the iq3 grid indices of id*x1 and id*x2 give the pair grid
 // point, or a list of eight neighbours. The eight neighbour scores

@@ -41,6 +41,38 @@
 	VADDSS       X13, X12, X12 \
 	VMOVSS       X12, off(DX)
 
+// IQ2KS_SUMS is the fit for one sign of the scale (grid points in Y0-Y7, as
+// IQ2KS_CHUNK): the 32 values in four chunks, the two sums reduced by HSUM8
+// to OX(DX) and OQ(DX).
+#define IQ2KS_SUMS(OX, OQ) \
+	VXORPS       Y8, Y8, Y8; \
+	VXORPS       Y9, Y9, Y9; \
+	IQ2KS_CHUNK(0, Y8, Y9); \
+	IQ2KS_CHUNK(32, Y8, Y9); \
+	IQ2KS_CHUNK(64, Y8, Y9); \
+	IQ2KS_CHUNK(96, Y8, Y9); \
+	HSUM8(Y8, X8, OX); \
+	HSUM8(Y9, X9, OQ)
+
+// IQ2KS_FIT is one fit of the 32 values at SI with weights at DI for the
+// parameters at AX (see iq2ksFitAVX2): the four lane-reduced sums go to
+// 0..12(DX).
+#define IQ2KS_FIT \
+	VBROADCASTSS 0(AX), Y0; \
+	VBROADCASTSS 4(AX), Y1; \
+	VBROADCASTSS 8(AX), Y2; \
+	VBROADCASTSS 12(AX), Y3; \
+	VBROADCASTSS 16(AX), Y4; \
+	VBROADCASTSS 20(AX), Y5; \
+	VBROADCASTSS 24(AX), Y6; \
+	VBROADCASTSS 28(AX), Y7; \
+	IQ2KS_SUMS(0, 4); \
+	VBROADCASTSS 32(AX), Y0; \
+	VBROADCASTSS 36(AX), Y1; \
+	VBROADCASTSS 40(AX), Y2; \
+	VBROADCASTSS 44(AX), Y3; \
+	IQ2KS_SUMS(8, 12)
+
 // func iq2ksFitAVX2(x, w *float32, params *[12]float32, out *[4]float32)
 // params: d·v0..d·v3, v0..v3, -d·v0..-d·v3. out: Σwq·x and Σwq·q for +d,
 // then for -d, each summed over 8 lanes and the lanes reduced by HSUM8.
@@ -49,34 +81,7 @@ TEXT ·iq2ksFitAVX2(SB), NOSPLIT, $0-32
 	MOVQ         w+8(FP), DI
 	MOVQ         params+16(FP), AX
 	MOVQ         out+24(FP), DX
-	VBROADCASTSS 0(AX), Y0
-	VBROADCASTSS 4(AX), Y1
-	VBROADCASTSS 8(AX), Y2
-	VBROADCASTSS 12(AX), Y3
-	VBROADCASTSS 16(AX), Y4
-	VBROADCASTSS 20(AX), Y5
-	VBROADCASTSS 24(AX), Y6
-	VBROADCASTSS 28(AX), Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	IQ2KS_CHUNK(0, Y8, Y9)
-	IQ2KS_CHUNK(32, Y8, Y9)
-	IQ2KS_CHUNK(64, Y8, Y9)
-	IQ2KS_CHUNK(96, Y8, Y9)
-	HSUM8(Y8, X8, 0)
-	HSUM8(Y9, X9, 4)
-	VBROADCASTSS 32(AX), Y0
-	VBROADCASTSS 36(AX), Y1
-	VBROADCASTSS 40(AX), Y2
-	VBROADCASTSS 44(AX), Y3
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	IQ2KS_CHUNK(0, Y8, Y9)
-	IQ2KS_CHUNK(32, Y8, Y9)
-	IQ2KS_CHUNK(64, Y8, Y9)
-	IQ2KS_CHUNK(96, Y8, Y9)
-	HSUM8(Y8, X8, 8)
-	HSUM8(Y9, X9, 12)
+	IQ2KS_FIT
 	VZEROUPPER
 	RET
 
@@ -91,34 +96,7 @@ TEXT ·iq2ksFitsAVX2(SB), NOSPLIT, $0-40
 	MOVQ         out+32(FP), DX
 
 fits:
-	VBROADCASTSS 0(AX), Y0
-	VBROADCASTSS 4(AX), Y1
-	VBROADCASTSS 8(AX), Y2
-	VBROADCASTSS 12(AX), Y3
-	VBROADCASTSS 16(AX), Y4
-	VBROADCASTSS 20(AX), Y5
-	VBROADCASTSS 24(AX), Y6
-	VBROADCASTSS 28(AX), Y7
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	IQ2KS_CHUNK(0, Y8, Y9)
-	IQ2KS_CHUNK(32, Y8, Y9)
-	IQ2KS_CHUNK(64, Y8, Y9)
-	IQ2KS_CHUNK(96, Y8, Y9)
-	HSUM8(Y8, X8, 0)
-	HSUM8(Y9, X9, 4)
-	VBROADCASTSS 32(AX), Y0
-	VBROADCASTSS 36(AX), Y1
-	VBROADCASTSS 40(AX), Y2
-	VBROADCASTSS 44(AX), Y3
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	IQ2KS_CHUNK(0, Y8, Y9)
-	IQ2KS_CHUNK(32, Y8, Y9)
-	IQ2KS_CHUNK(64, Y8, Y9)
-	IQ2KS_CHUNK(96, Y8, Y9)
-	HSUM8(Y8, X8, 8)
-	HSUM8(Y9, X9, 12)
+	IQ2KS_FIT
 	ADDQ         $48, AX
 	ADDQ         $16, DX
 	DECQ         CX
@@ -296,6 +274,32 @@ cfits:
 	VSHUFPS    $0xDD, Y15, Y14, Y13             \
 	VADDPS     Y13, Y12, DST
 
+// PICK8 is iq2ksPick for 8 fits with the float32 operations of the
+// portable code, from sumqx1, sumq21, sumqx2, sumq22 in Y0-Y3 (ZERO = 0):
+// ok1 = sumq21 > 0, d1 = sumqx1/sumq21, s1 = sumqx1·d1, d2 = sumqx2/sumq22,
+// s2 = sumqx2·d2 and cond2 = (!ok1 || sumqx2² > s1·sumq22) && sumq22 > 0
+// give ok (a -1/0 mask), bestD and score (garbage where !ok), stored at
+// 0, 224 and 448(DI)(CX*1). Uses Y4-Y8, Y10-Y13.
+#define PICK8(ZERO) \
+	VCMPPS    $0x1E, ZERO, Y1, Y4; \
+	VCMPPS    $0x1A, ZERO, Y1, Y10; \
+	VDIVPS    Y1, Y0, Y5; \
+	VMULPS    Y5, Y0, Y6; \
+	VMULPS    Y2, Y2, Y7; \
+	VMULPS    Y3, Y6, Y8; \
+	VCMPPS    $0x1E, Y8, Y7, Y7; \
+	VCMPPS    $0x1E, ZERO, Y3, Y11; \
+	VDIVPS    Y3, Y2, Y12; \
+	VMULPS    Y12, Y2, Y13; \
+	VORPS     Y7, Y10, Y7; \
+	VANDPS    Y11, Y7, Y7; \
+	VBLENDVPS Y7, Y12, Y5, Y5; \
+	VBLENDVPS Y7, Y13, Y6, Y6; \
+	VORPS     Y7, Y4, Y4; \
+	VMOVUPS   Y4, 0(DI)(CX*1); \
+	VMOVUPS   Y5, 224(DI)(CX*1); \
+	VMOVUPS   Y6, 448(DI)(CX*1)
+
 // func iq2ksReducePickAVX2(raw *[56][4][8]float32, p *iq2ksPicks)
 // Reduces the raw sums of 56 fits as HSUM8 does and picks as
 // iq2ksPickAVX2.
@@ -310,24 +314,7 @@ rpicks:
 	REDUCE8(1, Y1)
 	REDUCE8(2, Y2)
 	REDUCE8(3, Y3)
-	VCMPPS    $0x1E, Y9, Y1, Y4      // ok1 = sumq21 > 0
-	VCMPPS    $0x1A, Y9, Y1, Y10     // !ok1
-	VDIVPS    Y1, Y0, Y5             // d1 = sumqx1/sumq21
-	VMULPS    Y5, Y0, Y6             // s1 = sumqx1*d1
-	VMULPS    Y2, Y2, Y7             // sumqx2^2
-	VMULPS    Y3, Y6, Y8             // s1*sumq22
-	VCMPPS    $0x1E, Y8, Y7, Y7      // sumqx2^2 > s1*sumq22
-	VCMPPS    $0x1E, Y9, Y3, Y11     // sumq22 > 0
-	VDIVPS    Y3, Y2, Y12            // d2 = sumqx2/sumq22
-	VMULPS    Y12, Y2, Y13           // s2 = sumqx2*d2
-	VORPS     Y7, Y10, Y7
-	VANDPS    Y11, Y7, Y7            // cond2
-	VBLENDVPS Y7, Y12, Y5, Y5        // bestD
-	VBLENDVPS Y7, Y13, Y6, Y6        // score
-	VORPS     Y7, Y4, Y4             // ok
-	VMOVUPS   Y4, 0(DI)(CX*1)
-	VMOVUPS   Y5, 224(DI)(CX*1)
-	VMOVUPS   Y6, 448(DI)(CX*1)
+	PICK8(Y9)
 	ADDQ      $1024, SI
 	ADDQ      $32, CX
 	CMPQ      CX, $224
@@ -349,24 +336,7 @@ picks:
 	VMOVUPS   224(SI)(CX*1), Y1      // sumq21
 	VMOVUPS   448(SI)(CX*1), Y2      // sumqx2
 	VMOVUPS   672(SI)(CX*1), Y3      // sumq22
-	VCMPPS    $0x1E, Y15, Y1, Y4     // ok1 = sumq21 > 0
-	VDIVPS    Y1, Y0, Y5             // d1 = sumqx1/sumq21
-	VMULPS    Y5, Y0, Y6             // s1 = sumqx1*d1
-	VMULPS    Y2, Y2, Y7             // sumqx2^2
-	VMULPS    Y3, Y6, Y8             // s1*sumq22
-	VCMPPS    $0x1E, Y8, Y7, Y9      // sumqx2^2 > s1*sumq22
-	VCMPPS    $0x1A, Y15, Y1, Y10    // !ok1: not sumq21 > 0
-	VCMPPS    $0x1E, Y15, Y3, Y11    // sumq22 > 0
-	VDIVPS    Y3, Y2, Y12            // d2 = sumqx2/sumq22
-	VMULPS    Y12, Y2, Y13           // s2 = sumqx2*d2
-	VORPS     Y9, Y10, Y9            // !ok1 || sumqx2^2 > s1*sumq22
-	VANDPS    Y11, Y9, Y9            // cond2
-	VBLENDVPS Y9, Y12, Y5, Y5        // bestD
-	VBLENDVPS Y9, Y13, Y6, Y6        // score
-	VORPS     Y9, Y4, Y4             // ok
-	VMOVUPS   Y4, 0(DI)(CX*1)
-	VMOVUPS   Y5, 224(DI)(CX*1)
-	VMOVUPS   Y6, 448(DI)(CX*1)
+	PICK8(Y15)
 	ADDQ      $32, CX
 	CMPQ      CX, $224
 	JLT       picks

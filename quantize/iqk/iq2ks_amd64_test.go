@@ -20,6 +20,22 @@ func withIQ2KSPortable(t *testing.T, f func()) {
 	f()
 }
 
+// randomIQ2KSBlock fills xb with normal values of magnitude mag (between
+// 1e-20 and 1e19; every 7th iteration with some zeros) and w with exponential
+// weights, and returns mag and the largest magnitude.
+func randomIQ2KSBlock(rng *rand.Rand, iter int, xb, w *[32]float32) (mag, amax float32) {
+	mag = float32(math.Pow(10, float64(rng.IntN(40)-20)))
+	for i := range xb {
+		xb[i] = mag * float32(rng.NormFloat64())
+		if iter%7 == 0 && i%5 == 0 {
+			xb[i] = 0
+		}
+		w[i] = float32(rng.ExpFloat64())
+		amax = max(amax, abs32(xb[i]))
+	}
+	return mag, amax
+}
+
 // TestIQ2KSFitAVX2MatchesGo checks the assembly fit against the portable
 // one bit for bit, on random blocks at many scales (including ones where the
 // portable code takes its scanning fallback).
@@ -31,16 +47,7 @@ func TestIQ2KSFitAVX2MatchesGo(t *testing.T) {
 	grids := [][]int8{formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]}
 	var xb, w [32]float32
 	for iter := range 20000 {
-		mag := float32(math.Pow(10, float64(rng.IntN(40)-20)))
-		var amax float32
-		for i := range xb {
-			xb[i] = mag * float32(rng.NormFloat64())
-			if iter%7 == 0 && i%5 == 0 {
-				xb[i] = 0
-			}
-			w[i] = float32(rng.ExpFloat64())
-			amax = max(amax, abs32(xb[i]))
-		}
+		_, amax := randomIQ2KSBlock(rng, iter, &xb, &w)
 		d := amax / float32(rng.IntN(30)-15) * float32(1+rng.Float64()/8)
 		switch {
 		case iter%11 == 0:
@@ -103,16 +110,7 @@ func TestIQ2KSErrorAVX2MatchesGo(t *testing.T) {
 	grids := [][]int8{formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]}
 	var xb, w [32]float32
 	for iter := range 20000 {
-		mag := float32(math.Pow(10, float64(rng.IntN(40)-20)))
-		var amax float32
-		for i := range xb {
-			xb[i] = mag * float32(rng.NormFloat64())
-			w[i] = float32(rng.ExpFloat64())
-			if iter%7 == 0 && i%5 == 0 {
-				xb[i] = 0
-			}
-			amax = max(amax, abs32(xb[i]))
-		}
+		mag, amax := randomIQ2KSBlock(rng, iter, &xb, &w)
 		values := grids[iter%2]
 		d := amax / float32(values[rng.IntN(4)]) * float32(0.5+rng.Float64())
 		if iter%11 == 0 {

@@ -2,30 +2,16 @@
 
 #include "go_asm.h"
 #include "textflag.h"
+#include "nearest_amd64.h"
 
 DATA iq4kssMinusOne<>+0(SB)/8, $-1
 GLOBL iq4kssMinusOne<>(SB), RODATA|NOPTR, $8
 
 // NEARIDX leaves in BX the index of the grid point nearest the float32 in
-// XIN, as nearestTable.best does: truncate, clamp to the table, compare the
-// two candidate distances. Clobbers AX, DX, X6, X7.
+// XIN, as nearestTable.best does, with the table's base and limit read from
+// memory (no registers to spare). Clobbers AX, DX, X6, X7.
 #define NEARIDX(XIN) \
-	VCVTTSS2SI XIN, AX                              \
-	MOVLQSX    AX, AX                               \
-	SUBQ       nearestTable_base(R11), AX           \
-	CMPQ       AX, $-1                              \
-	CMOVQLT    iq4kssMinusOne<>(SB), AX             \
-	CMPQ       AX, nearestTable_limit(R11)          \
-	CMOVQGT    nearestTable_limit(R11), AX          \
-	INCQ       AX                                   \
-	MOVBQZX    nearestTable_idx(R11)(AX*1), BX      \
-	VSUBSS     nearestTable_lo(R11)(AX*4), XIN, X6  \
-	VMOVSS     nearestTable_hi(R11)(AX*4), X7       \
-	VSUBSS     XIN, X7, X7                          \
-	XORL       DX, DX                               \
-	VUCOMISS   X7, X6                               \
-	SETCC      DX                                   \
-	ADDQ       DX, BX
+	NEAREST_INDEX(XIN, nearestTable_base(R11), iq4kssMinusOne<>(SB), nearestTable_limit(R11), X6, X7)
 
 // SCORES puts in Y5 the scores w*(d1*d1 - d0*d0) of the moves of indices
 // SHIFT/4 and SHIFT/4+1 of group V (lanes 0..3 and 4..7, in

@@ -2,52 +2,26 @@
 
 #include "go_asm.h"
 #include "textflag.h"
+#include "nearest_amd64.h"
 
 // NEAREST maps the float32 in XIN to its nearest grid value in XQ, as
-// nearestTable.best does: truncate, clamp to the table, compare the two
-// candidate distances. Clobbers AX, BX, DX, X5, X6.
+// nearestTable.best does. Clobbers AX, BX, DX, X5, X6.
 #define NEAREST(XIN, XQ) \
-	CVTTSS2SL XIN, AX                             \
-	MOVLQSX   AX, AX                              \
-	SUBQ      R8, AX                              \
-	CMPQ      AX, R10                             \
-	CMOVQLT   R10, AX                             \
-	CMPQ      AX, R9                              \
-	CMOVQGT   R9, AX                              \
-	INCQ      AX                                  \
-	MOVBQZX   nearestTable_idx(R11)(AX*1), BX     \
-	VSUBSS    nearestTable_lo(R11)(AX*4), XIN, X5 \
-	MOVSS     nearestTable_hi(R11)(AX*4), X6      \
-	VSUBSS    XIN, X6, X6                         \
-	XORL      DX, DX                              \
-	UCOMISS   X6, X5                              \
-	SETCC     DX                                  \
-	ADDQ      DX, BX                              \
-	ANDQ      $63, BX                             \
-	MOVSS     nearestTable_vals(R11)(BX*4), XQ
+	NEAREST_INDEX(XIN, R8, R10, R9, X5, X6); \
+	ANDQ   $63, BX; \
+	VMOVSS nearestTable_vals(R11)(BX*4), XQ
 
 // IQ6NEAREST maps the float32 in XIN to its nearest grid value in XQ, as
-// nearestTable.bestIQ6 does: truncate XIN - values[0] (X14), clamp to the
-// table, compare the two candidate distances. Clobbers AX, BX, DX, X5, X6.
+// nearestTable.bestIQ6 does: the slot is XIN - values[0] (X14) truncated.
+// Clobbers AX, BX, DX, X5, X6.
 #define IQ6NEAREST(XIN, XQ) \
-	VSUBSS    X14, XIN, X5                        \
-	CVTTSS2SL X5, AX                              \
-	MOVLQSX   AX, AX                              \
-	CMPQ      AX, R10                             \
-	CMOVQLT   R10, AX                             \
-	CMPQ      AX, R9                              \
-	CMOVQGT   R9, AX                              \
-	INCQ      AX                                  \
-	MOVBQZX   nearestTable_idx(R11)(AX*1), BX     \
-	VSUBSS    nearestTable_lo(R11)(AX*4), XIN, X5 \
-	MOVSS     nearestTable_hi(R11)(AX*4), X6      \
-	VSUBSS    XIN, X6, X6                         \
-	XORL      DX, DX                              \
-	UCOMISS   X6, X5                              \
-	SETCC     DX                                  \
-	ADDQ      DX, BX                              \
-	ANDQ      $63, BX                             \
-	MOVSS     nearestTable_vals(R11)(BX*4), XQ
+	VSUBSS     X14, XIN, X5; \
+	VCVTTSS2SI X5, AX; \
+	MOVLQSX    AX, AX; \
+	NEAREST_CLAMP(R10, R9); \
+	NEAREST_PICK(XIN, X5, X6); \
+	ANDQ       $63, BX; \
+	VMOVSS     nearestTable_vals(R11)(BX*4), XQ
 
 // SUMS is the loop both functions share: for every weight, the nearest grid
 // value of +x*id and -x*id (through NEAR) and the four weighted sums, each

@@ -3,7 +3,6 @@
 package iqk
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -26,40 +25,11 @@ func TestNearestSumsFMAMatchesGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range tables {
 		t.Run(tc.name, func(t *testing.T) {
-			for iter := 0; iter < 3000; iter++ {
-				n := 1 + rng.IntN(32)
-				xb := make([]float32, n)
-				w := make([]float32, n)
-				scale := float32(math.Pow(10, rng.Float64()*6-3))
-				for j := range xb {
-					xb[j] = float32(rng.NormFloat64()) * scale
-					w[j] = float32(rng.ExpFloat64())
-					switch rng.IntN(40) {
-					case 0:
-						xb[j] = float32(math.Inf(1 - 2*rng.IntN(2)))
-					case 1:
-						xb[j] = 3e38
-					case 2:
-						xb[j] = 0
-					}
-				}
-				maxv := float32(0)
-				for _, x := range xb {
-					maxv = max(maxv, float32(math.Abs(float64(x))))
-				}
-				id := float32(rng.IntN(40)-20+tc.tab.base) / maxv
-				if rng.IntN(10) == 0 {
-					id = float32(rng.NormFloat64() * 1e3)
-				}
-				var out [4]float32
-				nearestSumsFMA(tc.tab, &xb[0], &w[0], n, id, &out)
-				a, b, c, d := tc.tab.sumsGo(xb, w, id)
-				want := [4]float32{a, b, c, d}
-				for k := range out {
-					if math.Float32bits(out[k]) != math.Float32bits(want[k]) {
-						t.Fatalf("iter %d sum %d: asm %v, go %v (id %v, x %v)", iter, k, out, want, id, xb)
-					}
-				}
+			asm := func(xb, w []float32, id float32, out *[4]float32) {
+				nearestSumsFMA(tc.tab, &xb[0], &w[0], len(xb), id, out)
+			}
+			if diff := checkBlockSums(rng, 3000, float32(tc.tab.base), 40, asm, tc.tab.sumsGo); diff != "" {
+				t.Fatal(diff)
 			}
 		})
 	}

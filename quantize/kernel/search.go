@@ -825,17 +825,7 @@ func qkx2TrialsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta floa
 		is = next
 	}
 	if improved {
-		if len(x)%8 == 0 {
-			qkx2QuantsAVX2(&x[0], len(x), bestIscale, bestMin, float32(nmax), &L[0])
-			return scale, min
-		}
-		for i, v := range x {
-			d := v - bestMin // as setDiffs32
-			if d < 0 {
-				d = 0
-			}
-			L[i] = uint8(clampInt(roundProd(bestIscale, d), 0, nmax))
-		}
+		storeTrialQuants(x, L, bestIscale, bestMin, nmax)
 	}
 	return scale, min
 }
@@ -1188,19 +1178,26 @@ func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []ui
 		is = next
 	}
 	if improved {
-		if len(x)%8 == 0 {
-			qkx2QuantsAVX2(&x[0], len(x), bestIscale, bestMin, float32(nmax), &L[0])
-			return scale, min
-		}
-		for i, v := range x {
-			d := v - bestMin // as setDiffs32
-			if d < 0 {
-				d = 0
-			}
-			L[i] = uint8(clampInt(roundProd(bestIscale, d), 0, nmax))
-		}
+		storeTrialQuants(x, L, bestIscale, bestMin, nmax)
 	}
 	return scale, min
+}
+
+// storeTrialQuants stores in L the quants of the trial with iscale whose
+// quants were computed against min: clamp(nearest(iscale·max(x - min, 0)),
+// 0, nmax), eight at a time in assembly when len(x) allows.
+func storeTrialQuants(x []float32, L []uint8, iscale, min float32, nmax int) {
+	if len(x)%8 == 0 {
+		qkx2QuantsAVX2(&x[0], len(x), iscale, min, float32(nmax), &L[0])
+		return
+	}
+	for i, v := range x {
+		d := v - min // as setDiffs32
+		if d < 0 {
+			d = 0
+		}
+		L[i] = uint8(clampInt(roundProd(iscale, d), 0, nmax))
+	}
 }
 
 // qkx3Lanes is what qkx3Trials8AVX2 returns for each of its eight trials:

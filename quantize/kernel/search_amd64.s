@@ -8,6 +8,24 @@
 DATA qxMagic<>+0(SB)/4, $0x4b400000
 GLOBL qxMagic<>(SB), RODATA|NOPTR, $4
 
+// FIRST_ABSMAX leaves in X0 the first of the CX values at SI of largest
+// magnitude (the portable loops' ax > amax, scalar, in index order) and in
+// X1 that magnitude. Uses X2-X4, X9, R10.
+#define FIRST_ABSMAX \
+	VMOVSS    qkx2Abs<>(SB), X9; \
+	VXORPS    X0, X0, X0; \
+	VXORPS    X1, X1, X1; \
+	XORQ      R10, R10; \
+absmax: \
+	VMOVSS    (SI)(R10*4), X2; \
+	VANDPS    X9, X2, X3; \
+	VCMPSS    $0x1e, X1, X3, X4; \
+	VBLENDVPS X4, X3, X1, X1; \
+	VBLENDVPS X4, X2, X0, X0; \
+	INCQ      R10; \
+	CMPQ      R10, CX; \
+	JLT       absmax
+
 // QX_PASS sets AX to the mask of the eight lanes whose sums (LX = Σwx·l,
 // L2 = Σ(w·l)·l) pass make_qx_quants' test against best (Y14): L2 > 0
 // and float32(LX·LX) > float32(best·L2). Uses Y6-Y8.
@@ -116,20 +134,7 @@ TEXT ·qxFirstAVX2(SB), NOSPLIT, $0-56
 	MOVQ   wx+32(FP), DX
 	MOVQ   L+40(FP), BX
 	MOVQ   out+48(FP), R8
-	VMOVSS qkx2Abs<>(SB), X9
-	VXORPS X0, X0, X0              // max
-	VXORPS X1, X1, X1              // amax
-	XORQ   R10, R10
-
-maxloop:
-	VMOVSS    (SI)(R10*4), X2
-	VANDPS    X9, X2, X3           // |v|
-	VCMPSS    $0x1e, X1, X3, X4    // |v| > amax
-	VBLENDVPS X4, X3, X1, X1
-	VBLENDVPS X4, X2, X0, X0
-	INCQ      R10
-	CMPQ      R10, CX
-	JLT       maxloop
+	FIRST_ABSMAX                   // max in X0, amax in X1
 
 	VMOVSS    X0, 0(R8)
 	VMOVSS    X1, 4(R8)
@@ -383,6 +388,52 @@ GLOBL qkx2Abs<>(SB), RODATA|NOPTR, $32
 	VANDPS       Y13, Y12, Y12 \
 	VMOVMSKPS    Y12, AX
 
+// The two losses of MakeQkx2Quants' error, applied in place to the
+// differences in R: the rounded square, or the magnitude (Y15 / X9 hold the
+// |·| mask).
+#define SQUARE_PS(R) VMULPS R, R, R
+#define ABS_PS(R) VANDPS Y15, R, R
+#define SQUARE_SS(R) VMULSS R, R, R
+#define ABS_SS(R) VANDPS X9, R, R
+
+// QKX2_ERR16 is the error pass of qkx2Trials16AVX2 under LOSS (SQUARE_PS
+// or ABS_PS), a loop starting at label loop: for each value the quants l of
+// both groups (64 bytes at R9), diff = scale·l + min - x (fused) and
+// error += w·LOSS(diff), fused, into Y8 and Y9.
+#define QKX2_ERR16(LOSS, loop) \
+loop: \
+	VMOVUPS      (R9), Y10; \
+	VMOVUPS      32(R9), Y11; \
+	VBROADCASTSS (DI)(R10*4), Y12; \
+	VFMADD213PS  Y6, Y4, Y10; \
+	VFMADD213PS  Y7, Y5, Y11; \
+	VSUBPS       Y12, Y10, Y10; \
+	VSUBPS       Y12, Y11, Y11; \
+	LOSS(Y10); \
+	LOSS(Y11); \
+	VBROADCASTSS (DX)(R10*4), Y13; \
+	VFMADD231PS  Y10, Y13, Y8; \
+	VFMADD231PS  Y11, Y13, Y9; \
+	ADDQ         $64, R9; \
+	INCQ         R10; \
+	CMPQ         R10, CX; \
+	JLT          loop
+
+// QKX2_ERR8 is QKX2_ERR16 for the first group only (qkx2Trials8AVX2).
+#define QKX2_ERR8(LOSS, loop) \
+loop: \
+	VMOVUPS      (R9), Y10; \
+	VBROADCASTSS (DI)(R10*4), Y12; \
+	VFMADD213PS  Y6, Y4, Y10; \
+	VSUBPS       Y12, Y10, Y10; \
+	LOSS(Y10); \
+	VBROADCASTSS (DX)(R10*4), Y13; \
+	VFMADD231PS  Y10, Y13, Y8; \
+	ADDQ         $64, R9; \
+	INCQ         R10; \
+	CMPQ         R10, CX; \
+	JLT          loop
+
 DATA qkx2Zero<>+0(SB)/4, $0
 GLOBL qkx2Zero<>(SB), RODATA|NOPTR, $4
 
@@ -455,43 +506,9 @@ sums16:
 	XORQ         R10, R10
 	CMPB         useMAD+56(FP), $0
 	JNE          mad16
-
-squares16:
-	VMOVUPS      (R9), Y10         // l
-	VMOVUPS      32(R9), Y11
-	VBROADCASTSS (DI)(R10*4), Y12  // x
-	VFMADD213PS  Y6, Y4, Y10       // scale*l + min
-	VFMADD213PS  Y7, Y5, Y11
-	VSUBPS       Y12, Y10, Y10
-	VSUBPS       Y12, Y11, Y11
-	VMULPS       Y10, Y10, Y10     // diff², rounded
-	VMULPS       Y11, Y11, Y11
-	VBROADCASTSS (DX)(R10*4), Y13  // w
-	VFMADD231PS  Y10, Y13, Y8      // error += w·diff², fused
-	VFMADD231PS  Y11, Y13, Y9
-	ADDQ         $64, R9
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          squares16
+	QKX2_ERR16(SQUARE_PS, squares16)
 	JMP          done16
-
-mad16:
-	VMOVUPS      (R9), Y10
-	VMOVUPS      32(R9), Y11
-	VBROADCASTSS (DI)(R10*4), Y12
-	VFMADD213PS  Y6, Y4, Y10
-	VFMADD213PS  Y7, Y5, Y11
-	VSUBPS       Y12, Y10, Y10
-	VSUBPS       Y12, Y11, Y11
-	VANDPS       Y15, Y10, Y10     // |diff|
-	VANDPS       Y15, Y11, Y11
-	VBROADCASTSS (DX)(R10*4), Y13
-	VFMADD231PS  Y10, Y13, Y8
-	VFMADD231PS  Y11, Y13, Y9
-	ADDQ         $64, R9
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          mad16
+	QKX2_ERR16(ABS_PS, mad16)
 
 done16:
 	VMOVUPS      Y8, 256(R8)
@@ -554,33 +571,9 @@ sums8:
 	XORQ         R10, R10
 	CMPB         useMAD+56(FP), $0
 	JNE          mad8
-
-squares8:
-	VMOVUPS      (R9), Y10         // l
-	VBROADCASTSS (DI)(R10*4), Y12  // x
-	VFMADD213PS  Y6, Y4, Y10       // scale*l + min
-	VSUBPS       Y12, Y10, Y10
-	VMULPS       Y10, Y10, Y10     // diff², rounded
-	VBROADCASTSS (DX)(R10*4), Y13  // w
-	VFMADD231PS  Y10, Y13, Y8      // error += w·diff², fused
-	ADDQ         $64, R9
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          squares8
+	QKX2_ERR8(SQUARE_PS, squares8)
 	JMP          done8
-
-mad8:
-	VMOVUPS      (R9), Y10
-	VBROADCASTSS (DI)(R10*4), Y12
-	VFMADD213PS  Y6, Y4, Y10
-	VSUBPS       Y12, Y10, Y10
-	VANDPS       Y15, Y10, Y10     // |diff|
-	VBROADCASTSS (DX)(R10*4), Y13
-	VFMADD231PS  Y10, Y13, Y8
-	ADDQ         $64, R9
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          mad8
+	QKX2_ERR8(ABS_PS, mad8)
 
 done8:
 	VMOVUPS      Y8, 256(R8)
@@ -592,6 +585,23 @@ done8:
 
 DATA qkx2NegZero<>+0(SB)/4, $0x80000000
 GLOBL qkx2NegZero<>(SB), RODATA|NOPTR, $4
+
+// QKX2_SUMS is the loop of qkx2SumsAVX2, starting at label loop: min (X0),
+// max (X1), Σw (X2) and Σw·x (X3), the last by WX_SUM (WX_FUSED or
+// WX_ROUNDED) of x in X5 and w in X6.
+#define WX_FUSED VFMADD231SS X5, X6, X3
+#define WX_ROUNDED VMULSS X5, X6, X6; VADDSS X6, X3, X3
+#define QKX2_SUMS(WX_SUM, loop) \
+loop: \
+	VMOVSS (SI)(R10*4), X5; \
+	VMINSS X0, X5, X0; \
+	VMAXSS X1, X5, X1; \
+	VMOVSS (DI)(R10*4), X6; \
+	VADDSS X6, X2, X2; \
+	WX_SUM; \
+	INCQ   R10; \
+	CMPQ   R10, CX; \
+	JLT    loop
 
 // func qkx2SumsAVX2(x, w *float32, n int, fused bool, out *qkx2Sums)
 // The first pass of MakeQkx2Quants (scalar, in index order). The sums start
@@ -609,30 +619,9 @@ TEXT ·qkx2SumsAVX2(SB), NOSPLIT, $0-40
 	XORQ   R10, R10
 	CMPB   fused+24(FP), $0
 	JEQ    rounded
-
-fusedloop:
-	VMOVSS      (SI)(R10*4), X5
-	VMINSS      X0, X5, X0         // v < min ? v : min
-	VMAXSS      X1, X5, X1         // v > max ? v : max
-	VMOVSS      (DI)(R10*4), X6
-	VADDSS      X6, X2, X2
-	VFMADD231SS X5, X6, X3         // Σw·x, fused
-	INCQ        R10
-	CMPQ        R10, CX
-	JLT         fusedloop
-	JMP         sumsdone
-
-rounded:
-	VMOVSS      (SI)(R10*4), X5
-	VMINSS      X0, X5, X0
-	VMAXSS      X1, X5, X1
-	VMOVSS      (DI)(R10*4), X6
-	VADDSS      X6, X2, X2
-	VMULSS      X5, X6, X6         // w·x, rounded
-	VADDSS      X6, X3, X3
-	INCQ        R10
-	CMPQ        R10, CX
-	JLT         rounded
+	QKX2_SUMS(WX_FUSED, fusedloop)
+	JMP    sumsdone
+	QKX2_SUMS(WX_ROUNDED, rounded)
 
 sumsdone:
 	VMOVSS X0, 0(R8)
@@ -640,6 +629,27 @@ sumsdone:
 	VMOVSS X2, 8(R8)
 	VMOVSS X3, 12(R8)
 	RET
+
+// QKX2_FIRST is the loop of qkx2FirstErrorAVX2 under LOSS (SQUARE_SS or
+// ABS_SS), starting at label loop: l = min(nearest(iscale·(x - min)), nmax)
+// stored to L, diff = scale·l + min - x (fused) and error += w·LOSS(diff),
+// fused, into X8.
+#define QKX2_FIRST(LOSS, loop) \
+loop: \
+	VMOVSS      (DI)(R10*4), X11; \
+	VSUBSS      X6, X11, X10; \
+	VFMADD213SS X0, X2, X10; \
+	VSUBSS      X0, X10, X10; \
+	VMINSS      X1, X10, X10; \
+	VCVTTSS2SI  X10, R11; \
+	MOVB        R11, (BX)(R10*1); \
+	VFMADD213SS X6, X4, X10; \
+	VSUBSS      X11, X10, X10; \
+	LOSS(X10); \
+	VFMADD231SS (DX)(R10*4), X10, X8; \
+	INCQ        R10; \
+	CMPQ        R10, CX; \
+	JLT         loop
 
 // func qkx2FirstErrorAVX2(x, w *float32, n int, nmax, iscale, scale, min float32, useMAD bool, L *uint8) float32
 // The first quantization of MakeQkx2Quants: L[i] = min(nearest(iscale·(x[i]
@@ -660,42 +670,26 @@ TEXT ·qkx2FirstErrorAVX2(SB), NOSPLIT, $0-60
 	XORQ   R10, R10
 	CMPB   useMAD+40(FP), $0
 	JNE    firstmad
-
-firstsq:
-	VMOVSS      (DI)(R10*4), X11
-	VSUBSS      X6, X11, X10     // x - min
-	VFMADD213SS X0, X2, X10      // iscale*xm + magic, rounded once
-	VSUBSS      X0, X10, X10
-	VMINSS      X1, X10, X10     // l
-	VCVTTSS2SI  X10, R11
-	MOVB        R11, (BX)(R10*1)
-	VFMADD213SS X6, X4, X10      // scale*l + min
-	VSUBSS      X11, X10, X10
-	VMULSS      X10, X10, X10
-	VFMADD231SS (DX)(R10*4), X10, X8
-	INCQ        R10
-	CMPQ        R10, CX
-	JLT         firstsq
-	VMOVSS      X8, ret+56(FP)
+	QKX2_FIRST(SQUARE_SS, firstsq)
+	VMOVSS X8, ret+56(FP)
+	RET
+	QKX2_FIRST(ABS_SS, firstmad)
+	VMOVSS X8, ret+56(FP)
 	RET
 
-firstmad:
-	VMOVSS      (DI)(R10*4), X11
-	VSUBSS      X6, X11, X10
-	VFMADD213SS X0, X2, X10
-	VSUBSS      X0, X10, X10
-	VMINSS      X1, X10, X10
-	VCVTTSS2SI  X10, R11
-	MOVB        R11, (BX)(R10*1)
-	VFMADD213SS X6, X4, X10
-	VSUBSS      X11, X10, X10
-	VANDPS      X9, X10, X10
-	VFMADD231SS (DX)(R10*4), X10, X8
-	INCQ        R10
-	CMPQ        R10, CX
-	JLT         firstmad
-	VMOVSS      X8, ret+56(FP)
-	RET
+// ALLOWED_STEP keeps in Y1 the magnitude of the step g (in Y1) where it is
+// allowed for the quant l (in Y0), else 0: (g > 0 and l < HI) or (g < 0 and
+// l > LO). Y12 = 0, Y11 = |·| mask; uses Y2-Y5.
+#define ALLOWED_STEP(HI, LO) \
+	VCMPPS $0x1e, Y12, Y1, Y2; \
+	VCMPPS $0x11, HI, Y0, Y3; \
+	VANDPS Y3, Y2, Y2; \
+	VCMPPS $0x11, Y12, Y1, Y4; \
+	VCMPPS $0x1e, LO, Y0, Y5; \
+	VANDPS Y5, Y4, Y4; \
+	VORPS  Y4, Y2, Y2; \
+	VANDPS Y11, Y1, Y1; \
+	VANDPS Y2, Y1, Y1
 
 // QKX3_GRAD computes, for the eight values at R10, the magnitude of the
 // refinement step of MakeQkx3Quants where the step is allowed, else 0:
@@ -708,15 +702,48 @@ firstmad:
 	VMOVUPS     (SI)(R10*4), Y1 \
 	VFMADD231PS Y15, Y0, Y1 \
 	VSUBPS      Y14, Y1, Y1 \
-	VCMPPS      $0x1e, Y12, Y1, Y2 \
-	VCMPPS      $0x11, Y13, Y0, Y3 \
-	VANDPS      Y3, Y2, Y2 \
-	VCMPPS      $0x11, Y12, Y1, Y4 \
-	VCMPPS      $0x1e, Y12, Y0, Y5 \
-	VANDPS      Y5, Y4, Y4 \
-	VORPS       Y4, Y2, Y2 \
-	VANDPS      Y11, Y1, Y1 \
-	VANDPS      Y2, Y1, Y1
+	ALLOWED_STEP(Y13, Y12)
+
+// LARGEST_STEP sets AX to the first index of the largest step GRAD
+// (QKX3_GRAD or QX_GRAD) gives over the CX values (a multiple of 8), or to
+// -1 when it gives none: a first pass finds the largest magnitude (Y10
+// starts at 0), a second the first value that has it. Uses Y7, R10 and
+// GRAD's registers.
+#define LARGEST_STEP(GRAD) \
+	XORQ         R10, R10; \
+stepmax: \
+	GRAD; \
+	VMAXPS       Y1, Y10, Y10; \
+	ADDQ         $8, R10; \
+	CMPQ         R10, CX; \
+	JLT          stepmax; \
+	VEXTRACTF128 $1, Y10, X0; \
+	VMAXPS       X0, X10, X0; \
+	VPERMILPS    $0x4e, X0, X1; \
+	VMAXPS       X1, X0, X0; \
+	VPERMILPS    $0xb1, X0, X1; \
+	VMAXPS       X1, X0, X0; \
+	VMOVD        X0, AX; \
+	TESTL        AX, AX; \
+	JZ           nostep; \
+	VBROADCASTSS X0, Y7; \
+	XORQ         R10, R10; \
+stepfirst: \
+	GRAD; \
+	VCMPPS       $0x00, Y7, Y1, Y1; \
+	VMOVMSKPS    Y1, AX; \
+	TESTL        AX, AX; \
+	JNZ          found; \
+	ADDQ         $8, R10; \
+	CMPQ         R10, CX; \
+	JLT          stepfirst; \
+nostep: \
+	MOVQ         $-1, AX; \
+	JMP          stepdone; \
+found: \
+	BSFL         AX, AX; \
+	ADDQ         R10, AX; \
+stepdone:
 
 // func qkx3RefineScanAVX2(x *float32, L *uint8, n int, negScale, min, nmax float32) int
 // The first index of the largest allowed step (see QKX3_GRAD), or -1 when
@@ -732,46 +759,8 @@ TEXT ·qkx3RefineScanAVX2(SB), NOSPLIT, $0-48
 	VXORPS       Y12, Y12, Y12
 	VMOVUPS      qkx2Abs<>(SB), Y11
 	VXORPS       Y10, Y10, Y10
-	XORQ         R10, R10
-
-scanmax:
-	QKX3_GRAD
-	VMAXPS Y1, Y10, Y10
-	ADDQ   $8, R10
-	CMPQ   R10, CX
-	JLT    scanmax
-
-	VEXTRACTF128 $1, Y10, X0
-	VMAXPS       X0, X10, X0
-	VPERMILPS    $0x4e, X0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVD        X0, AX
-	TESTL        AX, AX
-	JZ           nostep
-	VBROADCASTSS X0, Y9
-	XORQ         R10, R10
-
-scanfirst:
-	QKX3_GRAD
-	VCMPPS    $0x00, Y9, Y1, Y1
-	VMOVMSKPS Y1, AX
-	TESTL     AX, AX
-	JNZ       found
-	ADDQ      $8, R10
-	CMPQ      R10, CX
-	JLT       scanfirst
-
-nostep:
-	MOVQ $-1, ret+40(FP)
-	VZEROUPPER
-	RET
-
-found:
-	BSFL AX, AX
-	ADDQ R10, AX
-	MOVQ AX, ret+40(FP)
+	LARGEST_STEP(QKX3_GRAD)
+	MOVQ         AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
@@ -789,15 +778,7 @@ found:
 	VFMADD231PS Y15, Y0, Y1 \
 	VMULPS      (DI)(R10*4), Y14, Y2 \
 	VMULPS      Y1, Y2, Y1 \
-	VCMPPS      $0x1e, Y12, Y1, Y2 \
-	VCMPPS      $0x11, Y9, Y0, Y3 \
-	VANDPS      Y3, Y2, Y2 \
-	VCMPPS      $0x11, Y12, Y1, Y4 \
-	VCMPPS      $0x1e, Y8, Y0, Y5 \
-	VANDPS      Y5, Y4, Y4 \
-	VORPS       Y4, Y2, Y2 \
-	VANDPS      Y11, Y1, Y1 \
-	VANDPS      Y2, Y1, Y1
+	ALLOWED_STEP(Y9, Y8)
 
 // func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float32) int
 // The first index of the largest allowed step (see QX_GRAD), or -1 when
@@ -818,46 +799,8 @@ TEXT ·qxRefineScanAVX2(SB), NOSPLIT, $0-56
 	VPSRLD       $31, Y9, Y9       // 1 in every lane
 	VCVTDQ2PS    Y9, Y9
 	VSUBPS       Y9, Y13, Y9       // nmax-1
-	XORQ         R10, R10
-
-qxscanmax:
-	QX_GRAD
-	VMAXPS Y1, Y10, Y10
-	ADDQ   $8, R10
-	CMPQ   R10, CX
-	JLT    qxscanmax
-
-	VEXTRACTF128 $1, Y10, X0
-	VMAXPS       X0, X10, X0
-	VPERMILPS    $0x4e, X0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVD        X0, AX
-	TESTL        AX, AX
-	JZ           qxnostep
-	VBROADCASTSS X0, Y7
-	XORQ         R10, R10
-
-qxscanfirst:
-	QX_GRAD
-	VCMPPS    $0x00, Y7, Y1, Y1
-	VMOVMSKPS Y1, AX
-	TESTL     AX, AX
-	JNZ       qxfound
-	ADDQ      $8, R10
-	CMPQ      R10, CX
-	JLT       qxscanfirst
-
-qxnostep:
-	MOVQ $-1, ret+48(FP)
-	VZEROUPPER
-	RET
-
-qxfound:
-	BSFL AX, AX
-	ADDQ R10, AX
-	MOVQ AX, ret+48(FP)
+	LARGEST_STEP(QX_GRAD)
+	MOVQ         AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
@@ -1005,20 +948,7 @@ TEXT ·q3QuantsAVX2(SB), NOSPLIT, $0-45
 	MOVQ   x+0(FP), SI
 	MOVQ   n+8(FP), CX
 	MOVQ   L+32(FP), BX
-	VMOVSS qkx2Abs<>(SB), X9
-	VXORPS X0, X0, X0              // max
-	VXORPS X1, X1, X1              // amax
-	XORQ   R10, R10
-
-q3max:
-	VMOVSS    (SI)(R10*4), X2
-	VANDPS    X9, X2, X3           // |v|
-	VCMPSS    $0x1e, X1, X3, X4    // |v| > amax
-	VBLENDVPS X4, X3, X1, X1
-	VBLENDVPS X4, X2, X0, X0
-	INCQ      R10
-	CMPQ      R10, CX
-	JLT       q3max
+	FIRST_ABSMAX                   // max in X0, amax in X1
 
 	VMOVSS   eps+24(FP), X2
 	VUCOMISS X2, X1

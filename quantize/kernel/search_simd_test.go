@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -81,6 +82,44 @@ func withPortable(f func()) {
 	f()
 }
 
+// comparePortable runs quantize on fresh quants (all preset to 99, so that
+// quants left unwritten compare too) with the assembly, then again without
+// it, and describes the first difference in the returned results or quants,
+// bit for bit; "" when there is none.
+func comparePortable[Q int8 | uint8](n int, quantize func(L []Q) []float32) string {
+	run := func() ([]float32, []Q) {
+		L := make([]Q, n)
+		for i := range L {
+			L[i] = 99
+		}
+		return quantize(L), L
+	}
+	got, gotL := run()
+	var want []float32
+	var wantL []Q
+	withPortable(func() { want, wantL = run() })
+	same := slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) })
+	if same && slices.Equal(gotL, wantL) {
+		return ""
+	}
+	return fmt.Sprintf("%v %v; portable %v %v", got, gotL, want, wantL)
+}
+
+// nearFirstTies moves values of x near rounding ties of the first
+// quantization of MakeQxQuants and MakeQ3Quants, at -nmax/max with max the
+// value of largest magnitude.
+func nearFirstTies(r *rand.Rand, x []float32, nmax int) {
+	var max, amax float32
+	for _, v := range x {
+		if Abs32(v) > amax {
+			amax, max = Abs32(v), v
+		}
+	}
+	if amax > 0 {
+		nearTies(r, x, float32(-nmax)/max, nmax)
+	}
+}
+
 func TestQxTrialSumsAVX2(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2/FMA")
@@ -143,27 +182,16 @@ func TestMakeQxQuantsSIMDAgrees(t *testing.T) {
 		if r.IntN(4) > 0 {
 			w = randomWeights(r, n)
 		}
-		if iter%3 == 0 { // ties of the first quantization, at -nmax/max
-			var max, amax float32
-			for _, v := range x {
-				if Abs32(v) > amax {
-					amax, max = Abs32(v), v
-				}
-			}
-			if amax > 0 {
-				nearTies(r, x, float32(-nmax)/max, nmax)
-			}
+		if iter%3 == 0 {
+			nearFirstTies(r, x, nmax)
 		}
 		rmseType := 1
 		if iter%5 == 4 {
 			rmseType = 2 + r.IntN(3) // weights 1, |x|, sqrt|x| (only without w)
 		}
-		got, want := make([]int8, n), make([]int8, n)
-		d := MakeQxQuants(nmax, x, got, rmseType, w)
-		var wantD float32
-		withPortable(func() { wantD = MakeQxQuants(nmax, x, want, rmseType, w) })
-		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
-			t.Fatalf("iter %d (n %d, nmax %d, rmse type %d): %v %v; portable %v %v", iter, n, nmax, rmseType, d, got, wantD, want)
+		diff := comparePortable(n, func(L []int8) []float32 { return []float32{MakeQxQuants(nmax, x, L, rmseType, w)} })
+		if diff != "" {
+			t.Fatalf("iter %d (n %d, nmax %d, rmse type %d): %s", iter, n, nmax, rmseType, diff)
 		}
 	}
 }
@@ -188,13 +216,13 @@ func TestMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 				w[r.IntN(n)] = float32(special[r.IntN(len(special))])
 			}
 		}
-		got, want := make([]uint8, n), make([]uint8, n)
 		laux := make([]uint8, n)
-		d, m := MakeQkx3Quants(nmax, x, w, got, laux, -0.9, 0.05, 36, false)
-		var wantD, wantM float32
-		withPortable(func() { wantD, wantM = MakeQkx3Quants(nmax, x, w, want, laux, -0.9, 0.05, 36, false) })
-		if math.Float32bits(d) != math.Float32bits(wantD) || math.Float32bits(m) != math.Float32bits(wantM) || !slices.Equal(got, want) {
-			t.Fatalf("iter %d (n %d, nmax %d): %v %v %v; portable %v %v %v", iter, n, nmax, d, m, got, wantD, wantM, want)
+		diff := comparePortable(n, func(L []uint8) []float32 {
+			d, m := MakeQkx3Quants(nmax, x, w, L, laux, -0.9, 0.05, 36, false)
+			return []float32{d, m}
+		})
+		if diff != "" {
+			t.Fatalf("iter %d (n %d, nmax %d): %s", iter, n, nmax, diff)
 		}
 	}
 }
@@ -250,15 +278,13 @@ func TestMakeQkx2QuantsSIMDAgrees(t *testing.T) {
 		default:
 			w = randomWeights(r, c.n)
 		}
-		got, want := make([]uint8, c.n), make([]uint8, c.n)
 		laux := make([]uint8, c.n)
-		d, m := MakeQkx2Quants(c.nmax, x, w, got, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
-		var wantD, wantM float32
-		withPortable(func() {
-			wantD, wantM = MakeQkx2Quants(c.nmax, x, w, want, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
+		diff := comparePortable(c.n, func(L []uint8) []float32 {
+			d, m := MakeQkx2Quants(c.nmax, x, w, L, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
+			return []float32{d, m}
 		})
-		if math.Float32bits(d) != math.Float32bits(wantD) || math.Float32bits(m) != math.Float32bits(wantM) || !slices.Equal(got, want) {
-			t.Fatalf("iter %d (%+v) x %v w %v: %v %v %v; portable %v %v %v", iter, c, x, w, d, m, got, wantD, wantM, want)
+		if diff != "" {
+			t.Fatalf("iter %d (%+v) x %v w %v: %s", iter, c, x, w, diff)
 		}
 	}
 }
@@ -522,12 +548,9 @@ func TestMakeQpQuantsSIMDAgrees(t *testing.T) {
 			x[r.IntN(n)] = float32([]float64{math.Inf(1), math.Inf(-1), math.NaN(), 0}[r.IntN(4)])
 		}
 		w := randomWeights(r, n)
-		got, want := make([]uint8, n), make([]uint8, n)
-		d := MakeQpQuants(nmax, x, got, w)
-		var wantD float32
-		withPortable(func() { wantD = MakeQpQuants(nmax, x, want, w) })
-		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
-			t.Fatalf("iter %d (n %d, nmax %d): %v %v; portable %v %v", iter, n, nmax, d, got, wantD, want)
+		diff := comparePortable(n, func(L []uint8) []float32 { return []float32{MakeQpQuants(nmax, x, L, w)} })
+		if diff != "" {
+			t.Fatalf("iter %d (n %d, nmax %d): %s", iter, n, nmax, diff)
 		}
 	}
 }
@@ -549,15 +572,7 @@ func TestMakeQ3QuantsSIMDAgrees(t *testing.T) {
 		x := randomBlock(r, n)
 		switch iter % 5 {
 		case 0:
-			var max, amax float32
-			for _, v := range x {
-				if Abs32(v) > amax {
-					amax, max = Abs32(v), v
-				}
-			}
-			if amax > 0 {
-				nearTies(r, x, float32(-nmax)/max, nmax)
-			}
+			nearFirstTies(r, x, nmax)
 		case 1:
 			if iter%50 == 1 {
 				for i := range x {
@@ -565,15 +580,9 @@ func TestMakeQ3QuantsSIMDAgrees(t *testing.T) {
 				}
 			}
 		}
-		got, want := make([]int8, n), make([]int8, n)
-		for i := range got {
-			got[i], want[i] = 99, 99
-		}
-		d := MakeQ3Quants(nmax, x, got, true)
-		var wantD float32
-		withPortable(func() { wantD = MakeQ3Quants(nmax, x, want, true) })
-		if math.Float32bits(d) != math.Float32bits(wantD) || !slices.Equal(got, want) {
-			t.Fatalf("iter %d (n %d, nmax %d) x %v: %v %v; portable %v %v", iter, n, nmax, x, d, got, wantD, want)
+		diff := comparePortable(n, func(L []int8) []float32 { return []float32{MakeQ3Quants(nmax, x, L, true)} })
+		if diff != "" {
+			t.Fatalf("iter %d (n %d, nmax %d) x %v: %s", iter, n, nmax, x, diff)
 		}
 	}
 }
