@@ -240,14 +240,19 @@ func (g *codeGrid) levelSpansOf(u int) []uint16 {
 
 // pack returns the packed level vector of L (dim levels). The grids are
 // 8 levels of 2 bits or 4 of 3 bits, spelled out so the shifts are constants.
+//
+// The levels are read as one little-endian word and their bit fields folded
+// together (levels are 0..2^bits-1, as the quantizers produce them).
 func (g *codeGrid) pack(L []int8) int {
 	if g.bits == 2 {
-		L = L[:8]
-		return int(L[0]) | int(L[1])<<2 | int(L[2])<<4 | int(L[3])<<6 |
-			int(L[4])<<8 | int(L[5])<<10 | int(L[6])<<12 | int(L[7])<<14
+		w := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Pointer(&L[:8][0])), 8))
+		w = (w | w>>6) & 0x000f000f000f000f // level pairs as nibbles of 16-bit lanes
+		w |= w >> 12                        // nibble pairs as bytes 0 and 4
+		return int(w&0xff | w>>24&0xff00)
 	}
-	L = L[:4]
-	return int(L[0]) | int(L[1])<<3 | int(L[2])<<6 | int(L[3])<<9
+	w := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Pointer(&L[:4][0])), 4))
+	w |= w >> 5 // level pairs in bits 0..5 and 16..21
+	return int(w&0x3f | w>>10&0xfc0)
 }
 
 // setLevels writes the levels of grid point k into L.

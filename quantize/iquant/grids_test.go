@@ -86,3 +86,26 @@ func TestCodeGridNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestPackMatchesShifts checks codeGrid.pack's folded word against the
+// level-by-level shifts for every level vector of both grid shapes.
+func TestPackMatchesShifts(t *testing.T) {
+	for _, g := range []*codeGrid{{dim: 8, bits: 2}, {dim: 4, bits: 3}} {
+		var L [8]int8
+		for u := 0; u < 1<<(g.dim*g.bits); u++ {
+			for i := 0; i < g.dim; i++ {
+				L[i] = int8(u >> (g.bits * i) & (1<<g.bits - 1))
+			}
+			if got := g.pack(L[:]); got != u {
+				t.Fatalf("dim %d: pack(%v) = %d, want %d", g.dim, L[:g.dim], got, u)
+			}
+		}
+	}
+}
+
+func TestSplitScoresScratchSizes(t *testing.T) {
+	if iq2xsScoresLen < splitScoresLen(16, 1) || iq1ScoresLen < splitScoresLen(32, 2) || iq1ScoresLen < splitScoresLen(16, 4) {
+		t.Fatalf("split score scratch too small: %d for iq2_xs (need %d), %d for iq1 (need %d and %d)",
+			iq2xsScoresLen, splitScoresLen(16, 1), iq1ScoresLen, splitScoresLen(32, 2), splitScoresLen(16, 4))
+	}
+}

@@ -23,6 +23,7 @@ type iq1Scratch struct {
 	sumx2      [24]float32
 	sumw2      [24]float32
 	splits     [iq1sSplitLen]float32
+	scores     [iq1ScoresLen]float32 // splitScanScores scratch
 }
 
 // iq1LaneValues are the level values of xP and xM in the vector search's
@@ -159,7 +160,7 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	scale = max
 	iq1sSplitSums(s.sumx[:], s.sumw[:], bs, &s.splits)
 	st := splitState{best: bestScore, scale: scale, i1: -1, i2: -1, slot: -1}
-	splitScan(s.splits[:], bs, 2, &st)
+	splitScanScores(s.splits[:], s.scores[:], bs, 2, &st)
 	scale = st.scale
 	besti1, besti2, bestShift := int(st.i1), int(st.i2), 0
 	switch st.slot {
@@ -292,20 +293,20 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	for j, i := range order {
 		// Not fused here: GCC keeps these running sums in registers and
 		// avoids FMA chains in loop-carried sums on this target.
-		if i < bs/2 {
-			sw1[j+1] = sw1[j] + weight[i]
-			sx1[j+1] = sx1[j] + float32(weight[i]*xb[i])
-			sw2[j+1], sx2[j+1] = sw2[j], sx2[j]
-		} else {
-			sw2[j+1] = sw2[j] + weight[i]
-			sx2[j+1] = sx2[j] + float32(weight[i]*xb[i])
-			sw1[j+1], sx1[j+1] = sw1[j], sx1[j]
-		}
+		// Without a branch: the other half adds +0, which leaves its sum
+		// unchanged (sums that start at +0 are never -0).
+		terms := [2][2]float32{{weight[i], float32(weight[i] * xb[i])}}
+		h := i / (bs / 2) & 1
+		t1, t2 := &terms[h], &terms[h^1]
+		sw1[j+1] = sw1[j] + t1[0]
+		sx1[j+1] = sx1[j] + t1[1]
+		sw2[j+1] = sw2[j] + t2[0]
+		sx2[j+1] = sx2[j] + t2[1]
 	}
 	splits := (*[iq1mSplitLen]float32)(s.splits[:iq1mSplitLen])
 	iq1mSplitSums((*[24]float32)(s.sumx[:24]), &s.sumx2, (*[24]float32)(s.sumw[:24]), &s.sumw2, splits)
 	st := splitState{i1: -1, i2: -1, slot: -1}
-	splitScan(splits[:], bs, 4, &st)
+	splitScanScores(splits[:], s.scores[:], bs, 4, &st)
 	scale, bestScore := st.scale, st.best
 	besti1, besti2 := int(st.i1), int(st.i2)
 	bestK = int(st.slot)

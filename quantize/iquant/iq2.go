@@ -182,6 +182,7 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 	var jobs [2]nbJob
 	var sumx, sumw [24]float32
 	var splits [iq2xsSplitLen]float32
+	var splitScores [iq2xsScoresLen]float32
 	var order [16]int
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[74*ibl : 74*ibl+74]
@@ -216,7 +217,7 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 			}
 			iq2xsSplitSums(&sumx, &sumw, &splits)
 			st := splitState{i1: -1, i2: -1, slot: -1}
-			splitScan(splits[:], 16, 1, &st)
+			splitScanScores(splits[:], splitScores[:], 16, 1, &st)
 			scale := st.scale
 			var best float32
 			effMax := scale * (2*kMaxQ - 1)

@@ -92,6 +92,22 @@ func sumsOdd(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
 	return
 }
 
+// trialSumsIQ3 sets sums[t], sums[32+t] to sumsOdd of the level vector
+// rows[t] (32 levels) for the 32 rows (trials past the caller's last are
+// computed too and ignored).
+func trialSumsIQ3(weight, xval []float32, rows *[32][32]int8, sums *[64]float32) {
+	weight, xval = weight[:32], xval[:32]
+	if useNeighbourAVX2 {
+		var cols [32][32]int8
+		sumsOddTrialsAVX2(&weight[0], &xval[0], rows, &cols, sums)
+		return
+	}
+	var cache oddSumsCache
+	for t := range rows {
+		sums[t], sums[32+t] = cache.sums(weight, xval, rows[t][:])
+	}
+}
+
 // oddSumsCache remembers the sumsOdd of the last level vector of a block's
 // trial-scale loop: neighbouring trial scales often give the same levels, and
 // then the same sums (weights and values are fixed within the block).
@@ -163,6 +179,9 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 	var jobs [8]nbJob
 	var signs [4]uint8
 	var q3 [96]byte
+	var trialL [32][32]int8
+	var trialOnGrid [32][8]bool
+	var trialSums [64]float32
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[98*ibl : 98*ibl+98]
 		clear(q3[:])
@@ -188,8 +207,11 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 			}
 			var best float32
 			scale := max / (2*kMaxQ - 1)
-			var trialSums oddSumsCache
+			// The 31 trial scales' level vectors first, then their sums
+			// (all at once, one trial per lane, when the kernel exists),
+			// then the reference's scan over the trials in order.
 			for is := -15; is <= 15; is++ {
+				t := is + 15
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
 				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
@@ -203,12 +225,16 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
+				trialL[t], trialOnGrid[t] = Laux, isOnGridAux
+			}
+			trialSumsIQ3(weight[:], xval[:], &trialL, &trialSums)
+			for t := 0; t < 31; t++ {
+				sumqx, sumq2 := trialSums[t], trialSums[32+t]
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
-					L = Laux
-					isOnGrid = isOnGridAux
+					L = trialL[t]
+					isOnGrid = trialOnGrid[t]
 				}
 			}
 			offGrid := 0

@@ -2,10 +2,9 @@ package iquant
 
 import (
 	"encoding/binary"
-	"github.com/gquant/gquant/quantize/kernel"
-	"math"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/kernel"
 )
 
 var iq4Values = &formats.KValuesIQ4NL
@@ -23,46 +22,7 @@ type iq4Level struct {
 var (
 	iq4Levels  [len(formats.IQ4NLIndex)]iq4Level
 	iq4ValuesF [17]float32
-	iq4Vec     iq4VecTables
 )
-
-// iq4VecTables is iq4Levels as the AVX2 kernel reads it (the layout is fixed
-// by iq4_amd64.s): with ix = int(x) - values[0] clamped to the table, the
-// base level is the number of thresholds thr[k] (each broadcast to 8 lanes)
-// that ix exceeds, the boundary flag is ix > bstart[base] (one less than the
-// first boundary entry of that base, or past the table), and lo/hi are the
-// values at base and base+1 (hi of 15 is 15's value, as iq4ValuesF).
-type iq4VecTables struct {
-	thr    [15][8]int32
-	bstart [16]int32
-	lo, hi [16]float32
-}
-
-func buildIQ4VecTables() (t iq4VecTables) {
-	for b := range t.bstart {
-		t.bstart[b] = 1 << 20
-	}
-	for k := 1; k <= 15; k++ {
-		first := len(iq4Levels)
-		for ix := len(iq4Levels) - 1; ix >= 0; ix-- {
-			if int(iq4Levels[ix].base) >= k {
-				first = ix
-			}
-		}
-		for j := range t.thr[k-1] {
-			t.thr[k-1][j] = int32(first - 1)
-		}
-	}
-	for ix := len(iq4Levels) - 1; ix >= 0; ix-- {
-		if e := iq4Levels[ix]; e.boundary != 0 {
-			t.bstart[e.base] = int32(ix - 1)
-		}
-	}
-	for b := 0; b < 16; b++ {
-		t.lo[b], t.hi[b] = iq4ValuesF[b], iq4ValuesF[b+1]
-	}
-	return t
-}
 
 func init() {
 	for i, l := range formats.IQ4NLIndex {
@@ -76,7 +36,6 @@ func init() {
 		iq4ValuesF[i] = float32(v)
 	}
 	iq4ValuesF[16] = iq4ValuesF[15]
-	iq4Vec = buildIQ4VecTables()
 }
 
 // bestIndexIQ4NL is best_index_iq4nl: the level of iq4Values nearest to x,
@@ -152,45 +111,64 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 		}
 		d := -max / float32(values[0])
 		id := 1 / d
-		var sumqx, sumq2 float32
 		for j, v := range xb {
-			l := bestIndexIQ4NL(id * v)
-			Lb[j] = uint8(l)
-			q := float32(values[l])
-			wq := weight[j] * q
-			sumqx = kernel.FMA32(wq, v, sumqx)
-			sumq2 = kernel.FMA32(wq, q, sumq2)
+			Lb[j] = uint8(bestIndexIQ4NL(id * v))
 		}
+		sumqx, sumq2 := iq4Sums(weight, xb, (*[bs]uint8)(Lb))
 		d = sumqx / sumq2
 		best := d * sumqx
 		bestSumqx, bestSumq2 := sumqx, sumq2
-		// Each edge's trial scales move in small steps, so a trial often
-		// gives the same levels as the previous trial of its edge, and then
-		// the same sums: those are reused instead of recomputed.
-		var prevL [2][bs]uint8
-		var prevSums [2][2]float32
-		var cur [bs]uint8
-		for itry := -ntry; itry <= ntry; itry++ {
-			for e, edge := range [2]int{int(values[0]), int(values[15])} {
-				id = float32(itry+edge) / max
-				if useIQ4SumsFMA {
-					iq4LevelsAVX2(&xb[0], id, &cur, &iq4Vec)
-				} else {
-					for j, v := range xb {
-						cur[j] = uint8(bestIndexIQ4NL(id * v))
-					}
-				}
-				if itry > -ntry && cur == prevL[e] {
-					sumqx, sumq2 = prevSums[e][0], prevSums[e][1]
-				} else {
-					sumqx, sumq2 = iq4Sums(weight, xb, &cur)
-					prevL[e], prevSums[e] = cur, [2]float32{sumqx, sumq2}
-				}
+		if useIQ4SumsFMA {
+			// All trial scales in one kernel call, then the reference's
+			// scan over them in its order.
+			var ids [32]float32
+			var sums [64]float32
+			for itry := -ntry; itry <= ntry; itry++ {
+				ids[2*(itry+ntry)] = float32(itry+int(values[0])) / max
+				ids[2*(itry+ntry)+1] = float32(itry+int(values[15])) / max
+			}
+			iq4TrialsAVX2(&xb[0], &weight[0], &ids, &iq4Tab, &sums)
+			bestTrial := -1
+			for i := 0; i < iq4Trials; i++ {
+				sumqx, sumq2 = sums[i], sums[32+i]
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					d = sumqx / sumq2
 					best = d * sumqx
 					bestSumqx, bestSumq2 = sumqx, sumq2
-					copy(Lb, cur[:])
+					bestTrial = i
+				}
+			}
+			if bestTrial >= 0 {
+				id = ids[bestTrial]
+				for j, v := range xb {
+					Lb[j] = uint8(bestIndexIQ4NL(id * v))
+				}
+			}
+		} else {
+			// Each edge's trial scales move in small steps, so a trial
+			// often gives the same levels as the previous trial of its
+			// edge, and then the same sums: those are reused.
+			var prevL [2][bs]uint8
+			var prevSums [2][2]float32
+			var cur [bs]uint8
+			for itry := -ntry; itry <= ntry; itry++ {
+				for e, edge := range [2]int{int(values[0]), int(values[15])} {
+					id = float32(itry+edge) / max
+					for j, v := range xb {
+						cur[j] = uint8(bestIndexIQ4NL(id * v))
+					}
+					if itry > -ntry && cur == prevL[e] {
+						sumqx, sumq2 = prevSums[e][0], prevSums[e][1]
+					} else {
+						sumqx, sumq2 = iq4Sums(weight, xb, &cur)
+						prevL[e], prevSums[e] = cur, [2]float32{sumqx, sumq2}
+					}
+					if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+						d = sumqx / sumq2
+						best = d * sumqx
+						bestSumqx, bestSumq2 = sumqx, sumq2
+						copy(Lb, cur[:])
+					}
 				}
 			}
 		}
@@ -198,25 +176,11 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 		// Coordinate descent: move the level whose gradient step is smallest
 		// while that improves the fit.
 		for iter := 0; iter < 32*bs; iter++ {
-			minStep := float32(math.Inf(1))
-			bestJ, dir := -1, 0
-			for j, v := range xb {
-				q := float32(values[Lb[j]&15])
-				r, tie := fmaBits(-d, q, v)
-				diff := float32(r)
-				if tie {
-					diff = kernel.FMA32(-d, q, v)
-				}
-				g := float32(d*weight[j]) * diff
-				if g > 0 && Lb[j] < 15 {
-					if step := float32(int(values[Lb[j]+1])-int(values[Lb[j]])) / g; step < minStep {
-						minStep, bestJ, dir = step, j, 1
-					}
-				} else if g < 0 && Lb[j] > 0 {
-					if step := float32(int(values[Lb[j]-1])-int(values[Lb[j]])) / g; step < minStep {
-						minStep, bestJ, dir = step, j, -1
-					}
-				}
+			var bestJ, dir int
+			if useIQ4SumsFMA {
+				bestJ, dir = iq4DescentStepAVX2(&xb[0], &weight[0], &Lb[0], d, &iq4Tab)
+			} else {
+				bestJ, dir = iq4DescentStepGo(xb, weight, Lb, d)
 			}
 			if bestJ < 0 {
 				break

@@ -4,8 +4,8 @@ package iquant
 
 import "github.com/gquant/gquant/internal/cpu"
 
-// useIQ4SumsFMA selects the assembly iq4Sums and trial-level kernel (FMA and
-// AVX2). It is off with the purego tag, which tests the portable code.
+// useIQ4SumsFMA selects the assembly iq4Sums, trial and descent kernels (FMA
+// and AVX2). It is off with the purego tag, which tests the portable code.
 var useIQ4SumsFMA = cpu.X86.HasFMA && cpu.X86.HasAVX2
 
 // iq4SumsFMA is iq4Sums with scalar VFMADD231SS: the same sequential sums,
@@ -15,9 +15,12 @@ var useIQ4SumsFMA = cpu.X86.HasFMA && cpu.X86.HasAVX2
 //go:noescape
 func iq4SumsFMA(weight, xb *float32, L *[32]uint8, values *[17]float32) (sumqx, sumq2 float32)
 
-// iq4LevelsAVX2 sets out[j] = bestIndexIQ4NL(id*xb[j]) for 32 weights (see
-// iq4VecTables). Valid while |id*xb[j]| stays below 2^31, as it does for the
-// trial scales.
+// iq4TrialsAVX2 is iq4TrialSumsGo for all trial scales at once, one per lane.
 //
 //go:noescape
-func iq4LevelsAVX2(xb *float32, id float32, out *[32]uint8, tab *iq4VecTables)
+func iq4TrialsAVX2(xb, weight *float32, ids *[32]float32, tab *iq4TrialTables, sums *[64]float32)
+
+// iq4DescentStepAVX2 is iq4DescentStepGo over the 32 bytes of levels at L.
+//
+//go:noescape
+func iq4DescentStepAVX2(xb, weight *float32, L *uint8, d float32, tab *iq4TrialTables) (j, dir int)

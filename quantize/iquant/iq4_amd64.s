@@ -27,87 +27,190 @@ loop:
 	MOVSS X1, sumq2+36(FP)
 	RET
 
-// func iq4LevelsAVX2(xb *float32, id float32, out *[32]uint8, tab *iq4VecTables)
-// out[j] = bestIndexIQ4NL(id*xb[j]) without gathers: the table index ix =
-// clamp(int(x)+127, 0, 240) is compared with the 15 thresholds where the
-// base level steps up, the boundary start of that base and both candidate
-// values come from 16-entry tables by permutes (two halves, blended on bit
-// 3 of the base).
-TEXT ·iq4LevelsAVX2(SB), NOSPLIT, $0-32
-	MOVQ         xb+0(FP), SI
-	VBROADCASTSS id+8(FP), Y15
-	MOVQ         out+16(FP), DI
-	MOVQ         tab+24(FP), DX
-	MOVL         $127, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $240, AX
-	VMOVD        AX, X12
-	VPBROADCASTD X12, Y12
-	VPXOR        Y13, Y13, Y13
-	MOVQ         $4, CX
+// Offsets in iq4TrialTables (iq4trials.go).
+#define TAB_T8 0
+#define TAB_C8 32
+#define TAB_C4 64
+#define TAB_C2 96
+#define TAB_C1 128
+#define TAB_TAB4 160
+#define TAB_TAB2 192
+#define TAB_TAB1 224
+#define TAB_VLO 256
+#define TAB_VHI 288
+#define TAB_UPLO 320
+#define TAB_UPHI 352
+#define TAB_DNLO 384
+#define TAB_DNHI 416
+#define TAB_INF 448
+#define TAB_C15 480
 
-loop:
-	VMULPS     (SI), Y15, Y0 // x = id*v
-	VCVTTPS2DQ Y0, Y1        // int(x), truncated
-	VPADDD     Y14, Y1, Y1   // - values[0]
-	VPMAXSD    Y13, Y1, Y1
-	VPMINSD    Y12, Y1, Y1   // ix, clamped to the table
-	VPXOR      Y2, Y2, Y2
-	VPCMPGTD   0(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   32(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   64(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   96(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   128(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   160(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   192(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   224(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   256(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   288(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   320(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   352(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   384(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   416(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2
-	VPCMPGTD   448(DX), Y1, Y3
-	VPSUBD     Y3, Y2, Y2    // base
-	VPSLLD     $28, Y2, Y3   // bit 3 of base in the sign bit
-	VPERMD     480(DX), Y2, Y4
-	VPERMD     512(DX), Y2, Y5
-	VBLENDVPS  Y3, Y5, Y4, Y4
-	VPCMPGTD   Y4, Y1, Y4    // boundary: ix past the base's boundary start
-	VPERMPS    544(DX), Y2, Y5
-	VPERMPS    576(DX), Y2, Y6
-	VBLENDVPS  Y3, Y6, Y5, Y5 // lo = values[base]
-	VPERMPS    608(DX), Y2, Y6
-	VPERMPS    640(DX), Y2, Y7
-	VBLENDVPS  Y3, Y7, Y6, Y6 // hi = values[base+1]
-	VSUBPS     Y5, Y0, Y7    // x - lo
-	VSUBPS     Y0, Y6, Y8    // hi - x
-	VCMPPS     $5, Y8, Y7, Y7 // !(x-lo < hi-x)
-	VPAND      Y4, Y7, Y7
-	VPSRLD     $31, Y7, Y7
-	VPADDD     Y2, Y7, Y7
-	VEXTRACTI128 $1, Y7, X8
-	VPACKUSDW  X8, X7, X7
-	VPACKUSWB  X7, X7, X7
-	VMOVQ      X7, (DI)
-	ADDQ       $32, SI
-	ADDQ       $8, DI
-	DECQ       CX
-	JNZ        loop
+// IQ4_TRIAL: for the eight trial scales at OFF(BX), x = id*v (v in Y14,
+// weight in Y15), the level by a binary search over the thresholds, q its
+// value, and QX += (w*q)*v, Q2 += (w*q)*q with the product w*q rounded.
+#define IQ4_TRIAL(OFF, QX, Q2) \
+	VMULPS      OFF(BX), Y14, Y0       \
+	VCMPPS      $13, TAB_T8(DX), Y0, Y1 \
+	VANDPS      TAB_C8(DX), Y1, Y2     \
+	VPSRLD      $1, Y2, Y3             \
+	VPERMPS     TAB_TAB4(DX), Y3, Y3   \
+	VCMPPS      $13, Y3, Y0, Y1        \
+	VANDPS      TAB_C4(DX), Y1, Y1     \
+	VORPS       Y1, Y2, Y2             \
+	VPSRLD      $1, Y2, Y3             \
+	VPERMPS     TAB_TAB2(DX), Y3, Y3   \
+	VCMPPS      $13, Y3, Y0, Y1        \
+	VANDPS      TAB_C2(DX), Y1, Y1     \
+	VORPS       Y1, Y2, Y2             \
+	VPSRLD      $1, Y2, Y3             \
+	VPERMPS     TAB_TAB1(DX), Y3, Y3   \
+	VCMPPS      $13, Y3, Y0, Y1        \
+	VANDPS      TAB_C1(DX), Y1, Y1     \
+	VORPS       Y1, Y2, Y2             \
+	VPSLLD      $28, Y2, Y1            \
+	VPERMPS     TAB_VLO(DX), Y2, Y3    \
+	VPERMPS     TAB_VHI(DX), Y2, Y4    \
+	VBLENDVPS   Y1, Y4, Y3, Y3         \
+	VMULPS      Y3, Y15, Y4            \
+	VFMADD231PS Y14, Y4, QX            \
+	VFMADD231PS Y3, Y4, Q2
+
+// func iq4TrialsAVX2(xb, weight *float32, ids *[32]float32, tab *iq4TrialTables, sums *[64]float32)
+// sums[i] = sum_j fma-chain (w*q)*x, sums[32+i] = (w*q)*q over the 32
+// weights in order, q the level value of ids[i]*x[j].
+TEXT ·iq4TrialsAVX2(SB), NOSPLIT, $0-40
+	MOVQ   xb+0(FP), SI
+	MOVQ   weight+8(FP), DI
+	MOVQ   ids+16(FP), BX
+	MOVQ   tab+24(FP), DX
+	MOVQ   sums+32(FP), R8
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	XORQ   CX, CX
+
+trialLoop:
+	VBROADCASTSS (SI)(CX*4), Y14
+	VBROADCASTSS (DI)(CX*4), Y15
+	IQ4_TRIAL(0, Y6, Y10)
+	IQ4_TRIAL(32, Y7, Y11)
+	IQ4_TRIAL(64, Y8, Y12)
+	IQ4_TRIAL(96, Y9, Y13)
+	INCQ         CX
+	CMPQ         CX, $32
+	JLT          trialLoop
+
+	VMOVUPS Y6, 0(R8)
+	VMOVUPS Y7, 32(R8)
+	VMOVUPS Y8, 64(R8)
+	VMOVUPS Y9, 96(R8)
+	VMOVUPS Y10, 128(R8)
+	VMOVUPS Y11, 160(R8)
+	VMOVUPS Y12, 192(R8)
+	VMOVUPS Y13, 224(R8)
+	VZEROUPPER
+	RET
+
+// IQ4_DESCENT: the gradient steps of weights OFF..OFF+7 (byte offset
+// OFF4 = 4*OFF) into STEP, +Inf where no move is allowed, and the g > 0
+// bits into R8 at bit OFF. d in Y15, -d in Y14, zero in Y13.
+#define IQ4_DESCENT(OFF, OFF4, STEP) \
+	VPMOVZXBD   OFF(BX), Y0            \
+	VPSLLD      $28, Y0, Y3            \
+	VPERMPS     TAB_VLO(DX), Y0, Y1    \
+	VPERMPS     TAB_VHI(DX), Y0, Y2    \
+	VBLENDVPS   Y3, Y2, Y1, Y1         \
+	VMOVUPS     OFF4(SI), Y2           \
+	VFMADD231PS Y14, Y1, Y2            \
+	VMULPS      OFF4(DI), Y15, Y4      \
+	VMULPS      Y2, Y4, Y4             \
+	VCMPPS      $14, Y13, Y4, Y5       \
+	VCMPPS      $1, Y13, Y4, Y6        \
+	VPCMPGTD    Y13, Y0, Y7            \
+	VPAND       Y7, Y6, Y6             \
+	VMOVDQU     TAB_C15(DX), Y7        \
+	VPCMPGTD    Y0, Y7, Y7             \
+	VPAND       Y5, Y7, Y7             \
+	VPOR        Y7, Y6, Y6             \
+	VPERMPS     TAB_UPLO(DX), Y0, Y1   \
+	VPERMPS     TAB_UPHI(DX), Y0, Y2   \
+	VBLENDVPS   Y3, Y2, Y1, Y1         \
+	VPERMPS     TAB_DNLO(DX), Y0, Y2   \
+	VPERMPS     TAB_DNHI(DX), Y0, Y8   \
+	VBLENDVPS   Y3, Y8, Y2, Y2         \
+	VBLENDVPS   Y5, Y1, Y2, Y1         \
+	VDIVPS      Y4, Y1, Y1             \
+	VMOVUPS     TAB_INF(DX), STEP      \
+	VBLENDVPS   Y6, Y1, STEP, STEP     \
+	VMOVMSKPS   Y5, AX                 \
+	SHLQ        $OFF, AX               \
+	ORQ         AX, R8
+
+// func iq4DescentStepAVX2(xb, weight *float32, L *uint8, d float32, tab *iq4TrialTables) (j, dir int)
+// One coordinate-descent step of quantizeIQ4NLImpl over 32 weights: the
+// first weight with the smallest step (delta level value / g, with
+// g = (d*w)*fma(-d, q, x)) and its direction, or j = -1.
+TEXT ·iq4DescentStepAVX2(SB), NOSPLIT, $0-56
+	MOVQ         xb+0(FP), SI
+	MOVQ         weight+8(FP), DI
+	MOVQ         L+16(FP), BX
+	VBROADCASTSS d+24(FP), Y15
+	MOVQ         tab+32(FP), DX
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y0, Y15, Y14 // -d
+	VXORPS       Y13, Y13, Y13
+	XORQ         R8, R8
+	IQ4_DESCENT(0, 0, Y9)
+	IQ4_DESCENT(8, 32, Y10)
+	IQ4_DESCENT(16, 64, Y11)
+	IQ4_DESCENT(24, 96, Y12)
+
+	VMINPS       Y10, Y9, Y0
+	VMINPS       Y12, Y11, Y1
+	VMINPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMINPS       X1, X0, X0
+	VPERMILPS    $0x4E, X0, X1
+	VMINPS       X1, X0, X0
+	VPERMILPS    $0xB1, X0, X1
+	VMINPS       X1, X0, X0 // the smallest step in every lane
+	VMOVSS       TAB_INF(DX), X2
+	VUCOMISS     X2, X0
+	JEQ          noMove
+	VINSERTF128  $1, X0, Y0, Y0
+	VCMPPS       $0, Y0, Y9, Y1
+	VMOVMSKPS    Y1, AX
+	VCMPPS       $0, Y0, Y10, Y1
+	VMOVMSKPS    Y1, CX
+	SHLQ         $8, CX
+	ORQ          CX, AX
+	VCMPPS       $0, Y0, Y11, Y1
+	VMOVMSKPS    Y1, CX
+	SHLQ         $16, CX
+	ORQ          CX, AX
+	VCMPPS       $0, Y0, Y12, Y1
+	VMOVMSKPS    Y1, CX
+	SHLQ         $24, CX
+	ORQ          CX, AX
+	BSFQ         AX, AX // the first weight with that step
+	MOVQ         AX, CX
+	SHRQ         CX, R8
+	ANDQ         $1, R8
+	LEAQ         -1(R8)(R8*1), R8 // g > 0: up (+1), else down (-1)
+	MOVQ         AX, j+40(FP)
+	MOVQ         R8, dir+48(FP)
+	VZEROUPPER
+	RET
+
+noMove:
+	MOVQ $-1, j+40(FP)
+	MOVQ $0, dir+48(FP)
 	VZEROUPPER
 	RET

@@ -8,6 +8,10 @@ func iq4SumsFMA(weight, xb *float32, L *[32]uint8, values *[17]float32) (sumqx, 
 	panic("iquant: iq4SumsFMA without FMA")
 }
 
-func iq4LevelsAVX2(xb *float32, id float32, out *[32]uint8, tab *iq4VecTables) {
-	panic("iquant: iq4LevelsAVX2 without AVX2")
+func iq4TrialsAVX2(xb, weight *float32, ids *[32]float32, tab *iq4TrialTables, sums *[64]float32) {
+	panic("iquant: iq4TrialsAVX2 without AVX2")
+}
+
+func iq4DescentStepAVX2(xb, weight *float32, L *uint8, d float32, tab *iq4TrialTables) (j, dir int) {
+	panic("iquant: iq4DescentStepAVX2 without AVX2")
 }

@@ -22,3 +22,10 @@ func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32)
 //
 //go:noescape
 func sortRanksAVX2(x *float32, n int, idx *int)
+
+// sumsOddTrialsAVX2 is sumsOdd for the 32 trials of a 32-value block at
+// once, one trial per lane: rows[t] holds trial t's levels, cols is scratch
+// (the levels transposed); sums[t] and sums[32+t] get sumqx and sumq2.
+//
+//go:noescape
+func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32)

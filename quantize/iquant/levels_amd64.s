@@ -161,3 +161,119 @@ rkChunk:
 	JLT          rkI
 	VZEROUPPER
 	RET
+
+// SUMS_ODD_LANES adds weight j of the eight trials whose levels are the
+// bytes at OFF(BX) (one trial per lane): q = 2L+1, QX += (w*x)*q and
+// Q2 += (w*q)*q, w in Y14, w*x in Y13, the integer 1 in Y12.
+#define SUMS_ODD_LANES(OFF, QX, Q2) \
+	VPMOVZXBD   OFF(BX), Y0 \
+	VPADDD      Y0, Y0, Y0  \
+	VPADDD      Y12, Y0, Y0 \
+	VCVTDQ2PS   Y0, Y0      \
+	VMULPS      Y0, Y14, Y1 \
+	VFMADD231PS Y0, Y13, QX \
+	VFMADD231PS Y0, Y1, Q2
+
+// TRANSPOSE8x8 moves the 8x8 bytes at R11 (rows 32 bytes apart) to R10
+// transposed (also 32 bytes apart): unpacks of bytes, words, then dwords.
+#define TRANSPOSE8x8 \
+	VMOVQ      0(R11), X0   \
+	VMOVQ      32(R11), X1  \
+	VMOVQ      64(R11), X2  \
+	VMOVQ      96(R11), X3  \
+	VMOVQ      128(R11), X4 \
+	VMOVQ      160(R11), X5 \
+	VMOVQ      192(R11), X6 \
+	VMOVQ      224(R11), X7 \
+	VPUNPCKLBW X1, X0, X0   \
+	VPUNPCKLBW X3, X2, X2   \
+	VPUNPCKLBW X5, X4, X4   \
+	VPUNPCKLBW X7, X6, X6   \
+	VPUNPCKHWD X2, X0, X1   \
+	VPUNPCKLWD X2, X0, X0   \
+	VPUNPCKHWD X6, X4, X5   \
+	VPUNPCKLWD X6, X4, X4   \
+	VPUNPCKHDQ X4, X0, X2   \
+	VPUNPCKLDQ X4, X0, X0   \
+	VPUNPCKHDQ X5, X1, X3   \
+	VPUNPCKLDQ X5, X1, X1   \
+	VMOVQ      X0, 0(R10)   \
+	VMOVHPS    X0, 32(R10)  \
+	VMOVQ      X2, 64(R10)  \
+	VMOVHPS    X2, 96(R10)  \
+	VMOVQ      X1, 128(R10) \
+	VMOVHPS    X1, 160(R10) \
+	VMOVQ      X3, 192(R10) \
+	VMOVHPS    X3, 224(R10)
+
+// func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32)
+// sumsOdd of 32 level vectors at once: rows[t] holds the levels of trial t,
+// cols receives them transposed (cols[j][t], scratch); sums[t] and
+// sums[32+t] receive trial t's sumqx and sumq2, each a sequential sum over j
+// in its own lane.
+TEXT ·sumsOddTrialsAVX2(SB), NOSPLIT, $0-40
+	MOVQ rows+16(FP), R9
+	MOVQ cols+24(FP), R12
+	XORQ AX, AX
+
+trBlockT:
+	XORQ DX, DX
+
+trBlockJ:
+	MOVQ AX, R11
+	SHLQ $8, R11
+	ADDQ R9, R11
+	LEAQ (R11)(DX*8), R11 // rows + 256*tb + 8*jb
+	MOVQ DX, R10
+	SHLQ $8, R10
+	ADDQ R12, R10
+	LEAQ (R10)(AX*8), R10 // cols + 256*jb + 8*tb
+	TRANSPOSE8x8
+	INCQ DX
+	CMPQ DX, $4
+	JLT  trBlockJ
+	INCQ AX
+	CMPQ AX, $4
+	JLT  trBlockT
+
+	MOVQ         weight+0(FP), SI
+	MOVQ         xval+8(FP), DI
+	MOVQ         cols+24(FP), BX
+	MOVQ         sums+32(FP), R8
+	MOVL         $1, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	XORQ         CX, CX
+
+toLoop:
+	VMOVSS       (SI)(CX*4), X14
+	VMULSS       (DI)(CX*4), X14, X13 // w*x, rounded
+	VBROADCASTSS X14, Y14
+	VBROADCASTSS X13, Y13
+	SUMS_ODD_LANES(0, Y4, Y8)
+	SUMS_ODD_LANES(8, Y5, Y9)
+	SUMS_ODD_LANES(16, Y6, Y10)
+	SUMS_ODD_LANES(24, Y7, Y11)
+	ADDQ         $32, BX
+	INCQ         CX
+	CMPQ         CX, $32
+	JLT          toLoop
+
+	VMOVUPS Y4, 0(R8)
+	VMOVUPS Y5, 32(R8)
+	VMOVUPS Y6, 64(R8)
+	VMOVUPS Y7, 96(R8)
+	VMOVUPS Y8, 128(R8)
+	VMOVUPS Y9, 160(R8)
+	VMOVUPS Y10, 192(R8)
+	VMOVUPS Y11, 224(R8)
+	VZEROUPPER
+	RET

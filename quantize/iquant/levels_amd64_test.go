@@ -61,3 +61,43 @@ func TestLevelsAndSumsAVX2MatchGo(t *testing.T) {
 		}
 	}
 }
+
+// TestSumsOddTrialsMatchesSumsOdd checks the one-trial-per-lane sums
+// against sumsOddFMA row by row, with coarse values and weights that make
+// float32 ties likely.
+func TestSumsOddTrialsMatchesSumsOdd(t *testing.T) {
+	if !useNeighbourAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var weight, xval [32]float32
+	var rows, cols [32][32]int8
+	for n := range 3000 {
+		for j := range xval {
+			xval[j] = float32(r.NormFloat64())
+			weight[j] = float32(r.ExpFloat64())
+			if n%3 == 1 {
+				xval[j] = float32(r.IntN(64)) / 8
+				weight[j] = float32(r.IntN(8)) / 4
+			}
+		}
+		for tr := range rows {
+			for j := range rows[tr] {
+				rows[tr][j] = int8(r.IntN(8))
+				cols[j][tr] = rows[tr][j]
+			}
+		}
+		var got [64]float32
+		var scratch [32][32]int8
+		sumsOddTrialsAVX2(&weight[0], &xval[0], &rows, &scratch, &got)
+		if scratch != cols {
+			t.Fatalf("case %d: transposed levels differ", n)
+		}
+		for tr := range rows {
+			qx, q2 := sumsOddFMA(&weight[0], &xval[0], &rows[tr][0], 32)
+			if math.Float32bits(got[tr]) != math.Float32bits(qx) || math.Float32bits(got[32+tr]) != math.Float32bits(q2) {
+				t.Fatalf("case %d trial %d: (%v, %v), want (%v, %v)", n, tr, got[tr], got[32+tr], qx, q2)
+			}
+		}
+	}
+}

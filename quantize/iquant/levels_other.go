@@ -17,3 +17,7 @@ func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int) {
 func sortRanksAVX2(x *float32, n int, idx *int) {
 	panic("iquant: sortRanksAVX2 without assembly")
 }
+
+func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32) {
+	panic("iquant: sumsOddTrialsAVX2 without assembly")
+}

@@ -30,6 +30,14 @@ GLOBL nbMaxFloat<>(SB), RODATA|NOPTR, $4
 	VFMSUB231PS (R12), Y10, DP \
 	VMULPS      DP, WP, WP
 
+// NB_TABLES4 is NB_TABLES for dim 4 (x and w at group offset AX):
+// coordinate c's register holds fma(scale, q[l], -x[c]) in lane l.
+#define NB_TABLES4(OFF, DP, WP) \
+	VBROADCASTSS OFF(SI)(AX*4), DP \
+	VBROADCASTSS OFF(DI)(AX*4), WP \
+	VFMSUB231PS  (R12), Y10, DP \
+	VMULPS       DP, WP, WP
+
 // NB_COORD adds one coordinate of eight candidates to Y9: the level fields
 // of Y8 shifted by SHIFT select lanes of the tables DP and WP.
 #define NB_COORD(SHIFT, DP, WP) \
@@ -87,22 +95,60 @@ TEXT ·neighbourJobsAVX2(SB), NOSPLIT, $0-72
 job:
 	MOVLQSX 0(R8), AX
 	IMULQ   DX, AX
+	VBROADCASTSS scale+16(FP), Y10
 	CMPQ    DX, $8
 	JEQ     load8
-	VMOVUPS (SI)(AX*4), X8
-	VMOVUPS (DI)(AX*4), X9
-	JMP     loaded
+
+	// dim 4: table register c is coordinate c, lane l its level.
+	NB_TABLES4(0, Y0, Y4)
+	NB_TABLES4(4, Y1, Y5)
+	NB_TABLES4(8, Y2, Y6)
+	NB_TABLES4(12, Y3, Y7)
+	MOVLQSX 8(R8), CX
+	CMPQ    CX, $1
+	JNE     tablesDone
+
+	// One chunk, as most dim-4 jobs have: no running minimum needed.
+	MOVLQSX      4(R8), BX
+	VMOVDQU      (R10)(BX*4), Y8
+	VXORPS       Y9, Y9, Y9
+	VPERMPS      Y0, Y8, Y10
+	VPERMPS      Y4, Y8, Y11
+	VFMADD231PS  Y10, Y11, Y9
+	NB_COORD(3, Y1, Y5)
+	NB_COORD(6, Y2, Y6)
+	NB_COORD(9, Y3, Y7)
+	VBROADCASTSS nbMaxFloat<>(SB), Y13
+	VCMPPS       $0x11, Y13, Y9, Y10 // below MaxFloat32 (false for NaN)
+	VBLENDVPS    Y10, Y9, Y13, Y9
+	VEXTRACTF128 $1, Y9, X11
+	VMINPS       X9, X11, X11
+	VPERMILPS    $0x4e, X11, X12
+	VMINPS       X12, X11, X11
+	VPERMILPS    $0xb1, X11, X12
+	VMINPS       X12, X11, X11
+	VUCOMISS     X13, X11
+	JCC          noneOne
+	VINSERTF128  $1, X11, Y11, Y11
+	VCMPPS       $0x00, Y11, Y9, Y12
+	VMOVMSKPS    Y12, AX
+	BSFL         AX, AX // the first lane with the minimum
+	MOVL         AX, 12(R8)
+	JMP          next
+
+noneOne:
+	MOVL $-1, 12(R8)
+	JMP  next
 
 load8:
 	VMOVUPS (SI)(AX*4), Y8
 	VMOVUPS (DI)(AX*4), Y9
-
-loaded:
-	VBROADCASTSS scale+16(FP), Y10
 	NB_TABLES(0, Y0, Y4)
 	NB_TABLES(1, Y1, Y5)
 	NB_TABLES(2, Y2, Y6)
 	NB_TABLES(3, Y3, Y7)
+
+tablesDone:
 	VBROADCASTSS nbMaxFloat<>(SB), Y13
 	VPCMPEQD     Y14, Y14, Y14
 	VMOVDQU      nbFirstPos<>(SB), Y15
@@ -148,6 +194,8 @@ loop8:
 reduce:
 	NB_REDUCE
 	MOVL AX, 12(R8)
+
+next:
 	ADDQ $20, R8
 	DECQ R11
 	JNZ  job

@@ -1,6 +1,10 @@
 package iquant
 
-import "github.com/gquant/gquant/quantize/kernel"
+import (
+	"math/bits"
+
+	"github.com/gquant/gquant/quantize/kernel"
+)
 
 // Split scores: iq2_xs, iq1_s and iq1_m try every split (i1, i2), i1 <= i2,
 // of a block's sorted values into three runs of levels and keep the best
@@ -161,4 +165,93 @@ func splitScan(out []float32, n, slots int, st *splitState) {
 			}
 		}
 	}
+}
+
+// splitTopMax is the most chunks splitScanTop lists (fixed in
+// splittop_amd64.s).
+const splitTopMax = 32
+
+// splitChunkStart maps a chunk of the split-score layout of n = 16 or 32
+// values to its i1 (low byte) and first i2 (high byte).
+var splitChunkStart = func() (m [2][85]uint16) {
+	for b, n := range [2]int{16, 32} {
+		k := 0
+		for i1 := 0; i1 <= n; i1++ {
+			for c := i1; c <= n; c += 8 {
+				m[b][k] = uint16(i1 | c<<8)
+				k++
+			}
+		}
+	}
+	return m
+}()
+
+// Scratch sizes for splitScanScores (checked against splitScoresLen by
+// TestSplitScoresScratchSizes).
+const (
+	iq2xsScoresLen = 27 * 8 * 2 // splitScoresLen(16, 1)
+	iq1ScoresLen   = 85 * 8 * 3 // splitScoresLen(32, 2), >= splitScoresLen(16, 4)
+)
+
+// splitScoresLen is the scratch splitScanScores needs for a layout of n
+// values with slots pairs per chunk: every score and each chunk's maximum.
+func splitScoresLen(n, slots int) int { return splitChunks(n) * 8 * (slots + 1) }
+
+// splitScanScores is splitScan with scratch for the scores (at least
+// splitScoresLen(n, slots) values): when st.best <= 0 it first tries
+// splitScanTop.
+func splitScanScores(out, scores []float32, n, slots int, st *splitState) {
+	if useSplitAVX2 && st.best <= 0 && (n == 16 || n == 32) && splitScanTop(out, scores, n, slots, st) {
+		return
+	}
+	splitScan(out, n, slots, st)
+}
+
+// splitScanTop is splitScan restricted to the positions that can be the
+// final choice. With M the largest score sumqx*sumqx/sumq2 among the
+// positions with sumq2 > 0, and no score within a few ulps of the cut
+// between lo and hi (both just below M, 8e-6 apart, far more than the
+// rounding of the reference's test), the positions with a score >= hi
+// decide: the first of them passes the test against any best set before it
+// (a score <= lo, or the initial best <= 0), and no position with a score
+// <= lo passes once one of them set the best. So the reference's walk over
+// those positions alone, from any best <= 0, ends where the full walk does.
+// It reports false (st unchanged) when the shortcut does not apply.
+func splitScanTop(out, scores []float32, n, slots int, st *splitState) bool {
+	chunks := splitChunks(n)
+	_ = out[chunks*16*slots-1]
+	scores = scores[:chunks*8*(slots+1)]
+	var cand [2 * splitTopMax]uint32
+	nc := splitTopAVX2(&out[0], n, slots, &scores[0], &scores[chunks*8*slots], &cand)
+	if nc < 0 {
+		return false
+	}
+	starts := &splitChunkStart[n/32]
+	best, scale := float32(0), float32(0)
+	var i1, i2, slot int32 = -1, -1, -1
+	for e := 0; e < nc; e++ {
+		chunk, mask := int(cand[2*e]), cand[2*e+1]
+		start := starts[chunk]
+		ch := out[chunk*16*slots : (chunk+1)*16*slots]
+		lanes := mask | mask>>8 | mask>>16 | mask>>24
+		for lanes &= 0xff; lanes != 0; lanes &= lanes - 1 {
+			lane := bits.TrailingZeros32(lanes)
+			for k := 0; k < slots; k++ {
+				if mask>>(8*k+lane)&1 == 0 {
+					continue
+				}
+				sumqx, sumq2 := ch[16*k+lane], ch[16*k+8+lane]
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					scale = sumqx / sumq2
+					best = scale * sumqx
+					i1, i2, slot = int32(start&0xff), int32(start>>8)+int32(lane), int32(k)
+				}
+			}
+		}
+	}
+	if i1 < 0 {
+		return false // cannot happen when M >= hi > 0; kept for safety
+	}
+	st.best, st.scale, st.i1, st.i2, st.slot = best, scale, i1, i2, slot
+	return true
 }

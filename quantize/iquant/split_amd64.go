@@ -19,3 +19,8 @@ func iq1mSplitSumsAVX2(sx1, sx2, sw1, sw2 *float32, vals *[6][8]float32, out *fl
 
 //go:noescape
 func splitScanAVX2(out *float32, n, slots int, st *splitState)
+
+// splitTopAVX2 lists the candidate chunks of splitScanTop (splittop_amd64.s).
+//
+//go:noescape
+func splitTopAVX2(out *float32, n, slots int, scores, chunkMax *float32, cand *[2 * splitTopMax]uint32) int

@@ -139,6 +139,13 @@ func checkScan(t *testing.T, name string, out []float32, n, slots int, best floa
 	if !sameFloat(got.best, want.best) || !sameFloat(got.scale, want.scale) || got.i1 != want.i1 || got.i2 != want.i2 || got.slot != want.slot {
 		t.Fatalf("%s scan: assembly %+v, Go %+v", name, got, want)
 	}
+	// The shortcut through the largest scores (when it applies).
+	scores := make([]float32, splitScoresLen(n, slots))
+	top := init
+	splitScanScores(out, scores, n, slots, &top)
+	if !sameFloat(top.best, want.best) || !sameFloat(top.scale, want.scale) || top.i1 != want.i1 || top.i2 != want.i2 || top.slot != want.slot {
+		t.Fatalf("%s scan with scores: %+v, Go %+v", name, top, want)
+	}
 }
 
 // TestSplitScanBestGoingDown checks the scan on layouts built so that the
@@ -254,4 +261,66 @@ func TestSplitScanFallbackAfterDecrease(t *testing.T) {
 	if found == 0 {
 		t.Fatal("no decreasing update found")
 	}
+}
+
+// TestSplitScanTopOnQuantizerData runs the shortcut of splitScanScores on
+// split scores of realistic blocks (Gaussian values, positive weights, also
+// coarse ones that tie) for the three layouts, demands the full scan's
+// choice and that the shortcut applies to most blocks.
+func TestSplitScanTopOnQuantizerData(t *testing.T) {
+	if !useSplitAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	applied, total := 0, 0
+	for iter := 0; iter < 6000; iter++ {
+		n, slots := 16, 4
+		switch iter % 3 {
+		case 1:
+			n, slots = 16, 1
+		case 2:
+			n, slots = 32, 2
+		}
+		var sx, sw, sx2, sw2 [40]float32
+		for j := 1; j <= n; j++ {
+			w := float32(r.ExpFloat64())
+			x := float32(r.NormFloat64())
+			if iter%5 == 4 {
+				w, x = float32(r.IntN(4)), float32(r.IntN(9)-4)/4
+			}
+			sw[j], sx[j] = sw[j-1]+w, sx[j-1]+w*x
+			w2, x2 := float32(r.ExpFloat64()), float32(r.NormFloat64())
+			sw2[j], sx2[j] = sw2[j-1]+w2, sx2[j-1]+w2*x2
+		}
+		// Sorted-value prefix sums are increasing in x; these are not,
+		// which only makes the scores less regular.
+		var out []float32
+		best := float32(0)
+		switch slots {
+		case 4:
+			var o [iq1mSplitLen]float32
+			iq1mSplitSums((*[24]float32)(sx[:24]), (*[24]float32)(sx2[:24]), (*[24]float32)(sw[:24]), (*[24]float32)(sw2[:24]), &o)
+			out = o[:]
+		case 1:
+			var o [iq2xsSplitLen]float32
+			iq2xsSplitSums((*[24]float32)(sx[:24]), (*[24]float32)(sw[:24]), &o)
+			out = o[:]
+		case 2:
+			var o [iq1sSplitLen]float32
+			iq1sSplitSums(sx[:], sw[:], 32, &o)
+			out = o[:]
+			best = -1.1754943508222875e-38
+		}
+		checkScan(t, "quantizer data", out, n, slots, best)
+		scores := make([]float32, splitScoresLen(n, slots))
+		st := splitState{best: best, i1: -1, i2: -1, slot: -1}
+		total++
+		if splitScanTop(out, scores, n, slots, &st) {
+			applied++
+		}
+	}
+	if applied < total*9/10 {
+		t.Errorf("shortcut applied to %d of %d blocks", applied, total)
+	}
+	t.Logf("shortcut applied to %d of %d blocks", applied, total)
 }

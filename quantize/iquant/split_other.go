@@ -19,3 +19,7 @@ func iq1mSplitSumsAVX2(sx1, sx2, sw1, sw2 *float32, vals *[6][8]float32, out *fl
 func splitScanAVX2(out *float32, n, slots int, st *splitState) {
 	panic("iquant: splitScanAVX2 without assembly")
 }
+
+func splitTopAVX2(out *float32, n, slots int, scores, chunkMax *float32, cand *[2 * splitTopMax]uint32) int {
+	panic("iquant: splitTopAVX2 without assembly")
+}
