@@ -463,8 +463,14 @@ func quantizePiece(t Tensor, p *piece) error {
 		var re *quantize.RowError
 		if errors.As(err, &re) {
 			_, rows, _ := dims(t.Shape)
-			return fmt.Errorf("row %d (matrix %d, row %d): value %v is not finite",
-				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Value)
+			return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is not finite",
+				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Column, re.Value)
+		}
+		var oe *quantize.OverflowError
+		if errors.As(err, &oe) {
+			_, rows, _ := dims(t.Shape)
+			return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (its float32 search overflows)",
+				p.matrix*rows+p.row+int64(oe.Row), p.matrix, p.row+int64(oe.Row), oe.Column, oe.Value, oe.Type)
 		}
 		return err
 	}

@@ -52,8 +52,9 @@ func TestCallRows(t *testing.T) {
 	}
 }
 
-// writeBF16Model writes a one-tensor bf16 model whose row `bad` holds a NaN.
-func writeBF16Model(t *testing.T, path string, ne0, rows, bad int) {
+// writeBF16Model writes a one-tensor bf16 model whose row `bad` holds
+// badValue in column 3.
+func writeBF16Model(t *testing.T, path string, ne0, rows, bad int, badValue float32) {
 	t.Helper()
 	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
 		[]gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{int64(ne0), int64(rows)}, Type: formats.BF16}}, nil)
@@ -65,7 +66,7 @@ func writeBF16Model(t *testing.T, path string, ne0, rows, bad int) {
 		for i := 0; i < ne0; i++ {
 			v := float32(math.Sin(float64(r*ne0+i))) * 0.02
 			if r == bad && i == 3 {
-				v = float32(math.NaN())
+				v = badValue
 			}
 			binary.LittleEndian.PutUint16(buf[2*i:], formats.FP32ToBF16(v))
 		}
@@ -78,27 +79,44 @@ func writeBF16Model(t *testing.T, path string, ne0, rows, bad int) {
 	}
 }
 
-func TestRunNaNNamesRowAndLeavesNothing(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.gguf")
-	writeBF16Model(t, in, 256, 300, 217)
-	m, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	out := filepath.Join(dir, "out.gguf")
-	outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 300}, Source: 0, Type: formats.Q8_0, Convert: true}}}}
-	err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: 256 * 10})
-	if err == nil {
-		t.Fatal("a NaN was quantized")
-	}
-	if !strings.Contains(err.Error(), "row 217") || !strings.Contains(err.Error(), "blk.0.ffn_up.weight") {
-		t.Errorf("error %q does not name the tensor and row 217", err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("files left behind: %v", entries)
+// A value the kernel cannot take (NaN; a finite value so large that the
+// search overflows) fails the run with an error naming the tensor and the
+// row, and leaves no output behind.
+func TestRunBadValueNamesRowAndLeavesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		value float32
+		typ   formats.Type
+		want  string
+	}{
+		{"NaN", float32(math.NaN()), formats.Q8_0, "not finite"},
+		{"huge", 1e30, formats.IQ3_S, "too large for iq3_s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.gguf")
+			writeBF16Model(t, in, 256, 300, 217, tc.value)
+			m, err := gguf.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			out := filepath.Join(dir, "out.gguf")
+			outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 300}, Source: 0, Type: tc.typ, Convert: true}}}}
+			err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: 256 * 10})
+			if err == nil {
+				t.Fatalf("%v was quantized to %s", tc.value, tc.typ)
+			}
+			for _, want := range []string{"row 217", "column 3", "blk.0.ffn_up.weight", tc.want} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("files left behind: %v", entries)
+			}
+		})
 	}
 }
 
@@ -107,7 +125,7 @@ func TestRunNaNNamesRowAndLeavesNothing(t *testing.T) {
 func TestRunPieceSizeDoesNotMatter(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.gguf")
-	writeBF16Model(t, in, 256, 300, -1)
+	writeBF16Model(t, in, 256, 300, -1, 0)
 	m, err := gguf.Open(in)
 	if err != nil {
 		t.Fatal(err)

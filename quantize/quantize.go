@@ -187,11 +187,26 @@ func firstBadWeight(w []float32) int {
 	return -1
 }
 
-// runKernel calls a kernel and turns a panic into an error. The searches work
-// in float32 as the reference does; for values so large that the weighted
-// squared errors overflow (from about 1e16 on) every candidate is at an
-// infinite distance, where the reference stops on an assertion. A caller
-// gets an error naming the largest value instead of a crashed process.
+// OverflowError reports a call the kernel could not finish: the searches work
+// in float32 as the reference does, and for values so large that the
+// weighted squared errors overflow (from about 1e16 on) every candidate is
+// at an infinite distance, where the reference stops on an assertion. Row
+// and Column locate the largest magnitude within the call.
+type OverflowError struct {
+	Type   formats.Type
+	Row    int
+	Column int
+	Value  float32
+	Cause  any // what the kernel panicked with
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("row %d column %d: value %v is too large for %s (its float32 search overflows): %v",
+		e.Row, e.Column, e.Value, e.Type, e.Cause)
+}
+
+// runKernel calls a kernel and turns a panic into an *OverflowError, so that
+// a caller gets an error naming the value instead of a crashed process.
 func runKernel(f kernel.Func, t formats.Type, dst []byte, src []float32, nrows, ne0 int, imatrix []float32) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -201,8 +216,7 @@ func runKernel(f kernel.Func, t formats.Type, dst []byte, src []float32, nrows, 
 					big = i
 				}
 			}
-			err = fmt.Errorf("quantize: %s failed on rows 0-%d (largest magnitude %v at row %d column %d; values this large overflow the search's float32 arithmetic): %v",
-				t, nrows-1, src[big], big/ne0, big%ne0, r)
+			err = &OverflowError{Type: t, Row: big / ne0, Column: big % ne0, Value: src[big], Cause: r}
 		}
 	}()
 	return f(dst, src, nrows, ne0, imatrix)

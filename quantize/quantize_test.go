@@ -105,7 +105,7 @@ func needsImatrix(t formats.Type) bool {
 // TestQuantizeRowsHugeValues feeds every type finite values so large that
 // the float32 searches overflow (the reference stops on an assertion for
 // several of them): each call must return, with bytes or with an error that
-// names the type and the largest value, never panic.
+// names the type and the largest value (an *OverflowError), never panic.
 func TestQuantizeRowsHugeValues(t *testing.T) {
 	const cols = 256
 	imatrix := make([]float32, cols)
@@ -128,8 +128,9 @@ func TestQuantizeRowsHugeValues(t *testing.T) {
 				}()
 				return quantize.QuantizeRows(typ, rows, cols, src, imatrix)
 			}()
-			if err != nil && (!strings.Contains(err.Error(), typ.String()) || !strings.Contains(err.Error(), "largest magnitude")) {
-				t.Errorf("%v, values up to %g: error %q does not name the type and the value", typ, big, err)
+			var oe *quantize.OverflowError
+			if err != nil && (!errors.As(err, &oe) || oe.Type != typ || math.Abs(float64(oe.Value)) != math.Abs(float64(big)) || !strings.Contains(err.Error(), typ.String())) {
+				t.Errorf("%v, values up to %g: error %v is not an OverflowError naming the type and the largest value", typ, big, err)
 			}
 		}
 	}
