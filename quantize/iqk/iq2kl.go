@@ -121,7 +121,6 @@ func iq2klWeights(weight, xb, qw []float32, sigma2 float32) {
 func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes, ntry = 32, 256, 86, 5
 	const sigmaFactor = 2.25 / sbs
-	values := formats.IQ3NLValues[:8]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	var weight [bs]float32
@@ -143,29 +142,7 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 				scales[ibl*8+ib] = 0
 				continue
 			}
-			d := -maxv / float32(values[0])
-			id := 1 / d
-			sqxP, sq2P := iq2klSums(xb, weight[:], id)
-			sqxM, sq2M := iq2klSums(xb, weight[:], -id)
-			d = sqxP / sq2P
-			best := d * sqxP
-			if sq2M > 0 && sqxM*sqxM > best*sq2M {
-				d = sqxM / sq2M
-				best = d * sqxM
-			}
-			for itry := -ntry; itry <= ntry; itry++ {
-				id = float32(itry+int(values[0])) / maxv
-				sqxP, sq2P = iq2klSums(xb, weight[:], id)
-				sqxM, sq2M = iq2klSums(xb, weight[:], -id)
-				if sq2P > 0 && sqxP*sqxP > best*sq2P {
-					d = sqxP / sq2P
-					best = d * sqxP
-				}
-				if sq2M > 0 && sqxM*sqxM > best*sq2M {
-					d = sqxM / sq2M
-					best = d * sqxM
-				}
-			}
+			d := iq2klBlockScale(xb, weight[:], maxv, amax)
 			scales[ibl*8+ib] = d
 			if a := abs32(d); a > maxAbsScale {
 				maxAbsScale, maxScale = a, d
@@ -241,6 +218,63 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 		d = sumqx / sumq2
 	}
 	put16(y, fp16(1.025*d))
+}
+
+// iq2klTrials is the number of trial scales per block; each is tried with
+// +id and -id.
+const iq2klTrials = 1 + 2*5 + 1
+
+// iq2klTrialIDs returns the inverse scales the block search tries, in
+// order: the first estimate, then (itry+values[0])/maxv for itry -5..5,
+// each followed by its negation.
+func iq2klTrialIDs(ids *[2 * iq2klTrials]float32, maxv float32) {
+	v0 := float32(formats.IQ3NLValues[0])
+	d := -maxv / v0
+	id := 1 / d
+	ids[0], ids[1] = id, -id
+	for itry := -5; itry <= 5; itry++ {
+		id = float32(itry+int(formats.IQ3NLValues[0])) / maxv
+		m := 2 * (itry + 6)
+		ids[m], ids[m+1] = id, -id
+	}
+}
+
+// iq2klBlockScale is the scale search of one 32-weight block: the best of
+// the least-squares scales of every trial assignment.
+func iq2klBlockScale(xb, weight []float32, maxv, amax float32) float32 {
+	var ids [2 * iq2klTrials]float32
+	iq2klTrialIDs(&ids, maxv)
+	var sums [2][2 * iq2klTrials]float32
+	if !(useIQ2KLLanes && iq2klLaneSums(xb, weight, &ids, amax, &sums)) {
+		for m, id := range &ids {
+			sums[0][m], sums[1][m] = iq2klSums(xb, weight, id)
+		}
+	}
+	return iq2klWalk(&sums)
+}
+
+// iq2klWalk picks the best scale from the trial sums (sums[0] = sum w*q*x,
+// sums[1] = sum w*q^2, in iq2klTrialIDs order) as the reference does.
+func iq2klWalk(sums *[2][2 * iq2klTrials]float32) float32 {
+	sqxP, sq2P, sqxM, sq2M := sums[0][0], sums[1][0], sums[0][1], sums[1][1]
+	d := sqxP / sq2P
+	best := d * sqxP
+	if sq2M > 0 && sqxM*sqxM > best*sq2M {
+		d = sqxM / sq2M
+		best = d * sqxM
+	}
+	for m := 2; m < 2*iq2klTrials; m += 2 {
+		sqxP, sq2P, sqxM, sq2M = sums[0][m], sums[1][m], sums[0][m+1], sums[1][m+1]
+		if sq2P > 0 && sqxP*sqxP > best*sq2P {
+			d = sqxP / sq2P
+			best = d * sqxP
+		}
+		if sq2M > 0 && sqxM*sqxM > best*sq2M {
+			d = sqxM / sq2M
+			best = d * sqxM
+		}
+	}
+	return d
 }
 
 // iq2klScoreGo is the weighted squared error of the 16 pairs of a block at

@@ -11,3 +11,9 @@ func iq2klSumsAsm(xb, weight []float32, id float32, idx *[16]int32) (sumqx, sumq
 func iq2klScore(xb, weight []float32, idx *[16]int32, dl float32) float32 {
 	panic("iqk: iq2klScore without AVX2")
 }
+
+const useIQ2KLLanes = false
+
+func iq2klLaneSums(xb, weight []float32, ids *[2 * iq2klTrials]float32, amax float32, sums *[2][2 * iq2klTrials]float32) bool {
+	return false
+}

@@ -87,14 +87,17 @@ type nlGrid struct {
 	n       int
 	plain   *nearestTable
 	shifted *nearestTable
+	trials  [2]*trialTables // plain, shifted: for the lane trials
 }
 
 func newNLGrid(index []int8, limit, n int, values []int8) nlGrid {
-	return nlGrid{
+	g := nlGrid{
 		n:       n,
 		plain:   newNearestTable(index, limit, n, values[:n]),
 		shifted: newNearestTable(index, limit, n, values[n:]),
 	}
+	g.trials = [2]*trialTables{newTrialTables(g.plain, n), newTrialTables(g.shifted, n)}
+	return g
 }
 
 var (
@@ -153,6 +156,17 @@ func (t *nearestTable) sumsGo(xb, weight []float32, id float32) (sqxP, sq2P, sqx
 // guardFirst: the first estimate is only taken when its sum of q^2 is
 // positive (iq3 variants); otherwise it is taken as is.
 func (g *nlGrid) blockScale(xb, weight []float32, ntry, step int, maxv float32, guardFirst bool) (d float32, shifted bool) {
+	if useTrialsAVX2 && len(xb) > 0 {
+		if d, shifted, ok := g.blockScaleLanes(xb, weight, ntry, step, maxv, guardFirst); ok {
+			return d, shifted
+		}
+	}
+	return g.blockScaleGo(xb, weight, ntry, step, maxv, guardFirst)
+}
+
+// blockScaleGo is blockScale one trial at a time, the reference for the
+// lane trials.
+func (g *nlGrid) blockScaleGo(xb, weight []float32, ntry, step int, maxv float32, guardFirst bool) (d float32, shifted bool) {
 	v0 := float32(g.plain.base)
 	if ntry > 0 {
 		d = -maxv / v0
