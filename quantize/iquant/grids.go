@@ -175,11 +175,12 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 // An nbJob is one off-grid group for the vector search: the group's
 // position in the values (in groups of dim), where its candidates start in
 // lanes and how many chunks of eight they fill; the search sets pos (the
-// position in neighboursOf(u), or -1). The first four fields are read and
-// written by the assembly, which assumes this layout (20 bytes).
+// position in neighboursOf(u), or -1). The assembly reads group, laneOff,
+// chunks and scale and writes pos, and assumes this layout (24 bytes).
 type nbJob struct {
 	group, laneOff, chunks, pos int32
 	u                           int32
+	scale                       float32 // the trial scale of the search
 }
 
 // job describes the search of off-grid vector u for the values of group k.
@@ -195,12 +196,23 @@ func (g *codeGrid) searchJobs(xval, weight []float32, scale float32, q *[8]float
 	if len(jobs) == 0 {
 		return
 	}
+	for i := range jobs {
+		jobs[i].scale = scale
+	}
+	g.searchJobsScaled(xval, weight, q, jobs)
+}
+
+// searchJobsScaled is searchJobs with each job's own scale (nbJob.scale).
+func (g *codeGrid) searchJobsScaled(xval, weight []float32, q *[8]float32, jobs []nbJob) {
+	if len(jobs) == 0 {
+		return
+	}
 	last := 0
 	for _, j := range jobs {
 		last = max(last, int(j.group+1)*g.dim)
 	}
 	_, _ = xval[last-1], weight[last-1] // the assembly reads every job's group
-	neighbourJobsAVX2(&xval[0], &weight[0], scale, q, &g.expand, &g.lanes[0], &jobs[0], len(jobs), g.dim)
+	neighbourJobsAVX2(&xval[0], &weight[0], q, &g.expand, &g.lanes[0], &jobs[0], len(jobs), g.dim)
 }
 
 // findBestNeighbours is findBestNeighbour for several groups of dim values

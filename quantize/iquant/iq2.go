@@ -331,15 +331,26 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 	}
 }
 
+// iq2sTrials is the number of trial scales of iq2_s (is = -9..9).
+const iq2sTrials = 19
+
 // quantizeIQ2SRow is quantize_row_iq2_s_impl.
 func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 	const kMaxQ = 3
 	g := iq2sGrid()
 	var scales [16]float32
-	var weight, xval, waux [16]float32
-	var L, Laux [16]int8
-	var isOnGrid, isOnGridAux [2]bool
-	var jobs [2]nbJob
+	// weight and xval padded with zeros to the 32 values of the trial
+	// sums; trialL holds trial t's levels in row t, columns 0..15.
+	var weightPad, xvalPad [32]float32
+	weight, xval := weightPad[:16], xvalPad[:16]
+	var waux [16]float32
+	var L [16]int8
+	var isOnGrid [2]bool
+	var trialL, trialCols [32][32]int8
+	var sums [64]float32
+	var trialOnGrid [iq2sTrials][2]bool
+	var trialJobsEnd [iq2sTrials]int
+	var jobs [2 * iq2sTrials]nbJob
 	var signs [2]uint8
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[82*ibl : 82*ibl+82]
@@ -367,27 +378,61 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 			var best float32
 			scale := max / (2*kMaxQ - 1)
 			isOnGrid = [2]bool{true, true}
-			var trialSums oddSumsCache
-			for is := -9; is <= 9; is++ {
-				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / max
-				thisScale := 1 / id
-				levelsOfUnfused(Laux[:], id, xval[:], kMaxQ-1)
-				nj := 0
+			// The trial scales in three passes: every trial's rounded
+			// levels and off-grid groups, one neighbour search for all of
+			// them, then the reference's comparison in trial order.
+			nj := 0
+			for t := 0; t < iq2sTrials; t++ {
+				id := kernel.FMA32(float32(t-iq2sTrials/2), 0.1, 2*kMaxQ-1) / max
+				levelsOfUnfused(trialL[t][:16], id, xval, kMaxQ-1)
 				for k := 0; k < 2; k++ {
-					u := g.pack(Laux[8*k:])
-					isOnGridAux[k] = g.kmap[u] >= 0
-					if !isOnGridAux[k] {
+					u := g.pack(trialL[t][8*k:])
+					trialOnGrid[t][k] = g.kmap[u] >= 0
+					if !trialOnGrid[t][k] {
 						jobs[nj] = g.job(k, u)
+						jobs[nj].scale = 1 / id
 						nj++
 					}
 				}
-				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
+				trialJobsEnd[t] = nj
+			}
+			if useNeighbourAVX2 {
+				g.searchJobsScaled(xval, waux[:], &g.qvec, jobs[:nj])
+				for _, j := range jobs[:nj] {
+					if j.pos < 0 {
+						panic("iquant: no grid neighbour at a finite distance")
+					}
+				}
+			}
+			first := 0
+			var trialSums oddSumsCache
+			for t := 0; t < iq2sTrials; t++ {
+				Lt := trialL[t][:16]
+				for _, j := range jobs[first:trialJobsEnd[t]] {
+					o := 8 * int(j.group)
+					if useNeighbourAVX2 {
+						g.setLevels(int(g.laneGrid[j.laneOff+j.pos]), Lt[o:])
+					} else {
+						g.findBestNeighbour(int(j.u), xval[o:o+8], waux[o:o+8], j.scale, Lt[o:])
+					}
+				}
+				first = trialJobsEnd[t]
+				if !useNeighbourAVX2 {
+					sums[t], sums[32+t] = trialSums.sums(weight, xval, Lt)
+				}
+			}
+			if useNeighbourAVX2 {
+				// Columns 16..31 of the levels and the padding of the
+				// weights and values stay 0: each adds fma(0, q, sum) = sum.
+				sumsOddTrialsAVX2(&weightPad[0], &xvalPad[0], &trialL, &trialCols, &sums)
+			}
+			for t := 0; t < iq2sTrials; t++ {
+				sumqx, sumq2 := sums[t], sums[32+t]
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
-					L = Laux
-					isOnGrid = isOnGridAux
+					L = [16]int8(trialL[t][:16])
+					isOnGrid = trialOnGrid[t]
 				}
 			}
 			if (!isOnGrid[0] || !isOnGrid[1]) && scale > 0 {

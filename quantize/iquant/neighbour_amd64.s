@@ -79,23 +79,24 @@ GLOBL nbMaxFloat<>(SB), RODATA|NOPTR, $4
 	VPMINSD      X12, X11, X11 \
 	VMOVD        X11, AX
 
-// func neighbourJobsAVX2(x, w *float32, scale float32, q *[8]float32, expand *[4][8]int32, lanes *uint32, jobs *nbJob, njobs, dim int)
-TEXT ·neighbourJobsAVX2(SB), NOSPLIT, $0-72
+// func neighbourJobsAVX2(x, w *float32, q *[8]float32, expand *[4][8]int32, lanes *uint32, jobs *nbJob, njobs, dim int)
+// Each job is an nbJob of 24 bytes; its scale is at offset 20.
+TEXT ·neighbourJobsAVX2(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), SI
 	MOVQ w+8(FP), DI
-	MOVQ expand+32(FP), R9
-	MOVQ lanes+40(FP), R10
-	MOVQ jobs+48(FP), R8
-	MOVQ njobs+56(FP), R11
-	MOVQ dim+64(FP), DX
-	MOVQ q+24(FP), R12
+	MOVQ expand+24(FP), R9
+	MOVQ lanes+32(FP), R10
+	MOVQ jobs+40(FP), R8
+	MOVQ njobs+48(FP), R11
+	MOVQ dim+56(FP), DX
+	MOVQ q+16(FP), R12
 	TESTQ R11, R11
 	JLE  end
 
 job:
 	MOVLQSX 0(R8), AX
 	IMULQ   DX, AX
-	VBROADCASTSS scale+16(FP), Y10
+	VBROADCASTSS 20(R8), Y10
 	CMPQ    DX, $8
 	JEQ     load8
 
@@ -118,6 +119,8 @@ job:
 	NB_COORD(3, Y1, Y5)
 	NB_COORD(6, Y2, Y6)
 	NB_COORD(9, Y3, Y7)
+
+oneReduce:
 	VBROADCASTSS nbMaxFloat<>(SB), Y13
 	VCMPPS       $0x11, Y13, Y9, Y10 // below MaxFloat32 (false for NaN)
 	VBLENDVPS    Y10, Y9, Y13, Y9
@@ -147,6 +150,26 @@ load8:
 	NB_TABLES(1, Y1, Y5)
 	NB_TABLES(2, Y2, Y6)
 	NB_TABLES(3, Y3, Y7)
+	MOVLQSX 8(R8), CX
+	CMPQ    CX, $1
+	JNE     tablesDone
+
+	// One chunk (padded with copies of the last candidate, so the first
+	// lane with the minimum is the first candidate with it).
+	MOVLQSX     4(R8), BX
+	VMOVDQU     (R10)(BX*4), Y8
+	VXORPS      Y9, Y9, Y9
+	VPERMPS     Y0, Y8, Y10
+	VPERMPS     Y4, Y8, Y11
+	VFMADD231PS Y10, Y11, Y9
+	NB_COORD(3, Y0, Y4)
+	NB_COORD(6, Y1, Y5)
+	NB_COORD(9, Y1, Y5)
+	NB_COORD(12, Y2, Y6)
+	NB_COORD(15, Y2, Y6)
+	NB_COORD(18, Y3, Y7)
+	NB_COORD(21, Y3, Y7)
+	JMP         oneReduce
 
 tablesDone:
 	VBROADCASTSS nbMaxFloat<>(SB), Y13
@@ -196,7 +219,7 @@ reduce:
 	MOVL AX, 12(R8)
 
 next:
-	ADDQ $20, R8
+	ADDQ $24, R8
 	DECQ R11
 	JNZ  job
 
