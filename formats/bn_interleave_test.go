@@ -72,3 +72,41 @@ func TestIQ2BNR4Dequantize(t *testing.T) {
 		}
 	}
 }
+
+// TestIQ2BNR4Layout checks the word-wise interleaver against the layout's
+// definition, one byte at a time: byte 4*k+i+16*l of a block packs, from low
+// to high bits, 2-bit field l of bytes i, i+4, i+8, i+12 of row k's block.
+func TestIQ2BNR4Layout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const ne0 = 512
+	rs, _ := formats.IQ2_BN.RowSize(ne0)
+	rowBytes := int(rs)
+	base := make([]byte, 4*rowBytes)
+	for i := range base {
+		base[i] = byte(rng.Uint32())
+	}
+	want := make([]byte, len(base))
+	for k := 0; k < 4; k++ {
+		copy(want[4*k:4*k+4], base[k*rowBytes:])
+	}
+	for ib := 0; ib < ne0/64; ib++ {
+		for k := 0; k < 4; k++ {
+			x := base[k*rowBytes+4+16*ib:]
+			for l := 0; l < 4; l++ {
+				for i := 0; i < 4; i++ {
+					sh := uint(2 * l)
+					want[16+64*ib+4*k+i+16*l] = (x[i]>>sh)&3 | ((x[i+4]>>sh)&3)<<2 | ((x[i+8]>>sh)&3)<<4 | ((x[i+12]>>sh)&3)<<6
+				}
+			}
+		}
+	}
+	got := make([]byte, len(base))
+	if err := formats.Interleave(formats.IQ2_BN_R4, ne0, got, base); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("byte %d: %#02x, want %#02x", i, got[i], want[i])
+		}
+	}
+}
