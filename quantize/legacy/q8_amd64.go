@@ -15,9 +15,6 @@ func absMaxAVX2(x *float32, n int) float32
 func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
 
 //go:noescape
-func quantizeQ8WordsAVX2(dst *byte, src *float32, n int, mul float32) int32
-
-//go:noescape
 func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float32)
 
 //go:noescape
@@ -47,19 +44,10 @@ func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) {
 	return quantizeQ8AVX2(&q[0], &x[0], len(x), mul), true
 }
 
-// quantizeQ8WordsSIMD is quantizeQ8SIMD storing the quants of values
-// 4j..4j+3 at q[32*j:32*j+4] (one row of the q8_KV_r8 and q8_k_r8 layouts).
-func quantizeQ8WordsSIMD(q []byte, x []float32, mul float32) bool {
-	if !useAVX2 || len(x) == 0 || len(x)%32 != 0 || len(q) < 8*len(x)-28 {
-		return false
-	}
-	quantizeQ8WordsAVX2(&q[0], &x[0], len(x), mul)
-	return true
-}
-
-// quantizeQ8Rows8SIMD is quantizeQ8WordsSIMD for 8 rows at once: values
-// x[k*stride : k*stride+n] multiplied by muls[k] go to the words at
-// q[32*j+4*k:], for n a multiple of 32 and a CPU with AVX2; otherwise it
+// quantizeQ8Rows8SIMD is quantizeQ8SIMD for 8 rows at once (row k is
+// x[k*stride : k*stride+n], multiplied by muls[k]), storing the quants of
+// values 4j..4j+3 of row k as one word at q[32*j+4*k:] (the q8_KV_r8 and
+// q8_k_r8 layouts), for n a multiple of 32 and a CPU with AVX2; otherwise it
 // returns false and does nothing.
 func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32) bool {
 	if !useAVX2 || n == 0 || n%32 != 0 || len(q) < 8*n || len(x) < 7*stride+n {

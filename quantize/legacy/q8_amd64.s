@@ -59,6 +59,39 @@ reduce:
 	MOVSS        X0, ret+16(FP)
 	RET
 
+// Q8_QUANTS32 converts the 32 values at SI times Y8 to int32 (VCVTPS2DQ
+// rounds to nearest even), adds them to the lane sums in Y10 and leaves the
+// 32 saturated int8 quants, in order (Y9 = q8perm), in Y0.
+#define Q8_QUANTS32 \
+	VMULPS    (SI), Y8, Y0; \
+	VMULPS    32(SI), Y8, Y1; \
+	VMULPS    64(SI), Y8, Y2; \
+	VMULPS    96(SI), Y8, Y3; \
+	VCVTPS2DQ Y0, Y0; \
+	VCVTPS2DQ Y1, Y1; \
+	VCVTPS2DQ Y2, Y2; \
+	VCVTPS2DQ Y3, Y3; \
+	VPADDD    Y1, Y0, Y4; \
+	VPADDD    Y3, Y2, Y5; \
+	VPADDD    Y5, Y4, Y4; \
+	VPADDD    Y4, Y10, Y10; \
+	VPACKSSDW Y1, Y0, Y0; \
+	VPACKSSDW Y3, Y2, Y2; \
+	VPACKSSWB Y2, Y0, Y0; \
+	VPERMD    Y0, Y9, Y0
+
+// SUM_LANES leaves the sum of Y10's eight int32 lanes in AX (and clears the
+// upper halves of the vector registers).
+#define SUM_LANES \
+	VEXTRACTI128 $1, Y10, X1; \
+	VPADDD       X1, X10, X0; \
+	VPSHUFD      $0x4e, X0, X1; \
+	VPADDD       X1, X0, X0; \
+	VPSHUFD      $0xb1, X0, X1; \
+	VPADDD       X1, X0, X0; \
+	VZEROUPPER; \
+	MOVL         X0, AX
+
 // func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
 // The reference's AVX2 q8 rounding for n values (n a multiple of 32):
 // VMULPS by mul, VROUNDPS to nearest even, VCVTPS2DQ, saturating packs to
@@ -76,22 +109,7 @@ TEXT ·quantizeQ8AVX2(SB), NOSPLIT, $0-36
 	JZ           sum
 
 loop:
-	VMULPS    (SI), Y8, Y0
-	VMULPS    32(SI), Y8, Y1
-	VMULPS    64(SI), Y8, Y2
-	VMULPS    96(SI), Y8, Y3
-	VCVTPS2DQ Y0, Y0
-	VCVTPS2DQ Y1, Y1
-	VCVTPS2DQ Y2, Y2
-	VCVTPS2DQ Y3, Y3
-	VPADDD    Y1, Y0, Y4
-	VPADDD    Y3, Y2, Y5
-	VPADDD    Y5, Y4, Y4
-	VPADDD    Y4, Y10, Y10
-	VPACKSSDW Y1, Y0, Y0
-	VPACKSSDW Y3, Y2, Y2
-	VPACKSSWB Y2, Y0, Y0
-	VPERMD    Y0, Y9, Y0
+	Q8_QUANTS32
 	VMOVDQU   Y0, (DI)
 	ADDQ      $128, SI
 	ADDQ      $32, DI
@@ -99,72 +117,8 @@ loop:
 	JNZ       loop
 
 sum:
-	VEXTRACTI128 $1, Y10, X1
-	VPADDD       X1, X10, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VZEROUPPER
-	MOVL         X0, AX
-	MOVL         AX, ret+32(FP)
-	RET
-
-// func quantizeQ8WordsAVX2(dst *byte, src *float32, n int, mul float32) int32
-// quantizeQ8AVX2 storing the quants of each group of 4 values j as one
-// 4-byte word at dst + 32*j: the layout of row k of the 8-row interleaved
-// q8_KV_r8 and q8_k_r8 when dst points at that row's first word.
-TEXT ·quantizeQ8WordsAVX2(SB), NOSPLIT, $0-36
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
-	VBROADCASTSS mul+24(FP), Y8
-	VMOVDQU      q8perm<>(SB), Y9
-	VPXOR        Y10, Y10, Y10
-	SHRQ         $5, CX
-	JZ           sum
-
-loop:
-	VMULPS       (SI), Y8, Y0
-	VMULPS       32(SI), Y8, Y1
-	VMULPS       64(SI), Y8, Y2
-	VMULPS       96(SI), Y8, Y3
-	VCVTPS2DQ    Y0, Y0
-	VCVTPS2DQ    Y1, Y1
-	VCVTPS2DQ    Y2, Y2
-	VCVTPS2DQ    Y3, Y3
-	VPADDD       Y1, Y0, Y4
-	VPADDD       Y3, Y2, Y5
-	VPADDD       Y5, Y4, Y4
-	VPADDD       Y4, Y10, Y10
-	VPACKSSDW    Y1, Y0, Y0
-	VPACKSSDW    Y3, Y2, Y2
-	VPACKSSWB    Y2, Y0, Y0
-	VPERMD       Y0, Y9, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VMOVD        X0, (DI)
-	VPEXTRD      $1, X0, 32(DI)
-	VPEXTRD      $2, X0, 64(DI)
-	VPEXTRD      $3, X0, 96(DI)
-	VMOVD        X1, 128(DI)
-	VPEXTRD      $1, X1, 160(DI)
-	VPEXTRD      $2, X1, 192(DI)
-	VPEXTRD      $3, X1, 224(DI)
-	ADDQ         $128, SI
-	ADDQ         $256, DI
-	DECQ         CX
-	JNZ          loop
-
-sum:
-	VEXTRACTI128 $1, Y10, X1
-	VPADDD       X1, X10, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VZEROUPPER
-	MOVL         X0, AX
-	MOVL         AX, ret+32(FP)
+	SUM_LANES
+	MOVL AX, ret+32(FP)
 	RET
 
 // Q8_ROW quantizes the 32 values at R8 with the multiplier at off(DX)
@@ -245,7 +199,7 @@ sum:
 	VMOVDQU    Y11, c7(DI)
 
 // func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float32)
-// quantizeQ8WordsAVX2 for 8 rows at once (row k at src + 4*stride*k bytes,
+// quantizeQ8AVX2 for 8 rows at once (row k at src + 4*stride*k bytes,
 // multiplied by muls[k]; n a multiple of 32): the 8 rows' words j are
 // transposed in registers and stored as the 32 contiguous bytes at
 // dst + 32*j, instead of 4 bytes at a time. No sums.

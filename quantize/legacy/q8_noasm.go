@@ -9,8 +9,6 @@ func absMaxSIMD(x []float32) (float32, bool) { return 0, false }
 
 func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) { return 0, false }
 
-func quantizeQ8WordsSIMD(q []byte, x []float32, mul float32) bool { return false }
-
 func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32) bool {
 	return false
 }
