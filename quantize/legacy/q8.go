@@ -173,6 +173,9 @@ func quantizeQ8KVRow(dst []byte, x []float32) bool {
 }
 
 func quantizeQ8KV(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
+	if done, err := quantizeQ8KVRows(dst, src, nrows, ne0); done {
+		return err
+	}
 	rowSize := 8 + ne0
 	for r := 0; r < nrows; r++ {
 		if !quantizeQ8KVRow(dst[r*rowSize:], src[r*ne0:(r+1)*ne0]) {

@@ -80,3 +80,20 @@ func bf16R16Rows8SIMD(y []byte, x []float32, stride, n int) (uint32, bool) {
 	}
 	return bf16R16Rows8AVX2(&y[0], &x[0], stride, n), true
 }
+
+//go:noescape
+func quantizeQ8KVRowAVX2(dst *byte, src, next *float32, n int, mul float32) int32
+
+// quantizeQ8KVRowSIMD stores the quants of x (multiplied by mul, rounded half
+// to even) in q and returns their sum and true, when x has a multiple of 32
+// values, next at least as many and the CPU has AVX2; otherwise it returns
+// false and does nothing. It prefetches the first half of next (the row the
+// caller quantizes next). mul must keep every |mul*v| below 127.5 (a scale
+// amax/127 that is a normal float): the kernel sums the quants after
+// saturating them to int16.
+func quantizeQ8KVRowSIMD(q []byte, x, next []float32, mul float32) (int32, bool) {
+	if !useAVX2 || len(x) == 0 || len(x)%32 != 0 || len(next) < len(x) || len(q) < len(x) {
+		return 0, false
+	}
+	return quantizeQ8KVRowAVX2(&q[0], &x[0], &next[0], len(x), mul), true
+}

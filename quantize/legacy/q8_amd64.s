@@ -405,3 +405,73 @@ reduce:
 	MOVL         X12, AX
 	MOVL         AX, ret+32(FP)
 	RET
+
+
+// func quantizeQ8KVRowAVX2(dst *byte, src, next *float32, n int, mul float32) int32
+// Quantizes one q8_KV row as quantizeQ8AVX2 does (VMULPS by mul, VCVTPS2DQ
+// rounding to nearest even, saturating packs) and returns the sum of the
+// quants, n a multiple of 32. While it works on src (in L1 after the
+// maximum pass) it prefetches the first n values of next (one line per 32
+// values, 8 KiB for 4096) into L1, so the next row's maximum pass starts
+// with half its data at hand; the whole of src stays in L1 meanwhile. The
+// caller guarantees |mul*v| < 127.5 for every v of src (a normal scale),
+// so the packed int16 values equal the converted int32 ones: they are summed
+// as int16 lanes (at most 254 per lane and step) and widened with VPMADDWD
+// every 128 steps, before a lane can pass 32767.
+TEXT ·quantizeQ8KVRowAVX2(SB), NOSPLIT, $0-44
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         next+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS mul+32(FP), Y8
+	VMOVDQU      q8perm<>(SB), Y9
+	MOVL         $0x00010001, AX
+	MOVQ         AX, X13
+	VPBROADCASTD X13, Y13
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	SHRQ         $5, CX
+	JZ           done
+
+chunk:
+	MOVQ CX, BX
+	CMPQ BX, $128
+	JBE  sized
+	MOVQ $128, BX
+
+sized:
+	SUBQ BX, CX
+
+loop:
+	PREFETCHT0 (DX)
+	VMULPS     (SI), Y8, Y0
+	VMULPS     32(SI), Y8, Y1
+	VMULPS     64(SI), Y8, Y2
+	VMULPS     96(SI), Y8, Y3
+	VCVTPS2DQ  Y0, Y0
+	VCVTPS2DQ  Y1, Y1
+	VCVTPS2DQ  Y2, Y2
+	VCVTPS2DQ  Y3, Y3
+	VPACKSSDW  Y1, Y0, Y0
+	VPACKSSDW  Y3, Y2, Y2
+	VPADDW     Y2, Y0, Y1
+	VPADDW     Y1, Y11, Y11
+	VPACKSSWB  Y2, Y0, Y0
+	VPERMD     Y0, Y9, Y0
+	VMOVDQU    Y0, (DI)
+	ADDQ       $128, SI
+	ADDQ       $64, DX
+	ADDQ       $32, DI
+	DECQ       BX
+	JNZ        loop
+
+	VPMADDWD Y13, Y11, Y1
+	VPADDD   Y1, Y10, Y10
+	VPXOR    Y11, Y11, Y11
+	TESTQ    CX, CX
+	JNZ      chunk
+
+done:
+	SUM_LANES
+	MOVL AX, ret+40(FP)
+	RET
