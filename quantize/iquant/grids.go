@@ -305,6 +305,30 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 	return idx
 }
 
+// snapGroups puts groups 0..n-1 of L (g.dim values each) on the grid at the
+// given scale, skipping those marked in skip (nil: none): each value gets
+// its nearest level of x/scale (at most maxL), and a group whose levels are
+// not a grid point takes its best neighbour. The final re-fit of iq2_xxs,
+// iq3_xxs and iq3_s.
+func (g *codeGrid) snapGroups(n int, scale float32, maxL int, xval, weight []float32, L []int8, skip []bool) {
+	id := 1 / scale
+	d := g.dim
+	for k := 0; k < n; k++ {
+		if skip != nil && skip[k] {
+			continue
+		}
+		u := 0
+		for i := 0; i < d; i++ {
+			u |= int(levelOf(id, xval[d*k+i], maxL)) << (g.bits * i)
+		}
+		if gi := int(g.kmap[u]); gi >= 0 {
+			g.setLevels(gi, L[d*k:])
+			continue
+		}
+		g.findBestNeighbour(u, xval[d*k:d*k+d], weight[d*k:d*k+d], scale, L[d*k:])
+	}
+}
+
 // neighbourTables fills diffs and wdiffs ([coordinate*8 + level]) for the
 // levels some neighbour of u uses, and reports whether no weight is negative.
 func (g *codeGrid) neighbourTables(u int, xval, weight []float32, scale float32, diffs, wdiffs *[64]float32) bool {

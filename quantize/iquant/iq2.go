@@ -83,18 +83,7 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 				}
 			}
 			if scale > 0 {
-				id := 1 / scale
-				for k := 0; k < 4; k++ {
-					u := 0
-					for i := 0; i < 8; i++ {
-						u |= int(levelOf(id, xval[8*k+i], kMaxQ-1)) << (2 * i)
-					}
-					gi := int(g.kmap[u])
-					if gi < 0 {
-						gi = g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, L[8*k:])
-					}
-					g.setLevels(gi, L[8*k:])
-				}
+				g.snapGroups(4, scale, kMaxQ-1, xval[:], waux[:], L[:], nil)
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
 				if sumq2 > 0 {
 					scale = sumqx / sumq2

@@ -244,21 +244,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 				}
 			}
 			if offGrid > 0 && scale > 0 {
-				id := 1 / scale
-				for k := 0; k < 8; k++ {
-					if isOnGrid[k] {
-						continue
-					}
-					u := 0
-					for i := 0; i < 4; i++ {
-						u |= int(levelOf(id, xval[4*k+i], kMaxQ-1)) << (3 * i)
-					}
-					gi := int(g.kmap[u])
-					if gi < 0 {
-						gi = g.findBestNeighbour(u, xval[4*k:4*k+4], waux[4*k:4*k+4], scale, L[4*k:])
-					}
-					g.setLevels(gi, L[4*k:])
-				}
+				g.snapGroups(8, scale, kMaxQ-1, xval[:], waux[:], L[:], isOnGrid[:])
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
 				if sumq2 > 0 {
 					scale = sumqx / sumq2
@@ -375,18 +361,7 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			}
 			if offGrid > 0 && scale > 0 {
 				// Unlike iq3_xxs, every group is re-fitted, on the grid or not.
-				id := 1 / scale
-				for k := 0; k < bs4; k++ {
-					u := 0
-					for i := 0; i < 4; i++ {
-						u |= int(levelOf(id, xval[4*k+i], kMaxQ-1)) << (3 * i)
-					}
-					gi := int(g.kmap[u])
-					if gi < 0 {
-						gi = g.findBestNeighbour(u, xval[4*k:4*k+4], waux[4*k:4*k+4], scale, L[4*k:])
-					}
-					g.setLevels(gi, L[4*k:])
-				}
+				g.snapGroups(bs4, scale, kMaxQ-1, xval[:], waux[:], L[:], nil)
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
 				if sumq2 > 0 {
 					scale = sumqx / sumq2
