@@ -17,6 +17,8 @@ import (
 // benchmark's thread, which stays meaningful on a loaded machine. One call
 // before the timed loop builds the type's tables, as the reference's figures
 // exclude that too. Run with -tags purego for the portable kernels.
+// `go run ./internal/benchratio BENCH.txt` turns the output into ratios to
+// the reference, per type.
 func BenchmarkQuantize(b *testing.B) {
 	const rows, cols = 64, 4096
 	r := rand.New(rand.NewPCG(42, 4096))
