@@ -12,9 +12,11 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -38,7 +40,7 @@ func main() {
 }
 
 // errBelow reports that some type is below the required ratio.
-var errBelow = fmt.Errorf("some types are below the required ratio")
+var errBelow = errors.New("some types are below the required ratio")
 
 func run(w io.Writer, refPath, metric string, minRatio float64, files []string) error {
 	rf, err := os.Open(refPath)
@@ -105,7 +107,7 @@ func parseReference(r io.Reader) (map[string]float64, error) {
 			return nil, fmt.Errorf("line %d: want 3 tab-separated fields, have %d", line, len(f))
 		}
 		v, err := strconv.ParseFloat(f[2], 64)
-		if err != nil || v <= 0 {
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("line %d: bad speed %q", line, f[2])
 		}
 		ref[f[0]] = v
@@ -134,7 +136,7 @@ func parseBench(r io.Reader, metric string, runs map[string][]float64) error {
 				continue
 			}
 			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
+			if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("%s: bad %s value %q", f[0], metric, f[i])
 			}
 			runs[typ] = append(runs[typ], v)

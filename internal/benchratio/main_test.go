@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestParseAndCompare(t *testing.T) {
 }
 
 func TestBadReference(t *testing.T) {
-	for _, in := range []string{"q4_0\t1\n", "q4_0\t1\tfast\n", "q4_0\t1\t-3\n"} {
+	for _, in := range []string{"q4_0\t1\n", "q4_0\t1\tfast\n", "q4_0\t1\t-3\n", "q4_0\t1\tNaN\n", "q4_0\t1\t+Inf\n"} {
 		if _, err := parseReference(strings.NewReader(in)); err == nil {
 			t.Errorf("%q: no error", in)
 		}
@@ -91,12 +92,38 @@ func TestRun(t *testing.T) {
 	}
 }
 
+func TestBadBench(t *testing.T) {
+	for _, in := range []string{
+		"BenchmarkQuantize/q4_0-2 1 1 ns/op fast MB/s",
+		"BenchmarkQuantize/q4_0-2 1 1 ns/op NaN MB/s",
+		"BenchmarkQuantize/q4_0-2 1 1 ns/op -2 MB/s",
+		"BenchmarkQuantize/q4_0-2 1 1 ns/op 1e999 MB/s",
+	} {
+		if err := parseBench(strings.NewReader(in), "MB/s", map[string][]float64{}); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}
+
+// The parsers never panic, and whatever they accept is a finite speed.
 func FuzzParseBench(f *testing.F) {
 	f.Add(sampleBench, "MB/s")
 	f.Add("BenchmarkQuantize/x-2 1 1 ns/op 1e999 MB/s", "MB/s")
 	f.Fuzz(func(t *testing.T, in, metric string) {
 		runs := map[string][]float64{}
 		_ = parseBench(strings.NewReader(in), metric, runs)
-		_, _ = parseReference(strings.NewReader(in))
+		for typ, vs := range runs {
+			for _, v := range vs {
+				if !(v >= 0) || math.IsInf(v, 0) {
+					t.Errorf("%s: accepted %v", typ, v)
+				}
+			}
+		}
+		ref, err := parseReference(strings.NewReader(in))
+		for typ, v := range ref {
+			if err == nil && (!(v > 0) || math.IsInf(v, 0)) {
+				t.Errorf("reference %s: accepted %v", typ, v)
+			}
+		}
 	})
 }
