@@ -66,7 +66,35 @@ func (c KernelCase) Name() string {
 // Kernels reads kernels/manifest.tsv.
 func Kernels(t testing.TB) []KernelCase {
 	t.Helper()
-	path := Path(t, "kernels", "manifest.tsv")
+	return Manifest(t, "kernels")
+}
+
+// StressSets lists the folders of stress/ (s101, ..., reg-iq4k), relative
+// to the golden folder, each with the layout of kernels/.
+func StressSets(t testing.TB) []string {
+	t.Helper()
+	ents, err := os.ReadDir(Path(t, "stress"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, filepath.Join("stress", e.Name()))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no stress sets below", Path(t, "stress"))
+	}
+	return out
+}
+
+// Manifest reads the manifest.tsv of a folder in the layout of kernels/
+// (dir relative to the golden folder). A File of "abort" means the reference
+// aborted on that case and wrote nothing.
+func Manifest(t testing.TB, dir string) []KernelCase {
+	t.Helper()
+	path := Path(t, dir, "manifest.tsv")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +132,12 @@ func Kernels(t testing.TB) []KernelCase {
 	return out
 }
 
+// Input returns a folder's input.f32 and imatrix.f32.
+func Input(t testing.TB, dir string) (input, imatrix []float32) {
+	t.Helper()
+	return F32(ReadFile(t, dir, "input.f32")), F32(ReadFile(t, dir, "imatrix.f32"))
+}
+
 // ReadFile reads a file below the golden folder.
 func ReadFile(t testing.TB, elem ...string) []byte {
 	t.Helper()
@@ -126,7 +160,7 @@ func F32(b []byte) []float32 {
 // KernelInput returns kernels/input.f32 (16 rows x 1024 columns) and kernels/imatrix.f32.
 func KernelInput(t testing.TB) (input, imatrix []float32) {
 	t.Helper()
-	return F32(ReadFile(t, "kernels", "input.f32")), F32(ReadFile(t, "kernels", "imatrix.f32"))
+	return Input(t, "kernels")
 }
 
 // BlockShare compares got with want in units of blockBytes and returns the
