@@ -10,6 +10,9 @@ import (
 // makeQxQuants picks a scale for the n values x (weights qw) on the integer
 // grid -nmax..nmax-1, trying 19 candidate inverse scales; L receives the
 // chosen levels offset by nmax. It is the reference's own (iqk) variant.
+// GCC fuses every nearest_int(iscale*x[i]) there (the product into the
+// addition of the rounding constant), so the exact product is rounded:
+// kernel.NearestIntMul.
 func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	var maxv, amax float32
 	for _, v := range x {
@@ -30,7 +33,7 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	}
 	var sumlx, suml2 float32
 	for i, v := range x {
-		l := clamp(nearestInt(iscale*v), -nmax, nmax-1)
+		l := clamp(kernel.NearestIntMul(iscale, v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
 		fl := float32(l)
 		sumlx = kernel.FMA32(qw[i]*v, fl, sumlx)
@@ -48,13 +51,13 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 		iscale = -kernel.FMA32(0.1, float32(is), fnmax) / maxv
 		sumlx, suml2 = 0, 0
 		for i, v := range x {
-			fl := float32(clamp(nearestInt(iscale*v), -nmax, nmax-1))
+			fl := float32(clamp(kernel.NearestIntMul(iscale, v), -nmax, nmax-1))
 			sumlx = kernel.FMA32(qw[i]*v, fl, sumlx)
 			suml2 = kernel.FMA32(qw[i]*fl, fl, suml2)
 		}
 		if suml2 > 0 && sumlx*sumlx > best*suml2 {
 			for i, v := range x {
-				L[i] = int8(nmax + clamp(nearestInt(iscale*v), -nmax, nmax-1))
+				L[i] = int8(nmax + clamp(kernel.NearestIntMul(iscale, v), -nmax, nmax-1))
 			}
 			scale = sumlx / suml2
 			best = scale * sumlx
@@ -66,7 +69,8 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 // makeQxQuantsAVX2 is makeQxQuants with the sums of all 19 scales computed
 // at once (qxTrialsAVX2, one scale per lane) and then compared in the same
 // order; L is filled for the winner only. Needs |maxv| > 1e-30, so that
-// every |iscale*x| stays below nmax+1 and the lanes round like nearestInt.
+// every |iscale*x| stays below nmax+1 and the lanes round like
+// kernel.NearestIntMul.
 func makeQxQuantsAVX2(nmax int, x []float32, L []int8, qw []float32, maxv float32) float32 {
 	fnmax := float32(nmax)
 	var iscales [24]float32
@@ -97,7 +101,7 @@ func makeQxQuantsAVX2(nmax int, x []float32, L []int8, qw []float32, maxv float3
 	}
 	iscale := iscales[win]
 	for i, v := range x {
-		L[i] = int8(nmax + clamp(nearestInt(iscale*v), -nmax, nmax-1))
+		L[i] = int8(nmax + clamp(kernel.NearestIntMul(iscale, v), -nmax, nmax-1))
 	}
 	return scale
 }
@@ -443,7 +447,8 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 		id := 1 / d
 		var sumqx, sumq2 float32
 		for ib := 0; ib < sbs/bs; ib++ {
-			ls := clamp(nearestInt(id*scales[ib]), -8, 7)
+			// nearest_int(id*scales[ib]) with the product fused (GCC).
+			ls := clamp(kernel.NearestIntMul(id, scales[ib]), -8, 7)
 			blk[4+ib/2] |= byte((ls + 8) << (4 * (ib % 2)))
 			dl := d * float32(ls)
 			if dl == 0 {

@@ -70,7 +70,8 @@ func quantizeIQ3K(y []byte, x, qwRow []float32) {
 		scalesL, qsAll, qhAll := blk[6:14], blk[14:78], blk[78:110]
 		var sumqx, sumq2 float32
 		for ib := 0; ib < sbs/bs; ib++ {
-			ls := clamp(nearestInt(0.5*(id*abs32(scales[ib])-1)), 0, 15)
+			// GCC fuses id*|scale|-1 here (0.5*t is exact after it).
+			ls := clamp(nearestInt(0.5*kernel.FMA32(id, abs32(scales[ib]), -1)), 0, 15)
 			scalesL[ib/2] |= byte(ls << (4 * (ib % 2)))
 			neg := scales[ib] < 0
 			if neg {
@@ -172,7 +173,8 @@ func quantizeIQ5K(y []byte, x, qwRow []float32) {
 		scalesH, scalesL, qsAll, qhAll := blk[4:8], blk[8:16], blk[16:144], blk[144:176]
 		var sumqx, sumq2 float32
 		for ib := 0; ib < sbs/bs; ib++ {
-			ls := clamp(nearestInt(id*scales[ib]), -32, 31)
+			// nearest_int(id*scales[ib]) with the product fused (GCC).
+			ls := clamp(kernel.NearestIntMul(id, scales[ib]), -32, 31)
 			uls := ls + 32
 			scalesL[ib/2] |= byte((uls & 0xf) << (4 * (ib % 2)))
 			scalesH[ib/4] |= byte((uls >> 4) << (2 * (ib % 4)))

@@ -63,7 +63,8 @@ func quantizeIQ3KS(y []byte, x, qwRow []float32) {
 			if (extras[ibl]>>(8+ib))&1 != 0 {
 				bv = values[8:]
 			}
-			l := clamp(nearestInt(id*scales[ibl*8+ib]), -16, 15)
+			// nearest_int(id*scales[ib]) with the product fused (GCC).
+			l := clamp(kernel.NearestIntMul(id, scales[ibl*8+ib]), -16, 15)
 			ul := l + 16
 			scl[ib%4] |= byte((ul & 0xf) << (4 * (ib / 4)))
 			extras[ibl] |= uint16(ul>>4) << ib

@@ -165,7 +165,8 @@ func quantizeIQ4K(y []byte, x, qwRow []float32) {
 			if extra&(1<<ib) != 0 {
 				blockValues = values[16:]
 			}
-			l := clamp(nearestInt(id*scales[ib]), -32, 31)
+			// nearest_int(id*scales[ib]) with the product fused (GCC).
+			l := clamp(kernel.NearestIntMul(id, scales[ib]), -32, 31)
 			dl := d * float32(l)
 			var idl float32
 			if dl != 0 {

@@ -178,7 +178,8 @@ func quantizeIQ6K(y []byte, x, qwRow []float32) {
 		scl, qsAll, qhAll := blk[4:20], blk[20:148], blk[148:212]
 		var sumqx, sumq2 float32
 		for ib := 0; ib < sbs/bs; ib++ {
-			ls := clamp(nearestInt(id*scales[ib]), -127, 127)
+			// nearest_int(id*scales[ib]) with the product fused (GCC).
+			ls := clamp(kernel.NearestIntMul(id, scales[ib]), -127, 127)
 			scl[ib] |= byte(int8(ls))
 			dl := d * float32(ls)
 			if dl == 0 {

@@ -18,7 +18,8 @@ func weightsAVX2(weight, x, qw *float32, n int, sigma2 float32)
 // qxTrialsAVX2 computes makeQxQuants' sums for 24 inverse scales at once,
 // one per lane, over x[0..n) in order (n > 0): out[0] = sumlx, out[1] =
 // suml2. Exact like the portable loop when every |iscale*x| is small (the
-// rounding is VROUNDPS's half-to-even, as nearestInt for |v| <= 2^22).
+// exact product is rounded half-to-even, as kernel.NearestIntMul for
+// |iscale*x| < 2^22).
 //
 //go:noescape
 func qxTrialsAVX2(x, qw *float32, n int, iscale *[24]float32, nmax float32, out *[2][24]float32)

@@ -24,12 +24,22 @@ loop:
 	VZEROUPPER
 	RET
 
+// qxRound is the reference's rounding constant 1.5*2^23 in eight lanes.
+DATA qxRound<>+0(SB)/8, $0x4b4000004b400000
+DATA qxRound<>+8(SB)/8, $0x4b4000004b400000
+DATA qxRound<>+16(SB)/8, $0x4b4000004b400000
+DATA qxRound<>+24(SB)/8, $0x4b4000004b400000
+GLOBL qxRound<>(SB), RODATA|NOPTR, $32
+
 // QX_LANES is one vector of 8 trial lanes of qxTrialsAVX2: l = clamp of
-// round-half-even(iscale*x), then sumlx += (qw*x)*l and suml2 += (qw*l)*l,
-// fused. Y3 = qw*x, Y4 = qw, Y5 = x (broadcast); Y6/Y7 = -nmax, nmax-1.
+// the exact iscale*x rounded half-to-even (the reference's nearest_int with
+// the product fused into the addition of 1.5*2^23, whose sum minus 1.5*2^23
+// is exact), then sumlx += (qw*x)*l and suml2 += (qw*l)*l, fused. Y3 =
+// qw*x, Y4 = qw, Y5 = x (broadcast); Y6/Y7 = -nmax, nmax-1.
 #define QX_LANES(ISC, SX, S2) \
-	VMULPS      ISC, Y5, Y8 \
-	VROUNDPS    $0, Y8, Y8  \
+	VMOVUPS     qxRound<>(SB), Y8 \
+	VFMADD231PS ISC, Y5, Y8 \
+	VSUBPS      qxRound<>(SB), Y8, Y8 \
 	VMAXPS      Y6, Y8, Y8  \
 	VMINPS      Y7, Y8, Y8  \
 	VFMADD231PS Y8, Y3, SX  \
