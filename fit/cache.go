@@ -1,0 +1,194 @@
+package fit
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The cache file: the magic, a little-endian uint64 record count, the
+// records sorted by key (key uint64, then the six float64 of Stats), and the
+// xxhash of everything before it.
+const cacheMagic = "GQFITC1\n"
+
+const cacheRecord = 8 + 6*8
+
+// ErrBadCache is wrapped by errors reading a cache file.
+var ErrBadCache = errors.New("fit: bad cache file")
+
+// Cache holds error measurements by key: the xxhash of the sampled rows,
+// the importance data given to the kernel, the type and KernelVersion. It
+// is safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	entries map[uint64]Stats
+	added   int
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{entries: map[uint64]Stats{}} }
+
+// Len is the number of entries.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// Added is the number of entries put since the cache was made or read.
+func (c *Cache) Added() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.added
+}
+
+// Get returns the entry for key.
+func (c *Cache) Get(key uint64) (Stats, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.entries[key]
+	return s, ok
+}
+
+// Put stores an entry.
+func (c *Cache) Put(key uint64, s Stats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; !ok {
+		c.added++
+	}
+	c.entries[key] = s
+}
+
+// ReadCache reads a cache file's contents.
+func ReadCache(r io.Reader) (*Cache, error) {
+	br := bufio.NewReader(r)
+	h := xxhash.New()
+	head := make([]byte, len(cacheMagic)+8)
+	if _, err := io.ReadFull(br, head); err != nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrBadCache, err)
+	}
+	if string(head[:len(cacheMagic)]) != cacheMagic {
+		return nil, fmt.Errorf("%w: not a gquant fit cache (magic %q)", ErrBadCache, head[:len(cacheMagic)])
+	}
+	_, _ = h.Write(head)
+	n := binary.LittleEndian.Uint64(head[len(cacheMagic):])
+	if n > 1<<32 {
+		return nil, fmt.Errorf("%w: %d records", ErrBadCache, n)
+	}
+	c := &Cache{entries: make(map[uint64]Stats, min(n, 1<<20))}
+	rec := make([]byte, cacheRecord)
+	prev := uint64(0)
+	for i := uint64(0); i < n; i++ {
+		if _, err := io.ReadFull(br, rec); err != nil {
+			return nil, fmt.Errorf("%w: record %d of %d: %v", ErrBadCache, i+1, n, err)
+		}
+		_, _ = h.Write(rec)
+		key := binary.LittleEndian.Uint64(rec)
+		if i > 0 && key <= prev {
+			return nil, fmt.Errorf("%w: record %d: keys out of order", ErrBadCache, i+1)
+		}
+		prev = key
+		var f [6]float64
+		for j := range f {
+			f[j] = math.Float64frombits(binary.LittleEndian.Uint64(rec[8+8*j:]))
+			if math.IsNaN(f[j]) || math.IsInf(f[j], 0) {
+				return nil, fmt.Errorf("%w: record %d: value %d is %v", ErrBadCache, i+1, j, f[j])
+			}
+		}
+		c.entries[key] = Stats{N: f[0], Num: f[1], Den: f[2], Num2: f[3], Den2: f[4], NumDen: f[5]}
+	}
+	var sum [8]byte
+	if _, err := io.ReadFull(br, sum[:]); err != nil {
+		return nil, fmt.Errorf("%w: checksum: %v", ErrBadCache, err)
+	}
+	if binary.LittleEndian.Uint64(sum[:]) != h.Sum64() {
+		return nil, fmt.Errorf("%w: checksum mismatch (truncated or damaged)", ErrBadCache)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the checksum", ErrBadCache)
+	}
+	return c, nil
+}
+
+// WriteTo writes the cache in the file format.
+func (c *Cache) WriteTo(w io.Writer) (int64, error) {
+	c.mu.Lock()
+	keys := make([]uint64, 0, len(c.entries))
+	for k := range c.entries {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	bw := bufio.NewWriter(w)
+	h := xxhash.New()
+	out := io.MultiWriter(bw, h)
+	head := make([]byte, len(cacheMagic)+8)
+	copy(head, cacheMagic)
+	binary.LittleEndian.PutUint64(head[len(cacheMagic):], uint64(len(keys)))
+	_, _ = out.Write(head)
+	rec := make([]byte, cacheRecord)
+	for _, k := range keys {
+		s := c.entries[k]
+		binary.LittleEndian.PutUint64(rec, k)
+		for j, f := range [6]float64{s.N, s.Num, s.Den, s.Num2, s.Den2, s.NumDen} {
+			binary.LittleEndian.PutUint64(rec[8+8*j:], math.Float64bits(f))
+		}
+		_, _ = out.Write(rec)
+	}
+	c.mu.Unlock()
+	var sum [8]byte
+	binary.LittleEndian.PutUint64(sum[:], h.Sum64())
+	_, _ = bw.Write(sum[:])
+	n := int64(len(head) + len(keys)*cacheRecord + 8)
+	return n, bw.Flush()
+}
+
+// LoadCache reads a cache file; a file that does not exist gives an empty
+// cache.
+func LoadCache(path string) (*Cache, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return NewCache(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fit: cache: %w", err)
+	}
+	defer f.Close()
+	c, err := ReadCache(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Save writes the cache to path through a temporary file, so a crash never
+// leaves a half-written cache.
+func (c *Cache) Save(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("fit: cache: %w", err)
+	}
+	if _, err := c.WriteTo(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("fit: cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("fit: cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("fit: cache: %w", err)
+	}
+	return nil
+}
