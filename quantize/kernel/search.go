@@ -231,12 +231,19 @@ func qxFinish(nmax int, x []float32, L []int8, w, wx []float32, max, iscale, sca
 		newSumlx, newSuml2 := sumlx, suml2
 		wj := w[bestJ]
 		l := int(L[bestJ]) - nmax
+		// Both branches of the reference add or subtract w*x[best_j]; GCC
+		// hoists that product above the branch and rounds it on its own
+		// (vmulss, then vaddss/vsubss), so it is not fused. w*(2*l±1)
+		// differs per branch and is fused. The difference shows on blocks
+		// with one non-zero value, where every step of the refinement is
+		// an exact tie decided by the last bit.
+		wx := float32(wj * x[bestJ])
 		if gmax > 0 {
-			newSumlx = FMA32(wj, x[bestJ], newSumlx)
+			newSumlx += wx
 			newSuml2 = FMA32(wj, float32(2*l+1), newSuml2)
 			l++
 		} else {
-			newSumlx = FMA32(-wj, x[bestJ], newSumlx)
+			newSumlx -= wx
 			newSuml2 = FMA32(-wj, float32(2*l-1), newSuml2)
 			l--
 		}

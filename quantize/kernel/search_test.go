@@ -223,3 +223,29 @@ func TestQxTrialNumerators(t *testing.T) {
 		}
 	}
 }
+
+// A block with a single non-zero value (row 26, block 90 of the s202 stress
+// set, q4_0 with an imatrix): after the trials l = -7, and each step of the
+// refinement towards l = -1 (where the scale equals x) is an exact tie,
+// decided by the last bit of Σw·x·l. The reference rounds w*x on its own
+// there (GCC hoists it above the branch); fused, the first step is refused
+// and the search ends at l = -7. Expected values from the reference build.
+func TestMakeQxQuantsRefineSingleValue(t *testing.T) {
+	x := make([]float32, 32)
+	x[19] = 0x1.aap-6
+	w := slices.Repeat([]float32{0x1.955ef8p-4}, 32)
+	want := slices.Repeat([]int8{8}, 32)
+	want[19] = 7
+	for _, portable := range []bool{false, true} {
+		L := make([]int8, 32)
+		var d float32
+		if portable {
+			withPortable(func() { d = MakeQxQuants(8, x, L, 1, w) })
+		} else {
+			d = MakeQxQuants(8, x, L, 1, w)
+		}
+		if d != -0x1.aa0092p-6 || !slices.Equal(L, want) {
+			t.Errorf("portable %v: MakeQxQuants = %x, L %v; want -0x1.aa0092p-06, %v", portable, d, L, want)
+		}
+	}
+}
