@@ -12,7 +12,7 @@ import (
 	"github.com/gquant/gquant/splitter"
 )
 
-// testdata/hash/*.out were written by llama-gguf-hash (built from
+// testdata/hash/*.txt were written by llama-gguf-hash (built from
 // ik_llama.cpp 8337e4cd's examples/gguf-hash against the reference build,
 // with mainline llama.cpp's --xxh3 added as mainline has it), run in this
 // folder: the first line is its command line, the second its exit status,
@@ -20,7 +20,7 @@ import (
 // with one tensor's sha256 or the file's xxh64 changed, with another file
 // name, and with only layer 0's lines.
 func TestHashMatchesLlamaGGUFHash(t *testing.T) {
-	outs, err := filepath.Glob("testdata/hash/*.out")
+	outs, err := filepath.Glob("testdata/hash/*.txt")
 	if err != nil || len(outs) < 10 {
 		t.Fatalf("%d cases: %v", len(outs), err)
 	}
