@@ -15,10 +15,13 @@ import (
 // kernel.NearestIntMul.
 func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	var maxv, amax float32
+	finite := true
 	for _, v := range x {
-		if a := abs32(v); a > amax {
+		a := abs32(v)
+		if a > amax {
 			amax, maxv = a, v
 		}
+		finite = finite && a <= math.MaxFloat32
 	}
 	if amax == 0 {
 		for i := range x {
@@ -28,7 +31,9 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	}
 	fnmax := float32(nmax)
 	iscale := -fnmax / maxv
-	if useWeightsAVX2 && amax > 1e-30 {
+	// The lanes need finite values: the reference's rounding trick turns an
+	// infinite or NaN product into -nmax or 0, the lanes would not.
+	if useWeightsAVX2 && amax > 1e-30 && finite {
 		return makeQxQuantsAVX2(nmax, x, L, qw, maxv)
 	}
 	var sumlx, suml2 float32
@@ -68,9 +73,9 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 
 // makeQxQuantsAVX2 is makeQxQuants with the sums of all 19 scales computed
 // at once (qxTrialsAVX2, one scale per lane) and then compared in the same
-// order; L is filled for the winner only. Needs |maxv| > 1e-30, so that
-// every |iscale*x| stays below nmax+1 and the lanes round like
-// kernel.NearestIntMul.
+// order; L is filled for the winner only. Needs |maxv| > 1e-30 and every x
+// finite, so that every |iscale*x| stays below nmax+1 and the lanes round
+// like kernel.NearestIntMul.
 func makeQxQuantsAVX2(nmax int, x []float32, L []int8, qw []float32, maxv float32) float32 {
 	fnmax := float32(nmax)
 	var iscales [24]float32
@@ -408,8 +413,10 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 			qwBlock = qwRow[ibl*sbs:]
 		}
 		sigma2 := 1.5 * sumSquares(xbl) / sbs
-		quarter := 0.25 * sigma2
-		fallback := func(v float32) float32 { return kernel.FMA32(v, v, quarter) }
+		// Without importance, GCC rounds x*x before adding sigma2/4 in both
+		// of the reference's weight loops (vmulss, then vaddss or a fused
+		// 0.25*sigma2 + x2, whose product is exact).
+		fallback := sigmaWeightUnfused(sigma2)
 		var extra uint16
 		var maxAbsScale float32
 		for ib := 0; ib < sbs/bs; ib++ {

@@ -5,8 +5,8 @@ import (
 	"github.com/gquant/gquant/quantize/kernel"
 )
 
-// sigmaWeight returns the no-imatrix weight of iq2_k and iq2_ks:
-// sigma2/4 + x^2, contracted (iq3_k, iq5_k and iq6_k use sigmaWeightUnfused).
+// sigmaWeight returns the no-imatrix weight of iq2_ks: sigma2/4 + x^2,
+// contracted (iq2_k, iq3_k, iq5_k and iq6_k use sigmaWeightUnfused).
 func sigmaWeight(sigma2 float32) func(float32) float32 {
 	quarter := 0.25 * sigma2
 	return func(v float32) float32 { return kernel.FMA32(v, v, quarter) }
