@@ -47,6 +47,9 @@ var (
 	ErrShard = errors.New("gguf: bad shard set")
 	// ErrSameFile is returned by Create when the output would overwrite an input.
 	ErrSameFile = errors.New("gguf: output file is one of the inputs")
+	// ErrKeyType is wrapped by *KeyTypeError: a metadata key read as one
+	// type holds another.
+	ErrKeyType = errors.New("gguf: metadata key of the wrong type")
 	// ErrWriter is returned for misuse of a Writer: too much or too little
 	// data for a tensor, writes after Close, invalid tensor infos.
 	ErrWriter = errors.New("gguf: writer")
@@ -447,6 +450,116 @@ func (m Metadata) Uint(key string) (uint64, bool) {
 func (m Metadata) Int(key string) (int64, bool) {
 	v, _ := m.Lookup(key)
 	return v.Int()
+}
+
+// KeyTypeError is returned by the typed metadata reads (LookupText,
+// LookupInt, ...) for a key that is present but holds a value of another
+// type. It wraps ErrKeyType.
+type KeyTypeError struct {
+	Key   string
+	Want  string // what the reader expected: "str", "integer", "array of str" ...
+	Found Value
+}
+
+func (e *KeyTypeError) Error() string {
+	found := e.Found.Type().String()
+	if e.Found.Type() == TypeArray {
+		found = "array of " + e.Found.ElemType().String()
+	}
+	return fmt.Sprintf("%v: %s is %s %s, want %s", ErrKeyType, e.Key, found, e.Found, e.Want)
+}
+
+func (e *KeyTypeError) Unwrap() error { return ErrKeyType }
+
+// LookupText returns the value of a string key. present is false when the
+// key is absent; err is a *KeyTypeError when it holds something else.
+func (m Metadata) LookupText(key string) (s string, present bool, err error) {
+	v, present := m.Lookup(key)
+	if !present {
+		return "", false, nil
+	}
+	s, ok := v.Text()
+	if !ok {
+		return "", true, &KeyTypeError{Key: key, Want: "str", Found: v}
+	}
+	return s, true, nil
+}
+
+// LookupInt returns the value of an integer key of any integer type (a
+// uint64 above math.MaxInt64 is a *KeyTypeError, as is any other type).
+func (m Metadata) LookupInt(key string) (n int64, present bool, err error) {
+	v, present := m.Lookup(key)
+	if !present {
+		return 0, false, nil
+	}
+	n, ok := v.Int()
+	if !ok {
+		return 0, true, &KeyTypeError{Key: key, Want: "an integer", Found: v}
+	}
+	return n, true, nil
+}
+
+// LookupUint returns the value of a non-negative integer key of any integer
+// type (a negative value is a *KeyTypeError, as is any other type).
+func (m Metadata) LookupUint(key string) (n uint64, present bool, err error) {
+	v, present := m.Lookup(key)
+	if !present {
+		return 0, false, nil
+	}
+	n, ok := v.Uint()
+	if !ok {
+		return 0, true, &KeyTypeError{Key: key, Want: "a non-negative integer", Found: v}
+	}
+	return n, true, nil
+}
+
+// LookupStrings returns the value of an array-of-strings key.
+func (m Metadata) LookupStrings(key string) (s []string, present bool, err error) {
+	v, present := m.Lookup(key)
+	if !present {
+		return nil, false, nil
+	}
+	s, ok := v.Strings()
+	if !ok {
+		return nil, true, &KeyTypeError{Key: key, Want: "an array of str", Found: v}
+	}
+	return s, true, nil
+}
+
+// LookupArrayLen returns the length of an array key of any element type.
+func (m Metadata) LookupArrayLen(key string) (n int, present bool, err error) {
+	v, present := m.Lookup(key)
+	if !present {
+		return 0, false, nil
+	}
+	if v.Type() != TypeArray {
+		return 0, true, &KeyTypeError{Key: key, Want: "an array", Found: v}
+	}
+	return v.Len(), true, nil
+}
+
+// LookupIntOrFirst returns an integer key, or element i of a per-layer
+// array of integers (some architectures store head counts per layer). An
+// empty array reads as absent.
+func (m Metadata) LookupIntOrFirst(key string, i int) (n int64, present bool, err error) {
+	v, present := m.Lookup(key)
+	if !present {
+		return 0, false, nil
+	}
+	if v.Type() != TypeArray {
+		return m.LookupInt(key)
+	}
+	if !v.ElemType().isInteger() {
+		return 0, true, &KeyTypeError{Key: key, Want: "an integer or an array of integers", Found: v}
+	}
+	if i < 0 || i >= v.Len() {
+		return 0, false, nil
+	}
+	n, ok := v.Elem(i).Int()
+	if !ok {
+		return 0, true, &KeyTypeError{Key: fmt.Sprintf("%s[%d]", key, i), Want: "an integer up to 2^63-1", Found: v.Elem(i)}
+	}
+	return n, true, nil
 }
 
 // Set replaces the value of key where it stands, or appends the key at the

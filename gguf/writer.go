@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -228,8 +229,14 @@ type CreateOptions struct {
 	Inputs []string
 	// Version is the GGUF version to write: 2 or 3 (default 3).
 	Version uint32
-	// Perm is the permission of the final file (default 0644).
+	// Perm, when set, is the permission of the final file. By default the
+	// file is created with 0666 and the umask decides, as for any file a
+	// program creates.
 	Perm os.FileMode
+	// Context, when set, stops the write once it is done (an interrupt):
+	// the next Write, WriteTensor or Close fails with its error and the
+	// temporary file is removed.
+	Context context.Context
 }
 
 // Writer writes one GGUF file: the header at Create, then each tensor's data
@@ -247,6 +254,7 @@ type Writer struct {
 	cur       int   // tensor being written
 	done      int64 // bytes of it written so far
 	err       error // first failure; the Writer is then finished
+	ctx       context.Context
 }
 
 // Create starts writing a GGUF file at path with metadata md and the given
@@ -264,9 +272,6 @@ func Create(path string, md Metadata, tensors []TensorInfo, opts *CreateOptions)
 	if o.Version != 2 && o.Version != 3 {
 		return nil, fmt.Errorf("%w: cannot write version %d", ErrVersion, o.Version)
 	}
-	if o.Perm == 0 {
-		o.Perm = 0o644
-	}
 	for _, in := range o.Inputs {
 		same, err := SameFile(path, in)
 		if err != nil {
@@ -282,13 +287,15 @@ func Create(path string, md Metadata, tensors []TensorInfo, opts *CreateOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := CreateTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	w := &Writer{path: path, tmp: f.Name(), f: f, tensors: ts, alignment: a}
-	if err := f.Chmod(o.Perm); err != nil {
-		return nil, w.fail(err)
+	w := &Writer{path: path, tmp: f.Name(), f: f, tensors: ts, alignment: a, ctx: o.Context}
+	if o.Perm != 0 {
+		if err := f.Chmod(o.Perm); err != nil {
+			return nil, w.fail(err)
+		}
 	}
 	if _, err := f.Write(e.buf); err != nil {
 		return nil, w.fail(err)
@@ -302,6 +309,19 @@ func (w *Writer) Tensors() []TensorInfo { return w.tensors }
 
 // Path is the final name of the file.
 func (w *Writer) Path() string { return w.path }
+
+// check returns the Writer's error, or fails it when its context is done.
+func (w *Writer) check() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.ctx != nil {
+		if err := w.ctx.Err(); err != nil {
+			return w.fail(err)
+		}
+	}
+	return nil
+}
 
 // fail records the first error, removes the temporary file and returns the
 // error with context.
@@ -339,8 +359,8 @@ func (w *Writer) finishTensor() error {
 // bytes in order, without padding (the Writer pads). p may end in the middle
 // of a tensor or span several.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
+	if err := w.check(); err != nil {
+		return 0, err
 	}
 	written := 0
 	for len(p) > 0 {
@@ -370,8 +390,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 // *os.File or an *io.LimitedReader over one the kernel copies the bytes
 // (copy_file_range) without passing them through user space.
 func (w *Writer) WriteTensor(r io.Reader) error {
-	if w.err != nil {
-		return w.err
+	if err := w.check(); err != nil {
+		return err
 	}
 	if w.cur >= len(w.tensors) {
 		return w.fail(fmt.Errorf("%w: all %d tensors are already written", ErrWriter, len(w.tensors)))
@@ -402,8 +422,8 @@ func (w *Writer) WriteTensor(r io.Reader) error {
 // moves src's file position, so src must not be read by Read or Seek
 // elsewhere at the same time (ReadAt and SectionReaders are fine).
 func (w *Writer) WriteTensorFrom(src *os.File, offset int64) error {
-	if w.err != nil {
-		return w.err
+	if err := w.check(); err != nil {
+		return err
 	}
 	if _, err := src.Seek(offset, io.SeekStart); err != nil {
 		return w.fail(err)
@@ -419,8 +439,8 @@ func (w *Writer) WriteTensorFrom(src *os.File, offset int64) error {
 // renames it to its final name. After a failure the temporary file is gone
 // and the final name untouched.
 func (w *Writer) Close() error {
-	if w.err != nil {
-		return w.err
+	if err := w.check(); err != nil {
+		return err
 	}
 	if w.cur < len(w.tensors) {
 		t := w.tensors[w.cur]
@@ -429,15 +449,29 @@ func (w *Writer) Close() error {
 	if err := w.f.Sync(); err != nil {
 		return w.fail(err)
 	}
-	if err := w.f.Close(); err != nil {
+	if renameOpen {
+		// Rename while the file is open and locked, so that no sweep for
+		// stale temporary files can take it before it is in place.
+		if err := os.Rename(w.tmp, w.path); err != nil {
+			return w.fail(err)
+		}
+		err := w.f.Close()
 		w.f = nil
-		os.Remove(w.tmp)
-		return w.fail(err)
-	}
-	w.f = nil
-	if err := os.Rename(w.tmp, w.path); err != nil {
-		os.Remove(w.tmp)
-		return w.fail(err)
+		if err != nil {
+			os.Remove(w.path)
+			return w.fail(err)
+		}
+	} else {
+		if err := w.f.Close(); err != nil {
+			w.f = nil
+			os.Remove(w.tmp)
+			return w.fail(err)
+		}
+		w.f = nil
+		if err := os.Rename(w.tmp, w.path); err != nil {
+			os.Remove(w.tmp)
+			return w.fail(err)
+		}
 	}
 	// Make the rename itself durable.
 	if d, err := os.Open(filepath.Dir(w.path)); err == nil {

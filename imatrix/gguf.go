@@ -64,18 +64,25 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t, ok := g.Metadata.Text(keyType); ok && t != "imatrix" {
+	t, typed, err := g.Metadata.LookupText(keyType)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	if typed && t != "imatrix" {
 		return nil, fmt.Errorf("%w: general.type is %q", ErrNotImatrix, t)
 	}
 	m := &Matrix{Format: FormatGGUF}
-	if v, ok := g.Metadata.Lookup(keyDatasets); ok {
-		if ds, ok := v.Strings(); ok {
-			m.Datasets = ds
-		}
+	if m.Datasets, _, err = g.Metadata.LookupStrings(keyDatasets); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
-	if n, ok := g.Metadata.Uint(keyChunkCount); ok {
-		m.Chunks = int(n)
+	n, _, err := g.Metadata.LookupUint(keyChunkCount)
+	if err == nil && n > math.MaxInt32 {
+		err = fmt.Errorf("%s is %d, out of range", keyChunkCount, n)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	m.Chunks = int(n)
 	for i, t := range g.Tensors {
 		name, ok := strings.CutSuffix(t.Name, suffixSums)
 		if !ok {
@@ -108,7 +115,7 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 		m.Entries = append(m.Entries, Entry{Name: name, Sums: sums, Counts: counts})
 	}
 	if len(m.Entries) == 0 {
-		if arch, ok := g.Metadata.Text("general.architecture"); ok {
+		if arch, ok, _ := g.Metadata.LookupText("general.architecture"); ok {
 			return nil, fmt.Errorf("%w: it is a %s model (%d tensors, no %s tensors)", ErrNotImatrix, arch, len(g.Tensors), suffixSums)
 		}
 		return nil, fmt.Errorf("%w: no %s tensors", ErrNotImatrix, suffixSums)

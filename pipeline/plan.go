@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -85,17 +86,24 @@ func (p *Plan) Total() int64 {
 // without AllowRequantize.
 var ErrRequantize = errors.New("requantizing is disabled (pass --allow-requantize)")
 
-// ModelParams reads the hyper-parameters the type choice needs from metadata.
-func ModelParams(md gguf.Metadata) recipes.Model {
-	arch, _ := md.Text("general.architecture")
+// ModelParams reads the hyper-parameters the type choice needs from
+// metadata. A key of the wrong type (a string block count, say) is an error
+// naming the key, the type wanted and the type found; absent keys read as 0.
+func ModelParams(md gguf.Metadata) (recipes.Model, error) {
+	arch, _, err := md.LookupText("general.architecture")
+	if err != nil {
+		return recipes.Model{}, err
+	}
+	var firstErr error
 	get := func(key string) int {
-		v, ok := md.Int(arch + "." + key)
-		if !ok {
-			// Per-layer arrays (some architectures): use layer 0.
-			if val, found := md.Lookup(arch + "." + key); found && val.Len() > 0 {
-				if x, ok := val.Elem(0).Int(); ok {
-					return int(x)
-				}
+		// Per-layer arrays (some architectures): use layer 0.
+		v, _, err := md.LookupIntOrFirst(arch+"."+key, 0)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if v < 0 || v > math.MaxInt32 {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s.%s is %d, out of range", arch, key, v)
 			}
 			return 0
 		}
@@ -103,19 +111,32 @@ func ModelParams(md gguf.Metadata) recipes.Model {
 	}
 	m := recipes.Model{Arch: arch, NLayer: get("block_count"), NExpert: get("expert_count"),
 		NHead: get("attention.head_count"), NHeadKV: get("attention.head_count_kv"), NVocab: get("vocab_size")}
+	embd := get("embedding_length")
 	if m.NHeadKV == 0 {
 		m.NHeadKV = m.NHead
 	}
 	if m.NVocab == 0 {
-		if v, ok := md.Lookup("tokenizer.ggml.tokens"); ok {
-			m.NVocab = v.Len()
+		n, _, err := md.LookupArrayLen("tokenizer.ggml.tokens")
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
+		m.NVocab = n
 	}
-	if ft, ok := md.Uint("general.file_type"); ok {
+	ft, present, err := md.LookupUint("general.file_type")
+	if err == nil && ft > math.MaxUint32 {
+		err = fmt.Errorf("general.file_type is %d, out of range", ft)
+	}
+	if err != nil && firstErr == nil {
+		firstErr = err
+	}
+	if present && err == nil {
 		m.FileType = recipes.FileType(ft)
 	}
-	m.Size = recipes.GuessModelSize(arch, m.NLayer, m.NVocab, m.NHead, m.NHeadKV, m.NExpert, get("embedding_length"))
-	return m
+	if firstErr != nil {
+		return recipes.Model{}, firstErr
+	}
+	m.Size = recipes.GuessModelSize(arch, m.NLayer, m.NVocab, m.NHead, m.NHeadKV, m.NExpert, embd)
+	return m, nil
 }
 
 // Build decides every tensor's type, attaches importance data and lays out
@@ -131,7 +152,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	for i, t := range in.Tensors {
 		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
 	}
-	rp, err := recipes.Select(sel, ModelParams(in.Metadata), tensors)
+	params, err := ModelParams(in.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := recipes.Select(sel, params, tensors)
 	if err != nil {
 		return nil, err
 	}

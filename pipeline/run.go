@@ -110,6 +110,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	if opt.PieceWeights <= 0 {
 		opt.PieceWeights = 1 << 21
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -133,7 +134,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			}
 			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
 		}
-		w, err := gguf.Create(o.Path, o.Metadata, infos, &gguf.CreateOptions{Inputs: opt.Inputs})
+		w, err := gguf.Create(o.Path, o.Metadata, infos, &gguf.CreateOptions{Inputs: opt.Inputs, Context: parent})
 		if err != nil {
 			abortAll()
 			return err
@@ -267,9 +268,8 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		}
 	}
 	if firstErr == nil {
-		if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
-			firstErr = err
-		}
+		// Stopped from outside (an interrupt): the pieces stopped coming.
+		firstErr = parent.Err()
 	}
 	if firstErr != nil {
 		abortAll()

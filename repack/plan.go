@@ -1,6 +1,7 @@
 package repack
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,9 @@ type Options struct {
 	Threads int
 	// Log, when set, gets one line per tensor as it is written.
 	Log io.Writer
+	// Context, when set, stops Run when it is done (an interrupt); the
+	// outputs are then left unwritten.
+	Context context.Context
 }
 
 // TensorPlan is what happens to one tensor.
@@ -168,7 +172,9 @@ func NewPlan(m *gguf.Model, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Options: opts, shards: len(m.Shards)}
-	p.FileType = fileTypeChange(m, opts.Undo)
+	if p.FileType, err = fileTypeChange(m, opts.Undo); err != nil {
+		return nil, err
+	}
 	p.InputRepacked = p.FileType.Present && IsRepackedFileType(p.FileType.From)
 
 	interleaved := 0
@@ -322,12 +328,17 @@ func (p *Plan) nothingToDo(interleaved int) error {
 // fileTypeChange works out general.file_type: the reference's
 // repacked_ftype of the model's file type when repacking, UndoFileType when
 // undoing.
-func fileTypeChange(m *gguf.Model, undo bool) FileTypeChange {
+func fileTypeChange(m *gguf.Model, undo bool) (FileTypeChange, error) {
 	var c FileTypeChange
-	if v, ok := m.Metadata.Lookup(keyFileType); ok {
-		if n, ok := v.Uint(); ok && n <= 0xffffffff {
-			c.From, c.Present = recipes.FileType(n), true
-		}
+	n, present, err := m.Metadata.LookupUint(keyFileType)
+	if err == nil && n > 0xffffffff {
+		err = fmt.Errorf("%s is %d, out of range", keyFileType, n)
+	}
+	if err != nil {
+		return c, fmt.Errorf("repack: %s: %w", m.Path, err)
+	}
+	if present {
+		c.From, c.Present = recipes.FileType(n), true
 	}
 	if !c.Present {
 		types := make([]formats.Type, len(m.Tensors))
@@ -341,10 +352,10 @@ func fileTypeChange(m *gguf.Model, undo bool) FileTypeChange {
 		if !c.Present {
 			c.To = c.From
 		}
-		return c
+		return c, nil
 	}
 	c.To, c.Write = RepackedFileType(c.From), true
-	return c
+	return c, nil
 }
 
 // Metadata keys the repack writes.

@@ -178,7 +178,7 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 			t := p.Tensors[ti]
 			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
 		}
-		w, err := gguf.Create(f.path, f.md, infos, &gguf.CreateOptions{Inputs: inputs})
+		w, err := gguf.Create(f.path, f.md, infos, &gguf.CreateOptions{Inputs: inputs, Context: p.Options.Context})
 		if err != nil {
 			return nil, fmt.Errorf("repack: %w", err)
 		}

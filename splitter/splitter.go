@@ -15,6 +15,7 @@
 package splitter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,16 @@ type Options struct {
 	Overwrite bool
 	// Log receives one line per file written; nil is silent.
 	Log io.Writer
+	// Context, when set, stops the write when it is done (an interrupt):
+	// nothing is then left under a final name.
+	Context context.Context
+}
+
+func (o *Options) context() context.Context {
+	if o == nil || o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -75,7 +86,7 @@ func Split(in *gguf.Model, prefix string, limits Limits, opts *Options) (Plan, e
 	var buf []byte // shared by all shards
 	for s, sh := range plan.Shards {
 		opts.logf("writing %s: %d tensors, %d bytes\n", paths[s], len(sh.Tensors), sh.FileSize)
-		err := writeFile(out.staged[s], sh.Metadata, sh.Tensors, func(j int) (*os.File, int64) {
+		err := writeFile(opts.context(), out.staged[s], sh.Metadata, sh.Tensors, func(j int) (*os.File, int64) {
 			return in.TensorFile(sh.Source[j])
 		}, &buf)
 		if err != nil {
@@ -102,14 +113,9 @@ func Merge(firstShard, out string, opts *Options) error {
 
 // MergeModel writes the opened shard set m to the single file out (see Merge).
 func MergeModel(m *gguf.Model, out string, opts *Options) error {
-	if _, split := m.Metadata.Lookup(gguf.KeySplitCount); !split {
-		return fmt.Errorf("%w: %s has no %s key (nothing to merge)", ErrNotSplit, m.Path, gguf.KeySplitCount)
-	}
-	md := StripSplitKeys(m.Metadata)
-	infos := make([]gguf.TensorInfo, len(m.Tensors))
-	for i, t := range m.Tensors {
-		infos[i] = t.TensorInfo
-		infos[i].Offset = 0
+	md, infos, err := merged(m)
+	if err != nil {
+		return err
 	}
 	outs, err := newOutputs([]string{out}, modelPaths(m), opts)
 	if err != nil {
@@ -118,10 +124,32 @@ func MergeModel(m *gguf.Model, out string, opts *Options) error {
 	defer outs.discard()
 	opts.logf("writing %s: %d tensors from %d shards\n", out, len(infos), len(m.Shards))
 	var buf []byte
-	if err := writeFile(outs.staged[0], md, infos, m.TensorFile, &buf); err != nil {
+	if err := writeFile(opts.context(), outs.staged[0], md, infos, m.TensorFile, &buf); err != nil {
 		return fmt.Errorf("splitter: merging into %s: %w", out, err)
 	}
 	return outs.commit()
+}
+
+// merged returns the header of the file MergeModel writes for m.
+func merged(m *gguf.Model) (gguf.Metadata, []gguf.TensorInfo, error) {
+	if _, split := m.Metadata.Lookup(gguf.KeySplitCount); !split {
+		return nil, nil, fmt.Errorf("%w: %s has no %s key (nothing to merge)", ErrNotSplit, m.Path, gguf.KeySplitCount)
+	}
+	infos := make([]gguf.TensorInfo, len(m.Tensors))
+	for i, t := range m.Tensors {
+		infos[i] = t.TensorInfo
+		infos[i].Offset = 0
+	}
+	return StripSplitKeys(m.Metadata), infos, nil
+}
+
+// MergedSize returns the exact size of the file MergeModel writes for m.
+func MergedSize(m *gguf.Model) (int64, error) {
+	md, infos, err := merged(m)
+	if err != nil {
+		return 0, err
+	}
+	return gguf.FileSize(md, infos)
 }
 
 func modelPaths(m *gguf.Model) []string {
@@ -134,12 +162,12 @@ func modelPaths(m *gguf.Model) []string {
 
 // writeFile writes one GGUF file, copying tensor j's data from the file and
 // offset src(j) gives with copyData (buf is its reusable buffer).
-func writeFile(path string, md gguf.Metadata, tensors []gguf.TensorInfo, src func(j int) (*os.File, int64), buf *[]byte) error {
+func writeFile(ctx context.Context, path string, md gguf.Metadata, tensors []gguf.TensorInfo, src func(j int) (*os.File, int64), buf *[]byte) error {
 	dataOffset, err := gguf.HeaderSize(md, tensors)
 	if err != nil {
 		return err
 	}
-	w, err := gguf.Create(path, md, tensors, nil)
+	w, err := gguf.Create(path, md, tensors, &gguf.CreateOptions{Context: ctx})
 	if err != nil {
 		return err
 	}
@@ -199,7 +227,10 @@ type outputs struct {
 // unless opts.Overwrite) and picks a temporary name beside each.
 func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 	o := &outputs{final: final, staged: make([]string, len(final))}
-	token := strconv.FormatUint(rand.Uint64(), 36)
+	// Staged names are temporary names of the final ones (gguf.TempPrefix,
+	// with this process's id), so that a later run on the same outputs
+	// finds them if this one is killed before it commits.
+	token := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64()>>16, 36)
 	for i, path := range final {
 		for _, in := range inputs {
 			same, err := gguf.SameFile(path, in)
@@ -211,13 +242,13 @@ func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 			}
 		}
 		if _, err := os.Lstat(path); err == nil && (opts == nil || !opts.Overwrite) {
-			return nil, fmt.Errorf("%w: %s (remove it or allow overwriting)", ErrExists, path)
+			return nil, fmt.Errorf("%w: %s", ErrExists, path)
 		}
 		dir := filepath.Dir(path)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("splitter: %w", err)
 		}
-		o.staged[i] = filepath.Join(dir, "."+filepath.Base(path)+".partial-"+token)
+		o.staged[i] = filepath.Join(dir, gguf.TempPrefix(path)+token)
 	}
 	return o, nil
 }

@@ -2,6 +2,7 @@ package splitter
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -323,7 +324,7 @@ func TestCopyPaths(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "same.gguf")
 	var buf []byte
-	if err := writeFile(out, in.Metadata, infos, in.TensorFile, &buf); err != nil {
+	if err := writeFile(context.Background(), out, in.Metadata, infos, in.TensorFile, &buf); err != nil {
 		t.Fatal(err)
 	}
 	sameBytes(t, out, src)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/splitter"
 )
 
@@ -20,7 +22,7 @@ func init() {
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	overwrite := fs.Bool("force", false, "replace OUT if it exists (never one of the shards)")
+	overwrite := fs.Bool("force", false, "replace OUT if it exists (never one of the shards, never a read-only file)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gquant merge SHARD OUT")
 		fmt.Fprintln(stderr, "\nSHARD is any file of the set (PREFIX-0000K-of-0000N.gguf); the others are found by name.")
@@ -37,9 +39,32 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if err := splitter.Merge(fs.Arg(0), fs.Arg(1), &splitter.Options{Overwrite: *overwrite, Log: stdout}); err != nil {
-		fmt.Fprintln(stderr, "gquant merge:", err)
-		return 1
+	if err := merge(fs.Arg(0), fs.Arg(1), *overwrite, stdout, stderr); err != nil {
+		return exitCode("gquant merge", err, stderr)
 	}
 	return 0
+}
+
+func merge(shard, out string, force bool, stdout, stderr io.Writer) error {
+	m, err := gguf.Open(shard)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	size, err := splitter.MergedSize(m)
+	if err != nil {
+		return err
+	}
+	files := &cli.Files{Force: force}
+	files.Read(modelPaths(m)...)
+	files.Write(out, size)
+	if err := files.Check(stderr); err != nil {
+		return err
+	}
+	stop := files.CatchInterrupts("gquant merge", stderr, cli.DefaultGrace)
+	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: stdout, Context: stop.Context()})
+	if status, interrupted := stop.Finish(); interrupted {
+		return exitStatus(status)
+	}
+	return err
 }

@@ -44,13 +44,5 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	q.dryRun = true
-	if err := q.run(stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gquant plan:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
-	}
-	return 0
+	return exitCode("gquant plan", q.run(stdout, stderr), stderr)
 }

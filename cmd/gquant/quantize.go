@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
@@ -37,7 +37,7 @@ type quantizeFlags struct {
 	attnQ, attnK, attnV, attnQKV, attnOutput, ffnGate, ffnUp, ffnDown                      string
 	customQ, recipes, include, exclude, overrideKV, repackPattern                          []string
 	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40      bool
-	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut           bool
+	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut, force    bool
 
 	split splitFlags
 
@@ -80,6 +80,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.repack, "repack", false, "only repack tensors to their row-interleaved _r4/_r8 forms")
 	fs.StringArrayVar(&q.repackPattern, "repack-pattern", nil, "with --repack: comma-separated regexes of the tensors to repack")
 	fs.BoolVar(&q.dryRun, "dry-run", false, "print the plan (types, sizes, files) and write nothing")
+	fs.BoolVar(&q.force, "force", false, "replace existing output files (never an input, never a read-only file)")
 	fs.BoolVar(&q.likeReference, "like-reference", false, "ignore --custom-q where llama-quantize does (--pure, float file types)")
 	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
 	q.planning.register(fs)
@@ -102,18 +103,44 @@ func runQuantize(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if err := q.run(stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gquant quantize:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
-	}
-	return 0
+	return exitCode("gquant quantize", q.run(stdout, stderr), stderr)
 }
 
 type usageError struct{ error }
+
+// exitStatus is returned by a command stopped by a signal: the message is
+// printed already, the status is 128 + the signal's number.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// exitCode prints a command's error and returns its exit status: 0 without
+// an error, 2 for a usage error, the signal's status after an interrupt,
+// else 1.
+func exitCode(program string, err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	fmt.Fprintln(stderr, program+":", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// modelPaths lists the files of an opened model (its shards).
+func modelPaths(m *gguf.Model) []string {
+	paths := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		paths[i] = s.Path
+	}
+	return paths
+}
 
 func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	pos := q.fs.Args()
@@ -245,8 +272,13 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		m.Filter(q.include, q.exclude)
 		cfg.Imatrix = m
 	}
+	files := &cli.Files{Force: q.force}
+	files.Read(modelPaths(in)...)
+	files.Read(q.imatrix)
+	files.Read(q.recipes...)
+	files.Read(q.planning.placeFiles...)
 	if q.repack {
-		return runRepackForm(in, cfg, sel, q.dryRun, stdout, stderr)
+		return runRepackForm(in, cfg, sel, q.dryRun, files, stdout, stderr)
 	}
 	plan, err := pipeline.Build(in, cfg)
 	if err != nil {
@@ -261,14 +293,22 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err := q.planning.checkBeforeRun(in, plan); err != nil {
 		return err
 	}
-	var inputs []string
-	for _, s := range in.Shards {
-		inputs = append(inputs, s.Path)
+	for i, o := range plan.Outputs {
+		if !o.Skip {
+			files.Write(o.Path, plan.Sizes[i])
+		}
+	}
+	if err := files.Check(stderr); err != nil {
+		return err
 	}
 	start := time.Now()
 	prog := newProgress(stderr, plan)
-	err = pipeline.Run(context.Background(), in, plan.Outputs, pipeline.Options{Threads: threads, Progress: prog.update, Inputs: inputs})
+	stop := files.CatchInterrupts("gquant quantize", stderr, cli.DefaultGrace)
+	err = pipeline.Run(stop.Context(), in, plan.Outputs, pipeline.Options{Threads: threads, Progress: prog.update, Inputs: files.Inputs})
 	prog.finish()
+	if status, interrupted := stop.Finish(); interrupted {
+		return exitStatus(status)
+	}
 	if err != nil {
 		return err
 	}

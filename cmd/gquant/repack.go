@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/repack"
 )
 
@@ -62,6 +63,7 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	merge := fs.Bool("merge", false, "write one file even when IN is a shard set")
 	threads := fs.Int("threads", 0, "goroutines shuffling bytes (default: number of CPUs)")
 	quiet := fs.Bool("quiet", false, "print no line per tensor")
+	force := fs.Bool("force", false, "replace existing output files (never an input, never a read-only file)")
 	var sf splitFlags
 	sf.register(fs)
 	fs.Usage = func() { repackUsage(stderr, fs) }
@@ -127,7 +129,17 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		plan.Options.Log = stdout
 	}
+	files := &cli.Files{Force: *force, MakeDirs: true}
+	files.Read(modelPaths(m)...)
+	stop, err := checkRepackOutputs(m, plan, out, files, "gquant repack", stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "gquant repack:", err)
+		return 1
+	}
 	paths, err := repack.Run(m, plan, out)
+	if status, interrupted := stop.Finish(); interrupted {
+		return status
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gquant repack:", strings.TrimPrefix(err.Error(), "repack: "))
 		return 1

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/recipes"
 	"github.com/gquant/gquant/repack"
@@ -16,7 +17,7 @@ import (
 // IN OUT TYPE`: TYPE is ignored (the file type follows from the input's, as
 // in the reference) and nothing is requantized. It is `gquant repack` under
 // the reference's spelling.
-func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dryRun bool, stdout, stderr io.Writer) error {
+func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dryRun bool, files *cli.Files, stdout, stderr io.Writer) error {
 	plan, err := repack.NewPlan(in, repack.Options{Patterns: sel.RepackPatterns, Lenient: true, Merge: !cfg.KeepSplit, Split: cfg.Split})
 	if errors.Is(err, repack.ErrNothingToDo) {
 		fmt.Fprintln(stdout, "--repack: nothing to do (no tensor can be repacked)")
@@ -49,11 +50,37 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dry
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
+	stop, err := checkRepackOutputs(in, plan, out, files, "gquant quantize", stderr)
+	if err != nil {
+		return err
+	}
 	paths, err := repack.Run(in, plan, out)
+	if status, interrupted := stop.Finish(); interrupted {
+		return exitStatus(status)
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "repacked %d of %d tensors; general.file_type %s -> %s; wrote %s\n",
 		plan.Converted, len(plan.Tensors), plan.FileType.From, plan.FileType.To, strings.Join(paths, ", "))
 	return nil
+}
+
+// checkRepackOutputs adds a repack's outputs with their exact sizes to
+// files, checks them and starts catching interrupts; the plan's Context is
+// the interrupt's.
+func checkRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cli.Files, program string, stderr io.Writer) (*cli.Interrupt, error) {
+	sizes, err := plan.FileSizes(in, out)
+	if err != nil {
+		return nil, err
+	}
+	for i, path := range plan.Outputs(out) {
+		files.Write(path, sizes[i])
+	}
+	if err := files.Check(stderr); err != nil {
+		return nil, err
+	}
+	stop := files.CatchInterrupts(program, stderr, cli.DefaultGrace)
+	plan.Options.Context = stop.Context()
+	return stop, nil
 }

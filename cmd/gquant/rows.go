@@ -6,11 +6,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/quantize"
 )
 
@@ -45,6 +45,7 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	typeName := fs.String("type", "", "ggml type name, any case (q4_0, Q8_KV, bf16_r16 ...)")
 	cols := fs.Int("cols", 0, "weights per row")
+	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	var imatrixPath *string
 	if mode == "quantize" {
 		imatrixPath = fs.String("imatrix", "", "file of --cols float32 importance weights")
@@ -78,10 +79,24 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
+	files := &cli.Files{Force: *force}
+	files.Read(in)
+	if imatrixPath != nil {
+		files.Read(*imatrixPath)
+	}
+	files.Write(out, -1)
+	if err := files.Check(stderr); err != nil {
+		fmt.Fprintf(stderr, "gquant rows %s: %v\n", mode, err)
+		return 1
+	}
+	stop := files.CatchInterrupts("gquant rows "+mode, stderr, cli.AtOnce)
 	if mode == "quantize" {
 		err = rowsQuantize(t, *cols, *imatrixPath, in, out)
 	} else {
 		err = rowsDequantize(t, *cols, in, out)
+	}
+	if status, interrupted := stop.Finish(); interrupted {
+		return status
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gquant rows %s: %v\n", mode, err)
@@ -115,7 +130,7 @@ func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	return rowsWriteAtomic(out, q)
+	return cli.WriteFile(out, q)
 }
 
 func rowsDequantize(t formats.Type, cols int, in, out string) error {
@@ -138,7 +153,7 @@ func rowsDequantize(t formats.Type, cols int, in, out string) error {
 	for i, v := range dst {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 	}
-	return rowsWriteAtomic(out, b)
+	return cli.WriteFile(out, b)
 }
 
 // rowsReadF32 reads a headerless little-endian float32 file.
@@ -155,27 +170,4 @@ func rowsReadF32(path string) ([]float32, error) {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v, nil
-}
-
-// rowsWriteAtomic writes data to a temporary file beside path and renames it
-// into place, so a failed run never leaves a truncated output.
-func rowsWriteAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, werr)
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/splitter"
 )
 
@@ -24,7 +25,7 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 	var sf splitFlags
 	sf.register(fs)
 	dryRun := fs.Bool("dry-run", false, "print the plan (shards, tensors and bytes each) and write nothing")
-	overwrite := fs.Bool("force", false, "replace existing shard files (never the input)")
+	overwrite := fs.Bool("force", false, "replace existing shard files (never the input, never a read-only file)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gquant split [--split-max-size N | --split-max-tensors N] [--no-tensor-first-split] [--dry-run] IN PREFIX")
 		fmt.Fprintln(stderr, "\nIN may be one file or any shard of a set (it is re-split). Shards are written as")
@@ -74,7 +75,21 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 	if *dryRun {
 		return 0
 	}
-	if _, err := splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: stdout}); err != nil {
+	files := &cli.Files{Force: *overwrite, MakeDirs: true}
+	files.Read(modelPaths(m)...)
+	for i, path := range plan.Paths(prefix) {
+		files.Write(path, plan.Shards[i].FileSize)
+	}
+	if err := files.Check(stderr); err != nil {
+		fmt.Fprintln(stderr, "gquant split:", err)
+		return 1
+	}
+	stop := files.CatchInterrupts("gquant split", stderr, cli.DefaultGrace)
+	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: stdout, Context: stop.Context()})
+	if status, interrupted := stop.Finish(); interrupted {
+		return status
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}

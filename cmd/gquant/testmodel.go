@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/internal/modelgen"
 )
 
@@ -23,6 +25,7 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 	preset := fs.String("preset", "tiny-deepseek2", "model: deepseek-r1, kimi-k2, qwen3-235b, tiny-deepseek2, tiny-llama")
 	headerOnly := fs.Bool("header-only", false, "leave tensor data as holes in a sparse file (a 1 TB model takes a few MB)")
 	seed := fs.Uint64("seed", 1, "seed for the weights")
+	force := fs.Bool("force", false, "replace OUT if it exists (never a read-only file)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gquant testmodel [--preset NAME] [--header-only] OUT.gguf")
 		fs.PrintDefaults()
@@ -39,7 +42,26 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant testmodel:", err)
 		return 2
 	}
-	if err := modelgen.WriteFile(fs.Arg(0), m, modelgen.WriteOptions{HeaderOnly: *headerOnly, Seed: *seed}); err != nil {
+	size, err := gguf.FileSize(m.Metadata, m.Tensors)
+	if err != nil {
+		fmt.Fprintln(stderr, "gquant testmodel:", err)
+		return 1
+	}
+	if *headerOnly {
+		size = -1 // a sparse file: its data takes no space
+	}
+	files := &cli.Files{Force: *force}
+	files.Write(fs.Arg(0), size)
+	if err := files.Check(stderr); err != nil {
+		fmt.Fprintln(stderr, "gquant testmodel:", err)
+		return 1
+	}
+	stop := files.CatchInterrupts("gquant testmodel", stderr, cli.AtOnce)
+	err = modelgen.WriteFile(fs.Arg(0), m, modelgen.WriteOptions{HeaderOnly: *headerOnly, Seed: *seed})
+	if status, interrupted := stop.Finish(); interrupted {
+		return status
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "gquant testmodel:", err)
 		return 1
 	}

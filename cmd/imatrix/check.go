@@ -134,7 +134,11 @@ func (c *checkFlags) fileType(model *gguf.Model, typ string) (recipes.FileType, 
 		}
 		return ft, "as given", nil
 	}
-	if v, ok := model.Metadata.Uint("general.file_type"); ok {
+	v, ok, err := model.Metadata.LookupUint("general.file_type")
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: %w", c.model, err)
+	}
+	if ok {
 		ft := recipes.FileType(v) &^ recipes.FileTypeGuessed
 		if t, err := ft.DefaultType(); err == nil && t.IsQuantized() {
 			return ft, "the model's file type", nil
@@ -169,7 +173,11 @@ func (c *checkFlags) plan(model *gguf.Model, ft recipes.FileType, haveData bool)
 	for i, t := range model.Tensors {
 		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
 	}
-	rp, err := recipes.Select(sel, pipeline.ModelParams(model.Metadata), tensors)
+	params, err := pipeline.ModelParams(model.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.model, err)
+	}
+	rp, err := recipes.Select(sel, params, tensors)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.model, err)
 	}

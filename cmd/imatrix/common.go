@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 // newFlags makes a subcommand's flag set with a usage text.
@@ -93,42 +94,32 @@ func writeMatrix(path string, f imatrix.Format, m *imatrix.Matrix, l *imatrix.La
 	if err := imatrix.WriteDat(&buf, m); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return cli.WriteFile(path, buf.Bytes())
 }
 
-// writeFileAtomic writes data to a temporary file next to path and renames
-// it into place, so a failed write leaves no half file under the name.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
+// checkOutput applies the output policy of every command (internal/cli
+// Files) to out before any work: never an input, an existing file only
+// with --force, never a read-only one, a writable directory.
+func checkOutput(out string, force bool, stderr io.Writer, inputs ...string) (*cli.Files, error) {
+	files := &cli.Files{Force: force}
+	files.Read(inputs...)
+	files.Write(out, -1)
+	err := files.Check(stderr)
+	if errors.Is(err, gguf.ErrSameFile) {
+		err = usageError{err}
 	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
+	return files, err
 }
 
-// refuseOverwrite fails when out is one of the inputs.
-func refuseOverwrite(out string, inputs ...string) error {
-	for _, in := range inputs {
-		same, err := gguf.SameFile(in, out)
-		if err == nil && same {
-			return usageError{fmt.Errorf("output %s is the input %s", out, in)}
-		}
+// writeGuarded runs write with the interrupt signals caught: on Ctrl-C the
+// temporary file is removed and the command exits with 128 + the signal.
+func writeGuarded(files *cli.Files, program string, stderr io.Writer, write func() error) error {
+	stop := files.CatchInterrupts(program, stderr, cli.AtOnce)
+	err := write()
+	if status, interrupted := stop.Finish(); interrupted {
+		return exitStatus(status)
 	}
-	return nil
+	return err
 }
 
 // describe renders a file's header facts in one line.

@@ -31,6 +31,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")
+	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
 	}
@@ -38,15 +39,16 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	return finish("convert", convert(fs.Arg(0), fs.Arg(1), *to, *model, *chunkSize, stdout, stderr), stderr)
+	return finish("convert", convert(fs.Arg(0), fs.Arg(1), *to, *model, *chunkSize, *force, stdout, stderr), stderr)
 }
 
-func convert(in, out, to, modelPath string, chunkSize int, stdout, stderr io.Writer) error {
+func convert(in, out, to, modelPath string, chunkSize int, force bool, stdout, stderr io.Writer) error {
 	format, err := formatFor(out, to)
 	if err != nil {
 		return err
 	}
-	if err := refuseOverwrite(out, in); err != nil {
+	files, err := checkOutput(out, force, stderr, in, modelPath)
+	if err != nil {
 		return err
 	}
 	m, err := imatrix.Open(in)
@@ -59,7 +61,7 @@ func convert(in, out, to, modelPath string, chunkSize int, stdout, stderr io.Wri
 	}
 	l := imatrix.NewLayout(m, ne2)
 	warnLayout(m, l, format, modelPath, stderr)
-	if err := writeMatrix(out, format, m, l, chunkSize); err != nil {
+	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, m.Len(), m.Chunks)

@@ -36,6 +36,12 @@ type usageError struct{ error }
 // (check): exit status 1 without a further message.
 var exitFailed = errors.New("check failed")
 
+// exitStatus is returned by a command stopped by a signal: the message is
+// printed already, the status is 128 + the signal's number.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 // finish turns a command's error into its exit status, printing it.
 func finish(name string, err error, stderr io.Writer) int {
 	if err == nil {
@@ -43,6 +49,10 @@ func finish(name string, err error, stderr io.Writer) int {
 	}
 	if errors.Is(err, exitFailed) {
 		return 1
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
 	}
 	fmt.Fprintf(stderr, "imatrix %s: %v\n", name, err)
 	var ue usageError

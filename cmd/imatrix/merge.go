@@ -27,6 +27,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count (GGUF output)")
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output")
+	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
 	}
@@ -34,15 +35,16 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	return finish("merge", merge(fs.Args(), *out, *to, *model, *chunkSize, stdout, stderr), stderr)
+	return finish("merge", merge(fs.Args(), *out, *to, *model, *chunkSize, *force, stdout, stderr), stderr)
 }
 
-func merge(inputs []string, out, to, modelPath string, chunkSize int, stdout, stderr io.Writer) error {
+func merge(inputs []string, out, to, modelPath string, chunkSize int, force bool, stdout, stderr io.Writer) error {
 	format, err := formatFor(out, to)
 	if err != nil {
 		return err
 	}
-	if err := refuseOverwrite(out, inputs...); err != nil {
+	files, err := checkOutput(out, force, stderr, append([]string{modelPath}, inputs...)...)
+	if err != nil {
 		return err
 	}
 	var ms []*imatrix.Matrix
@@ -69,7 +71,7 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, stdout, st
 	}
 	l := imatrix.NewLayout(merged, ne2)
 	warnLayout(merged, l, format, modelPath, stderr)
-	if err := writeMatrix(out, format, merged, l, chunkSize); err != nil {
+	if err := writeGuarded(files, "imatrix merge", stderr, func() error { return writeMatrix(out, format, merged, l, chunkSize) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, merged.Len(), merged.Chunks, len(merged.Datasets))

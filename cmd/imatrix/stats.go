@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 func init() {
@@ -27,6 +28,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		stderr)
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	svgOut := fs.String("svg", "", "also write the chart as an SVG picture to `FILE`")
+	force := fs.Bool("force", false, "replace the --svg file if it exists (never an input, never a read-only file)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
 	}
@@ -34,10 +36,17 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	return finish("stats", stats(fs.Arg(0), *model, *svgOut, stdout), stderr)
+	return finish("stats", stats(fs.Arg(0), *model, *svgOut, *force, stdout, stderr), stderr)
 }
 
-func stats(path, modelPath, svgOut string, stdout io.Writer) error {
+func stats(path, modelPath, svgOut string, force bool, stdout, stderr io.Writer) error {
+	var files *cli.Files
+	if svgOut != "" {
+		var err error
+		if files, err = checkOutput(svgOut, force, stderr, path, modelPath); err != nil {
+			return err
+		}
+	}
 	m, err := imatrix.Open(path)
 	if err != nil {
 		return err
@@ -56,7 +65,7 @@ func stats(path, modelPath, svgOut string, stdout io.Writer) error {
 	writeChart(stdout, layers)
 	if svgOut != "" {
 		svg := renderSVG(path, m, layers)
-		if err := writeFileAtomic(svgOut, []byte(svg)); err != nil {
+		if err := writeGuarded(files, "imatrix stats", stderr, func() error { return cli.WriteFile(svgOut, []byte(svg)) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", svgOut)

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests of this file are the cases of issue 16 ("never lose a file,
+// never panic, never silently do the wrong thing"), one per item.
+
+// mustGquant runs a command line that must succeed.
+func mustGquant(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runGquant(args...)
+	if code != 0 {
+		t.Fatalf("gquant %s: status %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout
+}
+
+// failGquant runs a command line that must fail with every one of want in
+// its error output.
+func failGquant(t *testing.T, want []string, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runGquant(args...)
+	if code == 0 {
+		t.Fatalf("gquant %s: accepted\n%s%s", strings.Join(args, " "), stdout, stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("gquant %s: error %q does not say %q", strings.Join(args, " "), stderr, w)
+		}
+	}
+	return stderr
+}
+
+// Item 1: a model key of the wrong type is an error naming the key, the
+// type wanted and the type found, in every command that reads it (it was a
+// panic in Value.Elem).
+func TestWrongTypedModelKey(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	x := filepath.Join(dir, "x.gguf")
+	mustGquant(t, "quantize", "--override-kv", "deepseek2.block_count=str:3", in, x, "Q8_0")
+	want := []string{"deepseek2.block_count", "str", "integer"}
+	failGquant(t, want, "quantize", "--allow-requantize", x, filepath.Join(dir, "y.gguf"), "Q4_K_M")
+	failGquant(t, want, "plan", "--allow-requantize", x, filepath.Join(dir, "y.gguf"), "Q4_K_M")
+	assertNoTemp(t, dir)
+}
+
+// writeF32 writes a headerless float32 file of n values.
+func writeF32(t *testing.T, path string, n int) {
+	t.Helper()
+	b := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(i%7)-3))
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fileUnchanged fails unless path still holds want.
+func fileUnchanged(t *testing.T, path string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s was changed", path)
+	}
+}
+
+// Item 2: no command writes over a file it reads, whatever the spelling
+// (another path, a symbolic or hard link), and it refuses before any work.
+func TestOutputIsNeverAnInput(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	imat := filepath.Join(dir, "imat.dat")
+	writeDat(t, imat, "unused.weight", []float32{1, 2})
+	recipe := filepath.Join(dir, "r.txt")
+	os.WriteFile(recipe, []byte("attn=q8_0\n"), 0o644)
+	place := filepath.Join(dir, "p.txt")
+	os.WriteFile(place, []byte(".*=CPU\n"), 0o644)
+	f32 := filepath.Join(dir, "in.f32")
+	writeF32(t, f32, 64)
+	if err := os.Symlink(imat, filepath.Join(dir, "imat-link.dat")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(recipe, filepath.Join(dir, "r-hard.txt")); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	originals := map[string][]byte{}
+	for _, p := range []string{imat, recipe, place, f32} {
+		originals[p], _ = os.ReadFile(p)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"imatrix", []string{"quantize", "--imatrix", imat, in, imat, "Q4_K_M"}, "imat.dat is the input"},
+		{"imatrix via a link", []string{"quantize", "--force", "--imatrix", imat, in, filepath.Join(dir, "imat-link.dat"), "Q4_K_M"}, "imat-link.dat is the input"},
+		{"imatrix spelled otherwise", []string{"quantize", "--force", "--imatrix", imat, in, filepath.Join(dir, "sub", "..", "imat.dat"), "Q4_K_M"}, "is the input"},
+		{"recipe", []string{"quantize", "--recipe", recipe, in, recipe, "Q8_0"}, "r.txt is the input"},
+		{"recipe via a hard link", []string{"quantize", "--force", "--recipe", recipe, in, filepath.Join(dir, "r-hard.txt"), "Q8_0"}, "is the input"},
+		{"place file", []string{"quantize", "--force", "--place-file", place, in, place, "Q8_0"}, "p.txt is the input"},
+		{"rows", []string{"rows", "quantize", "--force", "--type", "q8_0", "--cols", "32", f32, f32}, "in.f32 is the input"},
+		{"rows importance", []string{"rows", "quantize", "--force", "--type", "q8_0", "--cols", "32", "--imatrix", f32, f32, f32}, "is the input"},
+		{"model", []string{"quantize", "--force", in, in, "Q8_0"}, "is the input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			failGquant(t, []string{tc.says}, tc.args...)
+		})
+	}
+	for p, b := range originals {
+		fileUnchanged(t, p, b)
+	}
+	assertNoTemp(t, dir)
+}
+
+// Item 3: one policy for every command that writes: an existing output is
+// an error naming --force; --force replaces it; a read-only output is never
+// replaced. Each case runs three times: without --force (refused), with it
+// (replaced), and on a read-only file with it (refused).
+func TestExistingOutputs(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	q8 := filepath.Join(dir, "q8.gguf")
+	mustGquant(t, "quantize", in, q8, "Q8_0")
+	shards := filepath.Join(dir, "shards")
+	mustGquant(t, "split", "--split-max-tensors", "40", in, shards)
+	f32 := filepath.Join(dir, "in.f32")
+	writeF32(t, f32, 64)
+	for _, tc := range []struct {
+		name string
+		args []string // OUT is the output; written is the file it checks
+		out  string   // the file that exists (default OUT)
+	}{
+		{"quantize", []string{"quantize", in, "OUT", "Q8_0"}, ""},
+		{"quantize --keep-split", []string{"quantize", "--keep-split", shards + "-00001-of-00002.gguf", "OUT", "Q8_0"}, "OUT-00002-of-00002.gguf"},
+		{"quantize --split-max-tensors", []string{"quantize", "--split-max-tensors", "50", in, "OUT", "Q8_0"}, "OUT-00002-of-00002.gguf"},
+		{"quantize --repack", []string{"quantize", "--repack", q8, "OUT", "Q8_0"}, ""},
+		{"repack", []string{"repack", q8, "OUT"}, ""},
+		{"split", []string{"split", "--split-max-tensors", "40", in, "OUT"}, "OUT-00002-of-00002.gguf"},
+		{"merge", []string{"merge", shards + "-00002-of-00002.gguf", "OUT"}, ""},
+		{"testmodel", []string{"testmodel", "--preset", "tiny-llama", "OUT"}, ""},
+		{"rows quantize", []string{"rows", "quantize", "--type", "q8_0", "--cols", "32", f32, "OUT"}, ""},
+		{"rows dequantize", []string{"rows", "dequantize", "--type", "f32", "--cols", "32", f32, "OUT"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			existing := out
+			if tc.out != "" {
+				existing = strings.ReplaceAll(tc.out, "OUT", out)
+			}
+			args := func(force bool) []string {
+				var a []string
+				for _, s := range tc.args {
+					a = append(a, strings.ReplaceAll(s, "OUT", out))
+				}
+				if force {
+					a = append(a[:1:1], append([]string{"--force"}, a[1:]...)...)
+					if a[0] == "rows" {
+						a = append([]string{"rows", a[2], "--force"}, a[3:]...)
+					}
+				}
+				return a
+			}
+			old := []byte("an older output")
+			if err := os.WriteFile(existing, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			failGquant(t, []string{existing, "exists", "--force"}, args(false)...)
+			fileUnchanged(t, existing, old)
+			mustGquant(t, args(true)...)
+			if got, _ := os.ReadFile(existing); bytes.Equal(got, old) {
+				t.Errorf("--force did not replace %s", existing)
+			}
+			if err := os.WriteFile(existing, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(existing, 0o444)
+			failGquant(t, []string{existing, "read-only"}, args(true)...)
+			fileUnchanged(t, existing, old)
+			assertNoTemp(t, filepath.Dir(out))
+		})
+	}
+}
+
+// Item 5: outputs are checked before any tensor data is read: a directory
+// as output, a missing directory, and outputs larger than the free space
+// (the error names the path and the bytes needed and free).
+func TestOutputPathsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	failGquant(t, []string{dir, "is a directory"}, "quantize", "--force", in, dir, "Q8_0")
+	failGquant(t, []string{filepath.Join(dir, "nope"), "does not exist"}, "quantize", in, filepath.Join(dir, "nope", "x.gguf"), "Q8_0")
+	failGquant(t, []string{filepath.Join(dir, "nope"), "does not exist"}, "rows", "quantize", "--type", "q8_0", "--cols", "32", in, filepath.Join(dir, "nope", "x"))
+
+	// A 1T-class model to Q8_0 (about 715 GB) and a full Kimi-K2 (2 TB):
+	// the run stops at once, naming the bytes.
+	free, ok := freeBytes(dir)
+	if !ok || free > 600<<30 {
+		t.Skip("cannot tell the free space, or more than 600 GiB free")
+	}
+	big := filepath.Join(dir, "r1.gguf")
+	mustGquant(t, "testmodel", "--preset", "deepseek-r1", "--header-only", big)
+	start := time.Now()
+	stderr := failGquant(t, []string{"not enough free space", "out.gguf", "needs", "bytes", "free"}, "quantize", big, filepath.Join(dir, "out.gguf"), "Q8_0")
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("the refusal took %v: %s", el, stderr)
+	}
+	failGquant(t, []string{"not enough free space", "k2.gguf", "needs"}, "testmodel", "--preset", "kimi-k2", filepath.Join(dir, "k2.gguf"))
+	assertNoTemp(t, dir)
+}
+
+// freeBytes is the free space of dir as the check sees it.
+func freeBytes(dir string) (int64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize), true
+}
+
+// Item 14: outputs are created with 0666 and the umask decides.
+func TestOutputsFollowUmask(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	f32 := filepath.Join(dir, "in.f32")
+	writeF32(t, f32, 64)
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	out := filepath.Join(dir, "out.gguf")
+	rows := filepath.Join(dir, "out.bin")
+	mustGquant(t, "quantize", in, out, "Q8_0")
+	mustGquant(t, "rows", "quantize", "--type", "q8_0", "--cols", "32", f32, rows)
+	for _, p := range []string{out, rows} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %v with umask 027, want 0640", p, st.Mode().Perm())
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// Errors of Files.Check, for errors.Is. Each comes wrapped with the path and
+// the detail.
+var (
+	// ErrExists: an output exists and --force was not given.
+	ErrExists = errors.New("output exists")
+	// ErrReadOnly: an output exists and is read-only; it is never replaced.
+	ErrReadOnly = errors.New("output is read-only")
+	// ErrOutputPath: an output is a directory or another non-regular file,
+	// or its directory is missing or not writable.
+	ErrOutputPath = errors.New("cannot write output")
+	// ErrNoSpace: the outputs do not fit in the free space of their file system.
+	ErrNoSpace = errors.New("not enough free space")
+	// ErrBusy: another process is writing the same output.
+	ErrBusy = errors.New("output is being written by another process")
+)
+
+// Files is what a command reads and writes, so that one policy applies to
+// every command before any work starts: no output may be one of the inputs
+// (under any spelling or link), an existing output is an error unless Force
+// (--force), a read-only output is never replaced, an output must not be a
+// directory or another non-regular file, its directory must exist and be
+// writable, and the outputs must fit in the free space. Check also removes
+// the stale temporary files an interrupted run left for the same outputs.
+type Files struct {
+	// Force allows replacing existing outputs (--force).
+	Force bool
+	// Inputs are every file the command reads.
+	Inputs []string
+	// Outputs are every file the command writes.
+	Outputs []Output
+	// MakeDirs: the command creates missing output directories (split,
+	// repack), so only the nearest existing one must be writable.
+	MakeDirs bool
+
+	before []os.FileInfo                  // each output as Check found it (nil: absent)
+	free   func(dir string) (int64, bool) // freeSpace, replaced by tests
+}
+
+// Output is one file to write and its exact size in bytes (-1: unknown;
+// the free-space check then skips it).
+type Output struct {
+	Path string
+	Size int64
+}
+
+// Read adds input files.
+func (f *Files) Read(paths ...string) {
+	for _, p := range paths {
+		if p != "" {
+			f.Inputs = append(f.Inputs, p)
+		}
+	}
+}
+
+// Write adds an output of size bytes (-1 when not known in advance).
+func (f *Files) Write(path string, size int64) {
+	f.Outputs = append(f.Outputs, Output{Path: path, Size: size})
+}
+
+// Paths lists the outputs' paths.
+func (f *Files) Paths() []string {
+	out := make([]string, len(f.Outputs))
+	for i, o := range f.Outputs {
+		out[i] = o.Path
+	}
+	return out
+}
+
+// Check runs every check on the outputs, first to fail wins, and removes
+// stale temporary files of theirs, saying so on log (one line each). It
+// reads no tensor data: commands call it once the plan is known and before
+// any work.
+func (f *Files) Check(log io.Writer) error {
+	f.before = make([]os.FileInfo, len(f.Outputs))
+	for i, o := range f.Outputs {
+		if err := f.checkOne(i, o); err != nil {
+			return err
+		}
+	}
+	for i, o := range f.Outputs {
+		if err := sweepTemps(o.Path, log); err != nil {
+			return err
+		}
+		f.before[i], _ = os.Stat(o.Path)
+	}
+	free := f.free
+	if free == nil {
+		free = freeSpace
+	}
+	return checkSpace(f.Outputs, free)
+}
+
+func (f *Files) checkOne(i int, o Output) error {
+	if o.Path == "" {
+		return fmt.Errorf("%w: empty output name", ErrOutputPath)
+	}
+	for _, in := range f.Inputs {
+		if same, _ := SameFile(o.Path, in); same {
+			return fmt.Errorf("%w: %s is the input %s", gguf.ErrSameFile, o.Path, in)
+		}
+	}
+	for _, prev := range f.Outputs[:i] {
+		if same, _ := SameFile(o.Path, prev.Path); same || filepath.Clean(o.Path) == filepath.Clean(prev.Path) {
+			return fmt.Errorf("%w: %s is written twice (also as %s)", ErrOutputPath, o.Path, prev.Path)
+		}
+	}
+	dir := filepath.Dir(o.Path)
+	if f.MakeDirs {
+		dir = existingAncestor(dir)
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w %s: directory %s does not exist", ErrOutputPath, o.Path, dir)
+	case err != nil:
+		return fmt.Errorf("%w %s: %w", ErrOutputPath, o.Path, err)
+	case !st.IsDir():
+		return fmt.Errorf("%w %s: %s is not a directory", ErrOutputPath, o.Path, dir)
+	}
+	if err := writable(dir); err != nil {
+		return fmt.Errorf("%w %s: directory %s is not writable: %w", ErrOutputPath, o.Path, dir, err)
+	}
+	lst, err := os.Lstat(o.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", ErrOutputPath, o.Path, err)
+	}
+	st, err = os.Stat(o.Path)
+	if err != nil {
+		st = lst // a dangling link: replacing it is fine with --force
+	}
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("%w %s: it is a directory", ErrOutputPath, o.Path)
+	case lst.Mode()&os.ModeSymlink == 0 && !st.Mode().IsRegular():
+		return fmt.Errorf("%w %s: it is not a regular file (%s)", ErrOutputPath, o.Path, fileKind(st.Mode()))
+	case lst.Mode()&os.ModeSymlink == 0 && readOnly(o.Path, st):
+		return fmt.Errorf("%w: %s is read-only and is never replaced, not even with --force", ErrReadOnly, o.Path)
+	case !f.Force:
+		return fmt.Errorf("%w: %s exists (pass --force to replace it)", ErrExists, o.Path)
+	}
+	return nil
+}
+
+// existingAncestor returns dir or the nearest of its parents that exists.
+func existingAncestor(dir string) string {
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// readOnly reports whether an existing output must be left alone: no write
+// permission bit set (which root's access check would ignore), or no write
+// access for this process.
+func readOnly(path string, st os.FileInfo) bool {
+	return st.Mode().Perm()&0o222 == 0 || writable(path) != nil
+}
+
+// fileKind names a non-regular file type for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
+// SameFile reports whether a and b name the same existing file (following
+// links); a path that does not exist is the same as nothing.
+func SameFile(a, b string) (bool, error) { return gguf.SameFile(a, b) }
+
+// Written reports which outputs were (re)written since Check: those that
+// exist now and did not, or are another file than Check saw. The others
+// are left as they were.
+func (f *Files) Written() (written, unwritten []string) {
+	for i, o := range f.Outputs {
+		now, err := os.Stat(o.Path)
+		var before os.FileInfo
+		if i < len(f.before) {
+			before = f.before[i]
+		}
+		if err == nil && (before == nil || !os.SameFile(before, now) || !before.ModTime().Equal(now.ModTime())) {
+			written = append(written, o.Path)
+		} else {
+			unwritten = append(unwritten, o.Path)
+		}
+	}
+	return written, unwritten
+}
+
+// sweepTemps removes the stale temporary files of writes to path (left by a
+// run that was killed) and fails if another process is writing path now.
+// Files of older versions, whose writer cannot be told, are reported only.
+func sweepTemps(path string, log io.Writer) error {
+	temps, err := gguf.TempFiles(path)
+	if err != nil {
+		return nil // the directory check reports what matters
+	}
+	for _, t := range temps {
+		switch {
+		case t.PID == os.Getpid():
+		case t.Live && t.PID != 0:
+			return fmt.Errorf("%w: %s is being written by process %d (%s)", ErrBusy, path, t.PID, t.Path)
+		case t.Live:
+			fmt.Fprintf(log, "note: %s (%s) looks like a temporary file of an interrupted older run for %s; delete it if no run is writing that file\n",
+				t.Path, HumanBytes(t.Size), path)
+		default:
+			if err := os.Remove(t.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("removing the stale temporary file %s: %w", t.Path, err)
+			}
+			fmt.Fprintf(log, "note: removed %s (%s), a temporary file left by an interrupted run (process %d) for %s\n",
+				t.Path, HumanBytes(t.Size), t.PID, path)
+		}
+	}
+	return nil
+}
+
+// removeOwnTemps removes this process's temporary files of the outputs.
+func removeOwnTemps(paths []string) {
+	for _, p := range paths {
+		temps, _ := gguf.TempFiles(p)
+		for _, t := range temps {
+			if t.PID == os.Getpid() {
+				os.Remove(t.Path)
+			}
+		}
+	}
+}
+
+// checkSpace adds up the outputs per file system and compares each sum
+// with the space free there for this user.
+func checkSpace(outs []Output, freeSpace func(string) (int64, bool)) error {
+	type fsNeed struct {
+		dir   string
+		bytes int64
+		paths []string
+	}
+	var needs []*fsNeed
+	byID := map[uint64]*fsNeed{}
+	for _, o := range outs {
+		if o.Size <= 0 {
+			continue
+		}
+		dir := existingAncestor(filepath.Dir(o.Path))
+		id, ok := fileSystemID(dir)
+		n := byID[id]
+		if !ok || n == nil {
+			n = &fsNeed{dir: dir}
+			needs = append(needs, n)
+			if ok {
+				byID[id] = n
+			}
+		}
+		n.bytes += o.Size
+		n.paths = append(n.paths, o.Path)
+	}
+	for _, n := range needs {
+		free, ok := freeSpace(n.dir)
+		if !ok || n.bytes <= free {
+			continue
+		}
+		what := n.paths[0]
+		if len(n.paths) > 1 {
+			what = fmt.Sprintf("%d files (%s ...)", len(n.paths), n.paths[0])
+		}
+		return fmt.Errorf("%w for %s: needs %d bytes (%s), %s has %d bytes (%s) free",
+			ErrNoSpace, what, n.bytes, HumanBytes(n.bytes), n.dir, free, HumanBytes(free))
+	}
+	return nil
+}
+
+// HumanBytes formats n in binary units (1.5 GiB).
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n), "KMGTPE"
+	i := -1
+	for v >= unit && i < len(suffix)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %ciB", v, suffix[i])
+}

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+func writeTestFile(t *testing.T, path, text string, perm os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deadPID returns the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// One output policy for every command (issue 16, items 2, 3 and 5): each
+// case is a set of inputs and outputs and the error Check must give.
+func TestFilesCheck(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "imat.dat")
+	writeTestFile(t, in, "data", 0o644)
+	if err := os.Symlink(in, filepath.Join(dir, "link.dat")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(in, filepath.Join(dir, "hard.dat")); err != nil {
+		t.Fatal(err)
+	}
+	exists := filepath.Join(dir, "exists.gguf")
+	writeTestFile(t, exists, "old", 0o644)
+	readonly := filepath.Join(dir, "readonly.gguf")
+	writeTestFile(t, readonly, "old", 0o444)
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no named pipes:", err)
+	}
+	spelled := filepath.Join(dir, "sub", "..", "imat.dat")
+	for _, tc := range []struct {
+		name    string
+		force   bool
+		inputs  []string
+		outputs []string
+		want    error  // nil: accepted
+		say     string // in the message
+	}{
+		{"new output", false, []string{in}, []string{filepath.Join(dir, "new.gguf")}, nil, ""},
+		{"output is an input", true, []string{"m.gguf", in}, []string{in}, gguf.ErrSameFile, "imat.dat is the input"},
+		{"another spelling", true, []string{in}, []string{spelled}, gguf.ErrSameFile, spelled},
+		{"symbolic link", true, []string{in}, []string{filepath.Join(dir, "link.dat")}, gguf.ErrSameFile, "link.dat"},
+		{"hard link", true, []string{in}, []string{filepath.Join(dir, "hard.dat")}, gguf.ErrSameFile, "hard.dat"},
+		{"input is a link", true, []string{filepath.Join(dir, "link.dat")}, []string{in}, gguf.ErrSameFile, "link.dat"},
+		{"exists", false, nil, []string{exists}, ErrExists, "pass --force"},
+		{"exists, --force", true, nil, []string{exists}, nil, ""},
+		{"read-only", false, nil, []string{readonly}, ErrReadOnly, "not even with --force"},
+		{"read-only, --force", true, nil, []string{readonly}, ErrReadOnly, "readonly.gguf"},
+		{"directory", true, nil, []string{filepath.Join(dir, "sub")}, ErrOutputPath, "is a directory"},
+		{"named pipe", true, nil, []string{fifo}, ErrOutputPath, "named pipe"},
+		{"missing directory", false, nil, []string{filepath.Join(dir, "nope", "x.gguf")}, ErrOutputPath, "does not exist"},
+		{"parent is a file", false, nil, []string{filepath.Join(exists, "x.gguf")}, ErrOutputPath, "not a directory"},
+		{"empty name", false, nil, []string{""}, ErrOutputPath, "empty"},
+		{"written twice", false, nil, []string{filepath.Join(dir, "a.gguf"), filepath.Join(dir, ".", "a.gguf")}, ErrOutputPath, "written twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Files{Force: tc.force}
+			f.Read(tc.inputs...)
+			for _, o := range tc.outputs {
+				f.Write(o, 10)
+			}
+			var log bytes.Buffer
+			err := f.Check(&log)
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("error %v, want %v", err, tc.want)
+			case tc.want != nil && !strings.Contains(err.Error(), tc.say):
+				t.Errorf("error %q does not say %q", err, tc.say)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(in); string(b) != "data" {
+		t.Error("the input changed")
+	}
+}
+
+// The outputs must fit in the free space of their file system, added up
+// per file system; the error names the path and both byte counts.
+func TestFilesCheckSpace(t *testing.T) {
+	dir := t.TempDir()
+	f := &Files{free: func(string) (int64, bool) { return 1000, true }}
+	f.Write(filepath.Join(dir, "a.gguf"), 600)
+	f.Write(filepath.Join(dir, "b.gguf"), 600)
+	err := f.Check(&bytes.Buffer{})
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("error %v, want ErrNoSpace", err)
+	}
+	for _, want := range []string{"a.gguf", "needs 1200 bytes", "1000 bytes", dir} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	f = &Files{free: func(string) (int64, bool) { return 1200, true }}
+	f.Write(filepath.Join(dir, "a.gguf"), 600)
+	f.Write(filepath.Join(dir, "b.gguf"), 600)
+	f.Write(filepath.Join(dir, "c.gguf"), -1) // unknown size
+	if err := f.Check(&bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	// The real file system.
+	f = &Files{}
+	f.Write(filepath.Join(dir, "huge.gguf"), 1<<60)
+	if err := f.Check(&bytes.Buffer{}); !errors.Is(err, ErrNoSpace) {
+		t.Errorf("an exabyte output: %v", err)
+	}
+}
+
+// After a kill -9 the next run on the same output removes the stale
+// temporary files of that output and says so; a file another process is
+// writing stops the run; an older version's file is reported (issue 16,
+// item 4).
+func TestFilesCheckStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	dead := deadPID(t)
+	stale := filepath.Join(dir, fmt.Sprintf(".out.gguf.tmp-%d-abc", dead))
+	staged := filepath.Join(dir, fmt.Sprintf("..out.gguf.tmp-%d-abc.tmp-%d-def", dead, dead))
+	legacy := filepath.Join(dir, ".out.gguf.tmp-123456")
+	other := filepath.Join(dir, fmt.Sprintf(".other.gguf.tmp-%d-abc", dead))
+	for _, p := range []string{stale, staged, legacy, other} {
+		writeTestFile(t, p, "partial", 0o644)
+	}
+	var log bytes.Buffer
+	f := &Files{}
+	f.Write(out, 10)
+	if err := f.Check(&log); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{stale, staged} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("stale %s kept", p)
+		}
+		if !strings.Contains(log.String(), "removed "+p) {
+			t.Errorf("removal of %s not reported: %s", p, log.String())
+		}
+	}
+	for _, p := range []string{legacy, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed", p)
+		}
+	}
+	if !strings.Contains(log.String(), legacy) {
+		t.Errorf("older version's file not reported: %s", log.String())
+	}
+
+	// A temporary file another live process holds: the run stops.
+	live, err := gguf.CreateTemp(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	busy := filepath.Join(dir, ".out.gguf.tmp-1-xyz") // process 1 always runs
+	writeTestFile(t, busy, "partial", 0o644)
+	err = f.Check(&log)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "process 1") {
+		t.Errorf("a file of a live process: %v", err)
+	}
+	os.Remove(busy)
+	// This process's own temporary file is neither removed nor in the way.
+	if err := f.Check(&log); err != nil {
+		t.Errorf("own temporary file: %v", err)
+	}
+	if _, err := os.Stat(live.Name()); err != nil {
+		t.Error("own temporary file removed")
+	}
+}
+
+// WriteFile creates its file with 0666 and lets the umask decide (issue
+// 16, item 14), through a temporary file that leaves nothing on failure.
+func TestWriteFileUmask(t *testing.T) {
+	dir := t.TempDir()
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	p := filepath.Join(dir, "x.dat")
+	if err := WriteFile(p, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v with umask 027, want 0640", st.Mode().Perm())
+	}
+	if err := WriteFile(filepath.Join(dir, "missing", "x"), nil); err == nil {
+		t.Error("wrote into a missing directory")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
