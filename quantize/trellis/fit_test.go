@@ -4,13 +4,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/gquant/gquant/quantize/kernel"
 )
 
 // TestFitTrials checks fitTrials (the assembly where the CPU has it) bit for
-// bit against the portable lanes, and each lane against fitSumsIQ3, the
-// sequential sums it replaces, on random rows.
+// bit against the portable lanes, fused and not, and each unfused lane
+// against fitSumsIQ3, the sequential sums it replaces, on random rows.
 func TestFitTrials(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for iter := 0; iter < 40; iter++ {
@@ -36,21 +34,24 @@ func TestFitTrials(t *testing.T) {
 		dls := make([]float32, len(scales)*fitLanes)
 		for ib, s := range scales {
 			for tr := 0; tr < 19; tr++ {
-				id := fma32(float32(tr-9), 0.2, 15) / maxScale
-				dls[ib*fitLanes+tr] = float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+				dls[ib*fitLanes+tr] = float32(blockScaleIQ3(fma32(float32(tr-9), 0.2, 15)/maxScale, s))
 			}
 		}
-		var got, want [2 * fitLanes]float32
-		fitTrials(wx, w, v, dls, &got)
-		fitTrialsGo(wx, w, v, dls, &want)
-		for k := range got {
-			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
-				t.Fatalf("iter %d lane %d: %v, portable %v", iter, k, got[k], want[k])
+		for _, fused := range []bool{true, false} {
+			var got, want [2 * fitLanes]float32
+			fitTrials(wx, w, v, dls, fused, &got)
+			fitTrialsGo(wx, w, v, dls, fused, &want)
+			for k := range got {
+				if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+					t.Fatalf("iter %d fused %v lane %d: %v, portable %v", iter, fused, k, got[k], want[k])
+				}
 			}
 		}
+		var got [2 * fitLanes]float32
+		fitTrials(wx, w, v, dls, false, &got)
 		for tr := 0; tr < 19; tr++ {
 			id := fma32(float32(tr-9), 0.2, 15) / maxScale
-			sqx, sq2, _ := fitSumsIQ3(x, w, scales, v, id, true)
+			sqx, sq2 := fitSumsIQ3(x, w, scales, v, id)
 			if math.Float32bits(sqx) != math.Float32bits(got[tr]) || math.Float32bits(sq2) != math.Float32bits(got[fitLanes+tr]) {
 				t.Fatalf("iter %d trial %d: lanes (%v, %v), fitSumsIQ3 (%v, %v)", iter, tr, got[tr], got[fitLanes+tr], sqx, sq2)
 			}

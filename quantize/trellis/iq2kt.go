@@ -150,7 +150,7 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 			}
 		}
 		lanes = new([2 * fitLanes]float32)
-		fitTrials(sc.wx, w, sc.qtmp, dls, lanes)
+		fitTrials(sc.wx, w, sc.qtmp, dls, true, lanes)
 	}
 	for itry := -9; itry <= 9; itry++ {
 		var sumqx, sumq2 float32

@@ -86,24 +86,18 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		dls := sc.dls[:len(allScales)*fitLanes]
 		for ib, s := range allScales {
 			for t := 0; t < 19; t++ {
-				id := fma32(float32(t-9), 0.2, 15) / maxScale
-				dls[ib*fitLanes+t] = float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+				dls[ib*fitLanes+t] = float32(blockScaleIQ3(fma32(float32(t-9), 0.2, 15)/maxScale, s))
 			}
 		}
 		lanes = new([2 * fitLanes]float32)
-		fitTrials(sc.wx, allWeights, qtmp, dls, lanes)
+		fitTrials(sc.wx, allWeights, qtmp, dls, false, lanes)
 	}
 	for itry := -9; itry <= 9; itry++ {
 		var sumqx, sumq2 float32
 		if lanes != nil {
 			sumqx, sumq2 = lanes[itry+9], lanes[fitLanes+itry+9]
 		} else {
-			id := fma32(float32(itry), 0.2, 15) / maxScale
-			var tie uint32
-			sumqx, sumq2, tie = fitSumsIQ3(x, allWeights, allScales, qtmp, id, false)
-			if tie != 0 {
-				sumqx, sumq2, _ = fitSumsIQ3(x, allWeights, allScales, qtmp, id, true)
-			}
+			sumqx, sumq2 = fitSumsIQ3(x, allWeights, allScales, qtmp, fma32(float32(itry), 0.2, 15)/maxScale)
 		}
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2
@@ -117,8 +111,8 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	}
 	for ibl := 0; ibl < nblock; ibl++ {
 		for ib := 0; ib < 4; ib++ {
-			ls1 := min(max(kernel.NearestInt(float32(id*allScales[ibl*8+ib])), 0), 15)
-			ls2 := min(max(kernel.NearestInt(float32(id*allScales[ibl*8+ib+4])), 0), 15)
+			ls1 := blockScaleIQ3(id, allScales[ibl*8+ib])
+			ls2 := blockScaleIQ3(id, allScales[ibl*8+ib+4])
 			y[100*ibl+ib] = uint8(ls1 | ls2<<4)
 		}
 	}
@@ -152,27 +146,34 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	}
 }
 
+// blockScaleIQ3 is a block's 4-bit scale for the inverse row scale id:
+// nearest_int(id*s) clamped to 0..15. GCC fuses the product into
+// nearest_int's addition of 1.5*2^23 (quantize_row_iq3_kt_impl, in the
+// row-scale trials and when it stores the scales), so the exact product is
+// rounded, not its float32 rounding: they differ when id*s is within half
+// an ulp of a half-integer.
+func blockScaleIQ3(id, s float32) int {
+	return min(max(kernel.NearestIntMul(id, s), 0), 15)
+}
+
 // fitSumsIQ3 adds up w*|x|*q and w*q*q over the row for one trial inverse
 // row scale id (block scales rounded to 0..15, codeword values qtmp), in the
-// reference's order with fused multiply-adds. With exact false it uses
-// fmaFast and reports a tie.
-func fitSumsIQ3(x, w, scales, qtmp []float32, id float32, exact bool) (sumqx, sumq2 float32, tie uint32) {
+// reference's order. The reference (quantize_row_iq3_kt_impl's 19 trials)
+// does not fuse these: GCC vectorises the products of each block (16 lanes)
+// and adds them one by one, in order, so each product is rounded to float32
+// before it is added. Where a block dominates the row (one huge outlier),
+// the trials' ratios sumqx²/sumq2 are equal but for that rounding, and the
+// fused sums picked another row scale than the reference.
+func fitSumsIQ3(x, w, scales, qtmp []float32, id float32) (sumqx, sumq2 float32) {
 	for ib, s := range scales {
-		dl := float32(min(max(kernel.NearestInt(float32(id*s)), 0), 15))
+		dl := float32(blockScaleIQ3(id, s))
 		o := ib * blockSize
 		xb, wb, qb := x[o:o+blockSize], w[o:o+blockSize], qtmp[o:o+blockSize]
 		for j, v := range qb {
 			q := float32(dl * v)
-			if exact {
-				sumqx = fma32(float32(wb[j]*abs32(xb[j])), q, sumqx)
-				sumq2 = fma32(float32(wb[j]*q), q, sumq2)
-				continue
-			}
-			var t1, t2 uint32
-			sumqx, t1 = fmaFast(float32(wb[j]*abs32(xb[j])), q, sumqx)
-			sumq2, t2 = fmaFast(float32(wb[j]*q), q, sumq2)
-			tie |= t1 | t2
+			sumqx += float32(float32(wb[j]*abs32(xb[j])) * q)
+			sumq2 += float32(float32(wb[j]*q) * q)
 		}
 	}
-	return sumqx, sumq2, tie
+	return sumqx, sumq2
 }

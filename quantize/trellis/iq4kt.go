@@ -106,7 +106,10 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			if shb&1 != 0 {
 				cb = cb2
 			}
-			ls := min(kernel.NearestInt(float32(id*allScales[ibl*8+ib])), 63)
+			// nearest_int(id*scales[ib]): GCC fuses the product into the
+			// addition of 1.5*2^23 (quantize_row_iq4_kt_impl), so the exact
+			// product is rounded, not its float32 rounding.
+			ls := min(kernel.NearestIntMul(id, allScales[ibl*8+ib]), 63)
 			shb = shb&^0xff | uint32(uint8((ls+64)<<1)|uint8(shb&1))
 			dl := float32(d * float32(ls))
 			cb.findBestMatch(dl, xb, weight, bestIdx[:])

@@ -29,6 +29,12 @@ func scaleSumsAVX2(q, x, w *[32]float32, sums *[16]float32)
 //go:noescape
 func fitTrialsAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32)
 
+// fitTrialsMulAddAVX2 is fitTrialsAVX2 with the products rounded before
+// they are added (fitTrials without fused).
+//
+//go:noescape
+func fitTrialsMulAddAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32)
+
 // searchBlock4AVX2 is findBestMatch (inverse scale id) for the eight groups
 // of 4 of a block in one call, over the codebook's flatLanes and spans. It
 // returns nonzero, with idx incomplete, if a cluster is empty or a search

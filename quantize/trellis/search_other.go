@@ -21,6 +21,10 @@ func fitTrialsAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float3
 	panic("trellis: fitTrialsAVX2 without AVX2")
 }
 
+func fitTrialsMulAddAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]float32) {
+	panic("trellis: fitTrialsMulAddAVX2 without AVX2")
+}
+
 func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
 	panic("trellis: no assembly search on this architecture")
 }
