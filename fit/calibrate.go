@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -451,4 +453,51 @@ func solveLinear(M [][]float64, b []float64) ([]float64, bool) {
 // sortRowsByKLD orders calibration rows by measured divergence.
 func sortRowsByKLD(rows []RowFit) {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].KLD < rows[j].KLD })
+}
+
+// Calibrate fits gains to the measured divergences of rows, measuring what
+// the rows' mixes need on in with the importance matrix im (which the
+// measured quants were made with). start gives the gains of classes no row
+// quantizes, and the first guess.
+func Calibrate(in *gguf.Model, im *imatrix.Matrix, rows []KLDRow, opts MeasureOptions, start Gains) (*Calibration, MeasureReport, error) {
+	m, err := describe(in)
+	if err != nil {
+		return nil, MeasureReport{}, err
+	}
+	hasIm := im != nil && len(im.Entries) > 0
+	errs := make(errorTable, len(in.Tensors))
+	for i := range errs {
+		errs[i] = map[formats.Type]float64{}
+	}
+	need := map[int][]formats.Type{}
+	for _, row := range rows {
+		_, nd, err := mixTerms(m, hasIm, row, errs)
+		if err != nil {
+			return nil, MeasureReport{}, err
+		}
+		for i, ts := range nd {
+			for _, t := range ts {
+				if !slicesContains(need[i], t) {
+					need[i] = append(need[i], t)
+				}
+			}
+		}
+	}
+	var reqs []Request
+	for i := range in.Tensors {
+		if len(need[i]) > 0 {
+			reqs = append(reqs, Request{Tensor: i, Types: need[i]})
+		}
+	}
+	res, rep, err := Measure(in, im, reqs, opts, true)
+	if err != nil {
+		return nil, rep, err
+	}
+	for i, ms := range res {
+		for t, mm := range ms {
+			errs[i][t] = mm.Err()
+		}
+	}
+	cal, err := calibrate(m, hasIm, rows, errs, start)
+	return cal, rep, err
 }

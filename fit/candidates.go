@@ -187,7 +187,8 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 	if hasData == nil {
 		hasData = make([]bool, len(m.tensors))
 	}
-	base, err := m.selectAll(recipes.FileTypeQ8_0, pins, hasIm)
+	// A catch-all rule after the pins marks the tensors rules can decide.
+	base, err := m.selectAll(recipes.FileTypeQ8_0, withRule(pins, formats.Q8_0), hasIm)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,9 +1,11 @@
 package fit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -37,11 +39,11 @@ var ErrInfeasible = errors.New("fit: budget too small")
 // It returns the index of each item's option. An item with no option is a
 // programming error.
 func solve(items [][]option, budget int64) ([]int, error) {
-	pick, err := solveRelaxed(items, budget)
+	pick, lambda, err := relax(items, budget)
 	if err != nil {
 		return nil, err
 	}
-	if exact, ok := frontierSolve(items, budget, totalLoss(items, pick)); ok {
+	if exact, ok := frontierSolve(items, budget, totalLoss(items, pick), lambda); ok {
 		copy(pick, exact)
 	}
 	return pick, nil
@@ -49,6 +51,13 @@ func solve(items [][]option, budget int64) ([]int, error) {
 
 // solveRelaxed is solve's steps 1 to 3.
 func solveRelaxed(items [][]option, budget int64) ([]int, error) {
+	pick, _, err := relax(items, budget)
+	return pick, err
+}
+
+// relax is solveRelaxed, also returning the multiplier it found (0 when
+// the budget does not bind).
+func relax(items [][]option, budget int64) ([]int, float64, error) {
 	n := len(items)
 	pick := make([]int, n)
 	var minBytes, bestBytes int64
@@ -70,10 +79,10 @@ func solveRelaxed(items [][]option, budget int64) ([]int, error) {
 		pick[i] = best
 	}
 	if minBytes > budget {
-		return nil, fmt.Errorf("%w: the smallest choice of every tensor needs %d bytes, %d more than the %d available", ErrInfeasible, minBytes, minBytes-budget, budget)
+		return nil, 0, fmt.Errorf("%w: the smallest choice of every tensor needs %d bytes, %d more than the %d available", ErrInfeasible, minBytes, minBytes-budget, budget)
 	}
 	if bestBytes <= budget {
-		return pick, nil // the budget does not bind
+		return pick, 0, nil // the budget does not bind
 	}
 
 	hulls := make([][]point, n)
@@ -119,7 +128,7 @@ func solveRelaxed(items [][]option, budget int64) ([]int, error) {
 	}
 	used = fillSlack(items, pick, used, budget)
 	swapSearch(items, pick, used, budget)
-	return pick, nil
+	return pick, hi, nil
 }
 
 func totalLoss(items [][]option, pick []int) float64 {
@@ -131,17 +140,19 @@ func totalLoss(items [][]option, pick []int) float64 {
 }
 
 // maxFrontierCells bounds the memory of frontierSolve: frontier points
-// kept over all items (each 16 bytes of back-pointers).
+// kept over all items (24 bytes each).
 const maxFrontierCells = 1 << 22
 
 // frontierSolve is the exact multiple-choice knapsack by dynamic
 // programming over Pareto frontiers: after each item, the partial choices
-// that no other beats in both bytes and loss. It gives up (ok false) when
-// the frontiers outgrow maxFrontierCells, as they do for models of
-// thousands of tensors, where the relaxation's answer is within a hair of
-// the optimum anyway. Partial choices that cannot beat incumbent, even with
-// every later item at its lowest loss, are dropped.
-func frontierSolve(items [][]option, budget int64, incumbent float64) ([]int, bool) {
+// that no other beats in both bytes and loss. A partial choice is dropped
+// when even the Lagrangian bound of the items still to come (at the
+// multiplier lambda the relaxation found: for any lambda >= 0, the least
+// loss + lambda*bytes of each item, minus lambda times the bytes left, is a
+// lower bound) cannot bring it below incumbent, the relaxation's own
+// answer. With that bound the frontiers stay small; it gives up (ok false)
+// when they still outgrow maxFrontierCells.
+func frontierSolve(items [][]option, budget int64, incumbent, lambda float64) ([]int, bool) {
 	n := len(items)
 	type cell struct {
 		bytes  int64
@@ -149,17 +160,19 @@ func frontierSolve(items [][]option, budget int64, incumbent float64) ([]int, bo
 		parent int32 // index in the previous frontier
 		opt    int32
 	}
-	// Least bytes and least loss the items from i on can add.
+	// Suffix sums over the items from i on: least bytes, and the least
+	// loss + lambda*bytes.
 	restBytes := make([]int64, n+1)
-	restLoss := make([]float64, n+1)
+	restDual := make([]float64, n+1)
 	for i := n - 1; i >= 0; i-- {
-		mb, ml := items[i][0].bytes, items[i][0].loss
+		mb, md := items[i][0].bytes, math.Inf(1)
 		for _, o := range items[i] {
-			mb, ml = min(mb, o.bytes), math.Min(ml, o.loss)
+			mb = min(mb, o.bytes)
+			md = math.Min(md, o.loss+lambda*float64(o.bytes))
 		}
-		restBytes[i], restLoss[i] = restBytes[i+1]+mb, restLoss[i+1]+ml
+		restBytes[i], restDual[i] = restBytes[i+1]+mb, restDual[i+1]+md
 	}
-	slackLoss := 1e-12 * math.Abs(incumbent)
+	tol := 1e-9 * math.Abs(incumbent)
 	frontiers := make([][]cell, n+1)
 	frontiers[0] = []cell{{parent: -1}}
 	cells := 0
@@ -169,19 +182,22 @@ func frontierSolve(items [][]option, budget int64, incumbent float64) ([]int, bo
 		for p, c := range frontiers[i] {
 			for j, o := range opts {
 				b, l := c.bytes+o.bytes, c.loss+o.loss
-				if b+restBytes[i+1] > budget || l+restLoss[i+1] > incumbent+slackLoss {
+				if b+restBytes[i+1] > budget {
+					continue
+				}
+				if l+restDual[i+1]-lambda*float64(budget-b) > incumbent+tol {
 					continue
 				}
 				next = append(next, cell{bytes: b, loss: l, parent: int32(p), opt: int32(j)})
 			}
 		}
-		sort.Slice(next, func(a, b int) bool {
-			if next[a].bytes != next[b].bytes {
-				return next[a].bytes < next[b].bytes
+		slices.SortFunc(next, func(a, b cell) int {
+			if a.bytes != b.bytes {
+				return cmp.Compare(a.bytes, b.bytes)
 			}
-			return next[a].loss < next[b].loss
+			return cmp.Compare(a.loss, b.loss)
 		})
-		var kept []cell
+		kept := make([]cell, 0, len(next)/4+1)
 		for _, c := range next {
 			if len(kept) == 0 || c.loss < kept[len(kept)-1].loss {
 				kept = append(kept, c)

@@ -1,0 +1,405 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gquant/gquant/fit"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/planner"
+	"github.com/gquant/gquant/recipes"
+)
+
+func init() {
+	register(&command{
+		Name:    "fit",
+		Summary: "choose the recipe with the best predicted quality that fits per-device budgets (fit calibrate: fit the quality model to measured KLD)",
+		Run:     runFit,
+	})
+}
+
+// fitFlags are gquant fit's options.
+type fitFlags struct {
+	fs *pflag.FlagSet
+
+	imatrix, gains, cache, output, types, more string
+	include, exclude, customQ, ties, reserves  []string
+	place, placeFiles, budgets                 []string
+	threads, chunkWeights, maxChunks           int
+	jsonOut, quiet                             bool
+}
+
+func newFitFlags(stderr io.Writer) *fitFlags {
+	f := &fitFlags{fs: pflag.NewFlagSet("fit", pflag.ContinueOnError)}
+	fs := f.fs
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.imatrix, "imatrix", "", "importance matrix `FILE` the quantize run will use (legacy .dat or GGUF)")
+	fs.StringArrayVar(&f.include, "include-weights", nil, "use importance data only for tensors containing this string, as quantize will; repeatable")
+	fs.StringArrayVar(&f.exclude, "exclude-weights", nil, "drop importance data for tensors containing this string, as quantize will; repeatable")
+	fs.StringArrayVar(&f.budgets, "budget", nil, "bytes each device may hold: `DEVICE=SIZE[,...]` (240GiB, 23.5GiB, 500GB)")
+	fs.StringArrayVar(&f.place, "place", nil, "put tensors on a device: `REGEX=DEVICE[,...]` as llama.cpp's -ot takes it (first match wins); repeatable")
+	fs.StringArrayVar(&f.placeFiles, "place-file", nil, "placement rules from `FILE`, one REGEX=DEVICE per line; after the --place rules")
+	fs.StringArrayVar(&f.reserves, "reserve", nil, "memory a device keeps for other things: `DEVICE=SIZE` or DEVICE=kv:CTX:TYPE (KV cache of CTX tokens from the model's own shape)[,...]; repeatable")
+	fs.StringVar(&f.types, "types", "default", "candidate `TYPES`, comma-separated; 'default' and 'mainline' (types llama.cpp also runs) stand for lists")
+	fs.StringArrayVar(&f.customQ, "custom-q", nil, "pinned rules `regex=type,...`: the tensors they match keep that type; they start the recipe; repeatable")
+	fs.StringArrayVar(&f.ties, "tie", nil, "give tensors whose names differ only in these fragments one type: `FRAG,FRAG` (ffn_gate_exps,ffn_up_exps); repeatable")
+	fs.StringVar(&f.gains, "gains", "", "per-class gains `FILE` (gquant fit calibrate writes one) instead of the built-in table")
+	fs.StringVar(&f.cache, "cache", "", "keep measurements in `FILE` so the next fit of this model skips them")
+	fs.StringVarP(&f.output, "output", "o", "", "write the recipe to `FILE` (default: standard output, the report to standard error)")
+	fs.StringVar(&f.more, "more", "1GiB", "the step of the what-more-would-buy report per device")
+	fs.IntVar(&f.threads, "threads", 0, "measuring threads (default: all cores)")
+	fs.IntVar(&f.chunkWeights, "chunk-weights", fit.DefaultChunkWeights, "weights per measured sample of a tensor")
+	fs.IntVar(&f.maxChunks, "max-chunks", fit.DefaultMaxChunks, "samples per tensor at most (more are taken where candidates' errors are close)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (per tensor: choice, bytes, loss, every candidate) instead of the report")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gquant fit [flags] IN.gguf --budget DEVICE=SIZE[,...] [--place REGEX=DEVICE ...] [-o recipe.txt]")
+		fmt.Fprintln(stderr, "       gquant fit calibrate [flags] IN.gguf KLD.tsv [-o gains.txt]")
+		fmt.Fprintln(stderr, "\nMeasures every candidate type's error on a sample of each tensor (with the real kernels and")
+		fmt.Fprintln(stderr, "importance data), predicts quality with per-class gains, and picks per device the types")
+		fmt.Fprintln(stderr, "with the least predicted loss that fit the budget after reserves. Example:")
+		fmt.Fprintln(stderr, "  gquant fit --imatrix imat.dat --place exps=CPU --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB \\")
+		fmt.Fprintln(stderr, "      --reserve GPU=kv:32768:q8_0,GPU=3GiB --cache fit.cache model-bf16.gguf -o recipe.txt")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	return f
+}
+
+func runFit(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "calibrate" {
+		return runCalibrate(args[1:], stdout, stderr)
+	}
+	f := newFitFlags(stderr)
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := f.run(args, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "gquant fit:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// loadImatrix reads the importance matrix and filters it as quantize will.
+func loadImatrix(path string, include, exclude []string) (*imatrix.Matrix, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if len(include) > 0 && len(exclude) > 0 {
+		return nil, usageError{errors.New("--include-weights and --exclude-weights cannot be used together")}
+	}
+	m, err := imatrix.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m.Filter(include, exclude)
+	return m, nil
+}
+
+// measureOptions are the measuring flags, with a progress line on a
+// terminal.
+func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func()) {
+	mo := fit.MeasureOptions{Threads: f.threads, ChunkWeights: f.chunkWeights, MaxChunks: f.maxChunks}
+	done := func() {}
+	if !f.quiet && isTerminal(stderr) {
+		last := time.Time{}
+		mo.Progress = func(d, n int) {
+			if now := time.Now(); now.Sub(last) > 200*time.Millisecond || d == n {
+				last = now
+				fmt.Fprintf(stderr, "\rmeasuring: %d/%d", d, n)
+			}
+		}
+		done = func() { fmt.Fprint(stderr, "\r\033[K") }
+	}
+	return mo, done
+}
+
+// cacheOf opens the --cache file (nil without the flag).
+func (f *fitFlags) cacheOf() (*fit.Cache, error) {
+	if f.cache == "" {
+		return nil, nil
+	}
+	return fit.LoadCache(f.cache)
+}
+
+func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
+	pos := f.fs.Args()
+	if len(pos) != 1 {
+		f.fs.Usage()
+		return usageError{errors.New("need exactly one input model")}
+	}
+	start := time.Now()
+	in, err := gguf.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	opts := fit.Options{}
+	if opts.Imatrix, err = loadImatrix(f.imatrix, f.include, f.exclude); err != nil {
+		return err
+	}
+	if len(f.place) > 0 || len(f.placeFiles) > 0 {
+		pl := &planner.Placement{}
+		for _, v := range f.place {
+			if err := pl.AddFlag(v); err != nil {
+				return usageError{err}
+			}
+		}
+		for _, p := range f.placeFiles {
+			if err := pl.AddFile(p); err != nil {
+				return usageError{err}
+			}
+		}
+		opts.Placement = pl
+	}
+	for _, v := range f.budgets {
+		bs, err := planner.ParseBudgets(v)
+		if err != nil {
+			return usageError{fmt.Errorf("--budget: %w", err)}
+		}
+		opts.Budgets = append(opts.Budgets, bs...)
+	}
+	for _, v := range f.reserves {
+		rs, err := fit.ParseReserves(v, in.Metadata)
+		if err != nil {
+			return usageError{fmt.Errorf("--reserve: %w", err)}
+		}
+		opts.Reserves = append(opts.Reserves, rs...)
+	}
+	if opts.Types, err = fit.ParseTypes(f.types); err != nil {
+		return usageError{err}
+	}
+	if len(f.customQ) > 0 {
+		opts.Pins = &recipes.RuleSet{}
+		for _, c := range f.customQ {
+			rs, err := recipes.ParseCustomQ(c)
+			if err != nil {
+				return usageError{err}
+			}
+			opts.Pins.Append(rs)
+		}
+	}
+	for _, t := range f.ties {
+		frags := strings.Split(t, ",")
+		if len(frags) < 2 {
+			return usageError{fmt.Errorf("--tie %q: give two or more name fragments, like ffn_gate_exps,ffn_up_exps", t)}
+		}
+		opts.Ties = append(opts.Ties, frags)
+	}
+	if f.gains != "" {
+		g, err := fit.LoadGains(f.gains)
+		if err != nil {
+			return err
+		}
+		opts.Gains = &g
+	}
+	if opts.MoreBytes, err = planner.ParseBytes(f.more); err != nil {
+		return usageError{fmt.Errorf("--more: %w", err)}
+	}
+	cache, err := f.cacheOf()
+	if err != nil {
+		return err
+	}
+	var done func()
+	opts.Measure, done = f.measureOptions(stderr)
+	opts.Measure.Cache = cache
+	res, err := fit.Fit(in, opts)
+	done()
+	if err != nil {
+		return err
+	}
+	if cache != nil && cache.Added() > 0 {
+		if err := cache.Save(f.cache); err != nil {
+			return err
+		}
+	}
+	elapsed := time.Since(start)
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	report, recipeOut := stdout, stdout
+	if f.output == "" {
+		report = stderr
+	}
+	command := "gquant fit " + strings.Join(args, " ")
+	if f.output != "" {
+		file, err := os.Create(f.output)
+		if err != nil {
+			return err
+		}
+		if err := res.WriteRecipe(file, command); err != nil {
+			file.Close()
+			return err
+		}
+		if err := file.Close(); err != nil {
+			return err
+		}
+	} else if err := res.WriteRecipe(recipeOut, command); err != nil {
+		return err
+	}
+	printFitReport(report, res, elapsed)
+	return nil
+}
+
+// printFitReport prints per device the budget, use and predicted loss, and
+// what more bytes would buy.
+func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration) {
+	fmt.Fprintf(w, "predicted KL divergence %.4g; file %s; %d rules; measured %d samples (%d from the cache) in %s\n",
+		res.KLD, humanBytes(res.FileSize), len(res.Rules), res.Measured.Measured+res.Measured.Cached, res.Measured.Cached, elapsed.Round(time.Millisecond))
+	for _, d := range res.Devices {
+		if d.BudgetText == "" {
+			fmt.Fprintf(w, "  %-8s %s, no budget (every tensor at its best type)\n", d.Device, humanBytes(d.Bytes))
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %s of %s for weights (%.2f %%; budget %s", d.Device, humanBytes(d.Bytes), humanBytes(d.Available), 100*d.Use, d.BudgetText)
+		for _, r := range d.Reserves {
+			fmt.Fprintf(w, ", reserve %s %s", r.Text, humanBytes(r.Bytes))
+			if r.Why != "" {
+				fmt.Fprintf(w, " [%s]", r.Why)
+			}
+		}
+		fmt.Fprintf(w, "), loss %.4g\n", d.Loss)
+		if m := d.More; m != nil {
+			if !m.Binding {
+				fmt.Fprintf(w, "           %s more would change nothing\n", humanBytes(m.Bytes))
+				continue
+			}
+			fmt.Fprintf(w, "           %s more: KL divergence %.4g, by", humanBytes(m.Bytes), m.KLD)
+			for i, c := range m.Changes {
+				if i == 4 {
+					fmt.Fprintf(w, " and %d more", len(m.Changes)-4)
+					break
+				}
+				fmt.Fprintf(w, " %s %s->%s", c.Name, c.From, c.To)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, wn := range res.Warnings {
+		fmt.Fprintln(w, "warning:", wn)
+	}
+}
+
+// runCalibrate is `gquant fit calibrate`: fit the gains to a table of
+// measured KL divergences.
+func runCalibrate(args []string, stdout, stderr io.Writer) int {
+	f := newFitFlags(stderr)
+	f.fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gquant fit calibrate [flags] IN.gguf KLD.tsv [-o gains.txt]")
+		fmt.Fprintln(stderr, "\nKLD.tsv has a header and tab-separated mix, rules, bytes, kld_mean, kld_err per quant")
+		fmt.Fprintln(stderr, "(as ../shared/models/medium/kld.tsv): mixes named filetype:X, X+NAME (file type X with the")
+		fmt.Fprintln(stderr, "--custom-q rules), or with rules ending in \"(file type X)\". Measures what the mixes need and")
+		fmt.Fprintln(stderr, "fits the gains so that the predicted loss matches the measured divergences.")
+		fmt.Fprintln(stderr, "\nflags (of gquant fit, these apply):")
+		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --threads, --json")
+	}
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := f.calibrate(stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "gquant fit calibrate:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
+	pos := f.fs.Args()
+	if len(pos) != 2 {
+		f.fs.Usage()
+		return usageError{errors.New("need the model and the KLD table")}
+	}
+	in, err := gguf.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	rows, err := fit.LoadKLD(pos[1])
+	if err != nil {
+		return err
+	}
+	im, err := loadImatrix(f.imatrix, f.include, f.exclude)
+	if err != nil {
+		return err
+	}
+	start := fit.DefaultGains
+	if f.gains != "" {
+		if start, err = fit.LoadGains(f.gains); err != nil {
+			return err
+		}
+	}
+	cache, err := f.cacheOf()
+	if err != nil {
+		return err
+	}
+	mo, done := f.measureOptions(stderr)
+	mo.Cache = cache
+	cal, _, err := fit.Calibrate(in, im, rows, mo, start)
+	done()
+	if err != nil {
+		return err
+	}
+	if cache != nil && cache.Added() > 0 {
+		if err := cache.Save(f.cache); err != nil {
+			return err
+		}
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cal)
+	}
+	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.3f; %d of %d pairs ordered otherwise than measured",
+		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
+	report := stdout
+	if f.output != "" {
+		file, err := os.Create(f.output)
+		if err != nil {
+			return err
+		}
+		if err := fit.WriteGains(file, cal.Gains, comment); err != nil {
+			file.Close()
+			return err
+		}
+		if err := file.Close(); err != nil {
+			return err
+		}
+	} else {
+		report = stderr
+		if err := fit.WriteGains(stdout, cal.Gains, comment); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(report, "%-28s %12s %10s %10s %7s\n", "mix", "bytes", "kld", "predicted", "ratio")
+	for _, r := range cal.Rows {
+		fmt.Fprintf(report, "%-28s %12d %10.5f %10.5f %7.3f\n", r.Mix, r.Bytes, r.KLD, r.Predicted, r.Predicted/r.KLD)
+	}
+	fmt.Fprintf(report, "log-RMS error %.3f; %d of %d pairs ordered otherwise than measured (%d of them by more than 2 standard errors)\n",
+		cal.RMSLog, cal.Discordant, cal.Pairs, cal.Resolved)
+	return nil
+}

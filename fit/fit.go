@@ -1,0 +1,663 @@
+package fit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/pipeline"
+	"github.com/gquant/gquant/planner"
+	"github.com/gquant/gquant/recipes"
+)
+
+// GiB is the step of the "what more bytes would buy" report.
+const GiB = 1 << 30
+
+// Options are what Fit is asked.
+type Options struct {
+	// Imatrix is the importance matrix the quantize run will use (nil for
+	// none), already filtered as the run will filter it.
+	Imatrix *imatrix.Matrix
+	// Placement puts tensors on devices. Without it every tensor goes to
+	// the one device of the one budget.
+	Placement *planner.Placement
+	// Budgets are the bytes each device may hold; a placed device without
+	// one gets every tensor at its best type.
+	Budgets []planner.Budget
+	// Reserves are taken from the budgets before the weights.
+	Reserves []Reserve
+	// Types are the candidate types (nil: DefaultTypes).
+	Types []formats.Type
+	// Pins are --custom-q rules kept as given: the tensors they match get
+	// their type, and the recipe starts with them.
+	Pins *recipes.RuleSet
+	// Ties are --tie values: name fragments (ffn_gate_exps,ffn_up_exps)
+	// whose tensors that differ only in the fragment get one type.
+	Ties [][]string
+	// Gains turn errors into loss (zero value: DefaultGains).
+	Gains *Gains
+	// Measure adjusts the measurements.
+	Measure MeasureOptions
+	// MoreBytes is the step of the what-if report per device (default 1 GiB).
+	MoreBytes int64
+}
+
+// Choice is the fitted type of one tensor.
+type Choice struct {
+	Name   string  `json:"name"`
+	Device string  `json:"device"`
+	Class  string  `json:"class"`
+	Layer  int     `json:"layer"`
+	Type   string  `json:"type"`
+	Bytes  int64   `json:"bytes"`
+	Err    float64 `json:"rel_error"`
+	Loss   float64 `json:"loss"`
+	Fixed  string  `json:"fixed,omitempty"` // "copied" or "pinned"
+	Tie    int     `json:"tie,omitempty"`   // tie group, from 1
+	// Options lists the candidates with their bytes and loss, fewest bytes
+	// first.
+	Options []Option `json:"options,omitempty"`
+}
+
+// Option is one candidate of a tensor, for reports.
+type Option struct {
+	Type  string  `json:"type"`
+	Bytes int64   `json:"bytes"`
+	Err   float64 `json:"rel_error"`
+	SE    float64 `json:"rel_error_se"`
+	Loss  float64 `json:"loss"`
+}
+
+// Device is what one device gets.
+type Device struct {
+	Device     string    `json:"device"`
+	BudgetText string    `json:"budget,omitempty"` // as given
+	Budget     int64     `json:"budget_bytes,omitempty"`
+	Reserves   []Reserve `json:"reserves,omitempty"`
+	Available  int64     `json:"available_bytes,omitempty"` // budget minus reserves
+	Bytes      int64     `json:"bytes"`                     // tensor bytes it holds, as the planner counts them
+	Tensors    int       `json:"tensors"`
+	Loss       float64   `json:"loss"`
+	// Use is Bytes / Available (0 without a budget).
+	Use  float64 `json:"use,omitempty"`
+	More *WhatIf `json:"more,omitempty"`
+}
+
+// WhatIf is what more bytes on a device would buy.
+type WhatIf struct {
+	Bytes   int64    `json:"extra_bytes"`
+	Loss    float64  `json:"loss"`    // the device's loss with them
+	KLD     float64  `json:"kld"`     // the model's predicted divergence with them
+	Changes []Change `json:"changes"` // largest loss saved first
+	Binding bool     `json:"binding"` // false: the budget did not bind, nothing changes
+}
+
+// Change is one tensor's type in a what-if.
+type Change struct {
+	Name string  `json:"name"`
+	From string  `json:"from"`
+	To   string  `json:"to"`
+	Gain float64 `json:"loss_saved"`
+}
+
+// Result is a fitted recipe and how it was found.
+type Result struct {
+	Model    string        `json:"model"`
+	Loss     float64       `json:"loss"`
+	KLD      float64       `json:"predicted_kld"`
+	Devices  []Device      `json:"devices"`
+	Tensors  []Choice      `json:"tensors"`
+	Rules    []Rule        `json:"rules"`
+	FileType string        `json:"file_type"` // the file type to pass with the recipe
+	FileSize int64         `json:"file_bytes"`
+	Gains    Gains         `json:"gains"`
+	Measured MeasureReport `json:"measured"`
+	Warnings []string      `json:"warnings,omitempty"`
+	// Mainline is true when every type the recipe uses is one mainline
+	// llama.cpp knows.
+	Mainline bool `json:"mainline"`
+}
+
+// Sentinel errors of Fit; errors wrap them with the details.
+var (
+	ErrNoBudget  = errors.New("fit: no budget")
+	ErrPlacement = errors.New("fit: placement")
+	ErrTie       = errors.New("fit: tie")
+)
+
+// item is one unit of the knapsack: a tensor, or tied tensors taking one
+// type together.
+type item struct {
+	members []int // tensor indices
+	types   []formats.Type
+	opts    []option
+}
+
+// Fit chooses every tensor's type for the budgets.
+func Fit(in *gguf.Model, opts Options) (*Result, error) {
+	gains := DefaultGains
+	if opts.Gains != nil {
+		gains = *opts.Gains
+	}
+	types := opts.Types
+	if len(types) == 0 {
+		types = DefaultTypes
+	}
+	m, err := describe(in)
+	if err != nil {
+		return nil, err
+	}
+	device, devices, err := placeAll(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	budgets, err := checkBudgets(opts, devices)
+	if err != nil {
+		return nil, err
+	}
+	var hasData []bool
+	if opts.Imatrix != nil && len(opts.Imatrix.Entries) > 0 {
+		if hasData, err = importanceFlags(in, opts.Imatrix); err != nil {
+			return nil, err
+		}
+	}
+	ts, warnings, err := candidates(m, hasData, opts.Pins, types, device, gains)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Model: in.Path, Gains: gains, Warnings: warnings}
+	if err := measureAll(in, opts, ts, gains, res); err != nil {
+		return nil, err
+	}
+	choice, err := optimize(ts, devices, budgets, opts, gains, res)
+	if err != nil {
+		return nil, err
+	}
+	hasIm := opts.Imatrix != nil && len(opts.Imatrix.Entries) > 0
+	rs, ft, err := writeRules(m, hasIm, opts.Pins, ts, choice, devices, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPlan(in, opts, rs, ft, devices, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// optimize solves every device's knapsack and fills res's devices,
+// tensors and loss. It returns each tensor's type.
+func optimize(ts []Tensor, devices []string, budgets map[string]*planner.Budget, opts Options, gains Gains, res *Result) ([]formats.Type, error) {
+	if opts.MoreBytes <= 0 {
+		opts.MoreBytes = GiB
+	}
+	items, tieOf, err := makeItems(ts, opts.Ties)
+	if err != nil {
+		return nil, err
+	}
+	choice := make([]formats.Type, len(ts))
+	for i := range ts {
+		if ts[i].Fixed() {
+			choice[i] = ts[i].Cands[0].Type
+		}
+	}
+	res.Devices = make([]Device, len(devices))
+	for d, dev := range devices {
+		if err := fitDevice(ts, items, dev, budgets[dev], opts, choice, &res.Devices[d]); err != nil {
+			return nil, err
+		}
+	}
+	res.Tensors = res.Tensors[:0]
+	for i := range ts {
+		res.Tensors = append(res.Tensors, choiceOf(&ts[i], choice[i], tieOf[i]))
+	}
+	res.Loss = 0
+	for _, d := range res.Devices {
+		res.Loss += d.Loss
+	}
+	res.KLD = gains.KLD(res.Loss)
+	for d := range res.Devices {
+		if w := res.Devices[d].More; w != nil {
+			w.KLD = gains.KLD(res.Loss - res.Devices[d].Loss + w.Loss)
+		}
+	}
+	return choice, nil
+}
+
+// placeAll gives every tensor its device and lists the devices in order.
+func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error) {
+	device = make([]string, len(in.Tensors))
+	if opts.Placement.Len() == 0 {
+		if len(opts.Budgets) != 1 {
+			return nil, nil, fmt.Errorf("%w: without placement rules give exactly one budget (the device everything goes to), or place tensors with --place 'exps=CPU' --place '.*=GPU'", ErrNoBudget)
+		}
+		for i := range device {
+			device[i] = opts.Budgets[0].Device
+		}
+		return device, []string{opts.Budgets[0].Device}, nil
+	}
+	used := map[string]bool{}
+	for i, t := range in.Tensors {
+		r := opts.Placement.Device(t.Name)
+		if r == nil {
+			return nil, nil, fmt.Errorf("%w: tensor %s matches no placement rule (end the rules with '.*=DEVICE')", ErrPlacement, t.Name)
+		}
+		device[i] = r.Device
+		used[r.Device] = true
+	}
+	for _, d := range opts.Placement.Devices() {
+		if used[d] {
+			devices = append(devices, d)
+		}
+	}
+	return device, devices, nil
+}
+
+// checkBudgets maps each device to its budget, refusing budgets and
+// reserves for devices nothing is placed on, and two budgets for a device.
+func checkBudgets(opts Options, devices []string) (map[string]*planner.Budget, error) {
+	if len(opts.Budgets) == 0 {
+		return nil, fmt.Errorf("%w: give --budget DEVICE=SIZE for at least one device", ErrNoBudget)
+	}
+	known := map[string]bool{}
+	for _, d := range devices {
+		known[d] = true
+	}
+	out := map[string]*planner.Budget{}
+	for i, b := range opts.Budgets {
+		if !known[b.Device] {
+			return nil, fmt.Errorf("%w: budget %s=%s: no tensor is placed on %s (devices: %s)", ErrNoBudget, b.Device, b.Text, b.Device, strings.Join(devices, ", "))
+		}
+		if prev := out[b.Device]; prev != nil {
+			return nil, fmt.Errorf("%w: two budgets for %s (%s and %s)", ErrNoBudget, b.Device, prev.Text, b.Text)
+		}
+		out[b.Device] = &opts.Budgets[i]
+	}
+	for _, r := range opts.Reserves {
+		if out[r.Device] == nil {
+			return nil, fmt.Errorf("%w: reserve %s=%s for %s, which has no budget", ErrNoBudget, r.Device, r.Text, r.Device)
+		}
+	}
+	return out, nil
+}
+
+// measureAll measures every candidate of every quantized tensor and sets
+// the candidates' errors and losses.
+func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result) error {
+	var reqs []Request
+	for i := range ts {
+		t := &ts[i]
+		if !t.Quantized {
+			continue
+		}
+		var want []formats.Type
+		for _, c := range t.Cands {
+			if mt := measureType(c.Type); !exact(t.Source, c.Type) && !slicesContains(want, mt) {
+				want = append(want, mt)
+			}
+		}
+		if len(want) > 0 {
+			reqs = append(reqs, Request{Tensor: t.Index, Types: want})
+		}
+	}
+	ms, rep, err := Measure(in, opts.Imatrix, reqs, opts.Measure, true)
+	if err != nil {
+		return err
+	}
+	res.Measured = rep
+	for i := range ts {
+		t := &ts[i]
+		for k := range t.Cands {
+			c := &t.Cands[k]
+			if t.Quantized && !exact(t.Source, c.Type) {
+				mm := ms[t.Index][measureType(c.Type)]
+				c.Err, c.SE = mm.Err(), mm.SE()
+			}
+			c.Loss = t.Gain * (c.Err + g.floor(t.Source, c.Type))
+		}
+	}
+	return nil
+}
+
+// floor is the loss per unit gain a type adds beyond its weight error.
+func (g *Gains) floor(src, t formats.Type) float64 {
+	switch {
+	case exact(src, t) || !t.IsQuantized():
+		return 0
+	case t.BlockSize() >= 256:
+		return g.FloorK
+	}
+	return g.Floor
+}
+
+func slicesContains(ts []formats.Type, t formats.Type) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// makeItems makes the knapsack items: one per free tensor, one per group
+// of tied tensors (same name but for a --tie fragment, same device, types
+// all of them can take). tieOf gives each tensor's group number (from 1).
+func makeItems(ts []Tensor, ties [][]string) ([]item, []int, error) {
+	tieOf := make([]int, len(ts))
+	groups := map[string][]int{}
+	var order []string
+	for i := range ts {
+		t := &ts[i]
+		if t.Fixed() {
+			continue
+		}
+		for s, frags := range ties {
+			for _, f := range frags {
+				if f != "" && strings.Contains(t.Name, f) {
+					key := fmt.Sprintf("%d\x00%s", s, strings.Replace(t.Name, f, "\x00", 1))
+					if groups[key] == nil {
+						order = append(order, key)
+					}
+					groups[key] = append(groups[key], i)
+					goto next
+				}
+			}
+		}
+	next:
+	}
+	grouped := make([]bool, len(ts))
+	var items []item
+	for _, key := range order {
+		ms := groups[key]
+		if len(ms) < 2 {
+			continue
+		}
+		for _, j := range ms[1:] {
+			if ts[j].Device != ts[ms[0]].Device {
+				return nil, nil, fmt.Errorf("%w: %s is on %s but %s, tied to it, on %s", ErrTie, ts[ms[0]].Name, ts[ms[0]].Device, ts[j].Name, ts[j].Device)
+			}
+		}
+		it := item{members: ms}
+		for _, c := range ts[ms[0]].Cands {
+			o := option{}
+			ok := true
+			for _, j := range ms {
+				k := candIndex(ts[j].Cands, c.Type)
+				if k < 0 {
+					ok = false
+					break
+				}
+				o.bytes += ts[j].Cands[k].Bytes
+				o.loss += ts[j].Cands[k].Loss
+			}
+			if ok {
+				it.types = append(it.types, c.Type)
+				it.opts = append(it.opts, o)
+			}
+		}
+		if len(it.opts) == 0 {
+			return nil, nil, fmt.Errorf("%w: no type fits all of %s and the tensors tied to it", ErrTie, ts[ms[0]].Name)
+		}
+		for _, j := range ms {
+			grouped[j] = true
+			tieOf[j] = len(items) + 1
+		}
+		items = append(items, it)
+	}
+	for i := range ts {
+		if ts[i].Fixed() || grouped[i] {
+			continue
+		}
+		it := item{members: []int{i}}
+		for _, c := range ts[i].Cands {
+			it.types = append(it.types, c.Type)
+			it.opts = append(it.opts, option{bytes: c.Bytes, loss: c.Loss})
+		}
+		items = append(items, it)
+	}
+	return items, tieOf, nil
+}
+
+func candIndex(cs []Candidate, t formats.Type) int {
+	for k, c := range cs {
+		if c.Type == t {
+			return k
+		}
+	}
+	return -1
+}
+
+// fitDevice solves one device's knapsack and fills its report.
+func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Options, choice []formats.Type, out *Device) error {
+	out.Device = dev
+	var fixed int64
+	for i := range ts {
+		if ts[i].Device == dev {
+			out.Tensors++
+			if ts[i].Fixed() {
+				fixed += ts[i].Cands[0].Bytes
+				out.Loss += ts[i].Cands[0].Loss
+			}
+		}
+	}
+	var mine []int
+	var its [][]option
+	for k, it := range items {
+		if ts[it.members[0]].Device == dev {
+			mine = append(mine, k)
+			its = append(its, it.opts)
+		}
+	}
+	available := int64(math.MaxInt64 / 4)
+	if b != nil {
+		out.BudgetText, out.Budget = b.Text, b.Bytes
+		available = b.Bytes
+		for _, r := range opts.Reserves {
+			if r.Device == dev {
+				out.Reserves = append(out.Reserves, r)
+				available -= r.Bytes
+			}
+		}
+		out.Available = available
+	}
+	pick, err := solve(its, available-fixed)
+	if err != nil {
+		return fmt.Errorf("device %s: %w (budget %s, reserves %d bytes, %d bytes of tensors with a fixed type)", dev, err, out.BudgetText, out.Budget-available, fixed)
+	}
+	out.Bytes = fixed
+	for n, k := range mine {
+		it := items[k]
+		for _, j := range it.members {
+			choice[j] = it.types[pick[n]]
+		}
+		out.Bytes += it.opts[pick[n]].bytes
+		out.Loss += it.opts[pick[n]].loss
+	}
+	if b == nil {
+		return nil
+	}
+	if available > 0 {
+		out.Use = float64(out.Bytes) / float64(available)
+	}
+	more, err := solve(its, available-fixed+opts.MoreBytes)
+	if err != nil {
+		return err
+	}
+	w := &WhatIf{Bytes: opts.MoreBytes}
+	w.Loss = out.Loss
+	for n, k := range mine {
+		it := items[k]
+		w.Loss += it.opts[more[n]].loss - it.opts[pick[n]].loss
+		if more[n] != pick[n] {
+			w.Binding = true
+			gain := it.opts[pick[n]].loss - it.opts[more[n]].loss
+			for _, j := range it.members {
+				w.Changes = append(w.Changes, Change{Name: ts[j].Name, From: it.types[pick[n]].String(), To: it.types[more[n]].String(),
+					Gain: gain / float64(len(it.members))})
+			}
+		}
+	}
+	sort.SliceStable(w.Changes, func(a, b int) bool { return w.Changes[a].Gain > w.Changes[b].Gain })
+	out.More = w
+	return nil
+}
+
+func choiceOf(t *Tensor, typ formats.Type, tie int) Choice {
+	c := Choice{Name: t.Name, Device: t.Device, Class: t.Class.String(), Layer: t.Layer, Type: typ.String(), Tie: tie}
+	switch {
+	case !t.Quantized:
+		c.Fixed = "copied"
+	case t.Pin != nil:
+		c.Fixed = "pinned"
+	}
+	for _, o := range t.Cands {
+		if o.Type == typ {
+			c.Bytes, c.Err, c.Loss = o.Bytes, o.Err, o.Loss
+		}
+		if t.Quantized {
+			c.Options = append(c.Options, Option{Type: o.Type.String(), Bytes: o.Bytes, Err: o.Err, SE: o.SE, Loss: o.Loss})
+		}
+	}
+	return c
+}
+
+// writeRules makes the recipe and checks that the reference's type choice
+// reads it back as fitted. It returns the whole rule set (pins first) and
+// the file type to quantize with.
+func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice []formats.Type, devices []string, res *Result) (*recipes.RuleSet, recipes.FileType, error) {
+	res.Rules = res.Rules[:0]
+	if pins != nil {
+		for _, r := range pins.Rules {
+			rule := Rule{Pattern: r.Pattern, Type: r.Type, TypeStr: r.TypeName, Pinned: true}
+			for i := range ts {
+				if ts[i].Pin == r {
+					rule.Tensors++
+					rule.Bytes += ts[i].Cands[0].Bytes
+				}
+			}
+			res.Rules = append(res.Rules, rule)
+		}
+	}
+	fitted := compactRules(ts, choice, devices)
+	res.Rules = append(res.Rules, fitted...)
+	rs := &recipes.RuleSet{}
+	rs.Append(pins)
+	var text strings.Builder
+	for _, r := range fitted {
+		fmt.Fprintf(&text, "%s\n", r)
+	}
+	fr, err := recipes.ParseRecipe(strings.NewReader(text.String()), "fitted recipe")
+	if err != nil {
+		return nil, 0, fmt.Errorf("fit: internal error: the recipe does not parse: %w", err)
+	}
+	rs.Append(fr)
+	// Each fitted rule matches exactly the tensors it was written for, so
+	// no reading of rule order changes the result.
+	for i := range ts {
+		n := 0
+		for _, r := range fr.Rules {
+			if r.Match(ts[i].Name) {
+				n++
+			}
+		}
+		if want := btoi(ts[i].Quantized && ts[i].Pin == nil); n != want {
+			return nil, 0, fmt.Errorf("fit: internal error: %d fitted rules match %s, want %d", n, ts[i].Name, want)
+		}
+	}
+	ft := suggestFileType(ts, choice, hasIm)
+	res.FileType = ft.String()
+	plan, err := m.selectAll(ft, rs, hasIm)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, c := range plan.Choices {
+		if c.Type != choice[i] {
+			return nil, 0, fmt.Errorf("fit: internal error: the recipe gives %s %s, the fit chose %s", c.Name, c.Type, choice[i])
+		}
+	}
+	res.Mainline = true
+	for i, t := range ts {
+		if t.Quantized && !slicesContains(MainlineTypes, choice[i]) && !mainlineExtra[choice[i]] {
+			res.Mainline = false
+		}
+	}
+	return rs, ft, nil
+}
+
+// checkPlan plans the quantize run of the recipe as gquant plan would and
+// checks the planner puts the fitted bytes on every device; it records the
+// file size.
+func checkPlan(in *gguf.Model, opts Options, rs *recipes.RuleSet, ft recipes.FileType, devices []string, res *Result) error {
+	cfg := pipeline.Config{Selection: recipes.Options{FileType: ft, Rules: rs}, Imatrix: opts.Imatrix, Output: "fitted.gguf"}
+	p, err := pipeline.Build(in, cfg)
+	if err != nil {
+		return fmt.Errorf("fit: planning the fitted recipe: %w", err)
+	}
+	pl := opts.Placement
+	if pl.Len() == 0 {
+		pl = &planner.Placement{}
+		if err := pl.AddFlag(".*=" + devices[0]); err != nil {
+			return err
+		}
+	}
+	rep, err := planner.New(in, p, planner.Options{Placement: pl})
+	if err != nil {
+		return fmt.Errorf("fit: planning the fitted recipe: %w", err)
+	}
+	res.FileSize = rep.Total.Bytes
+	for _, d := range rep.Devices {
+		for k := range res.Devices {
+			if res.Devices[k].Device == d.Device && res.Devices[k].Bytes != d.Bytes {
+				return fmt.Errorf("fit: internal error: the planner puts %d bytes on %s, the fit %d", d.Bytes, d.Device, res.Devices[k].Bytes)
+			}
+		}
+	}
+	return nil
+}
+
+// mainlineExtra are types mainline llama.cpp runs besides MainlineTypes'
+// candidates (the types of copied tensors and other base types).
+var mainlineExtra = map[formats.Type]bool{formats.F32: true, formats.F16: true, formats.Q4_1: true, formats.Q5_1: true, formats.Q8_1: true}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// suggestFileType is the file type to quantize the recipe with: the one
+// whose default type holds the most bytes (the recipe gives every tensor
+// its type, so this only names the file), one that needs no importance
+// matrix when there is none.
+func suggestFileType(ts []Tensor, choice []formats.Type, hasImatrix bool) recipes.FileType {
+	byType := map[formats.Type]int64{}
+	for i, t := range ts {
+		if t.Quantized {
+			byType[choice[i]] += bytesOf(t, choice[i])
+		}
+	}
+	var order []formats.Type
+	for t := range byType {
+		order = append(order, t)
+	}
+	sort.Slice(order, func(a, b int) bool {
+		if byType[order[a]] != byType[order[b]] {
+			return byType[order[a]] > byType[order[b]]
+		}
+		return order[a] < order[b]
+	})
+	for _, t := range order {
+		for _, ft := range recipes.FileTypes() {
+			d, err := ft.DefaultType()
+			if err == nil && d == t && d.IsQuantized() && (hasImatrix || !ft.RequiresImatrix()) {
+				return ft
+			}
+		}
+	}
+	return recipes.FileTypeQ8_0
+}
