@@ -3,13 +3,20 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 )
 
 // The tests of this file are the cases of issue 16 ("never lose a file,
@@ -254,4 +261,131 @@ func TestOutputsFollowUmask(t *testing.T) {
 			t.Errorf("%s: mode %v with umask 027, want 0640", p, st.Mode().Perm())
 		}
 	}
+}
+
+// childArgsEnv makes the test binary run one gquant command line (its
+// arguments separated by US, 0x1f) and exit, so tests can signal a real process.
+const childArgsEnv = "GQUANT_TEST_CHILD_ARGS"
+
+// writeSlowModel writes a bf16 model that takes a few seconds to quantize
+// to Q6_K on one thread: 8 matrices of 4096 x 1024.
+func writeSlowModel(t *testing.T, path string) {
+	t.Helper()
+	var ts []gguf.TensorInfo
+	for i := 0; i < 8; i++ {
+		ts = append(ts, gguf.TensorInfo{Name: fmt.Sprintf("blk.%d.ffn_up.weight", i), Shape: []int64{4096, 1024}, Type: formats.BF16})
+	}
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]byte, 2*4096)
+	for i := 0; i < 4096; i++ {
+		binary.LittleEndian.PutUint16(row[2*i:], formats.FP32ToBF16(float32(i%13-6)*0.01))
+	}
+	for i := 0; i < 8*1024; i++ {
+		if _, err := w.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startChild starts gquant args in a child process and waits until it has
+// created the temporary file of out.
+func startChild(t *testing.T, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptRemovesTemporaryFiles$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f"))
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		temps, _ := gguf.TempFiles(out)
+		if len(temps) > 0 && temps[0].Size > 0 {
+			return cmd, &output
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no temporary file of %s after 20 s: %s", out, output.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Item 4: SIGINT, SIGTERM and SIGHUP stop a quantize run with 130, 143 and
+// 129, remove every temporary file and say what was left unwritten. After
+// a kill -9 the next run on the same output removes the stale temporary
+// file and says so.
+func TestInterruptRemovesTemporaryFiles(t *testing.T) {
+	if args := os.Getenv(childArgsEnv); args != "" {
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	writeSlowModel(t, in)
+	for _, tc := range []struct {
+		sig    syscall.Signal
+		name   string
+		status int
+		args   []string // OUT for the output
+	}{
+		{syscall.SIGINT, "SIGINT", 130, []string{"quantize", "--pure", in, "OUT", "Q6_K", "1"}},
+		{syscall.SIGTERM, "SIGTERM", 143, []string{"quantize", "--pure", in, "OUT", "Q6_K", "1"}},
+		{syscall.SIGHUP, "SIGHUP", 129, []string{"quantize", "--pure", in, "OUT", "Q6_K", "1"}},
+		{syscall.SIGINT, "SIGINT", 130, []string{"quantize", "--pure", "--split-max-tensors", "3", in, "OUT", "Q6_K", "1"}},
+	} {
+		t.Run(tc.name+" "+strings.Join(tc.args[:len(tc.args)-4], " "), func(t *testing.T) {
+			out := filepath.Join(dir, "out.gguf")
+			watch := out
+			var args []string
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "OUT", out))
+			}
+			if slices.Contains(tc.args, "--split-max-tensors") {
+				watch = filepath.Join(dir, "out-00001-of-00003.gguf")
+			}
+			cmd, output := startChild(t, watch, args...)
+			cmd.Process.Signal(tc.sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tc.status {
+				t.Fatalf("exit %v, want status %d: %s", err, tc.status, output.String())
+			}
+			for _, want := range []string{"interrupted by " + tc.name, "not written: " + watch, "temporary files removed"} {
+				if !strings.Contains(output.String(), want) {
+					t.Errorf("output %q does not say %q", output.String(), want)
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("left behind: %v", entries)
+			}
+		})
+	}
+
+	t.Run("kill -9", func(t *testing.T) {
+		out := filepath.Join(dir, "out.gguf")
+		cmd, _ := startChild(t, out, "quantize", "--pure", in, out, "Q6_K", "1")
+		cmd.Process.Kill()
+		cmd.Wait()
+		temps, _ := gguf.TempFiles(out)
+		if len(temps) != 1 || temps[0].Live {
+			t.Fatalf("after kill -9: %+v, want one stale temporary file", temps)
+		}
+		_, _, stderr := runGquant("quantize", "--pure", in, out, "Q8_0")
+		if !strings.Contains(stderr, "removed "+temps[0].Path) || !strings.Contains(stderr, "interrupted run") {
+			t.Errorf("the stale file's removal is not reported: %s", stderr)
+		}
+		if _, err := os.Stat(temps[0].Path); err == nil {
+			t.Error("stale temporary file kept")
+		}
+		assertNoTemp(t, dir)
+	})
 }

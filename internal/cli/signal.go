@@ -55,8 +55,12 @@ type Interrupt struct {
 // grace is how long the command gets to stop by itself (DefaultGrace, or
 // AtOnce).
 func (f *Files) CatchInterrupts(program string, stderr io.Writer, grace time.Duration) *Interrupt {
+	return f.catchInterrupts(program, stderr, grace, os.Exit)
+}
+
+func (f *Files) catchInterrupts(program string, stderr io.Writer, grace time.Duration, exit func(int)) *Interrupt {
 	it := &Interrupt{program: program, grace: grace, files: f, stderr: stderr, sigs: make(chan os.Signal, 2),
-		done: make(chan struct{}), exit: os.Exit}
+		done: make(chan struct{}), exit: exit}
 	it.ctx, it.cancel = context.WithCancel(context.Background())
 	signal.Notify(it.sigs, interruptSignals...)
 	go it.watch()

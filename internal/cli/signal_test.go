@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// syncBuffer is a bytes.Buffer safe for the watcher goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A command that stops by itself after the signal (its context is
+// cancelled): Finish gives 128 + the signal and says what is unwritten.
+func TestInterruptStopsCommand(t *testing.T) {
+	dir := t.TempDir()
+	f := &Files{}
+	f.Write(filepath.Join(dir, "a.gguf"), -1)
+	f.Write(filepath.Join(dir, "b.gguf"), -1)
+	if err := f.Check(&bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	it := f.catchInterrupts("prog", &log, time.Minute, func(int) { t.Error("hard exit") })
+	// b.gguf completes before the signal; a.gguf has a temporary file.
+	os.WriteFile(filepath.Join(dir, "b.gguf"), []byte("done"), 0o644)
+	tmp, err := gguf.CreateTemp(filepath.Join(dir, "a.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.Close()
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	select {
+	case <-it.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the signal did not cancel the context")
+	}
+	status, interrupted := it.Finish()
+	if !interrupted || status != 143 {
+		t.Errorf("Finish: %d, %v; want 143, true", status, interrupted)
+	}
+	for _, want := range []string{"prog: interrupted by SIGTERM", "not written: " + filepath.Join(dir, "a.gguf"), "complete before the interrupt: " + filepath.Join(dir, "b.gguf")} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("%q does not say %q", log.String(), want)
+		}
+	}
+	if _, err := os.Stat(tmp.Name()); !errors.Is(err, os.ErrNotExist) {
+		t.Error("temporary file left")
+	}
+}
+
+// A command that does not stop: after the grace time (or at once) the
+// temporary files go and the process exits with 128 + the signal.
+func TestInterruptHardExit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration
+		sig   syscall.Signal
+		want  int
+	}{
+		{"grace", 50 * time.Millisecond, syscall.SIGINT, 130},
+		{"at once", AtOnce, syscall.SIGHUP, 129},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "x.gguf")
+			f := &Files{}
+			f.Write(out, -1)
+			if err := f.Check(&bytes.Buffer{}); err != nil {
+				t.Fatal(err)
+			}
+			tmp, err := gguf.CreateTemp(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tmp.Close()
+			exited := make(chan int, 1)
+			var log syncBuffer
+			it := f.catchInterrupts("prog", &log, tc.grace, func(code int) { exited <- code })
+			defer it.Stop()
+			syscall.Kill(os.Getpid(), tc.sig)
+			select {
+			case code := <-exited:
+				if code != tc.want {
+					t.Errorf("exit %d, want %d", code, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no exit")
+			}
+			if _, err := os.Stat(tmp.Name()); !errors.Is(err, os.ErrNotExist) {
+				t.Error("temporary file left")
+			}
+			if !strings.Contains(log.String(), "not written: "+out) {
+				t.Errorf("message %q", log.String())
+			}
+		})
+	}
+}
+
+// Without a signal Finish reports nothing.
+func TestInterruptNone(t *testing.T) {
+	f := &Files{}
+	it := f.CatchInterrupts("prog", &bytes.Buffer{}, DefaultGrace)
+	if status, interrupted := it.Finish(); interrupted || status != 0 {
+		t.Errorf("Finish without a signal: %d, %v", status, interrupted)
+	}
+	it.Stop() // twice is fine
+}
