@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dlclark/regexp2"
+
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
@@ -242,7 +244,10 @@ func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error
 	}
 	used := map[string]bool{}
 	for i, t := range in.Tensors {
-		r := opts.Placement.Device(t.Name)
+		r, err := placeRule(opts.Placement.Device(t.Name))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: tensor %s: %w", ErrPlacement, t.Name, err)
+		}
 		if r == nil {
 			return nil, nil, fmt.Errorf("%w: tensor %s matches no placement rule (end the rules with '.*=DEVICE')", ErrPlacement, t.Name)
 		}
@@ -255,6 +260,17 @@ func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error
 		}
 	}
 	return device, devices, nil
+}
+
+// placeRule takes Placement.Device's results whether or not it returns an
+// error (its signature is changing while this is written).
+func placeRule(r *planner.PlaceRule, errs ...error) (*planner.PlaceRule, error) {
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // checkBudgets maps each device to its budget, refusing budgets and
@@ -557,10 +573,18 @@ func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice 
 	rs.Append(fr)
 	// Each fitted rule matches exactly the tensors it was written for, so
 	// no reading of rule order changes the result.
+	res2 := make([]*regexp2.Regexp, len(fitted))
+	for k, r := range fitted {
+		if res2[k], err = regexp2.Compile(r.Pattern, regexp2.ECMAScript); err != nil {
+			return nil, 0, fmt.Errorf("fit: internal error: rule %s: %w", r, err)
+		}
+	}
 	for i := range ts {
 		n := 0
-		for _, r := range fr.Rules {
-			if r.Match(ts[i].Name) {
+		for _, re := range res2 {
+			if ok, err := re.MatchString(ts[i].Name); err != nil {
+				return nil, 0, fmt.Errorf("fit: internal error: %w", err)
+			} else if ok {
 				n++
 			}
 		}
