@@ -9,6 +9,9 @@
 //
 // GQUANT_MEDIUM_CACHE names a folder where the generated model is kept (and
 // reused while its md5 is right); without it the model is made in a temporary
-// folder and removed afterwards. The manifest reader and comparison, and the
-// table of tensors known to differ, are checked without the tag.
+// folder and removed afterwards. The test writes a new model under a
+// temporary name and renames it; a cached model rewritten in place while the
+// test reads it fails the run with an EOF. The manifest reader and
+// comparison, and the table of tensors known to differ, are checked without
+// the tag.
 package mediumtest
