@@ -373,7 +373,14 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 			nj := 0
 			for t := 0; t < iq2sTrials; t++ {
 				id := kernel.FMA32(float32(t-iq2sTrials/2), 0.1, 2*kMaxQ-1) / max
-				levelsOfUnfused(trialL[t][:16], id, xval, kMaxQ-1)
+				// GCC compiles the two groups of this loop differently
+				// (quantize_row_iq2_s_impl, Zen 4 build): group 0 rounds
+				// id*x before subtracting 1, group 1 fuses id*x-1 into one
+				// VFMADD. The difference shows where id*x lands within half
+				// an ulp of a level boundary (stress s202 row 21 block 14:
+				// id*x rounds to exactly 2, fused it is just above).
+				levelsOfUnfused(trialL[t][:8], id, xval[:8], kMaxQ-1)
+				levelsOf(trialL[t][8:16], id, xval[8:], kMaxQ-1)
 				for k := 0; k < 2; k++ {
 					u := g.pack(trialL[t][8*k:])
 					trialOnGrid[t][k] = g.kmap[u] >= 0
@@ -477,7 +484,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 
 // levelOfUnfused is levelOf with id*x rounded before 1 is subtracted. The
 // reference build that made the golden files does this in the trial-scale
-// loop of iq2_s: block 151 of blk.3.ffn_up_shexp.weight in
+// loop of iq2_s for the first group of 8 (the second is fused): block 151 of blk.3.ffn_up_shexp.weight in
 // e2e/out-recipe-iq.gguf has id*x one ulp above 2 when fused and exactly 2
 // (a level-rounding tie, broken to even) when not. A local GCC 12 build of
 // ggml-quants.c fuses it; the golden file decides.
