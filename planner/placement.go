@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2"
+
+	"github.com/gquant/gquant/recipes"
 )
 
 // ErrBadPlacement is wrapped by every placement error.
@@ -47,10 +49,24 @@ func (r *PlaceRule) String() string {
 	return fmt.Sprintf("%s %s=%s", r.Where(), r.Pattern, r.Device)
 }
 
-// Match reports whether the rule's regex occurs anywhere in name.
+// MatchName reports whether the rule's regex occurs anywhere in name. A
+// search that times out is a *recipes.MatchError naming the rule and the
+// tensor, never "no match".
+func (r *PlaceRule) MatchName(name string) (bool, error) {
+	return r.match(nil, name)
+}
+
+// Match is MatchName without the error.
+//
+// Deprecated: a search that times out reads as no match; use MatchName.
 func (r *PlaceRule) Match(name string) bool {
-	ok, err := r.re.MatchString(name)
-	return err == nil && ok
+	ok, err := r.MatchName(name)
+	return ok && err == nil
+}
+
+func (r *PlaceRule) match(b *recipes.Budget, name string) (bool, error) {
+	m, err := b.Search(r.re, "placement "+r.String(), name)
+	return m != nil, err
 }
 
 // PlaceError is a placement rule that cannot be used.
@@ -79,17 +95,37 @@ func (p *Placement) Len() int {
 	return len(p.Rules)
 }
 
-// Device returns the first rule matching name, or nil.
+// Device is DeviceFor without the error.
+//
+// Deprecated: a search that times out reads as no match; use DeviceFor.
 func (p *Placement) Device(name string) *PlaceRule {
+	r, _ := p.DeviceFor(name)
+	return r
+}
+
+// DeviceFor returns the first rule matching name, or nil; a search that
+// times out is a *recipes.MatchError.
+func (p *Placement) DeviceFor(name string) (*PlaceRule, error) {
 	if p == nil {
-		return nil
+		return nil, nil
 	}
 	for _, r := range p.Rules {
-		if r.Match(name) {
-			return r
+		ok, err := r.MatchName(name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return r, nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// setMatchTimeout changes the time limit of each search (tests).
+func (p *Placement) setMatchTimeout(d time.Duration) {
+	for _, r := range p.Rules {
+		r.re.MatchTimeout = d
+	}
 }
 
 // Devices lists the devices the rules name, in order of first mention.
@@ -204,7 +240,7 @@ type PlaceUse struct {
 // assign places every tensor. It fails on a rule that matches tensors but
 // places none of them (every one is taken by an earlier rule): the usual
 // mistake of `.*=GPU` before `exps=CPU`.
-func (p *Placement) assign(names []string, bytes []int64) (device []string, by []int, uses []PlaceUse, err error) {
+func (p *Placement) assign(names []string, bytes []int64, budget *recipes.Budget) (device []string, by []int, uses []PlaceUse, err error) {
 	device = make([]string, len(names))
 	by = make([]int, len(names))
 	uses = make([]PlaceUse, len(p.Rules))
@@ -216,7 +252,11 @@ func (p *Placement) assign(names []string, bytes []int64) (device []string, by [
 	for t, name := range names {
 		by[t] = -1
 		for i, r := range p.Rules {
-			if !r.Match(name) {
+			ok, err := r.match(budget, name)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if !ok {
 				continue
 			}
 			if by[t] < 0 {

@@ -27,7 +27,7 @@ func TestPlacementFirstMatchWins(t *testing.T) {
 		t.Fatal(err)
 	}
 	bytes := []int64{1, 2, 4, 8, 16, 32, 64}
-	device, by, uses, err := p.assign(placementNames, bytes)
+	device, by, uses, err := p.assign(placementNames, bytes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +98,12 @@ func TestPlacementErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, _, err := p.assign(placementNames, make([]int64, len(placementNames)))
+	_, _, _, err := p.assign(placementNames, make([]int64, len(placementNames)), nil)
 	if err == nil || !strings.Contains(err.Error(), "--place item 3") || !strings.Contains(err.Error(), "already placed by --place item 1 exps=CPU") {
 		t.Errorf("fully shadowed rule: %v", err)
 	}
 	p.Rules = append(p.Rules[:2], p.Rules[3])
-	if _, _, uses, err := p.assign(placementNames, make([]int64, len(placementNames))); err != nil || uses[2].Tensors != 0 {
+	if _, _, uses, err := p.assign(placementNames, make([]int64, len(placementNames)), nil); err != nil || uses[2].Tensors != 0 {
 		t.Errorf("unused rule: %v, %+v", err, uses)
 	}
 }

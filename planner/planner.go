@@ -221,9 +221,15 @@ func New(in *gguf.Model, plan *pipeline.Plan, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	r.rules(plan)
+	// The rule analysis and the placement search every rule in every
+	// name: one time budget for both (a pathological regex stops the plan
+	// with an error naming it instead of taking minutes).
+	budget := recipes.NewBudget(0)
+	if err := r.rules(plan, budget); err != nil {
+		return nil, err
+	}
 	r.types()
-	if err := r.place(names, bytes, opts); err != nil {
+	if err := r.place(names, bytes, opts, budget); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -273,16 +279,19 @@ func (r *Report) split(plan *pipeline.Plan, limits splitter.Limits) error {
 
 // rules reports each custom rule: what it decided, what it lost to earlier
 // rules and what it probably matched by accident.
-func (r *Report) rules(plan *pipeline.Plan) {
+func (r *Report) rules(plan *pipeline.Plan, budget *recipes.Budget) error {
 	rs := plan.Selection.Rules
 	if rs.Len() == 0 {
-		return
+		return nil
 	}
 	consulted := plan.Selection.ConsultedNames()
 	if len(consulted) == 0 {
-		return
+		return nil
 	}
-	a := recipes.Analyze(rs, consulted)
+	a, err := recipes.Analyze(rs, consulted, budget)
+	if err != nil {
+		return err
+	}
 	r.Unmatched = len(a.Unmatched)
 	typeOf := make(map[string]string, len(r.Tensors))
 	for _, t := range r.Tensors {
@@ -339,6 +348,7 @@ func (r *Report) rules(plan *pipeline.Plan) {
 				where, len(u.Unintended), ex.Match, ex.Name, u.Suggestion))
 		}
 	}
+	return nil
 }
 
 func countDifferent(ss []Shadow) int {
@@ -384,7 +394,7 @@ func (r *Report) types() {
 }
 
 // place assigns devices and checks budgets.
-func (r *Report) place(names []string, bytes []int64, opts Options) error {
+func (r *Report) place(names []string, bytes []int64, opts Options, budget *recipes.Budget) error {
 	if err := checkBudgets(opts.Budgets); err != nil {
 		return err
 	}
@@ -395,7 +405,7 @@ func (r *Report) place(names []string, bytes []int64, opts Options) error {
 		return nil
 	}
 	p := opts.Placement
-	device, by, uses, err := p.assign(names, bytes)
+	device, by, uses, err := p.assign(names, bytes, budget)
 	if err != nil {
 		return err
 	}

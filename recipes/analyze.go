@@ -45,11 +45,15 @@ type Analysis struct {
 // inside a run of letters and digits, while the same rule matches other
 // tensors cleanly: `output\.weight` matches output.weight cleanly and
 // attn_output.weight only from the middle of "attn_output".
-func Analyze(rs *RuleSet, names []string) *Analysis {
+//
+// Every rule is searched in every name, within budget (nil: each search
+// bounded by itself only); a search that times out or runs past the budget
+// is a *MatchError.
+func Analyze(rs *RuleSet, names []string, budget *Budget) (*Analysis, error) {
 	a := &Analysis{}
 	if rs == nil {
 		a.Unmatched = append(a.Unmatched, names...)
-		return a
+		return a, nil
 	}
 	a.Rules = make([]RuleReport, len(rs.Rules))
 	type span struct {
@@ -65,7 +69,10 @@ func Analyze(rs *RuleSet, names []string) *Analysis {
 	for _, name := range names {
 		var winner *Rule
 		for i, r := range rs.Rules {
-			start, end, ok := r.Find(name)
+			start, end, ok, err := budget.Find(r, name)
+			if err != nil {
+				return nil, err
+			}
 			if !ok {
 				continue
 			}
@@ -108,7 +115,7 @@ func Analyze(rs *RuleSet, names []string) *Analysis {
 		}
 		rep.Suggestion = anchored(rep.Rule.Pattern, whole, badStart, badEnd)
 	}
-	return a
+	return a, nil
 }
 
 // isSeparator reports the bytes that split a tensor name into components.

@@ -12,13 +12,15 @@ var fuzzNames = []string{"token_embd.weight", "output.weight", "blk.0.attn_outpu
 func checkRuleSet(t *testing.T, rs *RuleSet) {
 	for _, n := range fuzzNames {
 		for _, r := range rs.Rules {
-			if start, end, ok := r.Find(n); ok && (start < 0 || end < start || end > len(n)) {
+			if start, end, ok, _ := r.Find(n); ok && (start < 0 || end < start || end > len(n)) {
 				t.Fatalf("%s: match [%d,%d) outside %q", r, start, end, n)
 			}
 		}
 		rs.Match(n)
 	}
-	_ = Analyze(rs, fuzzNames).String()
+	if a, err := Analyze(rs, fuzzNames, NewBudget(0)); err == nil {
+		_ = a.String()
+	}
 	line, err := rs.CustomQ()
 	if err != nil {
 		return // a regex with a comma cannot be written in one line

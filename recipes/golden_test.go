@@ -259,7 +259,10 @@ func TestGoldenRecipeAnalysis(t *testing.T) {
 	for _, lt := range ref.tensors {
 		names = append(names, lt.Name)
 	}
-	a := Analyze(rs, names)
+	a, err := Analyze(rs, names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := a.Rules[1]
 	if out.Rule.Pattern != `output\.weight` {
 		t.Fatalf("rule 2 is %s", out.Rule)

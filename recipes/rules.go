@@ -57,23 +57,26 @@ func (r *Rule) Where() string {
 	return fmt.Sprintf("%s:%d", r.Source, r.Line)
 }
 
-// Match reports whether the rule's regex occurs anywhere in name.
-func (r *Rule) Match(name string) bool {
-	_, _, ok := r.Find(name)
-	return ok
+// Match reports whether the rule's regex occurs anywhere in name. A search
+// that times out is a *MatchError.
+func (r *Rule) Match(name string) (bool, error) {
+	_, _, ok, err := r.Find(name)
+	return ok, err
 }
 
 // Find returns the byte offsets of the leftmost match of the rule's regex in
-// name (the match std::regex_search reports).
-func (r *Rule) Find(name string) (start, end int, ok bool) {
-	m, err := r.re.FindStringMatch(name)
-	if err != nil || m == nil {
-		return 0, 0, false
+// name (the match std::regex_search reports), or a *MatchError for a search
+// that timed out.
+func (r *Rule) Find(name string) (start, end int, ok bool, err error) {
+	return (*Budget)(nil).Find(r, name)
+}
+
+// SetMatchTimeout sets the time limit of each search of the set's rules
+// (matchTimeout by default). Call it before the set is used.
+func (rs *RuleSet) SetMatchTimeout(d time.Duration) {
+	for _, r := range rs.Rules {
+		r.re.MatchTimeout = d
 	}
-	// regexp2 reports rune offsets; convert to bytes.
-	start = runeOffsetToByte(name, m.Index)
-	end = runeOffsetToByte(name, m.Index+m.Length)
-	return start, end, true
 }
 
 func runeOffsetToByte(s string, runes int) int {
@@ -105,17 +108,10 @@ func (rs *RuleSet) Len() int {
 	return len(rs.Rules)
 }
 
-// Match returns the first rule whose regex occurs in name, or nil.
-func (rs *RuleSet) Match(name string) *Rule {
-	if rs == nil {
-		return nil
-	}
-	for _, r := range rs.Rules {
-		if r.Match(name) {
-			return r
-		}
-	}
-	return nil
+// Match returns the first rule whose regex occurs in name, or nil; a
+// search that times out is a *MatchError naming the rule and the tensor.
+func (rs *RuleSet) Match(name string) (*Rule, error) {
+	return (*Budget)(nil).Match(rs, name)
 }
 
 // Append adds other's rules after rs's own, as repeated --custom-q options

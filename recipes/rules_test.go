@@ -81,10 +81,10 @@ func TestParseCustomQ(t *testing.T) {
 	if w := strings.Join(rs.Warnings, "\n"); !strings.Contains(w, `exact spelling "q6_K"`) {
 		t.Errorf("no warning about the reference's case-sensitive type names: %q", w)
 	}
-	if r := rs.Match("blk.12.ffn_gate_exps.weight"); r == nil || r.Index != 1 {
+	if r, _ := rs.Match("blk.12.ffn_gate_exps.weight"); r == nil || r.Index != 1 {
 		t.Errorf("match: %v", r)
 	}
-	if r := rs.Match("output_norm.weight"); r != nil {
+	if r, _ := rs.Match("output_norm.weight"); r != nil {
 		t.Errorf("match: %v", r)
 	}
 
@@ -169,7 +169,10 @@ func TestAnalyzeHeuristics(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"blk.1.attn_k.weight", "blk.10.attn_k.weight", "blk.10.attn_kv_b.weight", "blk.2.ffn_up_exps.weight", "blk.3.ffn_down_exps.weight"}
-	a := Analyze(rs, names)
+	a, err := Analyze(rs, names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// blk\.1 matches blk.1. cleanly (shadowed there) and stops inside "10" elsewhere.
 	if u := a.Rules[1].Unintended; len(u) != 2 || u[0].Name != "blk.10.attn_k.weight" || !u[0].Won {
 		t.Errorf("rule 2 unintended: %+v", u)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dlclark/regexp2"
 
@@ -85,6 +86,9 @@ type Options struct {
 	// them (with --pure and for the F32/F16/BF16/BF16_R16 file types). By
 	// default the rules are applied there and the plan carries a warning.
 	LikeReference bool
+	// RuleBudget bounds the time of all the regex searches of the plan
+	// (DefaultRuleBudget when 0).
+	RuleBudget time.Duration
 }
 
 // Reason says which stage decided a tensor's type.
@@ -174,6 +178,7 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	budget := NewBudget(opts.RuleBudget)
 	qs := &state{model: model, opts: &opts, ftype: ft, output: archOutputName(model.Arch), hasImatrix: opts.HasImatrix}
 	for _, t := range tensors {
 		if strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight") {
@@ -225,18 +230,22 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 		newType := defaultType
 		c.Reason = ReasonDefault
 		c.Why = fmt.Sprintf("default type of %s", opts.FileType)
-		applyRules := func() {
+		applyRules := func() error {
 			c.RulesConsulted = true
-			if r := opts.Rules.Match(name); r != nil {
+			r, err := budget.Match(opts.Rules, name)
+			if r != nil {
 				newType = r.Type
 				c.Reason, c.Rule = ReasonCustomRule, r
 				c.Why = fmt.Sprintf("%s matches", r)
 			}
+			return err
 		}
 		switch {
 		case opts.Pure:
 			if ignoredBy != "" && !opts.LikeReference {
-				applyRules()
+				if err := applyRules(); err != nil {
+					return nil, err
+				}
 			}
 			if c.Reason == ReasonDefault {
 				c.Why = fmt.Sprintf("--pure: default type of %s", opts.FileType)
@@ -246,9 +255,9 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 			}
 		case defaultType.IsQuantized():
 			c.RulesConsulted = opts.Rules.Len() > 0
-			var rule *Rule
-			if opts.Rules != nil {
-				rule = opts.Rules.Match(name)
+			rule, err := budget.Match(opts.Rules, name)
+			if err != nil {
+				return nil, err
 			}
 			res, err := qs.builtinType(newType, name, ne)
 			if err != nil {
@@ -273,7 +282,9 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 			newType = noInterleavedEmbeddings(&c, name, newType)
 		default:
 			if ignoredBy != "" && !opts.LikeReference {
-				applyRules()
+				if err := applyRules(); err != nil {
+					return nil, err
+				}
 			}
 		}
 
@@ -400,13 +411,21 @@ func selectRepack(plan *Plan, opts Options, model Model, tensors []Tensor) (*Pla
 		}
 		patterns = append(patterns, re)
 	}
+	budget := NewBudget(opts.RuleBudget)
 	for i, t := range tensors {
 		c := Choice{Index: i, Name: t.Name, Shape: t.Shape, Source: t.Type, Type: t.Type, Reason: ReasonCopied}
 		to := repackedType(t.Name, t.Type, t.ne()[1], opts.RepackBF16)
+		matched := true
+		if patterns != nil && to != t.Type {
+			var err error
+			if matched, err = anyMatch(budget, patterns, t.Name); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case to == t.Type:
 			c.Why = "--repack: no interleaved variant for this tensor"
-		case patterns != nil && !anyMatch(patterns, t.Name):
+		case !matched:
 			c.Why = "--repack: no --repack-pattern matches"
 		default:
 			c.Type, c.Quantize, c.Reason = to, true, ReasonRepack
@@ -417,13 +436,17 @@ func selectRepack(plan *Plan, opts Options, model Model, tensors []Tensor) (*Pla
 	return plan, nil
 }
 
-func anyMatch(res []*regexp2.Regexp, name string) bool {
+func anyMatch(b *Budget, res []*regexp2.Regexp, name string) (bool, error) {
 	for _, re := range res {
-		if ok, err := re.MatchString(name); err == nil && ok {
-			return true
+		m, err := b.Search(re, "--repack-pattern "+re.String(), name)
+		if err != nil {
+			return false, err
+		}
+		if m != nil {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // CheckImatrix returns an error naming the first tensor llama-quantize would

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/dlclark/regexp2"
 
@@ -134,6 +135,9 @@ func RepackableTypeNames() string {
 	return strings.Join(parts, ", ")
 }
 
+// patternTimeout bounds one search of a --pattern regex in a tensor name.
+const patternTimeout = 2 * time.Second
+
 type pattern struct {
 	text      string
 	re        *regexp2.Regexp
@@ -149,6 +153,9 @@ func compilePatterns(texts []string) ([]*pattern, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %w", ErrPattern, s, err)
 		}
+		// A search that backtracks for seconds on a tensor name is an error
+		// (recipes.Budget), as for --custom-q rules.
+		re.MatchTimeout = patternTimeout
 		out = append(out, &pattern{text: s, re: re})
 	}
 	return out, nil
@@ -178,6 +185,7 @@ func NewPlan(m *gguf.Model, opts Options) (*Plan, error) {
 	p.InputRepacked = p.FileType.Present && IsRepackedFileType(p.FileType.From)
 
 	interleaved := 0
+	budget := recipes.NewBudget(0)
 	for i, t := range m.Tensors {
 		tp := TensorPlan{Index: i, Name: t.Name, Shard: t.Shard, Shape: t.Shape, From: t.Type, To: t.Type, InBytes: t.Size}
 		if t.Type.IsInterleaved() {
@@ -186,11 +194,11 @@ func NewPlan(m *gguf.Model, opts Options) (*Plan, error) {
 		target, why := decide(t.TensorInfo, opts.Undo)
 		var matchedBy []*pattern
 		for _, pat := range pats {
-			ok, err := pat.re.MatchString(t.Name)
+			found, err := budget.Search(pat.re, fmt.Sprintf("--pattern %q", pat.text), t.Name)
 			if err != nil {
-				return nil, fmt.Errorf("%w %q on %q: %w", ErrPattern, pat.text, t.Name, err)
+				return nil, fmt.Errorf("%w: %w", ErrPattern, err)
 			}
-			if ok {
+			if found != nil {
 				pat.matched++
 				matchedBy = append(matchedBy, pat)
 			}

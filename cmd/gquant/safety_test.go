@@ -389,3 +389,26 @@ func TestInterruptRemovesTemporaryFiles(t *testing.T) {
 		assertNoTemp(t, dir)
 	})
 }
+
+// Item 6: a regex search that times out stops the run with an error naming
+// the rule and the tensor (it counted as "no match", so tensors silently
+// got other types), for --custom-q rules and --place rules alike.
+func TestRegexTimeoutIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	out := filepath.Join(dir, "x.gguf")
+	for _, args := range [][]string{
+		{"quantize", "--custom-q", `(?!\w*(?:exps|norm))(\w*\w*)*X|shexp=q8_0`, in, out, "Q8_0"},
+		{"plan", "--place", `(.*.*)*X=CPU`, in, out, "Q8_0"},
+	} {
+		start := time.Now()
+		failGquant(t, []string{"timed out", "item 1", "on tensor "}, args...)
+		if el := time.Since(start); el > 30*time.Second {
+			t.Errorf("%s took %v", args[0], el)
+		}
+	}
+	assertNoTemp(t, dir)
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written")
+	}
+}
