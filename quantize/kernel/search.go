@@ -898,8 +898,15 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 		}
 		w := wd[i]
 		sumW += w
-		sumX = math.FMA(w, float64(v), sumX)
-		sumX2 = math.FMA(w*float64(v), float64(v), sumX2)
+		// GCC compiles make_qkx3_quants once, out of line (a constprop
+		// clone that every caller shares); in it w*x is one vmulsd whose
+		// result feeds both sums, so neither sum is fused: (w*x)*x is
+		// rounded before it is added (w*x itself is exact). This shows
+		// where the fit is exact (blocks of two values) and the squared
+		// errors compared are rounding noise.
+		wx := w * float64(v)
+		sumX += wx
+		sumX2 += float64(wx * float64(v))
 	}
 	if min > 0 {
 		min = 0

@@ -889,7 +889,8 @@ sumsloop:
 	VADDSD      X6, X2, X2
 	VMULSD      X5, X6, X7        // w·x, exact
 	VADDSD      X7, X3, X3
-	VFMADD231SD X5, X7, X4        // += (w·x)·x, fused
+	VMULSD      X5, X7, X8        // (w·x)·x, rounded
+	VADDSD      X8, X4, X4        // not fused, as GCC compiles it
 	INCQ        R10
 	CMPQ        R10, CX
 	JLT         sumsloop

@@ -249,3 +249,42 @@ func TestMakeQxQuantsRefineSingleValue(t *testing.T) {
 		}
 	}
 }
+
+// A block of ±0.03 (row "random signs ±0.03" of the special rows, block 13,
+// q4_1 with the "spread" imatrix, weights as quantize_row_q4_1_impl makes
+// them): both L in {0, 15} and L in {0, 14} fit it exactly, so the squared
+// errors compared are rounding noise of Σw·x² and friends. The reference
+// rounds (w*x)*x before adding it to Σw·x² (make_qkx3_quants is one shared
+// out-of-line function there, whose first loop fuses nothing); fused, the
+// trial with nmax-1 levels wins instead. Expected values from the reference
+// build.
+func TestMakeQkx3QuantsExactFit(t *testing.T) {
+	w := []float32{
+		0x1.469b2ep-06, 0x1.2f8aep-07, 0x1.24ed3p-04, 0x1.94e4d2p-03, 0x1.b61de6p-02, 0x1.54b4eep-06, 0x1.58f362p+00, 0x1.fe5306p-06,
+		0, 0x1.6f51dap-05, 0x1.4515ap-02, 0x1.3881a8p-07, 0x1.0244p-03, 0x1.fd2abap-07, 0x1.02596cp-02, 0x1.39b92p+00,
+		0x1.336cd4p-01, 0x1.177ebcp-01, 0x1.0f6d4ep-01, 0x1.623ed4p-03, 0x1.2ee1cp-07, 0x1.e3c84p-04, 0x1.4dd102p-04, 0x1.7054d6p-02,
+		0x1.8102c4p-02, 0x1.05abf8p-06, 0x1.d5cf96p-08, 0x1.45e526p-04, 0x1.976aeap-05, 0x1.b11ebep-02, 0x1.0964a8p-03, 0x1.380be2p-07,
+	}
+	const signs = "-+++--+---+-+--+--++++-+-++--++-"
+	x := make([]float32, 32)
+	want := make([]uint8, 32)
+	for i, s := range signs {
+		x[i] = -0x1.eb851ep-06 // float32(-0.03)
+		if s == '+' {
+			x[i], want[i] = 0x1.eb851ep-06, 15
+		}
+	}
+	for _, portable := range []bool{false, true} {
+		L, laux := make([]uint8, 32), make([]uint8, 32)
+		var d, m float32
+		run := func() { d, m = MakeQkx3Quants(15, x, w, L, laux, -0.9, 0.05, 36, false) }
+		if portable {
+			withPortable(run)
+		} else {
+			run()
+		}
+		if d != 0x1.0624dcp-08 || m != 0x1.eb851ep-06 || !slices.Equal(L, want) {
+			t.Errorf("portable %v: MakeQkx3Quants = %x, %x, L %v; want 0x1.0624dcp-08, 0x1.eb851ep-06, %v", portable, d, m, L, want)
+		}
+	}
+}
