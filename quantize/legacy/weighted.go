@@ -9,14 +9,20 @@ import (
 
 // The reference's quantize_row_q*_impl: with an importance matrix each block
 // gets a weighted scale search. Weights are imatrix[j]*sqrt(sigma2 + x[j]²)
-// with sigma2 the row's mean square (all sums with the multiply-adds fused,
-// as GCC compiles them).
+// with sigma2 the row's mean square (x[j]² + sigma2 fused, as GCC compiles
+// it).
 
-// rowSigma2 is the mean square of the row, summed in order.
+// rowSigma2 is the mean square of the row. GCC vectorizes the reference's
+// sum_x2 loop (quantize_q4_0 .. quantize_q6_0 after inlining: vmulps, then
+// the sixteen lanes added one by one in index order), so it is the in-order
+// sum of rounded squares, not a chain of fused multiply-adds; rows are
+// multiples of 32 long, so the scalar (fused) tail of that loop never runs.
+// The difference is one ulp of sigma2 now and then, which decides a close
+// scale search through the weights (sparse rows, where few squares add up).
 func rowSigma2(x []float32) float32 {
 	var sum float32
 	for _, v := range x {
-		sum = kernel.FMA32(v, v, sum)
+		sum += float32(v * v)
 	}
 	return sum / float32(len(x))
 }
