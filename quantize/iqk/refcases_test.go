@@ -1,0 +1,291 @@
+package iqk
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// refquant, when set, makes TestRefCases rewrite testdata/refcases from the
+// reference build's refquant (see testdata/refcases/README.md).
+var refquant = flag.String("refquant", "", "path of a refquant that passes llama-quantize's default user data: rewrite testdata/refcases with its output")
+
+// refTypes are the types whose reference hashes testdata/refcases holds:
+// every type of the package, in id order.
+func refTypes() []formats.Type {
+	var ts []formats.Type
+	for t := range Kernels() {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// refVariants are the importance variants of every set: none, and the
+// set's importance vector.
+var refVariants = []string{"plain", "imat"}
+
+// refSet is one folder of testdata/refcases: rows quantized by the
+// reference in one call per type and variant.
+type refSet struct {
+	name    string
+	cols    int
+	input   []float32 // rows x cols
+	imatrix []float32 // cols
+	kinds   []string  // per row
+}
+
+// makeRefSets builds the sets that -refquant writes: one row of every
+// rowKind, and the stress rows that once differed (s101 rows 25 and 43,
+// columns 0..2047, whose iq2_ks and iq2_k scales rounded a product that the
+// reference fuses; reg-iq4k row 5, columns 768..1023, the same in iq4_k).
+func makeRefSets(t *testing.T) []refSet {
+	const cols = 512
+	r := rand.New(rand.NewPCG(2025, 15))
+	special := refSet{name: "special", cols: cols, imatrix: makeImatrix(r, cols)}
+	row := make([]float32, cols)
+	for _, k := range rowKinds {
+		makeRow(k, r, row)
+		special.input = append(special.input, row...)
+		special.kinds = append(special.kinds, k.name)
+	}
+	cut := func(name, set string, rows []int, c0, c1 int) refSet {
+		in, w := golden.Input(t, filepath.Join("stress", set))
+		s := refSet{name: name, cols: c1 - c0, imatrix: w[c0:c1]}
+		for _, r := range rows {
+			s.input = append(s.input, in[r*len(w)+c0:r*len(w)+c1]...)
+			s.kinds = append(s.kinds, fmt.Sprintf("%s-row-%d", set, r))
+		}
+		return s
+	}
+	return []refSet{special, cut("s101-head", "s101", []int{25, 43}, 0, 2048), cut("reg-iq4k-row5", "reg-iq4k", []int{5}, 768, 1024)}
+}
+
+// rowHash is the first 16 hex digits of the SHA-256 of one quantized row
+// (or row group).
+func rowHash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}
+
+func writeF32(path string, v []float32) error {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func readF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// runRefquant runs the reference on rows x cols values of input (a file)
+// and returns its bytes.
+func runRefquant(t *testing.T, typ formats.Type, rows, cols int, input, imatrix string) ([]byte, error) {
+	out := filepath.Join(t.TempDir(), "out.bin")
+	cmd := exec.Command(*refquant, typ.String(), strconv.Itoa(rows), strconv.Itoa(cols), input, imatrix, out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, msg)
+	}
+	return os.ReadFile(out)
+}
+
+// writeRefSet runs the reference on the set for every type and variant and
+// writes the set's folder. Where the reference aborts on the call (an
+// assertion on some rows), it runs each row group alone and marks those it
+// aborts on.
+func writeRefSet(t *testing.T, s refSet) {
+	dir := filepath.Join("testdata", "refcases", s.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	input, imatrix := filepath.Join(dir, "input.f32"), filepath.Join(dir, "imatrix.f32")
+	if err := writeF32(input, s.input); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeF32(imatrix, s.imatrix); err != nil {
+		t.Fatal(err)
+	}
+	rows := len(s.input) / s.cols
+	var m bytes.Buffer
+	m.WriteString("# type\tvariant\trow\tkind\tsha256[:16] of the reference's row group, or abort\n")
+	for _, typ := range refTypes() {
+		n := typ.Interleave()
+		if rows%n != 0 {
+			continue
+		}
+		rs, err := typ.RowSize(int64(s.cols))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb := n * int(rs)
+		for _, variant := range refVariants {
+			w := "-"
+			if variant == "imat" {
+				w = imatrix
+			}
+			b, err := runRefquant(t, typ, rows, s.cols, input, w)
+			hashes := make([]string, rows/n)
+			switch {
+			case err == nil && len(b) == rows*int(rs):
+				for g := range hashes {
+					hashes[g] = rowHash(b[g*gb : (g+1)*gb])
+				}
+			case err == nil:
+				t.Fatalf("%s %s: the reference wrote %d bytes, want %d", typ, variant, len(b), rows*int(rs))
+			default:
+				one := filepath.Join(t.TempDir(), "group.f32")
+				for g := range hashes {
+					if err := writeF32(one, s.input[g*n*s.cols:(g+1)*n*s.cols]); err != nil {
+						t.Fatal(err)
+					}
+					b, err := runRefquant(t, typ, n, s.cols, one, w)
+					if err != nil {
+						hashes[g] = "abort"
+						continue
+					}
+					hashes[g] = rowHash(b)
+				}
+			}
+			for g, h := range hashes {
+				fmt.Fprintf(&m, "%s\t%s\t%d\t%s\t%s\n", typ, variant, g*n, s.kinds[g*n], h)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.tsv"), m.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refCase is one line of a set's manifest.tsv.
+type refCase struct {
+	typ     formats.Type
+	variant string
+	row     int // first row of the group
+	kind    string
+	hash    string // or "abort"
+}
+
+func readManifest(t *testing.T, path string) []refCase {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []refCase
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 5 {
+			t.Fatalf("%s: bad line %q", path, line)
+		}
+		typ, err := formats.ParseType(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := strconv.Atoi(f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, refCase{typ: typ, variant: f[1], row: row, kind: f[3], hash: f[4]})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// TestRefCases quantizes the rows of every set of testdata/refcases with the
+// portable code and the assembly and compares each row group with the
+// reference's (by hash). Where the reference aborts, we must still write
+// an encoding. With -refquant it first rewrites the sets.
+func TestRefCases(t *testing.T) {
+	if *refquant != "" {
+		for _, s := range makeRefSets(t) {
+			writeRefSet(t, s)
+		}
+	}
+	manifests, err := filepath.Glob(filepath.Join("testdata", "refcases", "*", "manifest.tsv"))
+	if err != nil || len(manifests) == 0 {
+		t.Fatalf("no reference sets in testdata/refcases: %v", err)
+	}
+	kernels := Kernels()
+	for _, mpath := range manifests {
+		dir := filepath.Dir(mpath)
+		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
+		cols := len(imatrix)
+		rows := len(input) / cols
+		cases := readManifest(t, mpath)
+		for _, typ := range refTypes() {
+			for _, variant := range refVariants {
+				var want []refCase
+				for _, c := range cases {
+					if c.typ == typ && c.variant == variant {
+						want = append(want, c)
+					}
+				}
+				if rows%typ.Interleave() != 0 {
+					continue
+				}
+				if len(want) != rows/typ.Interleave() {
+					t.Fatalf("%s: %d %s %s row groups in the manifest, %d in the input", dir, len(want), typ, variant, rows/typ.Interleave())
+				}
+				var w []float32
+				if variant == "imat" {
+					w = imatrix
+				}
+				rs, err := typ.RowSize(int64(cols))
+				if err != nil {
+					t.Fatal(err)
+				}
+				gb := typ.Interleave() * int(rs)
+				for _, asm := range assemblyModes() {
+					got := make([]byte, rows*int(rs))
+					restore := setAssembly(asm)
+					err := kernels[typ](got, input, rows, cols, w)
+					restore()
+					if err != nil {
+						t.Fatalf("%s %s %s: %v", dir, typ, variant, err)
+					}
+					for _, c := range want {
+						g := c.row / typ.Interleave()
+						if h := rowHash(got[g*gb : (g+1)*gb]); c.hash != "abort" && h != c.hash {
+							t.Errorf("%s %s %s assembly %v: row %d (%s) differs from the reference", filepath.Base(dir), typ, variant, asm, c.row, c.kind)
+						}
+					}
+				}
+			}
+		}
+	}
+}
