@@ -12,3 +12,5 @@ func lockedByOther(string) bool { return true }
 func processAlive(int) bool     { return true }
 
 const renameOpen = false
+
+const openNonBlock = 0

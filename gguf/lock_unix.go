@@ -48,3 +48,6 @@ func processAlive(pid int) bool {
 // renameOpen: on these systems an open file can be renamed, so the Writer
 // renames before closing and its lock covers the whole write.
 const renameOpen = true
+
+// openNonBlock keeps an open of a named pipe from waiting for a writer.
+const openNonBlock = syscall.O_NONBLOCK

@@ -208,20 +208,14 @@ func (m *Model) checkShards() error {
 }
 
 func openShard(path string) (*Shard, error) {
-	f, err := os.Open(path)
+	f, size, err := OpenRegular(path)
 	if err != nil {
+		if _, statErr := os.Stat(path); statErr == nil {
+			return nil, fmt.Errorf("%w: %w", ErrNotGGUF, err)
+		}
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrNotGGUF, path)
-	}
-	gf, err := Read(f, st.Size())
+	gf, err := Read(f, size)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -219,6 +219,19 @@ func FileSize(md Metadata, tensors []TensorInfo) (int64, error) {
 	return size, nil
 }
 
+// Layout returns where a Writer puts each tensor for md and tensors: the
+// data section's start (the header's size) and the tensor infos with their
+// Offset (relative to the data section) and Size filled in, as Create and
+// FileSize compute them.
+func Layout(md Metadata, tensors []TensorInfo) (dataOffset int64, laid []TensorInfo, err error) {
+	e := &encoder{count: true}
+	laid = slicesClone(tensors)
+	if _, err := encodeHeader(e, Version, md, laid); err != nil {
+		return 0, nil, err
+	}
+	return e.n, laid, nil
+}
+
 func slicesClone(ts []TensorInfo) []TensorInfo { return append([]TensorInfo(nil), ts...) }
 
 // CreateOptions adjusts Create. The zero value (or nil) is fine.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gquant/gquant/formats"
@@ -207,6 +209,10 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if cfg.PartialRequant {
 		markExisting(plan)
 	}
+	if other := otherShardSets(plan); len(other) > 0 {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d file(s) with the same prefix belong to a shard set of another size and are not part of this output: %s",
+			len(other), strings.Join(other, ", ")))
+	}
 	return plan, nil
 }
 
@@ -276,14 +282,111 @@ func splitOutputs(plan *Plan, md gguf.Metadata, limits splitter.Limits, prefix s
 	return nil
 }
 
-// markExisting skips the outputs that already exist, as --partial-requant does.
+// markExisting applies --partial-requant: an output that exists and
+// matches the plan exactly is kept (Skip); one that exists but does not is
+// written again (Replace), with a warning saying why.
 func markExisting(plan *Plan) {
 	for i := range plan.Outputs {
-		if _, err := os.Stat(plan.Outputs[i].Path); err == nil {
-			plan.Outputs[i].Skip = true
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists: skipped (--partial-requant)", plan.Outputs[i].Path))
+		o := &plan.Outputs[i]
+		if _, err := os.Lstat(o.Path); err != nil {
+			continue
+		}
+		if err := CheckExisting(o.Path, *o, plan.Sizes[i]); err != nil {
+			o.Replace = true
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists but is not this plan's output (%v): written again (--partial-requant)", o.Path, err))
+			continue
+		}
+		o.Skip = true
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists and matches the plan: kept (--partial-requant)", o.Path))
+	}
+}
+
+// CheckExisting tells whether the file at path is exactly the output o of
+// size bytes a run would write, as far as its header shows: the same file
+// size, the same tensors in the same order with the same types, shapes,
+// offsets and sizes, the same split keys and file type. It returns nil for
+// a match, else an error saying the first difference. It reads the header
+// only, so it cannot see data that was changed in place.
+func CheckExisting(path string, o Output, size int64) error {
+	f, fileSize, err := gguf.OpenRegular(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fileSize != size {
+		return fmt.Errorf("%d bytes, the plan has %d", fileSize, size)
+	}
+	got, err := gguf.Read(f, fileSize)
+	if err != nil {
+		return err
+	}
+	infos := make([]gguf.TensorInfo, len(o.Tensors))
+	for i, t := range o.Tensors {
+		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+	}
+	dataOffset, want, err := gguf.Layout(o.Metadata, infos)
+	if err != nil {
+		return err
+	}
+	if got.DataOffset != dataOffset {
+		return fmt.Errorf("data starts at byte %d, the plan has %d", got.DataOffset, dataOffset)
+	}
+	if len(got.Tensors) != len(want) {
+		return fmt.Errorf("%d tensors, the plan has %d", len(got.Tensors), len(want))
+	}
+	for i, w := range want {
+		g := got.Tensors[i]
+		switch {
+		case g.Name != w.Name:
+			return fmt.Errorf("tensor %d is %s, the plan has %s", i, g.Name, w.Name)
+		case g.Type != w.Type:
+			return fmt.Errorf("tensor %s is %s, the plan has %s", g.Name, g.Type, w.Type)
+		case !slices.Equal(g.Shape, w.Shape):
+			return fmt.Errorf("tensor %s has shape %v, the plan has %v", g.Name, g.Shape, w.Shape)
+		case g.Offset != w.Offset || g.Size != w.Size:
+			return fmt.Errorf("tensor %s at offset %d (%d bytes), the plan has %d (%d bytes)", g.Name, g.Offset, g.Size, w.Offset, w.Size)
 		}
 	}
+	for _, key := range []string{gguf.KeySplitNo, gguf.KeySplitCount, gguf.KeySplitTensorsCount, "general.file_type"} {
+		a, inPlan := o.Metadata.Lookup(key)
+		b, inFile := got.Metadata.Lookup(key)
+		if inPlan != inFile || inPlan && !a.Equal(b) {
+			return fmt.Errorf("%s is %s, the plan has %s", key, describeKey(b, inFile), describeKey(a, inPlan))
+		}
+	}
+	return nil
+}
+
+func describeKey(v gguf.Value, present bool) string {
+	if !present {
+		return "absent"
+	}
+	return v.String()
+}
+
+// otherShardSets lists the files beside the planned shards that are shards
+// of the same prefix with another shard count: left from an earlier run
+// with other limits, they would mix with the new set.
+func otherShardSets(plan *Plan) []string {
+	if len(plan.Outputs) == 0 {
+		return nil
+	}
+	prefix, _, n, ok := gguf.ParseShardPath(plan.Outputs[0].Path)
+	if !ok {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Dir(prefix))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		path := filepath.Join(filepath.Dir(prefix), e.Name())
+		if p, _, m, ok := gguf.ParseShardPath(path); ok && p == prefix && m != n {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // importance returns the mean importance for a tensor quantized as t:

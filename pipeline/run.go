@@ -37,8 +37,12 @@ type Output struct {
 	Path     string
 	Metadata gguf.Metadata
 	Tensors  []Tensor
-	// Skip leaves the file alone (it exists and --partial-requant was given).
+	// Skip leaves the file alone (--partial-requant: it exists and matches
+	// the plan, see CheckExisting).
 	Skip bool
+	// Replace: the file exists but does not match the plan, and
+	// --partial-requant asks for it to be written again.
+	Replace bool
 }
 
 // Event reports progress: tensor Index (0-based, over all outputs) of Count

@@ -76,7 +76,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.StringArrayVar(&q.overrideKV, "override-kv", nil, "set metadata `KEY=TYPE:VALUE` (int, float, bool, str); repeatable")
 	fs.BoolVar(&q.keepSplit, "keep-split", false, "write one output shard per input shard")
 	q.split.register(fs)
-	fs.BoolVar(&q.partialRequant, "partial-requant", false, "skip output files (or --keep-split shards) that already exist")
+	fs.BoolVar(&q.partialRequant, "partial-requant", false, "keep output files (or shards) that exist and match the plan exactly; write the others")
 	fs.BoolVar(&q.repack, "repack", false, "only repack tensors to their row-interleaved _r4/_r8 forms")
 	fs.StringArrayVar(&q.repackPattern, "repack-pattern", nil, "with --repack: comma-separated regexes of the tensors to repack")
 	fs.BoolVar(&q.dryRun, "dry-run", false, "print the plan (types, sizes, files) and write nothing")
@@ -294,7 +294,10 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	for i, o := range plan.Outputs {
-		if !o.Skip {
+		switch {
+		case o.Replace:
+			files.Replace(o.Path, plan.Sizes[i])
+		case !o.Skip:
 			files.Write(o.Path, plan.Sizes[i])
 		}
 	}
@@ -314,7 +317,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	for i, o := range plan.Outputs {
 		if o.Skip {
-			fmt.Fprintf(stdout, "skipped %s (exists)\n", o.Path)
+			fmt.Fprintf(stdout, "kept %s (exists and matches the plan)\n", o.Path)
 			continue
 		}
 		fmt.Fprintf(stdout, "wrote %s (%s)\n", o.Path, humanBytes(plan.Sizes[i]))

@@ -412,3 +412,78 @@ func TestRegexTimeoutIsAnError(t *testing.T) {
 		t.Error("output written")
 	}
 }
+
+// Item 7: --partial-requant keeps an existing output only if its header is
+// exactly the plan's (tensors, types, shapes, offsets, size, split keys);
+// any other file is written again with the reason, and shards of the same
+// prefix with another count are reported.
+func TestPartialRequantChecksExistingShards(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	shards := filepath.Join(dir, "in")
+	mustGquant(t, "split", "--split-max-tensors", "40", in, shards)
+	first := shards + "-00001-of-00002.gguf"
+	out := filepath.Join(dir, "out")
+	s1, s2 := out+"-00001-of-00002.gguf", out+"-00002-of-00002.gguf"
+	mustGquant(t, "quantize", "--keep-split", first, out, "Q8_0")
+	want1, _ := os.ReadFile(s1)
+	want2, _ := os.ReadFile(s2)
+	other := filepath.Join(dir, "other")
+	mustGquant(t, "quantize", "--keep-split", first, other, "Q4_0")
+	otherShard, _ := os.ReadFile(other + "-00001-of-00002.gguf")
+
+	for _, tc := range []struct {
+		name    string
+		damage  func()
+		rewrite string // the shard written again ("" for none)
+		says    []string
+	}{
+		{"all match", func() {}, "", []string{s1 + " exists and matches the plan: kept", s2 + " exists and matches the plan: kept"}},
+		{"junk", func() { os.WriteFile(s2, []byte("not a model at all"), 0o644) }, s2, []string{s2 + " exists but is not this plan's output", "18 bytes"}},
+		{"truncated", func() { os.WriteFile(s2, want2[:len(want2)/2], 0o644) }, s2, []string{s2, "bytes, the plan has"}},
+		{"another type mix", func() { os.WriteFile(s1, otherShard, 0o644) }, s1, []string{s1 + " exists but is not this plan's output"}},
+		{"header of the same size", func() {
+			b := append([]byte(nil), want2...)
+			copy(b[:4], "GGUX")
+			os.WriteFile(s2, b, 0o644)
+		}, s2, []string{s2, "not a GGUF file"}},
+		{"missing", func() { os.Remove(s1) }, s1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.damage()
+			before1, _ := os.Stat(s1)
+			before2, _ := os.Stat(s2)
+			_, stdout, stderr := runGquant("quantize", "--keep-split", "--partial-requant", first, out, "Q8_0")
+			for _, w := range tc.says {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("output does not say %q:\n%s%s", w, stdout, stderr)
+				}
+			}
+			fileUnchanged(t, s1, want1)
+			fileUnchanged(t, s2, want2)
+			for _, c := range []struct {
+				path   string
+				before os.FileInfo
+			}{{s1, before1}, {s2, before2}} {
+				now, _ := os.Stat(c.path)
+				rewritten := c.before == nil || !os.SameFile(c.before, now)
+				if rewritten != (c.path == tc.rewrite) {
+					t.Errorf("%s rewritten: %v", c.path, rewritten)
+				}
+			}
+		})
+	}
+
+	// A stale shard set of another count beside the output is reported.
+	stray := out + "-00001-of-00003.gguf"
+	os.WriteFile(stray, []byte("old"), 0o644)
+	_, _, stderr := runGquant("quantize", "--keep-split", "--partial-requant", first, out, "Q8_0")
+	if !strings.Contains(stderr, "another size") || !strings.Contains(stderr, stray) {
+		t.Errorf("stray shard not reported: %s", stderr)
+	}
+	// A read-only mismatching shard is never replaced.
+	os.WriteFile(s2, []byte("junk"), 0o644)
+	os.Chmod(s2, 0o444)
+	failGquant(t, []string{s2, "read-only"}, "quantize", "--keep-split", "--partial-requant", first, out, "Q8_0")
+	assertNoTemp(t, dir)
+}

@@ -53,6 +53,10 @@ type Files struct {
 type Output struct {
 	Path string
 	Size int64
+	// Replace: the command was asked to replace this existing file
+	// (quantize --partial-requant on an output that does not match the
+	// plan), so it needs no --force. A read-only file is still refused.
+	Replace bool
 }
 
 // Read adds input files.
@@ -67,6 +71,12 @@ func (f *Files) Read(paths ...string) {
 // Write adds an output of size bytes (-1 when not known in advance).
 func (f *Files) Write(path string, size int64) {
 	f.Outputs = append(f.Outputs, Output{Path: path, Size: size})
+}
+
+// Replace adds an output the command may replace without --force (see
+// Output.Replace).
+func (f *Files) Replace(path string, size int64) {
+	f.Outputs = append(f.Outputs, Output{Path: path, Size: size, Replace: true})
 }
 
 // Paths lists the outputs' paths.
@@ -150,7 +160,7 @@ func (f *Files) checkOne(i int, o Output) error {
 		return fmt.Errorf("%w %s: it is not a regular file (%s)", ErrOutputPath, o.Path, fileKind(st.Mode()))
 	case lst.Mode()&os.ModeSymlink == 0 && readOnly(o.Path, st):
 		return fmt.Errorf("%w: %s is read-only and is never replaced, not even with --force", ErrReadOnly, o.Path)
-	case !f.Force:
+	case !f.Force && !o.Replace:
 		return fmt.Errorf("%w: %s exists (pass --force to replace it)", ErrExists, o.Path)
 	}
 	return nil

@@ -1,0 +1,67 @@
+package gguf
+
+import (
+	"fmt"
+	"os"
+)
+
+// OpenRegular opens path for reading after checking that it is a regular
+// file (following links): a named pipe, a device or a directory is an
+// error naming what it is, never an open that blocks or reads forever. It
+// returns the file and its size.
+func OpenRegular(path string) (*os.File, int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	// Non-blocking where the system has it, in case the file was replaced
+	// by a named pipe since the check; a regular file is unaffected.
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err = f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	return f, st.Size(), nil
+}
+
+// ReadRegular reads a whole regular file (see OpenRegular).
+func ReadRegular(path string) ([]byte, error) {
+	f, size, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil && size > 0 {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// fileKind names a non-regular file type for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.Type().String()
+}
