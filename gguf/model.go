@@ -86,6 +86,14 @@ func Open(path string) (*Model, error) {
 		return nil, err
 	}
 	if !isSplit || count <= 1 {
+		if isSplit {
+			// A one-file "set", or a file merged by the reference (which
+			// keeps split.no and split.tensors.count and sets split.count
+			// to 0): its split keys must describe this file alone.
+			if err := checkSingle(first, path, count); err != nil {
+				return nil, err
+			}
+		}
 		m.Shards = []*Shard{first}
 	} else {
 		prefix, k, n, named := ParseShardPath(path)
@@ -163,13 +171,41 @@ func splitCount(s *Shard) (count int, isSplit bool, err error) {
 	return int(n), true, nil
 }
 
+// checkSingle checks the split keys of a file that says it is a set of at
+// most one file: it must be shard 0 and hold split.tensors.count tensors,
+// and its name must not say it is one of several (a shard whose split.count
+// was damaged would otherwise pass for the whole model).
+func checkSingle(s *Shard, path string, count int) error {
+	if _, k, n, named := ParseShardPath(path); named && n > 1 {
+		return fmt.Errorf("%w: %s is shard %d of %d by name, but says %s %d", ErrShard, path, k+1, n, KeySplitCount, count)
+	}
+	no, present, err := s.Metadata.LookupUint(KeySplitNo)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrShard, path, err)
+	}
+	if present && no != 0 {
+		return fmt.Errorf("%w: %s says %s %d and %s %d: a later shard of a set whose first file says otherwise", ErrShard, path, KeySplitNo, no, KeySplitCount, count)
+	}
+	total, present, err := s.Metadata.LookupInt(KeySplitTensorsCount)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrShard, path, err)
+	}
+	if present && total != int64(len(s.Tensors)) {
+		return fmt.Errorf("%w: %s says %s %d and %s %d, but holds %d tensors (a shard of a larger set?)", ErrShard, path, KeySplitCount, count, KeySplitTensorsCount, total, len(s.Tensors))
+	}
+	return nil
+}
+
 // checkShards checks that the shards belong together and are each where
 // their split.no says.
 func (m *Model) checkShards() error {
 	n := len(m.Shards)
-	total, ok := m.Shards[0].Metadata.Int(KeySplitTensorsCount)
+	total, ok, err := m.Shards[0].Metadata.LookupInt(KeySplitTensorsCount)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrShard, m.Shards[0].Path, err)
+	}
 	if !ok {
-		return fmt.Errorf("%w: %s has no integer %s", ErrShard, m.Shards[0].Path, KeySplitTensorsCount)
+		return fmt.Errorf("%w: %s has no %s", ErrShard, m.Shards[0].Path, KeySplitTensorsCount)
 	}
 	for i, s := range m.Shards {
 		for _, prev := range m.Shards[:i] {
@@ -177,7 +213,10 @@ func (m *Model) checkShards() error {
 				return fmt.Errorf("%w: %s and %s are the same file (shard listed twice)", ErrShard, prev.Path, s.Path)
 			}
 		}
-		no, ok := s.Metadata.Uint(KeySplitNo)
+		no, ok, err := s.Metadata.LookupUint(KeySplitNo)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrShard, s.Path, err)
+		}
 		if !ok {
 			return fmt.Errorf("%w: %s has no %s", ErrShard, s.Path, KeySplitNo)
 		}
@@ -189,9 +228,16 @@ func (m *Model) checkShards() error {
 			return err
 		}
 		if count != n {
-			return fmt.Errorf("%w: %s says %s %d, %s says %d (shards from different models?)", ErrShard, s.Path, KeySplitCount, count, m.Shards[0].Path, n)
+			return fmt.Errorf("%w: %s says %s %d, %s says %d (shards from different models?)", ErrShard, s.Path, KeySplitCount, count, m.Path, n)
 		}
-		if t, _ := s.Metadata.Int(KeySplitTensorsCount); t != total {
+		t, ok, err := s.Metadata.LookupInt(KeySplitTensorsCount)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrShard, s.Path, err)
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s has no %s", ErrShard, s.Path, KeySplitTensorsCount)
+		}
+		if t != total {
 			return fmt.Errorf("%w: %s says %s %d, %s says %d (shards from different models?)", ErrShard, s.Path, KeySplitTensorsCount, t, m.Shards[0].Path, total)
 		}
 		// Shards written by llama-quantize --keep-split carry the model's

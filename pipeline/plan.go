@@ -84,6 +84,23 @@ func (p *Plan) Total() int64 {
 	return n
 }
 
+// ErrOverride is returned for an --override-kv of a key the output's layout
+// decides.
+var ErrOverride = errors.New("pipeline: key cannot be overridden")
+
+// CheckOverrides refuses overrides of the split keys: the writer sets them
+// from the output's shards, and a file whose split.count says 5 when it is
+// one file is a file no reader accepts.
+func CheckOverrides(kvs []KV) error {
+	for _, kv := range kvs {
+		switch kv.Key {
+		case gguf.KeySplitNo, gguf.KeySplitCount, gguf.KeySplitTensorsCount:
+			return fmt.Errorf("%w: %s (the split keys describe the output's shards and are set when they are written)", ErrOverride, kv.Key)
+		}
+	}
+	return nil
+}
+
 // ErrRequantize is returned when a quantized input would be requantized
 // without AllowRequantize.
 var ErrRequantize = errors.New("requantizing is disabled (pass --allow-requantize)")
@@ -145,6 +162,9 @@ func ModelParams(md gguf.Metadata) (recipes.Model, error) {
 // the output files with their metadata and exact sizes. It reads headers
 // only.
 func Build(in *gguf.Model, cfg Config) (*Plan, error) {
+	if err := CheckOverrides(cfg.Overrides); err != nil {
+		return nil, err
+	}
 	sel := cfg.Selection
 	sel.HasImatrix = cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0
 	if !sel.HasImatrix && !sel.IgnoreImatrixRules && !sel.Repack && sel.FileType.RequiresImatrix() {

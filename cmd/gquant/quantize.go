@@ -237,6 +237,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		sel.RepackPatterns = append(sel.RepackPatterns, strings.Split(p, ",")...)
 	}
 	overrides, err := parseOverrides(q.overrideKV)
+	if err == nil {
+		err = pipeline.CheckOverrides(overrides)
+	}
 	if err != nil {
 		return usageError{err}
 	}

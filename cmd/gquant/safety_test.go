@@ -487,3 +487,94 @@ func TestPartialRequantChecksExistingShards(t *testing.T) {
 	failGquant(t, []string{s2, "read-only"}, "quantize", "--keep-split", "--partial-requant", first, out, "Q8_0")
 	assertNoTemp(t, dir)
 }
+
+// patchKey overwrites the value of a metadata key in a file's header in
+// place (the value keeps its type and size).
+func patchKey(t *testing.T, path, key string, value uint64, size int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := bytes.Index(b, []byte(key))
+	if k < 0 {
+		t.Fatalf("%s has no key %s", path, key)
+	}
+	at := k + len(key) + 4 // after the key and its u32 type
+	for i := 0; i < size; i++ {
+		b[at+i] = byte(value >> (8 * i))
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Item 8: a shard set whose split keys disagree is an error naming the
+// shard, in merge and in every command that reads it (merge wrote 40 of 74
+// tensors when shard 1 said split.count=0).
+func TestInconsistentShardsAreErrors(t *testing.T) {
+	in, _ := filepath.Abs(tinyModel)
+	for _, tc := range []struct {
+		name  string
+		shard int // 1 or 2
+		key   string
+		value uint64
+		size  int
+		says  string
+	}{
+		{"split.count 0 in shard 1", 1, "split.count", 0, 2, "split.count 0"},
+		{"split.count 1 in shard 1", 1, "split.count", 1, 2, "split.count 1"},
+		{"split.count 3 in shard 2", 2, "split.count", 3, 2, "3"},
+		{"split.no in shard 2", 2, "split.no", 0, 2, "says split.no 0"},
+		{"tensor count in shard 2", 2, "split.tensors.count", 70, 4, "says split.tensors.count 70"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			prefix := filepath.Join(dir, "s")
+			mustGquant(t, "split", "--split-max-tensors", "40", in, prefix)
+			shard := fmt.Sprintf("%s-%05d-of-00002.gguf", prefix, tc.shard)
+			patchKey(t, shard, tc.key, tc.value, tc.size)
+			out := filepath.Join(dir, "merged.gguf")
+			// Whichever shard a command is given, the error names the
+			// damaged one, the key and its value.
+			want := []string{filepath.Base(shard), tc.key, tc.says}
+			for _, start := range []string{prefix + "-00001-of-00002.gguf", prefix + "-00002-of-00002.gguf"} {
+				failGquant(t, want, "merge", start, out)
+				if _, err := os.Stat(out); err == nil {
+					t.Fatalf("merge from %s wrote %s", start, out)
+				}
+				failGquant(t, want, "quantize", start, out, "Q8_0")
+				failGquant(t, want, "inspect", start)
+			}
+			assertNoTemp(t, dir)
+		})
+	}
+	// A file merged by the reference (split.count 0, split.no 0,
+	// split.tensors.count = its tensors) still reads as one model.
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one")
+	mustGquant(t, "split", "--split-max-tensors", "100", in, one)
+	merged := filepath.Join(dir, "reference-merged.gguf")
+	os.Rename(one+"-00001-of-00001.gguf", merged)
+	patchKey(t, merged, "split.count", 0, 2)
+	mustGquant(t, "inspect", merged)
+	mustGquant(t, "merge", merged, filepath.Join(dir, "again.gguf"))
+}
+
+// Item 10: the split keys cannot be overridden (the file written would
+// not read back).
+func TestSplitKeysAreNotOverridable(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	out := filepath.Join(dir, "x.gguf")
+	for _, kv := range []string{"split.count=int:5", "split.no=int:0", "split.tensors.count=int:74"} {
+		code, _, stderr := runGquant("quantize", "--override-kv", kv, in, out, "Q8_0")
+		key, _, _ := strings.Cut(kv, "=")
+		if code != 2 || !strings.Contains(stderr, key) || !strings.Contains(stderr, "cannot be overridden") {
+			t.Errorf("--override-kv %s: status %d %q", kv, code, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written")
+	}
+}
