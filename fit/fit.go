@@ -327,13 +327,25 @@ func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result)
 	res.Measured = rep
 	for i := range ts {
 		t := &ts[i]
-		for k := range t.Cands {
-			c := &t.Cands[k]
+		kept := t.Cands[:0]
+		for _, c := range t.Cands {
 			if t.Quantized && !exact(t.Source, c.Type) {
 				mm := ms[t.Index][measureType(c.Type)]
+				if mm.Broken() {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%s as %s gives weights that are not finite (the kernel fails on its data or importance): %s left out", t.Name, c.Type, c.Type))
+					if t.Pin != nil {
+						return fmt.Errorf("fit: %s: pinned to %s by %s, which gives weights that are not finite", t.Name, c.Type, t.Pin)
+					}
+					continue
+				}
 				c.Err, c.SE = mm.Err(), mm.SE()
 			}
 			c.Loss = t.Gain * (c.Err + g.floor(t.Source, c.Type))
+			kept = append(kept, c)
+		}
+		t.Cands = kept
+		if len(kept) == 0 {
+			return fmt.Errorf("fit: no candidate type gives %s finite weights", t.Name)
 		}
 	}
 	return nil

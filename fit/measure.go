@@ -257,7 +257,11 @@ func measureChunk(in *gguf.Model, states map[int]*tensorState, pending []Request
 		mu.Lock()
 		defer mu.Unlock()
 		m := res[tensor][typ]
-		m.Merge(s)
+		if m.Chunks == 0 {
+			m.Stats = s
+		} else {
+			m.Merge(s)
+		}
 		m.Chunks++
 		if cached {
 			rep.Cached++
@@ -460,6 +464,9 @@ func (c *chunkData) measure(typ formats.Type, sc *measureScratch) (Stats, error)
 		}
 		if err := formats.DequantizeRows(typ, ne0, q, deq); err != nil {
 			return s, err
+		}
+		if formats.FirstNonFinite(deq) >= 0 {
+			return broken, nil
 		}
 		for r := 0; r < nr; r++ {
 			num, den := rowError(src[r*ne0:(r+1)*ne0], deq[r*ne0:(r+1)*ne0], metric)

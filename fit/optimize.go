@@ -67,6 +67,9 @@ func relax(items [][]option, budget int64) ([]int, float64, error) {
 		}
 		lo, best := 0, 0
 		for j, o := range opts {
+			if math.IsNaN(o.loss) || math.IsInf(o.loss, 0) || o.bytes < 0 {
+				panic(fmt.Sprintf("fit: option with %d bytes and loss %v", o.bytes, o.loss))
+			}
 			if o.bytes < opts[lo].bytes || o.bytes == opts[lo].bytes && o.loss < opts[lo].loss {
 				lo = j
 			}
@@ -225,6 +228,8 @@ func frontierSolve(items [][]option, budget int64, incumbent, lambda float64) ([
 // returns the bytes used.
 func fillSlack(items [][]option, pick []int, used, budget int64) int64 {
 	for {
+		// Each step lowers the loss, so this ends (losses are finite: Fit
+		// leaves out broken measurements).
 		bi, bj, bestRate := -1, -1, 0.0
 		for i, opts := range items {
 			cur := opts[pick[i]]

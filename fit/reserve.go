@@ -72,6 +72,15 @@ func ParseReserves(s string, md gguf.Metadata) ([]Reserve, error) {
 	return out, nil
 }
 
+// intKey reads an integer key; ok is false when it is absent or no integer.
+func intKey(md gguf.Metadata, key string) (int64, bool) {
+	v, found := md.Lookup(key)
+	if !found {
+		return 0, false
+	}
+	return v.Int()
+}
+
 // KVBytes is the KV cache of ctx tokens in cache type typ, from the model's
 // metadata. With multi-head latent attention (a kv_lora_rank key, as in
 // DeepSeek V2/V3) the cache holds, per layer and token, the compressed
@@ -86,7 +95,7 @@ func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, erro
 		return 0, "", errors.New("the model names no architecture")
 	}
 	key := func(k string) string { return arch + "." + k }
-	nLayer, ok := md.Int(key("block_count"))
+	nLayer, ok := intKey(md, key("block_count"))
 	if !ok || nLayer <= 0 {
 		return 0, "", fmt.Errorf("the model has no %s", key("block_count"))
 	}
@@ -97,8 +106,8 @@ func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, erro
 		}
 		return rs, nil
 	}
-	if lora, ok := md.Int(key("attention.kv_lora_rank")); ok && lora > 0 {
-		rope, _ := md.Int(key("rope.dimension_count"))
+	if lora, ok := intKey(md, key("attention.kv_lora_rank")); ok && lora > 0 {
+		rope, _ := intKey(md, key("rope.dimension_count"))
 		rs, err := row(lora + rope)
 		if err != nil {
 			return 0, "", err
@@ -110,7 +119,7 @@ func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, erro
 		if !ok {
 			return 0, false
 		}
-		if v.Len() > 0 {
+		if v.Type() == gguf.TypeArray {
 			if l >= int64(v.Len()) {
 				return 0, false
 			}
@@ -118,7 +127,7 @@ func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, erro
 		}
 		return v.Int()
 	}
-	embd, _ := md.Int(key("embedding_length"))
+	embd, _ := intKey(md, key("embedding_length"))
 	var total int64
 	var first string
 	for l := int64(0); l < nLayer; l++ {
@@ -136,11 +145,11 @@ func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, erro
 		if nKV == 0 {
 			continue // no attention in this layer (recurrent)
 		}
-		kLen, ok := md.Int(key("attention.key_length"))
+		kLen, ok := intKey(md, key("attention.key_length"))
 		if !ok {
 			kLen = embd / nHead
 		}
-		vLen, ok := md.Int(key("attention.value_length"))
+		vLen, ok := intKey(md, key("attention.value_length"))
 		if !ok {
 			vLen = embd / nHead
 		}

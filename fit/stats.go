@@ -26,8 +26,12 @@ func (s *Stats) Add(num, den float64) {
 	s.NumDen += num * den
 }
 
-// Merge adds the rows of o.
+// Merge adds the rows of o; a broken part breaks the whole.
 func (s *Stats) Merge(o Stats) {
+	if s.Broken() || o.Broken() {
+		*s = broken
+		return
+	}
 	s.N += o.N
 	s.Num += o.Num
 	s.Den += o.Den
@@ -36,8 +40,20 @@ func (s *Stats) Merge(o Stats) {
 	s.NumDen += o.NumDen
 }
 
-// Err is the relative error: 0 when no row carries any signal.
+// Broken marks a measurement whose dequantized weights were not finite
+// (the type's kernel fails on the data, as some do on all-zero importance):
+// the type cannot be used. It is kept as N = -1.
+func (s Stats) Broken() bool { return s.N < 0 }
+
+// broken is the Stats of a failed measurement.
+var broken = Stats{N: -1}
+
+// Err is the relative error: 0 when no row carries any signal, +Inf when
+// the measurement is broken.
 func (s Stats) Err() float64 {
+	if s.Broken() {
+		return math.Inf(1)
+	}
 	if s.Den <= 0 {
 		return 0
 	}
@@ -47,7 +63,7 @@ func (s Stats) Err() float64 {
 // SE is the standard error of Err (the ratio estimator's linearised
 // variance), 0 with fewer than two rows.
 func (s Stats) SE() float64 {
-	if s.N < 2 || s.Den <= 0 {
+	if s.N < 2 || s.Broken() || s.Den <= 0 {
 		return 0
 	}
 	r := s.Num / s.Den
