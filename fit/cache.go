@@ -85,7 +85,7 @@ func ReadCache(r io.Reader) (*Cache, error) {
 	if n > 1<<32 {
 		return nil, fmt.Errorf("%w: %d records", ErrBadCache, n)
 	}
-	c := &Cache{entries: make(map[uint64]Stats, min(n, 1<<20))}
+	c := &Cache{entries: make(map[uint64]Stats, min(n, 1<<12))}
 	rec := make([]byte, cacheRecord)
 	prev := uint64(0)
 	for i := uint64(0); i < n; i++ {
