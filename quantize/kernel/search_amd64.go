@@ -4,9 +4,12 @@ package kernel
 
 import "github.com/gquant/gquant/internal/cpu"
 
-// useAVX2 selects the assembly trial loops; tests clear it to check the
-// portable code on the same machine.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasAVX2 reports whether the CPU runs the assembly trial loops.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// useAVX2 selects the assembly trial loops; tests clear it (or call
+// UsePortable) to check the portable code on the same machine.
+var useAVX2 = hasAVX2
 
 // qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max
 // (stored in scales), Σwx·l and Σ(w·l)·l over the n values with l =

@@ -2,7 +2,9 @@
 
 package kernel
 
-// useAVX2 is false here: the portable loops run.
+// hasAVX2 and useAVX2 are false here: the portable loops run.
+const hasAVX2 = false
+
 var useAVX2 = false
 
 func qxTrialSumsAVX2(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64 {

@@ -358,15 +358,18 @@ func Specials(cols int) []Row {
 
 // Imatrix is a named importance vector.
 type Imatrix struct {
-	Name string
+	Name string // one word
 	W    []float32
 }
 
 // Imatrices returns the crafted importance vectors, cols weights each (a
-// multiple of 512): positive weights of magnitudes 2^-3 .. 2^4 with every
-// 53rd zero, as in the stress sets, and whole blocks of zero weights. No
+// multiple of 512): "spread", positive weights of magnitudes 2^-3 .. 2^4
+// with every 53rd zero, as in the stress sets, plus a block of 32, a
+// sub-block of 16 and another block of zero weights and a block of subnormal
+// ones; "zero-super-block", ones but for a first super-block of zeros. No
 // vector is all zero: the reference reads uninitialised memory for some
-// types there (see quantize.FailsOnZeroImportance).
+// types there (see quantize.FailsOnZeroImportance), and q4_K stops on a NaN
+// scale even for a super-block of zeros.
 func Imatrices(cols int) []Imatrix {
 	if cols%512 != 0 {
 		panic("testrows: Imatrices needs a multiple of 512 columns")
@@ -400,7 +403,7 @@ func Imatrices(cols int) []Imatrix {
 			b[i] = 0
 		}
 	}
-	return []Imatrix{{"spread, zero blocks", a}, {"zero super-block", b}}
+	return []Imatrix{{"spread", a}, {"zero-super-block", b}}
 }
 
 // FixtureCols is the row length of the fixture rows.
@@ -416,6 +419,37 @@ func FixtureRows() []Row {
 		x := make([]float32, FixtureCols)
 		g.Stress(x, k%Kinds)
 		rows = append(rows, Row{KindNames[k%Kinds], x})
+	}
+	return rows
+}
+
+// Weights fills w (a multiple of 32 long) with a random importance vector:
+// positive weights of magnitudes 2^-3 .. 2^4, every 53rd zero, one random
+// block of 32 and one random sub-block of 16 zero.
+func (g *Gen) Weights(w []float32) {
+	for i := range w {
+		w[i] = float32(math.Ldexp(1+g.Uniform(), g.IntN(8)-3))
+		if i%53 == 0 {
+			w[i] = 0
+		}
+	}
+	b := 32 * g.IntN(len(w)/32)
+	clear(w[b : b+32])
+	b = 16 * g.IntN(len(w)/16)
+	clear(w[b : b+16])
+}
+
+// PropertyRows returns rows of cols values (a multiple of 256) for tests
+// that compare two implementations: Specials, then stress rows of every kind
+// in turn drawn from seed, at least n of them and as many more as make the
+// count a multiple of 16.
+func PropertyRows(seed uint64, n, cols int) []Row {
+	rows := Specials(cols)
+	g := New(seed)
+	for k := 0; k < n || len(rows)%16 != 0; k++ {
+		x := make([]float32, cols)
+		g.Stress(x, k%Kinds)
+		rows = append(rows, Row{fmt.Sprintf("%s (seed %d, row %d)", KindNames[k%Kinds], seed, k), x})
 	}
 	return rows
 }
