@@ -84,7 +84,7 @@ func TestMediumModelRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, e := range checkKnownDiffs(r.name, d) {
+			for _, e := range checkKnownDiffs(r.name, d, mediumKnownDiffs[r.name]) {
 				t.Error(e)
 			}
 		})
