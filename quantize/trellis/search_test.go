@@ -197,41 +197,54 @@ func TestFMAFast(t *testing.T) {
 	}
 }
 
-// TestKernelsPortable quantizes rows with the assembly searches and with the
-// portable ones and wants the same bytes (the assembly ones are checked
-// against the reference's output by the golden tests in ../).
+// TestKernelsPortable quantizes seeded random rows of every rowKind (256 or
+// 512 weights, plain and with an importance vector that is zero on whole
+// blocks) with the assembly searches and with the portable ones and wants
+// the same bytes (the portable ones follow the reference: TestRefCases and
+// the golden tests in ../ check them).
 func TestKernelsPortable(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no assembly searches on this CPU")
 	}
-	const rows, cols = 2, 512
+	perKind := 3
+	if testing.Short() {
+		perKind = 1
+	}
 	r := rand.New(rand.NewPCG(7, 8))
-	src := make([]float32, rows*cols)
-	for i := range src {
-		src[i] = float32(0.02 * r.NormFloat64())
-	}
-	imatrix := make([]float32, cols)
-	for i := range imatrix {
-		imatrix[i] = float32(r.ExpFloat64())
-	}
-	for typ, k := range Kernels() {
-		for _, imat := range [][]float32{nil, imatrix} {
-			rs, err := typ.RowSize(cols)
-			if err != nil {
-				t.Fatal(err)
+	for ik, kind := range rowKinds {
+		for n := 0; n < perKind; n++ {
+			cols := 256 * (1 + r.IntN(2))
+			if kind.name == "zero-half" || kind.name == "one-block" {
+				cols = 512
 			}
-			asm, portable := make([]byte, rows*int(rs)), make([]byte, rows*int(rs))
-			if err := k(asm, src, rows, cols, imat); err != nil {
-				t.Fatal(err)
-			}
-			useAVX2 = false
-			err = k(portable, src, rows, cols, imat)
-			useAVX2 = true
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(asm, portable) {
-				t.Errorf("%s (imatrix %v): portable search gives other bytes", typ, imat != nil)
+			src := make([]float32, cols)
+			makeRow(kind, r, src)
+			imatrix := makeImatrix(r, cols)
+			for _, typ := range refTypes {
+				// Every type sees each kind, with and without the imatrix,
+				// but not every combination each time.
+				var w []float32
+				if (ik+n+int(typ))%2 == 1 {
+					w = imatrix
+				}
+				k := Kernels()[typ]
+				rs, err := typ.RowSize(int64(cols))
+				if err != nil {
+					t.Fatal(err)
+				}
+				asm, portable := make([]byte, rs), make([]byte, rs)
+				if err := k(asm, src, 1, cols, w); err != nil {
+					t.Fatal(err)
+				}
+				useAVX2 = false
+				err = k(portable, src, 1, cols, w)
+				useAVX2 = true
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(asm, portable) {
+					t.Errorf("%s, %s row %d of %d (imatrix %v): portable search gives other bytes", typ, kind.name, n, cols, w != nil)
+				}
 			}
 		}
 	}
