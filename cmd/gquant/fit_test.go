@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/fit"
+	"github.com/gquant/gquant/gguf"
+)
+
+// fitArgs are a fit of the tiny model on two devices, with a KV cache
+// reserve and tied expert tensors, small samples to keep it quick.
+func fitArgs(dir string, extra ...string) []string {
+	return append([]string{"fit", "--types", "bf16,q8_0,q6_0,q5_0,iq4_nl,q6_K,q4_K,q4_k_r4,iq4_ks,iq3_ks",
+		"--place", "exps=CPU", "--place", ".*=GPU", "--budget", "CPU=2MB,GPU=3500KB",
+		"--reserve", "GPU=kv:512:f16", "--tie", "ffn_gate_exps,ffn_up_exps",
+		"--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet",
+		"--cache", filepath.Join(dir, "fit.cache"), tinyModel}, extra...)
+}
+
+// TestFitRecipeQuantizes runs gquant fit on the tiny model, plans its
+// recipe with gquant plan under the same placement and budgets (it fits,
+// with the bytes the fit predicted), quantizes with it (every tensor gets
+// the fitted type, the file the predicted size), and refits from the cache
+// without measuring anything.
+func TestFitRecipeQuantizes(t *testing.T) {
+	dir := t.TempDir()
+	recipe := filepath.Join(dir, "recipe.txt")
+	code, stdout, stderr := gquantOutput(fitArgs(dir, "-o", recipe)...)
+	if code != 0 {
+		t.Fatalf("gquant fit: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"predicted KL divergence", "CPU", "GPU", "reserve kv:512:f16", "more"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, stderr = gquantOutput(fitArgs(dir, "--json")...)
+	if code != 0 {
+		t.Fatalf("gquant fit --json: exit %d\n%s", code, stderr)
+	}
+	var res fit.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("--json output: %v", err)
+	}
+	if res.Measured.Measured != 0 || res.Measured.Cached == 0 {
+		t.Errorf("refit measured %d samples and found %d in the cache, want all from the cache", res.Measured.Measured, res.Measured.Cached)
+	}
+	// The KV cache: 3 layers x 512 tokens x (kv_lora_rank 256 + rope 64) x 2 bytes.
+	gpu := res.Devices[1]
+	if gpu.Device != "GPU" || len(gpu.Reserves) != 1 || gpu.Reserves[0].Bytes != 3*512*320*2 || gpu.Available != 3500000-3*512*320*2 {
+		t.Errorf("GPU: %+v", gpu)
+	}
+
+	budgets := fmt.Sprintf("CPU=%dB,GPU=%dB", res.Devices[0].Available, res.Devices[1].Available)
+	rep := planJSON(t, "plan", "--recipe", recipe, "--place", "exps=CPU", "--place", ".*=GPU", "--budget", budgets,
+		tinyModel, filepath.Join(dir, "out.gguf"), res.FileType)
+	if !rep.Fits() {
+		t.Errorf("gquant plan: the recipe does not fit %s", budgets)
+	}
+	for i, d := range rep.Devices {
+		if d.Bytes != res.Devices[i].Bytes {
+			t.Errorf("%s: plan %d bytes, fit %d", d.Device, d.Bytes, res.Devices[i].Bytes)
+		}
+	}
+	if rep.Total.Bytes != res.FileSize {
+		t.Errorf("plan: file of %d bytes, fit predicted %d", rep.Total.Bytes, res.FileSize)
+	}
+
+	out := filepath.Join(dir, "out.gguf")
+	code, _, stderr = gquantOutput("quantize", "--recipe", recipe, tinyModel, out, res.FileType, "2")
+	if code != 0 {
+		t.Fatalf("gquant quantize --recipe: exit %d\n%s", code, stderr)
+	}
+	m, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Size() != res.FileSize {
+		t.Errorf("quantized file has %d bytes, fit predicted %d", m.Size(), res.FileSize)
+	}
+	for i, tt := range m.Tensors {
+		if tt.Type.String() != res.Tensors[i].Type {
+			t.Errorf("%s: quantized as %s, fitted %s", tt.Name, tt.Type, res.Tensors[i].Type)
+		}
+	}
+}
+
+func TestFitCalibrate(t *testing.T) {
+	dir := t.TempDir()
+	tsv := filepath.Join(dir, "kld.tsv")
+	table := "mix\trules\tbytes\tkld_mean\tkld_err\n" +
+		"filetype:Q8_0\t-\t4700000\t0.001\t0.0001\n" +
+		"filetype:Q4_K_M\t-\t2600000\t0.03\t0.001\n" +
+		"q8_0+exps-q4_0\texps=q4_0\t3500000\t0.01\t0.0005\n" +
+		"q8_0+attn-q4_0\tattn=q4_0\t4000000\t0.02\t0.0005\n"
+	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gains := filepath.Join(dir, "gains.txt")
+	code, stdout, stderr := gquantOutput("fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", tinyModel, tsv, "-o", gains)
+	if code != 0 {
+		t.Fatalf("gquant fit calibrate: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "q8_0+attn-q4_0") || !strings.Contains(stdout, "pairs ordered otherwise") {
+		t.Errorf("report:\n%s", stdout)
+	}
+	if _, err := fit.LoadGains(gains); err != nil {
+		t.Errorf("the gains file does not read back: %v", err)
+	}
+	dir2 := t.TempDir()
+	code, _, stderr = gquantOutput(fitArgs(dir2, "--gains", gains, "-o", filepath.Join(dir2, "r.txt"))...)
+	if code != 0 {
+		t.Errorf("gquant fit --gains: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"fit"}, 2, "need exactly one input model"},
+		{[]string{"fit", tinyModel}, 1, "no budget"},
+		{[]string{"fit", "--budget", "CPU=1MB,GPU=1MB", tinyModel}, 1, "without placement rules give exactly one budget"},
+		{[]string{"fit", "--budget", "CPU=1KB", "--types", "q8_0", tinyModel}, 1, "budget too small"},
+		{[]string{"fit", "--budget", "CPU=1MB", "--types", "nope", tinyModel}, 2, "unknown type"},
+		{[]string{"fit", "--budget", "CPU=1MB", "--reserve", "CPU=kv:x:f16", tinyModel}, 2, "bad reserve"},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_gate_exps", tinyModel}, 2, "two or more name fragments"},
+		{[]string{"fit", "--place", "exps=CPU", "--budget", "CPU=1MB", tinyModel}, 1, "matches no placement rule"},
+		{[]string{"fit", "calibrate", tinyModel}, 2, "need the model and the KLD table"},
+	} {
+		code, _, stderr := gquantOutput(tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want %d with %q:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.want, stderr)
+		}
+	}
+}
