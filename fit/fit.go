@@ -23,8 +23,11 @@ const GiB = 1 << 30
 // Options are what Fit is asked.
 type Options struct {
 	// Imatrix is the importance matrix the quantize run will use (nil for
-	// none), already filtered as the run will filter it.
-	Imatrix *imatrix.Matrix
+	// none), already filtered as the run will filter it; ImatrixPath is its
+	// file as the run will name it (recorded in the output's metadata, so
+	// it counts in the file size).
+	Imatrix     *imatrix.Matrix
+	ImatrixPath string
 	// Placement puts tensors on devices. Without it every tensor goes to
 	// the one device of the one budget.
 	Placement *planner.Placement
@@ -628,7 +631,11 @@ func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice 
 // checks the planner puts the fitted bytes on every device; it records the
 // file size.
 func checkPlan(in *gguf.Model, opts Options, rs *recipes.RuleSet, ft recipes.FileType, devices []string, res *Result) error {
-	cfg := pipeline.Config{Selection: recipes.Options{FileType: ft, Rules: rs}, Imatrix: opts.Imatrix, Output: "fitted.gguf"}
+	cfg := pipeline.Config{Selection: recipes.Options{FileType: ft, Rules: rs}, Imatrix: standIn(opts.Imatrix),
+		ImatrixPath: opts.ImatrixPath, Output: "fitted.gguf"}
+	// The stand-in lacks the data the very low-bit types insist on; the
+	// fit only chose them where the real matrix has it.
+	cfg.Selection.IgnoreImatrixRules = true
 	p, err := pipeline.Build(in, cfg)
 	if err != nil {
 		return fmt.Errorf("fit: planning the fitted recipe: %w", err)
@@ -653,6 +660,25 @@ func checkPlan(in *gguf.Model, opts Options, rs *recipes.RuleSet, ft recipes.Fil
 		}
 	}
 	return nil
+}
+
+// standIn returns an importance matrix that plans like m, to the byte,
+// without its data: the output records the matrix's file name, datasets,
+// entry count and chunk count, the counts in fixed-width integers, so one
+// entry of m (the smallest) and its other fields give the same metadata
+// size, and the planner does not hold a copy of every tensor's importance
+// data (a gigabyte for DeepSeek-R1).
+func standIn(m *imatrix.Matrix) *imatrix.Matrix {
+	if m == nil || len(m.Entries) == 0 {
+		return m
+	}
+	small := 0
+	for i, e := range m.Entries {
+		if len(e.Sums) < len(m.Entries[small].Sums) {
+			small = i
+		}
+	}
+	return &imatrix.Matrix{Format: m.Format, Chunks: m.Chunks, Datasets: m.Datasets, Entries: m.Entries[small : small+1]}
 }
 
 // mainlineExtra are types mainline llama.cpp runs besides MainlineTypes'

@@ -162,14 +162,16 @@ func Measure(in *gguf.Model, im *imatrix.Matrix, reqs []Request, opts MeasureOpt
 		opts.MaxChunks = DefaultMaxChunks
 	}
 	res := map[int]map[formats.Type]*Measurement{}
-	states := map[int]*tensorState{}
+	// Only the samplers live for the whole run: a tensor's importance data
+	// (256 experts x 7168 columns for DeepSeek-R1) is made when its chunk is
+	// read and dropped when the chunk is measured.
+	samplers := map[int]sampler{}
 	var rep MeasureReport
 	for _, r := range reqs {
-		st, err := newTensorState(in, im, r.Tensor, opts.ChunkWeights)
-		if err != nil {
+		if err := checkSource(in, r.Tensor); err != nil {
 			return nil, rep, err
 		}
-		states[r.Tensor] = st
+		samplers[r.Tensor] = newSampler(in.Tensors[r.Tensor].Shape, opts.ChunkWeights)
 		res[r.Tensor] = map[formats.Type]*Measurement{}
 		for _, t := range r.Types {
 			res[r.Tensor][t] = &Measurement{}
@@ -178,7 +180,7 @@ func Measure(in *gguf.Model, im *imatrix.Matrix, reqs []Request, opts MeasureOpt
 	pending := make([]Request, len(reqs))
 	copy(pending, reqs)
 	for k := 0; k < opts.MaxChunks && len(pending) > 0; k++ {
-		if err := measureChunk(in, states, pending, k, res, opts, &rep); err != nil {
+		if err := measureChunk(in, im, samplers, pending, k, res, opts, &rep); err != nil {
 			return nil, rep, err
 		}
 		if !adaptive {
@@ -186,11 +188,10 @@ func Measure(in *gguf.Model, im *imatrix.Matrix, reqs []Request, opts MeasureOpt
 		}
 		var next []Request
 		for _, r := range pending {
-			st := states[r.Tensor]
-			if k+1 >= st.s.chunks() {
+			if k+1 >= samplers[r.Tensor].chunks() {
 				continue
 			}
-			if ts := closeTypes(res[r.Tensor], r.Types, st.info.Shape); len(ts) > 0 {
+			if ts := closeTypes(res[r.Tensor], r.Types, in.Tensors[r.Tensor].Shape); len(ts) > 0 {
 				next = append(next, Request{Tensor: r.Tensor, Types: ts})
 			}
 		}
@@ -199,18 +200,24 @@ func Measure(in *gguf.Model, im *imatrix.Matrix, reqs []Request, opts MeasureOpt
 	return res, rep, nil
 }
 
-func newTensorState(in *gguf.Model, im *imatrix.Matrix, idx int, chunkWeights int) (*tensorState, error) {
+// checkSource refuses tensors whose rows cannot be read one by one.
+func checkSource(in *gguf.Model, idx int) error {
 	if idx < 0 || idx >= len(in.Tensors) {
-		return nil, fmt.Errorf("fit: no tensor %d", idx)
+		return fmt.Errorf("fit: no tensor %d", idx)
 	}
 	info := in.Tensors[idx].TensorInfo
 	if info.Type.IsInterleaved() {
-		return nil, fmt.Errorf("fit: tensor %s is %s, a row-interleaved type: undo the repacking first (gquant repack --undo)", info.Name, info.Type)
+		return fmt.Errorf("fit: tensor %s is %s, a row-interleaved type: undo the repacking first (gquant repack --undo)", info.Name, info.Type)
 	}
 	if info.Type != formats.F32 && info.Type != formats.F16 && info.Type != formats.BF16 && !formats.CanDequantize(info.Type) {
-		return nil, fmt.Errorf("fit: tensor %s: cannot read %s weights", info.Name, info.Type)
+		return fmt.Errorf("fit: tensor %s: cannot read %s weights", info.Name, info.Type)
 	}
-	st := &tensorState{info: info, idx: idx, s: newSampler(info.Shape, chunkWeights)}
+	return nil
+}
+
+func newTensorState(in *gguf.Model, im *imatrix.Matrix, idx int, s sampler) (*tensorState, error) {
+	info := in.Tensors[idx].TensorInfo
+	st := &tensorState{info: info, idx: idx, s: s}
 	var err error
 	// Which variant a type gets depends only on FailsOnZeroImportance.
 	if st.imp[0], st.weights, err = importance(im, info, formats.Q8_0); err != nil {
@@ -240,7 +247,7 @@ func writeF32(d *xxhash.Digest, v []float32) {
 
 // measureChunk measures chunk k of every pending tensor in its types, the
 // quantization spread over opts.Threads workers and the reading done here.
-func measureChunk(in *gguf.Model, states map[int]*tensorState, pending []Request, k int, res map[int]map[formats.Type]*Measurement, opts MeasureOptions, rep *MeasureReport) error {
+func measureChunk(in *gguf.Model, im *imatrix.Matrix, samplers map[int]sampler, pending []Request, k int, res map[int]map[formats.Type]*Measurement, opts MeasureOptions, rep *MeasureReport) error {
 	type job struct {
 		c   *chunkData
 		typ formats.Type
@@ -305,9 +312,13 @@ func measureChunk(in *gguf.Model, states map[int]*tensorState, pending []Request
 	}
 	var readErr error
 	for _, r := range pending {
-		st := states[r.Tensor]
-		if k >= st.s.chunks() {
+		if k >= samplers[r.Tensor].chunks() {
 			continue
+		}
+		st, err := newTensorState(in, im, r.Tensor, samplers[r.Tensor])
+		if err != nil {
+			readErr = err
+			break
 		}
 		c, err := readChunk(in, st, k)
 		if err != nil {

@@ -154,6 +154,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	if opts.Imatrix, err = loadImatrix(f.imatrix, f.include, f.exclude); err != nil {
 		return err
 	}
+	opts.ImatrixPath = f.imatrix
 	if len(f.place) > 0 || len(f.placeFiles) > 0 {
 		pl := &planner.Placement{}
 		for _, v := range f.place {
