@@ -82,10 +82,11 @@ type piece struct {
 	last     bool // last piece of its tensor
 	inBytes  int64
 
-	buf *buffers // borrowed from the pool for the piece's lifetime
-	src []float32
-	dst []byte
-	err error
+	buf      *buffers // borrowed from the pool for the piece's lifetime
+	src      []float32
+	dst      []byte
+	overGate bool // some |src| reaches overflowGate (see checkOutput)
+	err      error
 }
 
 // buffers are the reusable working memory of one piece in flight. There are
@@ -96,6 +97,7 @@ type buffers struct {
 	raw []byte
 	f32 []float32
 	out []byte
+	deq []float32 // the output read back, for pieces checked by checkOutput
 }
 
 func grow[T any](s []T, n int) []T {
@@ -205,8 +207,12 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					if p.err == nil {
 						p.err = quantizePiece(t, p)
 					}
+					if p.err == nil {
+						p.err = checkOutput(t, p)
+					}
 					if p.err != nil {
-						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, p.err)
+						src := in.Shards[in.Tensors[t.Source].Shard].Path
+						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, p.err)
 					}
 				}
 				p.src = nil
@@ -439,7 +445,133 @@ func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
 			return err
 		}
 	}
+	switch src.Type {
+	case formats.BF16:
+		p.overGate = reaches16(raw, bf16Gate)
+	case formats.F16:
+		p.overGate = reaches16(raw, fp16Gate)
+	case formats.F32:
+		p.overGate = reaches32raw(raw)
+	default:
+		p.overGate = reaches32(p.src)
+	}
 	return nil
+}
+
+// The gate's bit patterns without the sign: magnitudes compare like them.
+const (
+	bf16Gate = 0x4580     // 4096 in bfloat16
+	fp16Gate = 0x6c00     // 4096 in IEEE half
+	f32Gate  = 0x45800000 // 4096 in float32
+)
+
+// reaches16 reports whether any 16-bit float in raw (little-endian) has a
+// magnitude of at least gate (a bit pattern without sign). Four values at a
+// time: adding 0x8000-gate to a magnitude below 0x8000 sets its top bit
+// exactly when it reaches gate, and never carries into the next value.
+// A NaN or an infinity counts as reaching it.
+func reaches16(raw []byte, gate uint64) bool {
+	const mags = 0x7fff7fff7fff7fff
+	add := (0x8000 - gate) * 0x0001000100010001
+	var a0, a1, a2, a3 uint64
+	le := binary.LittleEndian
+	for len(raw) >= 32 {
+		a0 |= le.Uint64(raw[0:8])&mags + add
+		a1 |= le.Uint64(raw[8:16])&mags + add
+		a2 |= le.Uint64(raw[16:24])&mags + add
+		a3 |= le.Uint64(raw[24:32])&mags + add
+		raw = raw[32:]
+	}
+	acc := a0 | a1 | a2 | a3
+	for ; len(raw) >= 2; raw = raw[2:] {
+		acc |= uint64(le.Uint16(raw))&0x7fff + (0x8000 - gate)
+	}
+	return acc&0x8000800080008000 != 0
+}
+
+// reaches32raw is reaches32 on little-endian float32 bytes, two at a time.
+func reaches32raw(raw []byte) bool {
+	const mags = 0x7fffffff7fffffff
+	const add = (0x80000000 - f32Gate) * 0x0000000100000001
+	var a0, a1, a2, a3 uint64
+	le := binary.LittleEndian
+	for len(raw) >= 32 {
+		a0 |= le.Uint64(raw[0:8])&mags + add
+		a1 |= le.Uint64(raw[8:16])&mags + add
+		a2 |= le.Uint64(raw[16:24])&mags + add
+		a3 |= le.Uint64(raw[24:32])&mags + add
+		raw = raw[32:]
+	}
+	acc := a0 | a1 | a2 | a3
+	for ; len(raw) >= 4; raw = raw[4:] {
+		acc |= uint64(le.Uint32(raw))&0x7fffffff + (0x80000000 - f32Gate)
+	}
+	return acc&0x8000000080000000 != 0
+}
+
+// reaches32 reports whether any |x| reaches f32Gate (or is not finite),
+// the same way on 32-bit patterns.
+func reaches32(x []float32) bool {
+	const add = 0x80000000 - f32Gate
+	var a0, a1, a2, a3 uint32
+	for len(x) >= 4 {
+		a0 |= math.Float32bits(x[0])&0x7fffffff + add
+		a1 |= math.Float32bits(x[1])&0x7fffffff + add
+		a2 |= math.Float32bits(x[2])&0x7fffffff + add
+		a3 |= math.Float32bits(x[3])&0x7fffffff + add
+		x = x[4:]
+	}
+	acc := a0 | a1 | a2 | a3
+	for _, v := range x {
+		acc |= math.Float32bits(v)&0x7fffffff + add
+	}
+	return acc&0x80000000 != 0
+}
+
+// overflowGate is the magnitude below which no output type can overflow:
+// every type stores its scales (and q4_1/q5_1 their minimums) as fp16 or
+// wider, derived from the block's values by dividing by a grid maximum of
+// at least 1, so with every |x| below 65504 no stored number passes fp16's
+// largest finite value, and f16 itself overflows only from 65520 on. The
+// smallest magnitude that overflows, over every type and power of two, is
+// 2^16 (q5_1's fp16 minimum, and f16); the gate keeps a factor 16 below it
+// and TestOverflowGate checks every type at 4 x the gate. Pieces reaching
+// it are read back by checkOutput; finding them costs a few integer
+// operations per four inputs (reaches16, reaches32).
+const overflowGate = 1 << 12
+
+// checkOutput reads back the output of a piece whose input reaches
+// overflowGate and fails, as for a NaN in the input, if it holds an
+// infinity or a NaN: a finite value too large for the output type (3.39e38
+// in f16, or a block scale of q8_0 or q4_K past fp16's range) would be
+// written as an infinity. The error names the row and the column of the
+// largest value of that row (for f16 and bf16, the value itself).
+func checkOutput(t Tensor, p *piece) error {
+	if !p.overGate || t.Type == formats.F32 {
+		return nil
+	}
+	ne0, rows, _ := dims(t.Shape)
+	p.buf.deq = grow(p.buf.deq, len(p.src))
+	if err := formats.DequantizeRows(t.Type, int(ne0), p.dst, p.buf.deq); err != nil {
+		return err
+	}
+	i := formats.FirstNonFinite(p.buf.deq)
+	if i < 0 {
+		return nil
+	}
+	r := int64(i) / ne0
+	col := int64(i) % ne0
+	if t.Type != formats.F16 && t.Type.Base() != formats.BF16 {
+		row := p.src[r*ne0 : (r+1)*ne0]
+		col = 0
+		for j, v := range row {
+			if math.Abs(float64(v)) > math.Abs(float64(row[col])) {
+				col = int64(j)
+			}
+		}
+	}
+	return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (written, it would be %v)",
+		p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, p.buf.deq[i])
 }
 
 // quantizePiece converts the piece's float32 rows into the output type.

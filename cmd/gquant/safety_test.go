@@ -578,3 +578,39 @@ func TestSplitKeysAreNotOverridable(t *testing.T) {
 		t.Error("output written")
 	}
 }
+
+// Item 9: a finite bf16 weight too large for the output type (3.39e38 is
+// +Inf in f16, and an infinite block scale in q8_0 and q4_K) fails the run
+// like a NaN, naming the input file, the tensor, the row and the column,
+// and nothing is written.
+func TestValueTooLargeForOutputType(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "big.gguf")
+	w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
+		[]gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 8}, Type: formats.BF16}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]byte, 2*256)
+	for r := 0; r < 8; r++ {
+		for i := 0; i < 256; i++ {
+			v := float32(i%9-4) * 0.01
+			if r == 5 && i == 77 {
+				v = 3.39e38
+			}
+			binary.LittleEndian.PutUint16(row[2*i:], formats.FP32ToBF16(v))
+		}
+		w.Write(row)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"F16", "Q8_0", "Q4_K_M"} {
+		out := filepath.Join(dir, "out-"+typ+".gguf")
+		failGquant(t, []string{in, "blk.0.ffn_up.weight", "row 5", "column 77", "3.3895314e+38", "too large for"}, "quantize", "--pure", in, out, typ)
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s written", out)
+		}
+	}
+	assertNoTemp(t, dir)
+}
