@@ -50,6 +50,7 @@ func ReadDat(r io.Reader, size int64) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %d entries cannot fit in %d bytes", ErrFormat, n, size)
 	}
 	m := &Matrix{Format: FormatDat, Entries: make([]Entry, 0, n)}
+	seen := make(map[string]int, n)
 	for i := 0; i < int(n); i++ {
 		nameLen, err := readI32(fmt.Sprintf("name length of entry %d", i+1))
 		if err != nil {
@@ -59,6 +60,13 @@ func ReadDat(r io.Reader, size int64) (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The reference keeps the last of two entries of one name, so
+		// which data a tensor gets depends on the order; a file with
+		// duplicates is damaged or a careless concatenation.
+		if first, dup := seen[string(name)]; dup {
+			return nil, fmt.Errorf("%w: entry %q appears twice (entries %d and %d)", ErrFormat, name, first+1, i+1)
+		}
+		seen[string(name)] = i
 		ncall, err := readI32(fmt.Sprintf("call count of %s", name))
 		if err != nil {
 			return nil, err

@@ -216,6 +216,9 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sel.HasImatrix && !sel.Repack {
+		plan.Warnings = append(plan.Warnings, unusedImatrix(cfg, rp.Choices, imat)...)
+	}
 	if !sel.IgnoreImatrixRules && !sel.Repack {
 		if err := rp.CheckImatrix(func(name string) bool { return imat[in.TensorIndex(name)] != nil }); err != nil {
 			return nil, err
@@ -234,6 +237,31 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 			len(other), strings.Join(other, ", ")))
 	}
 	return plan, nil
+}
+
+// unusedImatrix warns, as llama-quantize's "did not find weights for",
+// about each quantized tensor the importance matrix has no data for, and
+// once more when no entry matches any tensor of the model (an imatrix of
+// another model, or entries filtered away).
+func unusedImatrix(cfg Config, choices []recipes.Choice, imat [][]float32) []string {
+	var out []string
+	quantized, with := 0, 0
+	for i, c := range choices {
+		if !c.Quantize || !c.Type.IsQuantized() {
+			continue
+		}
+		quantized++
+		if imat[i] != nil {
+			with++
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: no importance data in %s: quantized as %s without it", c.Name, cfg.ImatrixPath, c.Type))
+	}
+	if quantized > 0 && with == 0 {
+		out = append(out, fmt.Sprintf("the importance matrix %s has %d entries and none matches a tensor quantized here: it is not used (an importance matrix of another model?)",
+			cfg.ImatrixPath, cfg.Imatrix.Len()))
+	}
+	return out
 }
 
 // extraOutput plans --extra-output-tensor: the index of the tensor it

@@ -614,3 +614,47 @@ func TestValueTooLargeForOutputType(t *testing.T) {
 	}
 	assertNoTemp(t, dir)
 }
+
+// writeDatEntries writes a legacy imatrix with one entry per name, each of
+// n values.
+func writeDatEntries(t *testing.T, path string, names []string, n int) {
+	t.Helper()
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	binary.Write(&b, le, int32(len(names)))
+	for _, name := range names {
+		binary.Write(&b, le, int32(len(name)))
+		b.WriteString(name)
+		binary.Write(&b, le, int32(1))
+		binary.Write(&b, le, int32(n))
+		for i := 0; i < n; i++ {
+			binary.Write(&b, le, float32(1))
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Item 11: an importance matrix whose entries match no tensor is reported
+// (once for the file, and per tensor as llama-quantize's "did not find
+// weights for"); duplicate .dat entries are an error naming the entry.
+func TestImatrixThatMatchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	var names []string
+	for i := 0; i < 50; i++ {
+		names = append(names, fmt.Sprintf("blk.%d.other_model.weight", i))
+	}
+	foreign := filepath.Join(dir, "foreign.dat")
+	writeDatEntries(t, foreign, names, 256)
+	_, _, stderr := runGquant("quantize", "--imatrix", foreign, in, filepath.Join(dir, "out.gguf"), "IQ4_KS")
+	for _, want := range []string{"has 50 entries and none matches", "blk.0.ffn_down.weight: no importance data in " + foreign} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("output does not say %q:\n%s", want, stderr)
+		}
+	}
+	dup := filepath.Join(dir, "dup.dat")
+	writeDatEntries(t, dup, []string{"blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.ffn_up.weight"}, 256)
+	failGquant(t, []string{`entry "blk.0.ffn_up.weight" appears twice`, "entries 1 and 3"}, "quantize", "--imatrix", dup, in, filepath.Join(dir, "dup.gguf"), "IQ4_KS")
+}
