@@ -144,7 +144,7 @@ func totalLoss(items [][]option, pick []int) float64 {
 
 // maxFrontierCells bounds the memory of frontierSolve: frontier points
 // kept over all items (24 bytes each).
-const maxFrontierCells = 1 << 22
+const maxFrontierCells = 1 << 21
 
 // frontierSolve is the exact multiple-choice knapsack by dynamic
 // programming over Pareto frontiers: after each item, the partial choices
