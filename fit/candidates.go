@@ -174,7 +174,8 @@ func withRule(pins *recipes.RuleSet, t formats.Type) *recipes.RuleSet {
 // candidates lists every tensor with the types it may take: each candidate
 // type given to every tensor by a rule, as the reference would apply it
 // (fallbacks for rows that do not fit the type's blocks or interleaving, no
-// interleaved token embeddings), keeping what the run can produce: no
+// interleaved token embeddings; a fallback counts only when it is itself a
+// candidate), keeping what the run can produce: no
 // row-interleaved type off CPU devices, no type the reference refuses
 // without importance data for a tensor that has none (hasData says which
 // have some; nil for a run without an importance matrix). device gives
@@ -224,6 +225,8 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			}
 			eff := c.Type
 			switch {
+			case eff != typ && !slicesContains(types, eff):
+				continue // a fallback to a type not asked for
 			case eff.IsInterleaved() && !isCPU(t.Device):
 				continue
 			case !hasData[i] && (c.NeedsImatrix || eff.Known() && mustNeedsImatrix(eff)):
@@ -244,7 +247,8 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 	for i := range out {
 		t := &out[i]
 		if !t.Fixed() && len(t.Cands) == 0 {
-			return nil, warnings, fmt.Errorf("fit: no candidate type fits tensor %s %v on %s (types: %s)", t.Name, t.Shape, t.Device, typeList(types))
+			return nil, warnings, fmt.Errorf("fit: no candidate type fits tensor %s %v on %s (types: %s; rows that are no multiple of 256 take the block-32 types iq4_nl, q5_0, q6_0, q8_0 instead of most others)",
+				t.Name, t.Shape, t.Device, typeList(types))
 		}
 		sort.SliceStable(t.Cands, func(a, b int) bool { return t.Cands[a].Bytes < t.Cands[b].Bytes })
 	}

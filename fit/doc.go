@@ -12,10 +12,14 @@
 //     measured by quantizing a sample of rows (of every expert of a 3-D
 //     tensor) with the real kernels and the importance data the real run
 //     uses, then dequantizing (cache.go keeps the measurements);
-//   - gains.go: per-class gains that turn errors into a predicted loss
-//     (calibrate.go fits them to measured KL divergences);
+//   - gains.go: per-class gains that turn errors into a predicted loss and
+//     a predicted KL divergence (calibrate.go fits them to measured ones);
 //   - optimize.go: a multiple-choice knapsack per device (Lagrangian
 //     relaxation over each tensor's convex hull, a greedy fill of the slack,
-//     then single swaps), under which recipe.go writes the choice as a
-//     compact rule file.
+//     swaps of two or three tensors, then an exact search over Pareto
+//     frontiers pruned by the Lagrangian bound), after which recipe.go
+//     writes the choice as a compact rule file;
+//   - fit.go: placement, budgets and reserves (reserve.go: KV caches from
+//     the model's shape), ties and pins, and the check that the planner
+//     reads the recipe back with the fitted bytes on every device.
 package fit
