@@ -124,8 +124,12 @@ type Result struct {
 	Measured MeasureReport `json:"measured"`
 	Warnings []string      `json:"warnings,omitempty"`
 	// Mainline is true when every type the recipe uses is one mainline
-	// llama.cpp knows.
-	Mainline bool `json:"mainline"`
+	// llama.cpp knows; MainlineFileType is then the file type to give it:
+	// one whose default type no rule uses (some llama.cpp versions ignore a
+	// --tensor-type rule whose type is the file type's default and let the
+	// built-in mixture decide the tensor).
+	Mainline         bool   `json:"mainline"`
+	MainlineFileType string `json:"mainline_file_type,omitempty"`
 }
 
 // Sentinel errors of Fit; errors wrap them with the details.
@@ -619,9 +623,20 @@ func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice 
 		}
 	}
 	res.Mainline = true
+	used := map[formats.Type]bool{}
 	for i, t := range ts {
+		used[choice[i]] = true
 		if t.Quantized && !slicesContains(MainlineTypes, choice[i]) && !mainlineExtra[choice[i]] {
 			res.Mainline = false
+		}
+	}
+	if res.Mainline {
+		for _, f := range recipes.FileTypes() {
+			d, err := f.DefaultType()
+			if err == nil && d.IsQuantized() && slicesContains(MainlineTypes, d) && !used[d] && (hasIm || !f.RequiresImatrix()) {
+				res.MainlineFileType = f.String()
+				break
+			}
 		}
 	}
 	return rs, ft, nil

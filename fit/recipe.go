@@ -284,8 +284,8 @@ func (r *Result) WriteRecipe(w io.Writer, command string) error {
 	}
 	fmt.Fprintf(bw, "# use: gquant quantize --imatrix IMATRIX --recipe THIS IN.gguf OUT.gguf %s\n", r.FileType)
 	fmt.Fprintf(bw, "#      ik_llama.cpp: llama-quantize --custom-q \"$(grep -v '^#' THIS | paste -sd, -)\" ... %s\n", r.FileType)
-	if r.Mainline {
-		fmt.Fprintf(bw, "#      llama.cpp: grep -v '^#' THIS > types.txt; llama-quantize --tensor-type-file types.txt ... %s\n", r.FileType)
+	if r.Mainline && r.MainlineFileType != "" {
+		fmt.Fprintf(bw, "#      llama.cpp: grep -v '^#' THIS > types.txt; llama-quantize --tensor-type-file types.txt ... %s\n", r.MainlineFileType)
 	} else {
 		fmt.Fprintf(bw, "#      (types only ik_llama.cpp runs: fit with --types mainline for llama.cpp)\n")
 	}
