@@ -189,11 +189,7 @@ func Check(m *Matrix, plan []PlannedTensor) *CheckReport {
 		st := e.Stats(int(ne2))
 		switch {
 		case len(st.Empty) > 0 && st.Matrices > 1:
-			what := "heads"
-			if IsExpertEntry(t.Name) {
-				what = "experts"
-			}
-			msg := fmt.Sprintf("%s %s of %d have no data", what, intList(st.Empty), st.Matrices)
+			msg := NoDataText(t.Name, st.Empty, st.Matrices)
 			if from != t.Name {
 				msg += " in " + from
 			}
@@ -216,6 +212,21 @@ func Check(m *Matrix, plan []PlannedTensor) *CheckReport {
 		}
 	}
 	return r
+}
+
+// NoDataText says which matrices of an entry or tensor never received
+// data, numbered from 0 as the model's experts and heads are: "expert 5 of
+// 8 has no data", "experts 3 and 5 of 8 have no data" (heads for a
+// tensor that is not an expert tensor).
+func NoDataText(name string, empty []int, of int) string {
+	what, verb := "head", "has"
+	if IsExpertEntry(name) {
+		what = "expert"
+	}
+	if len(empty) != 1 {
+		what, verb = what+"s", "have"
+	}
+	return fmt.Sprintf("%s %s of %d %s no data", what, intList(empty), of, verb)
 }
 
 // intList renders 1, 2 and 5 style lists.

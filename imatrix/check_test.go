@@ -67,8 +67,27 @@ func TestCheck(t *testing.T) {
 		t.Errorf("failed %v errors %d tensors %d with data %d", r.Failed(), r.Count(Error), r.Tensors, r.WithData)
 	}
 	for _, f := range r.Findings {
-		if f.Kind == KindEmpty && (len(f.Matrices) != 1 || f.Matrices[0] != 1 || f.Of != 3 || !strings.Contains(f.Message, "experts 1 of 3")) {
+		if f.Kind == KindEmpty && (len(f.Matrices) != 1 || f.Matrices[0] != 1 || f.Of != 3 || !strings.Contains(f.Message, "expert 1 of 3 has no data")) {
 			t.Errorf("empty-matrix finding %+v", f)
+		}
+	}
+}
+
+func TestNoDataText(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		empty []int
+		of    int
+		want  string
+	}{
+		{"blk.1.ffn_up_exps.weight", []int{5}, 8, "expert 5 of 8 has no data"},
+		{"blk.1.ffn_up_exps.weight", []int{3, 5}, 8, "experts 3 and 5 of 8 have no data"},
+		{"blk.1.ffn_up_exps.weight", []int{0, 3, 5}, 384, "experts 0, 3 and 5 of 384 have no data"},
+		{"blk.1.attn_k_b.weight", []int{2}, 16, "head 2 of 16 has no data"},
+		{"blk.1.attn_k_b.weight", []int{1, 2}, 16, "heads 1 and 2 of 16 have no data"},
+	} {
+		if got := NoDataText(tc.name, tc.empty, tc.of); got != tc.want {
+			t.Errorf("%s %v: %q, want %q", tc.name, tc.empty, got, tc.want)
 		}
 	}
 }
