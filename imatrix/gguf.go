@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -34,24 +33,20 @@ var ErrNotImatrix = errors.New("imatrix: not an importance-matrix file")
 // Open reads an importance matrix in either format, told apart by the GGUF
 // magic at the start of the file.
 func Open(path string) (*Matrix, error) {
-	f, err := os.Open(path)
+	f, size, err := gguf.OpenRegular(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("imatrix: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	var magic [4]byte
 	if _, err := f.ReadAt(magic[:], 0); err == nil && string(magic[:]) == gguf.Magic {
-		m, err := ReadGGUF(f, st.Size())
+		m, err := ReadGGUF(f, size)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return m, nil
 	}
-	m, err := ReadDat(f, st.Size())
+	m, err := ReadDat(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

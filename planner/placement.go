@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2"
 
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -162,7 +162,7 @@ func (p *Placement) AddFlag(value string) error {
 // AddFile adds the rules of a placement file: one regex=DEVICE per line,
 // blank lines and lines starting with '#' ignored.
 func (p *Placement) AddFile(path string) error {
-	f, err := os.Open(path)
+	f, _, err := gguf.OpenRegular(path)
 	if err != nil {
 		return fmt.Errorf("placement file: %w", err)
 	}

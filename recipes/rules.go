@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,6 +13,7 @@ import (
 	"github.com/dlclark/regexp2/syntax"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 )
 
 // Sentinel errors of rule parsing; a *RuleError wraps one of them.
@@ -218,7 +218,7 @@ func looksLikeSplitRegex(item string) bool {
 
 // LoadRecipe reads a recipe file (see ParseRecipe).
 func LoadRecipe(path string) (*RuleSet, error) {
-	f, err := os.Open(path)
+	f, _, err := gguf.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("recipes: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/pipeline"
 )
 
@@ -26,9 +27,11 @@ func newProgress(w io.Writer, plan *pipeline.Plan) *progress {
 	for _, t := range plan.Tensors {
 		p.total += inputBytes(t)
 	}
-	if isTerminal(w) {
+	// The bar moves the cursor, so it writes to the terminal itself; the
+	// tensor names it shows are escaped (cli.Escape).
+	if raw := cli.Raw(w); isTerminal(raw) {
 		p.bar = progressbar.NewOptions64(p.total,
-			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWriter(raw),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetWidth(30),
@@ -53,7 +56,7 @@ func inputBytes(t pipeline.TensorPlan) int64 {
 func (p *progress) update(ev pipeline.Event) {
 	cur := p.done + ev.Done
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("[%d/%d] %s", ev.Index+1, ev.Count, ev.Name))
+		p.bar.Describe(fmt.Sprintf("[%d/%d] %s", ev.Index+1, ev.Count, cli.Escape(ev.Name)))
 		p.bar.Add64(cur - p.last)
 	}
 	p.last = cur

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/quantize"
 )
@@ -134,7 +134,7 @@ func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string) error {
 }
 
 func rowsDequantize(t formats.Type, cols int, in, out string) error {
-	src, err := os.ReadFile(in)
+	src, err := gguf.ReadRegular(in)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func rowsDequantize(t formats.Type, cols int, in, out string) error {
 
 // rowsReadF32 reads a headerless little-endian float32 file.
 func rowsReadF32(path string) ([]float32, error) {
-	b, err := os.ReadFile(path)
+	b, err := gguf.ReadRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -658,3 +658,87 @@ func TestImatrixThatMatchesNothing(t *testing.T) {
 	writeDatEntries(t, dup, []string{"blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.ffn_up.weight"}, 256)
 	failGquant(t, []string{`entry "blk.0.ffn_up.weight" appears twice`, "entries 1 and 3"}, "quantize", "--imatrix", dup, in, filepath.Join(dir, "dup.gguf"), "IQ4_KS")
 }
+
+// hasControl reports a control character other than tab and newline, or a
+// C1 or bidi control.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e {
+			return true
+		}
+	}
+	return false
+}
+
+// Item 13: names and values from a file reach the terminal escaped, in
+// every command's text output (a tensor name with ESC [2J cleared it).
+func TestNamesAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "evil.gguf")
+	evil := "blk.0.\x1b[2J\x1b[31mffn_up\u202e.weight"
+	md := gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")},
+		{Key: "general.name", Value: gguf.StringValue("name\x1b]0;owned\x07\u009b")}}
+	w, err := gguf.Create(in, md, []gguf.TensorInfo{{Name: evil, Shape: []int64{256, 4}, Type: formats.BF16}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 2*256*4))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"inspect", in},
+		{"plan", "--custom-q", "ffn=q8_0", in, filepath.Join(dir, "p.gguf"), "Q4_0"},
+		{"quantize", "--pure", in, filepath.Join(dir, "q.gguf"), "Q8_0"},
+		{"quantize", "--override-kv", "x=str:a\x1bb", in, filepath.Join(dir, "q2.gguf"), "Q8_0"},
+		{"inspect", filepath.Join(dir, "q2.gguf")},
+		{"quantize", in, filepath.Join(dir, "x\x1b.gguf"), "Q8_0"},
+	} {
+		code, stdout, stderr := runGquant(args...)
+		if hasControl(stdout + stderr) {
+			t.Errorf("gquant %s (status %d) wrote control characters:\n%q\n%q", args[0], code, stdout, stderr)
+		}
+		if args[0] == "inspect" && code == 0 && !strings.Contains(stdout, `\x1b`) {
+			t.Errorf("inspect does not show the escapes: %s", stdout)
+		}
+	}
+}
+
+// Item 12: a named pipe (or another non-regular file) given as any input
+// is refused at once, naming what it is (open() waited for a writer).
+func TestNonRegularInputs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no named pipes:", err)
+	}
+	in, _ := filepath.Abs(tinyModel)
+	out := filepath.Join(dir, "out.gguf")
+	for _, args := range [][]string{
+		{"quantize", fifo, out, "Q8_0"},
+		{"quantize", "--imatrix", fifo, in, out, "Q4_K_M"},
+		{"quantize", "--recipe", fifo, in, out, "Q8_0"},
+		{"plan", "--place-file", fifo, in, out, "Q8_0"},
+		{"inspect", fifo},
+		{"split", fifo, filepath.Join(dir, "s")},
+		{"merge", fifo, out},
+		{"repack", fifo, out},
+		{"rows", "quantize", "--type", "q8_0", "--cols", "32", fifo, out},
+		{"rows", "dequantize", "--type", "q8_0", "--cols", "32", fifo, out},
+		{"inspect", dir},
+	} {
+		done := make(chan string, 1)
+		go func() {
+			code, _, stderr := runGquant(args...)
+			done <- fmt.Sprintf("%d %s", code, stderr)
+		}()
+		select {
+		case res := <-done:
+			if strings.HasPrefix(res, "0 ") || !strings.Contains(res, "not a regular file") {
+				t.Errorf("gquant %s: %s", strings.Join(args, " "), res)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("gquant %s hangs on a named pipe", strings.Join(args, " "))
+		}
+	}
+}

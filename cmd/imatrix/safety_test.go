@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/golden"
 )
 
@@ -140,6 +143,55 @@ func TestImatrixOutputsFollowUmask(t *testing.T) {
 		}
 		if st.Mode().Perm() != 0o640 {
 			t.Errorf("%s: mode %v with umask 027, want 0640", p, st.Mode().Perm())
+		}
+	}
+}
+
+// Item 13: entry names reach the terminal escaped.
+func TestEntryNamesAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	dat := filepath.Join(dir, "evil.dat")
+	m := &imatrix.Matrix{Entries: []imatrix.Entry{{Name: "blk.0.\x1b[2Jffn_up\u009b.weight", Sums: []float32{1, 2}, Counts: []float64{1}}},
+		Datasets: []string{"data\x1b]0;x\x07"}}
+	var buf bytes.Buffer
+	if err := imatrix.WriteDat(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dat, buf.Bytes(), 0o644)
+	for _, args := range [][]string{{"inspect", dat}, {"stats", dat}, {"convert", dat, filepath.Join(dir, "x.gguf")}} {
+		_, out, errOut := runCmd(t, args...)
+		for _, r := range out + errOut {
+			if r < 0x20 && r != '\n' && r != '\t' || r >= 0x80 && r <= 0x9f {
+				t.Errorf("imatrix %s wrote %q:\n%s%s", args[0], r, out, errOut)
+				break
+			}
+		}
+	}
+}
+
+// Item 12: a named pipe as input is refused at once.
+func TestNonRegularImatrixInputs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no named pipes:", err)
+	}
+	for _, args := range [][]string{
+		{"inspect", fifo}, {"stats", fifo}, {"convert", fifo, filepath.Join(dir, "x.dat")},
+		{"merge", fifo, fifo, "-o", filepath.Join(dir, "m.dat")}, {"check", "--model", fifo, fifo},
+	} {
+		done := make(chan string, 1)
+		go func() {
+			status, _, errOut := runCmd(t, args...)
+			done <- fmt.Sprintf("%d %s", status, errOut)
+		}()
+		select {
+		case res := <-done:
+			if strings.HasPrefix(res, "0 ") || !strings.Contains(res, "not a regular file") {
+				t.Errorf("imatrix %s: %s", strings.Join(args, " "), res)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("imatrix %s hangs on a named pipe", strings.Join(args, " "))
 		}
 	}
 }

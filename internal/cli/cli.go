@@ -50,8 +50,16 @@ func (s *Set) Usage(w io.Writer) {
 }
 
 // Run dispatches args[0] and returns the exit status: 2 for a missing or
-// unknown command.
+// unknown command. The command writes through escaping writers (see
+// Escape): no control character from a file reaches the terminal.
 func (s *Set) Run(args []string, stdout, stderr io.Writer) int {
+	out, errOut := escaping(stdout), escaping(stderr)
+	defer out.flush()
+	defer errOut.flush()
+	return s.run(args, out, errOut)
+}
+
+func (s *Set) run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		s.Usage(stdout)
 		if len(args) == 0 {
