@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -448,11 +447,6 @@ func solveLinear(M [][]float64, b []float64) ([]float64, bool) {
 		x[r] = s / M[r][r]
 	}
 	return x, true
-}
-
-// sortRowsByKLD orders calibration rows by measured divergence.
-func sortRowsByKLD(rows []RowFit) {
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].KLD < rows[j].KLD })
 }
 
 // Calibrate fits gains to the measured divergences of rows, measuring what

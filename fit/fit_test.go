@@ -2,6 +2,7 @@ package fit
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -500,6 +501,10 @@ func TestReadGains(t *testing.T) {
 	partial, err := ReadGains(strings.NewReader("attn_kv 2 # keys\n\nfirst 3\n"), "p.txt")
 	if err != nil || partial.Class[ClassAttnKV] != 2 || partial.First != 3 || partial.Class[ClassFFN] != DefaultGains.Class[ClassFFN] {
 		t.Errorf("partial file: %+v, %v", partial, err)
+	}
+	js, err := json.Marshal(DefaultGains)
+	if err != nil || !strings.Contains(string(js), `"attn_kv":0.42,`) || !strings.Contains(string(js), `"saturation":0.799}`) {
+		t.Errorf("JSON: %s, %v", js, err)
 	}
 	for _, bad := range []string{"attn\n", "nope 1\n", "ffn -1\n", "ffn NaN\n", "first 0\n", "ffn 1\nffn 2\n", "ffn 1 2\n"} {
 		if _, err := ReadGains(strings.NewReader(bad), "bad.txt"); !errors.Is(err, ErrBadGains) {

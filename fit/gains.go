@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -249,12 +248,17 @@ func WriteGains(w io.Writer, g Gains, comment string) error {
 	return bw.Flush()
 }
 
-// sortedClasses lists the classes by name, for stable reports.
-func sortedClasses() []Class {
-	cs := make([]Class, numClasses)
-	for i := range cs {
-		cs[i] = Class(i)
+// MarshalJSON writes the gains as an object keyed by the names a gains
+// file uses.
+func (g Gains) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range gainKeys() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:%s", k, strconv.FormatFloat(*g.field(k), 'g', -1, 64))
 	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].String() < cs[j].String() })
-	return cs
+	b.WriteByte('}')
+	return []byte(b.String()), nil
 }

@@ -3,6 +3,7 @@ package fit
 import (
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -130,4 +131,9 @@ func TestFittedBeatsHandRecipes(t *testing.T) {
 	if n == 0 {
 		t.Fatal("kld.tsv has no hand: rows")
 	}
+}
+
+// sortRowsByKLD orders calibration rows by measured divergence.
+func sortRowsByKLD(rows []RowFit) {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].KLD < rows[j].KLD })
 }
