@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/recipes"
 )
@@ -45,8 +45,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.leaveOutput, "leave-output-tensor", false, "plan as quantize --leave-output-tensor")
 	fs.BoolVar(&c.ignoreImatrixRules, "ignore-imatrix-rules", false, "plan as quantize --ignore-imatrix-rules")
 	fs.BoolVar(&c.strict, "strict", false, "exit status 1 on warnings too")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "also list harmless findings (borrowed data, unused entries)")
-	fs.BoolVar(&c.asJSON, "json", false, "print the findings as JSON")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "also list harmless findings (borrowed data, unused entries), and each finding of a kind that has many (else one line stands for them)")
+	fs.BoolVar(&c.asJSON, "json", false, "print the findings as JSON (schema gquant.imatrix-check/1)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
 	}
@@ -61,15 +61,19 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return finish("check", c.run(fs.Arg(0), typ, stdout), stderr)
 }
 
-// checkResult is check's JSON output.
+// checkResult is check's JSON output. Errors and Warnings hold the
+// findings of that severity in the shape every command's warnings have;
+// Findings holds every finding with all its fields (info included).
 type checkResult struct {
+	Schema   string        `json:"schema"`
 	Imatrix  string        `json:"imatrix"`
 	Model    string        `json:"model"`
 	FileType string        `json:"file_type"`
 	Tensors  int           `json:"tensors_quantized"`
 	WithData int           `json:"tensors_with_data"`
-	Errors   int           `json:"errors"`
-	Warnings int           `json:"warnings"`
+	Failed   bool          `json:"failed"` // the quantize would stop
+	Errors   []cli.Warning `json:"errors"`
+	Warnings []cli.Warning `json:"warnings"`
 	Findings []jsonFinding `json:"findings"`
 }
 
@@ -99,18 +103,23 @@ func (c *checkFlags) run(path, typ string, stdout io.Writer) error {
 	}
 	rep := imatrix.Check(m, plan)
 	if c.asJSON {
-		res := checkResult{Imatrix: path, Model: c.model, FileType: ft.String(), Tensors: rep.Tensors, WithData: rep.WithData,
-			Errors: rep.Count(imatrix.Error), Warnings: rep.Count(imatrix.Warning)}
+		res := checkResult{Schema: cli.Schema(1, "imatrix", "check"), Imatrix: path, Model: c.model, FileType: ft.String(),
+			Tensors: rep.Tensors, WithData: rep.WithData, Failed: rep.Failed(), Errors: []cli.Warning{}, Warnings: []cli.Warning{},
+			Findings: []jsonFinding{}}
 		for _, f := range rep.Findings {
 			jf := jsonFinding{Finding: f}
 			if f.Tensor != "" {
 				jf.Type = f.Type.String()
 			}
 			res.Findings = append(res.Findings, jf)
+			switch f.Severity {
+			case imatrix.Error:
+				res.Errors = append(res.Errors, findingWarning(f))
+			case imatrix.Warning:
+				res.Warnings = append(res.Warnings, findingWarning(f))
+			}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := cli.WriteJSON(stdout, res); err != nil {
 			return err
 		}
 	} else {
@@ -193,15 +202,20 @@ func (c *checkFlags) print(w io.Writer, path string, m *imatrix.Matrix, ft recip
 	fmt.Fprintln(w, describe(path, m))
 	fmt.Fprintf(w, "model %s, planned as %s (%s)\n", c.model, ft, why)
 	fmt.Fprintf(w, "%d tensors quantized, %d with importance data\n\n", rep.Tensors, rep.WithData)
-	shown := 0
+	// Each finding is one line; on a large model a kind with many
+	// findings (an expert without data in each of 60 layers) is one line
+	// unless --verbose.
+	var lines []cli.Warning
 	for _, f := range rep.Findings {
 		if f.Severity == imatrix.Info && !c.verbose && f.Kind != imatrix.KindMLA && f.Kind != imatrix.KindNotNeeded {
 			continue
 		}
-		fmt.Fprintln(w, f)
-		shown++
+		lines = append(lines, cli.Warning{Kind: f.Kind, Message: f.String()})
 	}
-	if shown > 0 {
+	for _, l := range cli.SummarizeWarnings(lines, cli.SummaryLimit, c.verbose) {
+		fmt.Fprintln(w, l)
+	}
+	if len(lines) > 0 {
 		fmt.Fprintln(w)
 	}
 	nerr, nwarn := rep.Count(imatrix.Error), rep.Count(imatrix.Warning)
@@ -213,4 +227,14 @@ func (c *checkFlags) print(w io.Writer, path string, m *imatrix.Matrix, ft recip
 	default:
 		fmt.Fprintln(w, "ok: every quantized tensor that can use importance data has it")
 	}
+}
+
+// findingWarning is a finding in the JSON warning shape: the model tensor
+// it is about, or for an unused entry the entry's name.
+func findingWarning(f imatrix.Finding) cli.Warning {
+	name := f.Tensor
+	if name == "" {
+		name = f.Entry
+	}
+	return cli.Warning{Kind: f.Kind, Tensor: name, Message: f.Message}
 }

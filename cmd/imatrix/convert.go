@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 func init() {
@@ -32,17 +33,22 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
+	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
+	}
+	if *chunkSize <= 0 {
+		fmt.Fprintf(stderr, "imatrix %s: --chunk-size %d: must be positive (the tokens per chunk of the calibration)\n", fs.Name(), *chunkSize)
+		return 2
 	}
 	if fs.NArg() != 2 {
 		fs.Usage()
 		return 2
 	}
-	return finish("convert", convert(fs.Arg(0), fs.Arg(1), *to, *model, *chunkSize, *force, stdout, stderr), stderr)
+	return finish("convert", convert(fs.Arg(0), fs.Arg(1), *to, *model, *chunkSize, *force, *verbose, stdout, stderr), stderr)
 }
 
-func convert(in, out, to, modelPath string, chunkSize int, force bool, stdout, stderr io.Writer) error {
+func convert(in, out, to, modelPath string, chunkSize int, force, verbose bool, stdout, stderr io.Writer) error {
 	format, err := formatFor(out, to)
 	if err != nil {
 		return err
@@ -60,7 +66,7 @@ func convert(in, out, to, modelPath string, chunkSize int, force bool, stdout, s
 		return err
 	}
 	l := imatrix.NewLayout(m, ne2)
-	warnLayout(m, l, format, modelPath, stderr)
+	warnLayout(m, l, format, verbose, stderr)
 	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
@@ -69,17 +75,21 @@ func convert(in, out, to, modelPath string, chunkSize int, force bool, stdout, s
 }
 
 // warnLayout tells the user what the conversion to format had to decide
-// or could not know.
-func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, modelPath string, stderr io.Writer) {
+// or could not know; many warnings of a kind are one line unless verbose.
+func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, verbose bool, stderr io.Writer) {
 	switch format {
 	case imatrix.FormatGGUF:
 		if l.Inference != "" {
 			fmt.Fprintf(stderr, "note: %s\n", l.Inference)
 		}
+		var ws []cli.Warning
 		for _, e := range m.Entries {
 			if src := l.Source[e.Name]; src == "unknown (pass the model)" {
-				fmt.Fprintf(stderr, "warning: %s: expert count unknown, written as one matrix (pass --model)\n", e.Name)
+				ws = append(ws, cli.Warning{Kind: "unknown-matrices", Tensor: e.Name, Message: "expert count unknown, written as one matrix (pass --model)"})
 			}
+		}
+		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
+			fmt.Fprintf(stderr, "warning: %s\n", line)
 		}
 	case imatrix.FormatDat:
 		scaled := 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			"(or heads) that never received data. A .dat file does not record how many experts\n"+
 			"an entry holds: --model gives it, otherwise it is inferred and the report says how.",
 		stderr)
-	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
+	asJSON := fs.Bool("json", false, "print one JSON document instead of text (schema gquant.imatrix-inspect/1)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
@@ -38,8 +38,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	return finish("inspect", inspect(fs.Arg(0), *model, *asJSON, stdout), stderr)
 }
 
-// inspectReport is what inspect shows, in text or as JSON.
+// inspectReport is what inspect shows, in text or as JSON. Matrix
+// numbers (empty_matrices) count from 0, as the text's and the model's
+// experts do.
 type inspectReport struct {
+	Schema   string         `json:"schema"`
 	Path     string         `json:"path"`
 	Format   imatrix.Format `json:"format"`
 	Entries  int            `json:"entries"`
@@ -49,6 +52,9 @@ type inspectReport struct {
 	Experts     int            `json:"experts,omitempty"`
 	ExpertsFrom string         `json:"experts_from,omitempty"`
 	Tensors     []tensorReport `json:"tensors"`
+	// Warnings: entries with matrices without data ("empty-matrix", "all-zero")
+	// and entries whose matrix count is unknown ("unknown-matrices").
+	Warnings []cli.Warning `json:"warnings"`
 }
 
 type tensorReport struct {
@@ -75,7 +81,7 @@ func inspect(path, modelPath string, asJSON bool, stdout io.Writer) error {
 		return err
 	}
 	l := imatrix.NewLayout(m, ne2)
-	rep := inspectReport{Path: path, Format: m.Format, Entries: m.Len(), Chunks: m.Chunks,
+	rep := inspectReport{Schema: cli.Schema(1, "imatrix", "inspect"), Path: path, Tensors: []tensorReport{}, Format: m.Format, Entries: m.Len(), Chunks: m.Chunks,
 		Datasets: append([]string{}, m.Datasets...), Experts: l.Experts, ExpertsFrom: l.Inference}
 	for _, e := range m.Entries {
 		st := e.Stats(l.Matrices[e.Name])
@@ -84,9 +90,8 @@ func inspect(path, modelPath string, asJSON bool, stdout io.Writer) error {
 			ZeroColumns: st.ZeroColumns, ZeroShare: st.ZeroShare, Empty: append([]int{}, st.Empty...)})
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		rep.Warnings = cli.Warnings(layoutWarnings(m, l))
+		return cli.WriteJSON(stdout, rep)
 	}
 	fmt.Fprintln(stdout, describe(path, m))
 	if modelPath != "" {
@@ -145,4 +150,26 @@ func share(f float64) string {
 		return "0"
 	}
 	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+// layoutWarnings lists the entries with matrices (experts, heads) without
+// data and those whose matrix count is unknown, in file order.
+func layoutWarnings(m *imatrix.Matrix, l *imatrix.Layout) []cli.Warning {
+	var out []cli.Warning
+	for _, e := range m.Entries {
+		n := l.Matrices[e.Name]
+		if strings.HasPrefix(l.Source[e.Name], "unknown") {
+			out = append(out, cli.Warning{Kind: "unknown-matrices", Tensor: e.Name,
+				Message: "expert count unknown: taken as one matrix (pass --model)"})
+		}
+		st := e.Stats(n)
+		switch {
+		case len(st.Empty) == 0:
+		case st.Matrices > 1:
+			out = append(out, cli.Warning{Kind: imatrix.KindEmpty, Tensor: e.Name, Message: imatrix.NoDataText(e.Name, st.Empty, st.Matrices)})
+		default:
+			out = append(out, cli.Warning{Kind: imatrix.KindAllZero, Tensor: e.Name, Message: "no data: every value is zero"})
+		}
+	}
+	return out
 }

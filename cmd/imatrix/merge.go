@@ -28,17 +28,22 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count (GGUF output)")
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
+	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
+	}
+	if *chunkSize <= 0 {
+		fmt.Fprintf(stderr, "imatrix %s: --chunk-size %d: must be positive (the tokens per chunk of the calibration)\n", fs.Name(), *chunkSize)
+		return 2
 	}
 	if fs.NArg() < 1 || *out == "" {
 		fs.Usage()
 		return 2
 	}
-	return finish("merge", merge(fs.Args(), *out, *to, *model, *chunkSize, *force, stdout, stderr), stderr)
+	return finish("merge", merge(fs.Args(), *out, *to, *model, *chunkSize, *force, *verbose, stdout, stderr), stderr)
 }
 
-func merge(inputs []string, out, to, modelPath string, chunkSize int, force bool, stdout, stderr io.Writer) error {
+func merge(inputs []string, out, to, modelPath string, chunkSize int, force, verbose bool, stdout, stderr io.Writer) error {
 	format, err := formatFor(out, to)
 	if err != nil {
 		return err
@@ -70,7 +75,7 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, force bool
 		return err
 	}
 	l := imatrix.NewLayout(merged, ne2)
-	warnLayout(merged, l, format, modelPath, stderr)
+	warnLayout(merged, l, format, verbose, stderr)
 	if err := writeGuarded(files, "imatrix merge", stderr, func() error { return writeMatrix(out, format, merged, l, chunkSize) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
