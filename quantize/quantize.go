@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/iqk"
@@ -120,8 +121,63 @@ func QuantizeRows(t formats.Type, nrows, ne0 int, src, imatrix []float32) ([]byt
 
 // QuantizeRowsInto is QuantizeRows writing into dst, which must hold exactly
 // nrows rows of t. When it returns an error, dst may hold part of the
-// output.
+// output. It drops the Report; callers that quantize models use
+// QuantizeRowsReport and warn about its Fallback.
 func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
+	_, err := QuantizeRowsReport(dst, t, nrows, ne0, src, imatrix)
+	return err
+}
+
+// Report is what a call says besides its bytes and its error.
+type Report struct {
+	// Fallback is nil, or the rows that the reference cannot quantize and
+	// that got a substitute encoding instead.
+	Fallback *Fallback
+}
+
+// A Fallback is a warning about rows the reference cannot quantize: its
+// kernel stops the whole process on them (an assertion). We write a valid,
+// deterministic substitute for the parts it cannot encode, described in
+// Reason; every other row, and the rest of these rows, is the reference's.
+type Fallback struct {
+	Type   formats.Type
+	Rows   []int  // row indices within the call, ascending
+	Reason string // what the reference does there and what was written
+}
+
+// String names the rows (the first ten, then a count) and the reason.
+func (f *Fallback) String() string {
+	var b strings.Builder
+	for i, r := range f.Rows {
+		if i == 10 {
+			fmt.Fprintf(&b, " and %d more", len(f.Rows)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, r)
+	}
+	row := "rows"
+	if len(f.Rows) == 1 {
+		row = "row"
+	}
+	return fmt.Sprintf("%s %s %s: %s", f.Type, row, b.String(), f.Reason)
+}
+
+// QuantizeRowsReport is QuantizeRowsInto that also reports rows written by a
+// fallback where the reference would stop (Report.Fallback): the call still
+// succeeds, and a caller quantizing a model warns once per tensor.
+func QuantizeRowsReport(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) (Report, error) {
+	err := quantizeRowsInto(dst, t, nrows, ne0, src, imatrix)
+	var fb *iquant.FallbackError
+	if errors.As(err, &fb) {
+		return Report{Fallback: &Fallback{Type: t, Rows: fb.Rows, Reason: fb.Reason}}, nil
+	}
+	return Report{}, err
+}
+
+func quantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
 	f := kernels[t]
 	if f == nil {
 		return fmt.Errorf("%w %s", ErrUnsupported, t)

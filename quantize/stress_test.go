@@ -1,6 +1,7 @@
 package quantize_test
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,9 +38,29 @@ func TestGoldenStress(t *testing.T) {
 				}
 				got, err := quantize.QuantizeRows(typ, c.Rows, c.Cols, input, weights)
 				if c.File == "abort" {
-					// The reference stopped on this case; we must not.
+					// The reference stopped on this case; we must not. We
+					// must report the rows it stops on (sparse ones,
+					// recipe 10) and write the same bytes every time; the
+					// rows it does quantize are compared with its bytes
+					// in quantize/iquant's TestStressAbortRows.
 					if err != nil {
 						t.Fatalf("the reference aborts here, but we must write an encoding: %v", err)
+					}
+					again := make([]byte, len(got))
+					rep, err := quantize.QuantizeRowsReport(again, typ, c.Rows, c.Cols, input, weights)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(again, got) {
+						t.Error("a second call wrote other bytes")
+					}
+					if rep.Fallback == nil {
+						t.Fatal("no rows reported as written by a fallback")
+					}
+					for _, r := range rep.Fallback.Rows {
+						if r%16 != 10 {
+							t.Errorf("row %d (recipe %d) reported as written by a fallback", r, r%16)
+						}
 					}
 					return
 				}

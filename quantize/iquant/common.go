@@ -62,8 +62,27 @@ func round(v float32) int    { return kernel.NearestInt(v) }
 
 func putF16(b []byte, v float32) { binary.LittleEndian.PutUint16(b, formats.FP32ToFP16(v)) }
 
-// rowQuantizer quantizes one row of ne0 weights into dst (one row of its type).
-type rowQuantizer func(dst []byte, x []float32, imatrix []float32)
+// rowQuantizer quantizes one row of ne0 weights into dst (one row of its
+// type). It returns true when it wrote a substitute encoding for part of the
+// row where the reference stops the process (see FallbackError).
+type rowQuantizer func(dst []byte, x []float32, imatrix []float32) (substituted bool)
+
+// total adapts a row quantizer that encodes every input the reference does.
+func total(q func(dst []byte, x, imatrix []float32)) rowQuantizer {
+	return func(dst []byte, x, imatrix []float32) bool {
+		q(dst, x, imatrix)
+		return false
+	}
+}
+
+// fallback returns nil, or the *FallbackError for rows of t that took a
+// substitute encoding.
+func fallback(t formats.Type, rows []int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return &FallbackError{Type: t, Rows: rows, Reason: fallbackReasons[t.Base()]}
+}
 
 // rowsKernel runs q over every row; each row sees the whole importance matrix.
 func rowsKernel(t formats.Type, q rowQuantizer) kernel.Func {
@@ -72,10 +91,13 @@ func rowsKernel(t formats.Type, q rowQuantizer) kernel.Func {
 			return fmt.Errorf("iquant: %s rows of %d weights are not whole blocks of %d", t, ne0, t.BlockSize())
 		}
 		rs := len(dst) / max(nrows, 1)
+		var substituted []int
 		for r := 0; r < nrows; r++ {
-			q(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix)
+			if q(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix) {
+				substituted = append(substituted, r)
+			}
 		}
-		return nil
+		return fallback(t, substituted)
 	}
 }
 
@@ -98,16 +120,19 @@ func repackKernel(t formats.Type, helperBlock int, q rowQuantizer) kernel.Func {
 		if imatrix != nil {
 			w = make([]float32, ne0)
 		}
+		var substituted []int
 		for r := 0; r < nrows; r += n {
 			for k := 0; k < n; k++ {
 				x := src[(r+k)*ne0 : (r+k+1)*ne0]
-				q(tmp[k*int(brs):(k+1)*int(brs)], x, repackWeights(w, imatrix, x, helperBlock))
+				if q(tmp[k*int(brs):(k+1)*int(brs)], x, repackWeights(w, imatrix, x, helperBlock)) {
+					substituted = append(substituted, r+k)
+				}
 			}
 			if err := formats.Interleave(t, ne0, dst[r*int(brs):(r+n)*int(brs)], tmp); err != nil {
 				return err
 			}
 		}
-		return nil
+		return fallback(t, substituted)
 	}
 }
 

@@ -267,6 +267,22 @@ func (g *codeGrid) pack(L []int8) int {
 	return int(w&0x3f | w>>10&0xfc0)
 }
 
+// onGrid reports whether every group of g.dim levels in L is a grid point
+// (levels above maxL never are: pack would fold them into other fields).
+func (g *codeGrid) onGrid(L []int8, maxL int) bool {
+	for _, l := range L {
+		if int(l) > maxL || l < 0 {
+			return false
+		}
+	}
+	for k := 0; k+g.dim <= len(L); k += g.dim {
+		if g.kmap[g.pack(L[k:])] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // setLevels writes the levels of grid point k into L.
 func (g *codeGrid) setLevels(k int, L []int8) {
 	if g.dim == 8 {

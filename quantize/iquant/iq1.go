@@ -134,9 +134,11 @@ func splitScore(sx, sw []float32, i1, i2, n int, v *[3]float32, fusedLast bool) 
 }
 
 // iq1sProcessBlock is iq1s_process_1block: the best shifted ternary fit of a
-// block of 32 (8 groups... 4 groups of 8) on the iq1 grid. Returns the scale,
-// the grid index of each group of 8 and the shift (+1 or -1).
-func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uint16) (scale float32, shift int) {
+// block of 32 (4 groups of 8) on the iq1 grid. Returns the scale, the grid
+// index of each group of 8 and the shift (+1 or -1); ok is false where the
+// reference aborts: no split has sumq2 > 0, which happens when every weight
+// of the block is 0 (GGML_ASSERT(besti1 >= 0 && besti2 >= 0 && best_shift != 0)).
+func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uint16) (scale float32, shift int, ok bool) {
 	bs := len(xb)
 	var max float32 = abs(xb[0])
 	for _, v := range xb[1:] {
@@ -146,7 +148,7 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 		for k := 0; k < bs/8; k++ {
 			index[k] = 0
 		}
-		return 0, 1
+		return 0, 1, true
 	}
 	g := iq1sGrid()
 	order := sortedOrder(xb, s.order[:])
@@ -168,6 +170,8 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 		bestShift = 1
 	case 1:
 		bestShift = -1
+	default:
+		return 0, 0, false
 	}
 	for j, i := range order {
 		switch {
@@ -235,11 +239,14 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 			scale = sumqx / sumq2
 		}
 	}
-	return scale, bestShift
+	return scale, bestShift, true
 }
 
-// quantizeIQ1SRow is quantize_row_iq1_s_impl (an importance matrix is required).
-func quantizeIQ1SRow(dst []byte, x, imatrix []float32) {
+// quantizeIQ1SRow is quantize_row_iq1_s_impl (an importance matrix is
+// required), except where the reference aborts: a block of 32 whose
+// importance is all 0 (and whose values are not negligible) is quantized with
+// uniform importance, and the row reported as substituted.
+func quantizeIQ1SRow(dst []byte, x, imatrix []float32) (substituted bool) {
 	var s iq1Scratch
 	var scales [8]float32
 	var weight [32]float32
@@ -255,7 +262,21 @@ func quantizeIQ1SRow(dst []byte, x, imatrix []float32) {
 		for ib := 0; ib < 8; ib++ {
 			xb := xbl[32*ib : 32*ib+32]
 			blockWeights(weight[:], xb, imatrix[qkK*ibl+32*ib:], sigma2, nil)
-			scales[ib], shifts[ib] = iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
+			var ok bool
+			scales[ib], shifts[ib], ok = iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
+			if !ok {
+				// The reference aborts here. Its iq1_s_r4 and iq1_m
+				// ignore the importance of such a block ("it is better
+				// to simply ignore the imatrix"), as callers do for an
+				// all-zero importance vector: so do we, with uniform
+				// importance and this row's weight formula.
+				substituted = true
+				blockWeights(weight[:], xb, unitImportance[:32], sigma2, nil)
+				scales[ib], shifts[ib], ok = iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
+				if !ok {
+					panic("iquant: iq1_s block without a split under uniform importance")
+				}
+			}
 			var h uint16
 			for k := 0; k < 4; k++ {
 				blk[2+4*ib+k] = uint8(index[k])
@@ -279,6 +300,7 @@ func quantizeIQ1SRow(dst []byte, x, imatrix []float32) {
 			binary.LittleEndian.PutUint16(blk[34+2*ib:], h|uint16(l)<<12)
 		}
 	}
+	return substituted
 }
 
 // iq1mProcessBlock is iq1m_process_1block for a block of 16: the two groups
@@ -539,7 +561,9 @@ func iq1sR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 						weight[j] = sqrt(kernel.FMA32(v, v, sigma2))
 					}
 				}
-				scale, shift := iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
+				// The importance is ignored above where no weight
+				// counts, so a split always exists (ok).
+				scale, shift, _ := iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
 				scales[4*ibl+k] = scale
 				if maxs[k] < scale {
 					maxs[k] = scale

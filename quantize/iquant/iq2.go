@@ -21,16 +21,13 @@ func iq2WeightUnfused(sigma2 float32) func(x float32) float32 {
 	return func(x float32) float32 { return s + float32(x*x) }
 }
 
-// quantizeIQ2XXSRow is quantize_row_iq2_xxs_impl.
-func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
-	const kMaxQ = 3
+// quantizeIQ2XXSRow is quantize_row_iq2_xxs_impl, except where the
+// reference aborts: there the block is quantized with uniform importance and
+// the row reported as substituted (see iq2xxsBlock.fit).
+func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) (substituted bool) {
 	g := iq2xxsGrid()
+	var b iq2xxsBlock
 	var scales [8]float32
-	var weight, xval, waux [32]float32
-	var L, Laux [32]int8
-	var Lqp [32]uint8
-	var signs [4]uint8
-	var jobs [4]nbJob
 	var q2 [16]uint32
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[66*ibl : 66*ibl+66]
@@ -45,60 +42,33 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 			if imatrix != nil {
 				qw = imatrix[qkK*ibl+32*ib:]
 			}
-			blockWeights(weight[:], xb, qw, sigma2, iq2Weight(sigma2))
-			for i := range waux {
-				waux[i] = sqrt(weight[i])
+			scale, negligible, ok := b.fit(g, xb, qw, sigma2)
+			if !ok {
+				// Every non-zero value of the block has importance 0:
+				// make_qp_quants returns 0/0, no trial scale is taken
+				// (each has sumqx = 0), the NaN skips the re-fit, and the
+				// levels stay make_qp_quants' 0..4, off the grid. The
+				// reference aborts ("Oops: found point ... not on grid",
+				// or GGML_ASSERT(scale >= 0) where they are on it). We
+				// quantize the block with uniform importance instead, as
+				// the reference's iq1_s_r4 and iq1_m do for such a block
+				// ("it is better to simply ignore the imatrix") and as
+				// callers treat an all-zero importance vector. Every
+				// other block and row keeps the reference's bytes.
+				substituted = true
+				scale, negligible, ok = b.fit(g, xb, unitImportance[:32], sigma2)
+				if !ok {
+					panic("iquant: iq2_xxs block off the grid with uniform importance")
+				}
 			}
-			splitSigns(xb, weight[:], xval[:], signs[:], true)
-			max := maxOf(xval[:])
-			if max < 1e-15 {
+			if negligible {
 				scales[ib] = 0
-				clear(L[:])
 				continue
 			}
-			scale := kernel.MakeQpQuants(kMaxQ+1, xval[:], Lqp[:], weight[:])
-			for i, l := range Lqp {
-				L[i] = int8(l)
-			}
-			effMax := scale * kMaxQ
-			var best float32
-			var trialSums oddSumsCache
-			for is := -6; is <= 6; is++ {
-				id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / effMax
-				thisScale := 1 / id
-				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
-				nj := 0
-				for k := 0; k < 4; k++ {
-					if u := g.pack(Laux[8*k:]); g.kmap[u] < 0 {
-						jobs[nj] = g.job(k, u)
-						nj++
-					}
-				}
-				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
-				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
-					scale = sumqx / sumq2
-					best = scale * sumqx
-					L = Laux
-				}
-			}
-			if scale > 0 {
-				g.snapGroups(4, scale, kMaxQ-1, xval[:], waux[:], L[:], nil)
-				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
-				if sumq2 > 0 {
-					scale = sumqx / sumq2
-				}
-			}
-			if scale < 0 {
-				scale = -scale
-				for k := range signs {
-					signs[k] = ^signs[k] & 127
-				}
-			}
 			for k := 0; k < 4; k++ {
-				gi := uint32(g.kmap[g.pack(L[8*k:])])
+				gi := uint32(g.kmap[g.pack(b.L[8*k:])])
 				q2[2*ib] |= gi << (8 * k)
-				q2[2*ib+1] |= uint32(signs[k]) << (7 * k)
+				q2[2*ib+1] |= uint32(b.signs[k]) << (7 * k)
 			}
 			scales[ib] = scale
 			maxScale = max32(maxScale, scale)
@@ -118,6 +88,85 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) {
 			binary.LittleEndian.PutUint32(blk[2+4*i:], v)
 		}
 	}
+	return substituted
+}
+
+// unitImportance is a super-block of uniform importance weights, for the
+// blocks the reference cannot quantize with theirs.
+var unitImportance = func() (w [qkK]float32) {
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}()
+
+// iq2xxsBlock is the scratch and result of one block of 32 of iq2_xxs.
+type iq2xxsBlock struct {
+	weight, xval, waux [32]float32
+	L, Laux            [32]int8
+	Lqp                [32]uint8
+	signs              [4]uint8
+	jobs               [4]nbJob
+}
+
+// fit is the body of quantize_row_iq2_xxs_impl's loop over blocks of 32:
+// it returns the block's scale, leaving the grid levels in b.L and the signs
+// in b.signs. negligible reports a block below GROUP_MAX_EPS (the reference
+// writes it as zeros with scale 0); ok is false where the reference aborts
+// (a scale that is not a number, or levels off the grid).
+func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale float32, negligible, ok bool) {
+	const kMaxQ = 3
+	weight, xval, waux := b.weight[:], b.xval[:], b.waux[:]
+	blockWeights(weight, xb, qw, sigma2, iq2Weight(sigma2))
+	for i := range waux {
+		waux[i] = sqrt(weight[i])
+	}
+	splitSigns(xb, weight, xval, b.signs[:], true)
+	max := maxOf(xval)
+	if max < 1e-15 {
+		clear(b.L[:])
+		return 0, true, true
+	}
+	scale = kernel.MakeQpQuants(kMaxQ+1, xval, b.Lqp[:], weight)
+	for i, l := range b.Lqp {
+		b.L[i] = int8(l)
+	}
+	effMax := scale * kMaxQ
+	var best float32
+	var trialSums oddSumsCache
+	for is := -6; is <= 6; is++ {
+		id := kernel.FMA32(float32(is), 0.1, 2*kMaxQ-1) / effMax
+		thisScale := 1 / id
+		levelsOf(b.Laux[:], id, xval, kMaxQ-1)
+		nj := 0
+		for k := 0; k < 4; k++ {
+			if u := g.pack(b.Laux[8*k:]); g.kmap[u] < 0 {
+				b.jobs[nj] = g.job(k, u)
+				nj++
+			}
+		}
+		g.findBestNeighbours(b.jobs[:nj], xval, waux, thisScale, b.Laux[:])
+		sumqx, sumq2 := trialSums.sums(weight, xval, b.Laux[:])
+		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+			scale = sumqx / sumq2
+			best = scale * sumqx
+			b.L = b.Laux
+		}
+	}
+	if scale > 0 {
+		g.snapGroups(4, scale, kMaxQ-1, xval, waux, b.L[:], nil)
+		sumqx, sumq2 := sumsOdd(weight, xval, b.L[:])
+		if sumq2 > 0 {
+			scale = sumqx / sumq2
+		}
+	}
+	if scale < 0 {
+		scale = -scale
+		for k := range b.signs {
+			b.signs[k] = ^b.signs[k] & 127
+		}
+	}
+	return scale, false, scale >= 0 && g.onGrid(b.L[:], kMaxQ-1)
 }
 
 // sortedOrder returns the indices of x in increasing order of x, equal values
