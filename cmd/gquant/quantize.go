@@ -186,6 +186,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if len(q.include) > 0 && len(q.exclude) > 0 {
 		return usageError{errors.New("--include-weights and --exclude-weights cannot be used together")}
 	}
+	if err := q.checkCombinations(); err != nil {
+		return usageError{err}
+	}
 
 	sel := recipes.Options{FileType: ft, CopyOnly: copyOnly, Pure: q.pure, LeaveOutputTensor: q.leaveOutput,
 		IgnoreImatrixRules: q.ignoreImatrixRules, Repack: q.repack, LikeReference: q.likeReference}
@@ -326,6 +329,24 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s (%s)\n", o.Path, humanBytes(plan.Sizes[i]))
 	}
 	fmt.Fprintf(stdout, "%s -> %s in %s\n", humanBytes(in.Size()), humanBytes(plan.Total()), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// checkCombinations refuses options that would be accepted and then do
+// nothing, or that contradict each other.
+func (q *quantizeFlags) checkCombinations() error {
+	switch {
+	case !q.dryRun && q.jsonOut:
+		return errors.New("--json prints the plan: it needs --dry-run (or use gquant plan)")
+	case !q.dryRun && q.planning.summary:
+		return errors.New("--summary shortens the plan: it needs --dry-run (or use gquant plan)")
+	case q.imatrix == "" && len(q.include) > 0:
+		return errors.New("--include-weights selects entries of the importance matrix: it needs --imatrix")
+	case q.imatrix == "" && len(q.exclude) > 0:
+		return errors.New("--exclude-weights drops entries of the importance matrix: it needs --imatrix")
+	case q.leaveOutput && q.outputType != "":
+		return errors.New("--leave-output-tensor keeps output.weight as it is, --output-tensor-type changes its type: give one of them")
+	}
 	return nil
 }
 

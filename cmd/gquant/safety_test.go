@@ -742,3 +742,36 @@ func TestNonRegularInputs(t *testing.T) {
 		}
 	}
 }
+
+// Item 15: options that would be accepted and then do nothing, or that
+// contradict each other, are usage errors.
+func TestNonsenseOptions(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	out := filepath.Join(dir, "out.gguf")
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"quantize", "--json", in, out, "Q8_0"}, "--json prints the plan: it needs --dry-run"},
+		{[]string{"quantize", "--summary", in, out, "Q8_0"}, "--summary shortens the plan: it needs --dry-run"},
+		{[]string{"quantize", "--include-weights", "ffn", in, out, "Q8_0"}, "--include-weights selects entries of the importance matrix: it needs --imatrix"},
+		{[]string{"quantize", "--exclude-weights", "ffn", in, out, "Q8_0"}, "--exclude-weights"},
+		{[]string{"quantize", "--leave-output-tensor", "--output-tensor-type", "q8_0", in, out, "Q4_0"}, "give one of them"},
+		{[]string{"quantize", "--split-max-size", "", in, out, "Q8_0"}, "--split-max-size: empty size"},
+		{[]string{"quantize", "--split-max-tensors", "0", in, out, "Q8_0"}, "--split-max-tensors must be positive"},
+		{[]string{"split", "--split-max-size=", in, filepath.Join(dir, "s")}, "--split-max-size: empty size"},
+		{[]string{"repack", "--split-max-size", "", in, out}, "--split-max-size: empty size"},
+	} {
+		code, stdout, stderr := runGquant(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.says) {
+			t.Errorf("gquant %s: status %d, %q (want 2 and %q)\n%s", strings.Join(tc.args, " "), code, stderr, tc.says, stdout)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written")
+	}
+	// The same options where they act are fine.
+	mustGquant(t, "quantize", "--dry-run", "--json", "--summary", in, out, "Q8_0")
+	mustGquant(t, "plan", "--json", in, out, "Q8_0")
+}

@@ -13,9 +13,11 @@ type splitFlags struct {
 	maxSize           string
 	maxTensors        int
 	metadataOnlyFirst bool
+	fs                *pflag.FlagSet
 }
 
 func (s *splitFlags) register(fs *pflag.FlagSet) {
+	s.fs = fs
 	fs.StringVar(&s.maxSize, "split-max-size", "", "most tensor data per shard: 2M, 4G (powers of 1000, as gguf-split), 500MiB, or bytes")
 	fs.IntVar(&s.maxTensors, "split-max-tensors", 0, fmt.Sprintf("most tensors per shard (%d when only --no-tensor-first-split is given)", splitter.DefaultMaxTensors))
 	fs.BoolVar(&s.metadataOnlyFirst, "no-tensor-first-split", false, "put only the metadata in the first shard")
@@ -23,7 +25,11 @@ func (s *splitFlags) register(fs *pflag.FlagSet) {
 
 // set reports whether any shard option was given.
 func (s *splitFlags) set() bool {
-	return s.maxSize != "" || s.maxTensors != 0 || s.metadataOnlyFirst
+	return s.maxSize != "" || s.maxTensors != 0 || s.metadataOnlyFirst || s.changed("split-max-size") || s.changed("split-max-tensors")
+}
+
+func (s *splitFlags) changed(name string) bool {
+	return s.fs != nil && s.fs.Changed(name)
 }
 
 // limits returns the parsed limits (nil when no option was given).
@@ -31,7 +37,10 @@ func (s *splitFlags) limits() (*splitter.Limits, error) {
 	if !s.set() {
 		return nil, nil
 	}
-	if s.maxTensors < 0 {
+	if s.changed("split-max-size") && s.maxSize == "" {
+		return nil, fmt.Errorf("--split-max-size: empty size (give bytes, or 2M, 4G, 500MiB)")
+	}
+	if s.maxTensors < 0 || s.changed("split-max-tensors") && s.maxTensors == 0 {
 		return nil, fmt.Errorf("--split-max-tensors must be positive")
 	}
 	l := &splitter.Limits{MaxTensors: s.maxTensors, MetadataOnlyFirst: s.metadataOnlyFirst}

@@ -195,3 +195,18 @@ func TestNonRegularImatrixInputs(t *testing.T) {
 		}
 	}
 }
+
+// Item 15: --chunk-size must be positive.
+func TestChunkSizeMustBePositive(t *testing.T) {
+	dir := t.TempDir()
+	src := golden.Path(t, "e2e", "tiny-ds2.imatrix.dat")
+	for _, args := range [][]string{
+		{"convert", "--chunk-size", "-1", src, filepath.Join(dir, "x.gguf")},
+		{"merge", "--chunk-size", "0", src, "-o", filepath.Join(dir, "m.gguf")},
+	} {
+		status, _, errOut := runCmd(t, args...)
+		if status != 2 || !strings.Contains(errOut, "--chunk-size") {
+			t.Errorf("imatrix %s: status %d %q", strings.Join(args, " "), status, errOut)
+		}
+	}
+}
