@@ -130,13 +130,19 @@ func sortedOrder(idx []int, x []float32) {
 // prefixSums fills xs[j] with the j-th value in sorted order and sumw[j+1],
 // sumx[j+1] with the weights and weighted values of the first j+1 of them,
 // and returns sum w*|x| (float64), a bound on every |sumx| difference that
-// splitSearch needs.
-func prefixSums(xs, sumw, sumx []float32, order []int, xb, weight []float32) (absSum float64) {
+// splitSearch needs. fused says whether w*x is fused into the sum: GCC
+// fuses it in iq2_k's quantize_row_iq2_k_impl, but not in iq2_ks's slow
+// quantize_row_iq2_ks_impl (vmulss, then vaddss).
+func prefixSums(xs, sumw, sumx []float32, order []int, xb, weight []float32, fused bool) (absSum float64) {
 	sumw[0], sumx[0] = 0, 0
 	for j, jj := range order {
 		xs[j] = xb[jj]
 		sumw[j+1] = sumw[j] + weight[jj]
-		sumx[j+1] = kernel.FMA32(weight[jj], xb[jj], sumx[j])
+		if fused {
+			sumx[j+1] = kernel.FMA32(weight[jj], xb[jj], sumx[j])
+		} else {
+			sumx[j+1] = sumx[j] + mul(weight[jj], xb[jj])
+		}
 		absSum += float64(weight[jj]) * math.Abs(float64(xb[jj]))
 	}
 	return absSum
@@ -435,7 +441,7 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 				continue
 			}
 			sortedOrder(order[:], xb)
-			absSum := prefixSums(xs[:], sumw[:], sumx[:], order[:], xb, weight[:])
+			absSum := prefixSums(xs[:], sumw[:], sumx[:], order[:], xb, weight[:], true)
 			d, isShifted := splitSearch(xs[:], sumx[:], sumw[:], absSum, bs, 0)
 			scales[ib] = d
 			if isShifted {

@@ -59,7 +59,7 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 				continue
 			}
 			sortedOrder(order[:], xb)
-			absSum := prefixSums(xs[:], sumw[:], sumx[:], order[:], xb, weight[:])
+			absSum := prefixSums(xs[:], sumw[:], sumx[:], order[:], xb, weight[:], false)
 			d, isShifted := splitSearch(xs[:], sumx[:], sumw[:], absSum, maxI1, minI3)
 			scales[k] = d
 			if isShifted {

@@ -26,6 +26,10 @@ import (
 // reference build's refquant (see testdata/refcases/README.md).
 var refquant = flag.String("refquant", "", "path of a refquant that passes llama-quantize's default user data: rewrite testdata/refcases with its output")
 
+// refquantSlow is the refquant that -refquant needs beside it for the
+// variants of --slow-iq2ks: one that passes no user data.
+var refquantSlow = flag.String("refquant-slow", "", "with -refquant: path of a refquant that passes no user data (the slow iq2_ks search)")
+
 // refTypes are the types whose reference hashes testdata/refcases holds:
 // every type of the package, in id order.
 func refTypes() []formats.Type {
@@ -37,9 +41,14 @@ func refTypes() []formats.Type {
 	return ts
 }
 
-// refVariants are the importance variants of every set: none, and the
-// set's importance vector.
-var refVariants = []string{"plain", "imat"}
+// refVariants are the variants of a type in every set: no importance, and
+// the set's importance vector; for iq2_ks both also with --slow-iq2ks.
+func refVariants(typ formats.Type) []string {
+	if typ == formats.IQ2_KS {
+		return []string{"plain", "imat", "plain-slow", "imat-slow"}
+	}
+	return []string{"plain", "imat"}
+}
 
 // refSet is one folder of testdata/refcases: rows quantized by the
 // reference in one call per type and variant.
@@ -105,11 +114,11 @@ func readF32(t *testing.T, path string) []float32 {
 	return v
 }
 
-// runRefquant runs the reference on rows x cols values of input (a file)
-// and returns its bytes.
-func runRefquant(t *testing.T, typ formats.Type, rows, cols int, input, imatrix string) ([]byte, error) {
+// runRefquant runs the reference (the binary bin) on rows x cols values of
+// input (a file) and returns its bytes.
+func runRefquant(t *testing.T, bin string, typ formats.Type, rows, cols int, input, imatrix string) ([]byte, error) {
 	out := filepath.Join(t.TempDir(), "out.bin")
-	cmd := exec.Command(*refquant, typ.String(), strconv.Itoa(rows), strconv.Itoa(cols), input, imatrix, out)
+	cmd := exec.Command(bin, typ.String(), strconv.Itoa(rows), strconv.Itoa(cols), input, imatrix, out)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%v: %s", err, msg)
 	}
@@ -145,12 +154,16 @@ func writeRefSet(t *testing.T, s refSet) {
 			t.Fatal(err)
 		}
 		gb := n * int(rs)
-		for _, variant := range refVariants {
+		for _, variant := range refVariants(typ) {
 			w := "-"
-			if variant == "imat" {
+			if strings.HasPrefix(variant, "imat") {
 				w = imatrix
 			}
-			b, err := runRefquant(t, typ, rows, s.cols, input, w)
+			bin := *refquant
+			if strings.HasSuffix(variant, "-slow") {
+				bin = *refquantSlow
+			}
+			b, err := runRefquant(t, bin, typ, rows, s.cols, input, w)
 			hashes := make([]string, rows/n)
 			switch {
 			case err == nil && len(b) == rows*int(rs):
@@ -165,7 +178,7 @@ func writeRefSet(t *testing.T, s refSet) {
 					if err := writeF32(one, s.input[g*n*s.cols:(g+1)*n*s.cols]); err != nil {
 						t.Fatal(err)
 					}
-					b, err := runRefquant(t, typ, n, s.cols, one, w)
+					b, err := runRefquant(t, bin, typ, n, s.cols, one, w)
 					if err != nil {
 						hashes[g] = "abort"
 						continue
@@ -232,6 +245,9 @@ func readManifest(t *testing.T, path string) []refCase {
 // an encoding. With -refquant it first rewrites the sets.
 func TestRefCases(t *testing.T) {
 	if *refquant != "" {
+		if *refquantSlow == "" {
+			t.Fatal("-refquant needs -refquant-slow too (see testdata/refcases/README.md)")
+		}
 		for _, s := range makeRefSets(t) {
 			writeRefSet(t, s)
 		}
@@ -248,7 +264,7 @@ func TestRefCases(t *testing.T) {
 		rows := len(input) / cols
 		cases := readManifest(t, mpath)
 		for _, typ := range refTypes() {
-			for _, variant := range refVariants {
+			for _, variant := range refVariants(typ) {
 				var want []refCase
 				for _, c := range cases {
 					if c.typ == typ && c.variant == variant {
@@ -262,9 +278,10 @@ func TestRefCases(t *testing.T) {
 					t.Fatalf("%s: %d %s %s row groups in the manifest, %d in the input", dir, len(want), typ, variant, rows/typ.Interleave())
 				}
 				var w []float32
-				if variant == "imat" {
+				if strings.HasPrefix(variant, "imat") {
 					w = imatrix
 				}
+				slow := strings.HasSuffix(variant, "-slow")
 				rs, err := typ.RowSize(int64(cols))
 				if err != nil {
 					t.Fatal(err)
@@ -273,7 +290,9 @@ func TestRefCases(t *testing.T) {
 				for _, asm := range assemblyModes() {
 					got := make([]byte, rows*int(rs))
 					restore := setAssembly(asm)
+					SlowIQ2KS = slow
 					err := kernels[typ](got, input, rows, cols, w)
+					SlowIQ2KS = false
 					restore()
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", dir, typ, variant, err)

@@ -70,7 +70,7 @@ func TestSplitSearchPruning(t *testing.T) {
 		sortedOrder(order, x)
 		sumx, sumw := make([]float32, n+1), make([]float32, n+1)
 		xs := make([]float32, n)
-		absSum := prefixSums(xs, sumw, sumx, order, x, w)
+		absSum := prefixSums(xs, sumw, sumx, order, x, w, true)
 		gd, gs := splitSearch(xs, sumx, sumw, absSum, maxI1, minI3)
 		wd, ws := splitSearchAll(sumx, sumw, maxI1, minI3)
 		if math.Float32bits(gd) != math.Float32bits(wd) || gs != ws {
@@ -142,7 +142,7 @@ func BenchmarkSplitSearch(b *testing.B) {
 		bl := block{xs: make([]float32, 16), sumx: make([]float32, 17), sumw: make([]float32, 17)}
 		var order [16]int
 		sortedOrder(order[:], x[:16])
-		bl.absSum = prefixSums(bl.xs, bl.sumw, bl.sumx, order[:], x[:16], w)
+		bl.absSum = prefixSums(bl.xs, bl.sumw, bl.sumx, order[:], x[:16], w, true)
 		blocks[i] = bl
 	}
 	b.ResetTimer()
