@@ -114,10 +114,12 @@ func sumSquares(x []float32) float32 {
 }
 
 // sigmaWeightUnfused is sigmaWeight where the reference's 16-weight loop is
-// vectorized as a basic block (iq3_k, iq5_k, iq6_k) and the product comes
-// out rounded: sigma2/4 + round(x^2). (Found on a reference build over 64
-// rows of 4096, where the fused form breaks iq5_k and iq6_k without
-// imatrix; the 16-row golden data does not tell the two apart.)
+// vectorized as a basic block (iq3_k, iq5_k, iq6_k) or GCC otherwise keeps
+// the square apart (iq2_k), and the product comes out rounded: sigma2/4 +
+// round(x^2). (Found on a reference build over 64 rows of 4096, where the
+// fused form breaks iq5_k and iq6_k without imatrix; the 16-row golden data
+// does not tell the two apart. Squares of bf16 values are exact, so only
+// float32 input shows it.)
 func sigmaWeightUnfused(sigma2 float32) func(float32) float32 {
 	quarter := 0.25 * sigma2
 	return func(v float32) float32 { return mul(v, v) + quarter }
