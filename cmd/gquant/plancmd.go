@@ -24,6 +24,7 @@ func init() {
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	q := newQuantizeFlags(stderr)
 	_ = q.fs.MarkHidden("dry-run")
+	_ = q.fs.MarkHidden("force") // plan writes nothing
 	q.fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gquant plan [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
 		fmt.Fprintln(stderr, "\nTakes the arguments of gquant quantize and prints what it would write, without")
