@@ -20,15 +20,17 @@ func init() {
 }
 
 func runStats(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("stats", "stats FILE [--model MODEL.gguf] [--svg OUT.svg]",
+	fs := newFlags("stats", "stats FILE [--model MODEL.gguf] [--svg OUT.svg] [--json]",
 		"Summarises importance per layer: the mean importance (average per-column mean) of\n"+
 			"the attention, dense feed-forward, routed-expert and shared-expert tensors, and each\n"+
-			"expert's importance relative to its layer's average expert, as bars in the\n"+
-			"terminal and, with --svg, as a picture.",
+			"expert's importance relative to its layer's average expert (on a log scale centred\n"+
+			"on 1.0x), as bars in the terminal and, with --svg, as a picture. Experts are\n"+
+			"numbered from 0, as in the model.",
 		stderr)
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	svgOut := fs.String("svg", "", "also write the chart as an SVG picture to `FILE`")
 	force := fs.Bool("force", false, "replace the --svg file if it exists (never an input, never a read-only file)")
+	asJSON := fs.Bool("json", false, "print the numbers as one JSON document instead of the chart (schema gquant.imatrix-stats/1)")
 	if status, done := parseFlags(fs, args, stderr); done {
 		return status
 	}
@@ -36,10 +38,64 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	return finish("stats", stats(fs.Arg(0), *model, *svgOut, *force, stdout, stderr), stderr)
+	return finish("stats", stats(fs.Arg(0), *model, *svgOut, *force, *asJSON, stdout, stderr), stderr)
 }
 
-func stats(path, modelPath, svgOut string, force bool, stdout, stderr io.Writer) error {
+// statsReport is stats' JSON output. Layers are in the chart's order,
+// blk.N by N and the entries outside the blocks last (layer null).
+type statsReport struct {
+	Schema      string          `json:"schema"`
+	Path        string          `json:"path"`
+	Format      imatrix.Format  `json:"format"`
+	Entries     int             `json:"entries"`
+	Chunks      int             `json:"chunks"`
+	Datasets    []string        `json:"datasets"`
+	Experts     int             `json:"experts,omitempty"`
+	ExpertsFrom string          `json:"experts_from,omitempty"`
+	Groups      []imatrix.Group `json:"groups"`
+	Layers      []layerReport   `json:"layers"`
+	// ExpertRange is the smallest and largest relative importance of an
+	// expert with data (absent without experts).
+	ExpertRange *[2]float64   `json:"expert_range,omitempty"`
+	SVG         string        `json:"svg,omitempty"` // the --svg file written
+	Warnings    []cli.Warning `json:"warnings"`
+}
+
+type layerReport struct {
+	Layer *int `json:"layer"` // N of blk.N; null for the other entries
+	// Mean is the mean importance of each group the layer has.
+	Mean map[imatrix.Group]float64 `json:"mean"`
+	// Experts is each expert's importance relative to the layer's average
+	// expert (1 = average), by expert number from 0; NoData lists the
+	// experts without data (their Experts value is 0).
+	Experts []float64 `json:"experts,omitempty"`
+	NoData  []int     `json:"no_data,omitempty"`
+}
+
+func newStatsReport(path string, m *imatrix.Matrix, l *imatrix.Layout, layers []imatrix.LayerSummary) statsReport {
+	rep := statsReport{Schema: cli.Schema(1, "imatrix", "stats"), Path: path, Format: m.Format, Entries: m.Len(),
+		Chunks: m.Chunks, Datasets: append([]string{}, m.Datasets...), Experts: l.Experts, ExpertsFrom: l.Inference,
+		Groups: append([]imatrix.Group{}, groupsPresent(layers)...), Layers: []layerReport{},
+		Warnings: cli.Warnings(layoutWarnings(m, l))}
+	for _, s := range layers {
+		lr := layerReport{Mean: map[imatrix.Group]float64{}, Experts: s.Experts, NoData: s.Empty}
+		if s.Layer >= 0 {
+			lr.Layer = &s.Layer
+		}
+		for g, v := range s.Mean {
+			if !math.IsNaN(v) {
+				lr.Mean[g] = v
+			}
+		}
+		rep.Layers = append(rep.Layers, lr)
+	}
+	if lo, hi := expertRange(layers); hi > 0 {
+		rep.ExpertRange = &[2]float64{lo, hi}
+	}
+	return rep
+}
+
+func stats(path, modelPath, svgOut string, force, asJSON bool, stdout, stderr io.Writer) error {
 	var files *cli.Files
 	if svgOut != "" {
 		var err error
@@ -57,6 +113,16 @@ func stats(path, modelPath, svgOut string, force bool, stdout, stderr io.Writer)
 	}
 	l := imatrix.NewLayout(m, ne2)
 	layers := imatrix.Summarize(m, l)
+	if asJSON {
+		rep := newStatsReport(path, m, l, layers)
+		if svgOut != "" {
+			if err := writeGuarded(files, "imatrix stats", stderr, func() error { return cli.WriteFile(svgOut, []byte(renderSVG(path, m, layers))) }); err != nil {
+				return err
+			}
+			rep.SVG = svgOut
+		}
+		return cli.WriteJSON(stdout, rep)
+	}
 	fmt.Fprintln(stdout, describe(path, m))
 	if l.Inference != "" {
 		fmt.Fprintf(stdout, "experts: %s\n", l.Inference)
@@ -121,14 +187,6 @@ func expertRange(layers []imatrix.LayerSummary) (lo, hi float64) {
 	return lo, hi
 }
 
-// position maps v into [0, 1] over lo..hi (0.5 when the range is empty).
-func position(v, lo, hi float64) float64 {
-	if hi <= lo {
-		return 0.5
-	}
-	return math.Max(0, math.Min(1, (v-lo)/(hi-lo)))
-}
-
 func layerName(k int) string {
 	if k < 0 {
 		return "other"
@@ -174,12 +232,13 @@ func writeChart(w io.Writer, layers []imatrix.LayerSummary) {
 		}
 		fmt.Fprintln(w)
 	}
-	lo, hi := expertRange(layers)
-	if hi == 0 {
+	if _, hi := expertRange(layers); hi == 0 {
 		return
 	}
+	sc := newLogScale(layers)
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "expert importance relative to the layer's average expert: one column per expert, ▁ = %.2fx ... █ = %.2fx, × = no data\n", lo, hi)
+	fmt.Fprintf(w, "expert importance relative to the layer's average expert, log scale: one column per expert (from 0), ▁ = %s or less, ▄▅ = 1x, █ = %s or more, × = no data\n",
+		factorText(math.Exp(-sc.R)), factorText(math.Exp(sc.R)))
 	for _, s := range layers {
 		if s.Experts == nil {
 			continue
@@ -197,7 +256,7 @@ func writeChart(w io.Writer, layers []imatrix.LayerSummary) {
 			case empty[j]:
 				b.WriteRune('×')
 			default:
-				b.WriteRune(levels[1+int(math.Round(position(v, lo, hi)*float64(len(levels)-2)))])
+				b.WriteRune(levels[1+min(len(levels)-2, int(sc.pos(v)*float64(len(levels)-1)))])
 			}
 		}
 		fmt.Fprintf(w, "%6s  %s  %s\n", layerName(s.Layer), b.String(), topExperts(s, 3))
