@@ -21,11 +21,19 @@ type command = cli.Command
 
 func register(c *command) { commands.Register(c) }
 
+func init() {
+	register(cli.VersionCommand("imatrix"))
+	register(cli.CompletionCommand(&commands))
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if cli.IsVersionFlag(args) {
+		args = []string{"version"}
+	}
 	return commands.Run(args, stdout, stderr)
 }
 
