@@ -22,7 +22,7 @@ import (
 // the pipeline lays out the shards, so the plan's files are the shards.
 type planFlags struct {
 	place, placeFiles, budgets []string
-	summary                    bool
+	summary, strict            bool
 }
 
 func (p *planFlags) register(fs *pflag.FlagSet) {
@@ -30,6 +30,7 @@ func (p *planFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&p.placeFiles, "place-file", nil, "placement rules from `FILE`, one REGEX=DEVICE per line, # comments; after the --place rules")
 	fs.StringArrayVar(&p.budgets, "budget", nil, "bytes each device may hold: `DEVICE=SIZE[,...]` (240GiB, 23.5GiB, 500GB; B, KB..TB, KiB..TiB); checked against --place")
 	fs.BoolVar(&p.summary, "summary", false, "with --dry-run: leave out the per-tensor table")
+	fs.BoolVar(&p.strict, "strict", false, "with --dry-run: exit status 1 when the plan has any warning (a rule that matches nothing or more than meant, ...), for CI")
 }
 
 // options turns the flags into planner options; errors are usage errors.
@@ -63,6 +64,10 @@ func (p *planFlags) options() (planner.Options, error) {
 // not fit its budget.
 var errOverBudget = errors.New("the plan does not fit the budget")
 
+// errStrict is returned after the plan is printed when --strict is given
+// and the plan has warnings.
+var errStrict = errors.New("--strict")
+
 // printQuantizePlan prints what a quantize run will do (per tensor the
 // chosen type and why, per file the exact size, per rule and device what it
 // gets) and fails with errOverBudget if a device is over its budget.
@@ -84,7 +89,13 @@ func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quan
 	} else if err := rep.WriteText(w, planner.TextOptions{Tensors: !q.planning.summary, SkipWarnings: len(plan.Warnings)}); err != nil {
 		return err
 	}
-	return budgetError(rep)
+	if err := budgetError(rep); err != nil {
+		return err
+	}
+	if q.planning.strict && len(rep.Warnings) > 0 {
+		return fmt.Errorf("%w: the plan has %d warning(s)", errStrict, len(rep.Warnings))
+	}
+	return nil
 }
 
 func budgetError(rep *planner.Report) error {

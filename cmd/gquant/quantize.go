@@ -340,6 +340,8 @@ func (q *quantizeFlags) checkCombinations() error {
 		return errors.New("--json prints the plan: it needs --dry-run (or use gquant plan)")
 	case !q.dryRun && q.planning.summary:
 		return errors.New("--summary shortens the plan: it needs --dry-run (or use gquant plan)")
+	case !q.dryRun && q.planning.strict:
+		return errors.New("--strict fails a plan with warnings: it needs --dry-run (or use gquant plan)")
 	case q.imatrix == "" && len(q.include) > 0:
 		return errors.New("--include-weights selects entries of the importance matrix: it needs --imatrix")
 	case q.imatrix == "" && len(q.exclude) > 0:
