@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/internal/golden"
 )
@@ -138,5 +139,36 @@ func TestPlanStrict(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a plan wrote %s", out)
+	}
+}
+
+// --record-tool writes the version line as quantize.tool; without it the
+// key is absent (the output stays the reference's byte for byte), and an
+// --override-kv of the key wins over it.
+func TestRecordTool(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string // "" for absent
+	}{
+		{nil, ""},
+		{[]string{"--record-tool"}, cli.Version("gquant")},
+		{[]string{"--record-tool", "--override-kv", "quantize.tool=str:mine"}, "mine"},
+	} {
+		out := filepath.Join(dir, strings.Join(append([]string{"out"}, tc.args...), "_")+".gguf")
+		args := append(append([]string{"quantize"}, tc.args...), model, out, "Q8_0")
+		if code, _, stderr := runStreams(args...); code != 0 {
+			t.Fatalf("%q: exit %d\n%s", args, code, stderr)
+		}
+		m, err := gguf.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, present, err := m.Metadata.LookupText("quantize.tool")
+		m.Close()
+		if err != nil || present != (tc.want != "") || got != tc.want {
+			t.Errorf("%q: quantize.tool %q (present %v, %v), want %q", tc.args, got, present, err, tc.want)
+		}
 	}
 }

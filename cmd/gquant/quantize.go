@@ -39,6 +39,8 @@ type quantizeFlags struct {
 	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40      bool
 	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut, force    bool
 
+	recordTool bool // --record-tool
+
 	split splitFlags
 
 	planning planFlags // the planner's options (plan.go)
@@ -83,6 +85,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.force, "force", false, "replace existing output files (never an input, never a read-only file)")
 	fs.BoolVar(&q.likeReference, "like-reference", false, "ignore --custom-q where llama-quantize does (--pure, float file types)")
 	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
+	fs.BoolVar(&q.recordTool, "record-tool", false, "record this gquant's version line (gquant --version) as quantize.tool metadata; off, the output is llama-quantize's byte for byte")
 	q.planning.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
@@ -256,6 +259,10 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	cfg := pipeline.Config{Selection: sel, ImatrixPath: q.imatrix, HideImatrix: q.hideImatrix,
 		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize,
 		PartialRequant: q.partialRequant}
+	if q.recordTool {
+		// First, so that an --override-kv of the same key still wins.
+		cfg.Overrides = append([]pipeline.KV{{Key: "quantize.tool", Value: gguf.StringValue(cli.Version("gquant"))}}, cfg.Overrides...)
+	}
 	if q.split.set() && q.keepSplit {
 		return usageError{errors.New("--keep-split and --split-max-size/--split-max-tensors cannot be used together")}
 	}
