@@ -60,18 +60,35 @@ func (s *Set) Run(args []string, stdout, stderr io.Writer) int {
 }
 
 func (s *Set) run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		s.Usage(stdout)
-		if len(args) == 0 {
-			return 2
+	if len(args) == 0 {
+		s.Usage(stderr)
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" {
+			// "help COMMAND [SUB]" is "COMMAND [SUB] --help".
+			if c := s.commands[args[1]]; c != nil {
+				return c.Run(append(append([]string(nil), args[2:]...), "--help"), stdout, stderr)
+			}
+			return s.unknown(args[1], stderr)
 		}
+		s.Usage(stdout)
 		return 0
 	}
 	c := s.commands[args[0]]
 	if c == nil {
-		fmt.Fprintf(stderr, "%s: unknown command %q\n", s.Program, args[0])
-		s.Usage(stderr)
-		return 2
+		return s.unknown(args[0], stderr)
 	}
 	return c.Run(args[1:], stdout, stderr)
+}
+
+// unknown reports an unknown command, with the closest one, and returns 2.
+func (s *Set) unknown(name string, stderr io.Writer) int {
+	msg := fmt.Sprintf("%s: unknown command %q", s.Program, name)
+	if c := s.SuggestCommand(name); c != "" {
+		msg += fmt.Sprintf("; did you mean %s?", c)
+	}
+	fmt.Fprintln(stderr, msg)
+	fmt.Fprintf(stderr, "Run '%s help' for the list of commands.\n", s.Program)
+	return 2
 }

@@ -15,16 +15,24 @@ func TestRun(t *testing.T) {
 		return 0
 	}})
 	for _, tc := range []struct {
-		args []string
-		code int
-		out  string
+		args        []string
+		code        int
+		out, errOut string
 	}{
-		{nil, 2, "usage: prog"}, {[]string{"help"}, 0, "say hello"}, {[]string{"hello", "x"}, 0, "hello x"},
-		{[]string{"nope"}, 2, ""},
+		{nil, 2, "", "usage: prog"},
+		{[]string{"help"}, 0, "say hello", ""},
+		{[]string{"--help"}, 0, "say hello", ""},
+		{[]string{"hello", "x"}, 0, "hello x", ""},
+		{[]string{"help", "hello"}, 0, "hello --help", ""}, // help CMD is CMD --help
+		{[]string{"nope"}, 2, "", `unknown command "nope"`},
+		{[]string{"helo"}, 2, "", "did you mean hello?"},
+		{[]string{"help", "helo"}, 2, "", "did you mean hello?"},
 	} {
 		var out, errb bytes.Buffer
-		if code := s.Run(tc.args, &out, &errb); code != tc.code || !strings.Contains(out.String(), tc.out) {
-			t.Errorf("%v: exit %d, %q", tc.args, code, out.String())
+		code := s.Run(tc.args, &out, &errb)
+		if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errb.String(), tc.errOut) ||
+			tc.out == "" && out.Len() > 0 || tc.errOut == "" && errb.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out.String(), errb.String())
 		}
 	}
 	defer func() {
