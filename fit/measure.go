@@ -16,12 +16,11 @@ import (
 	"github.com/gquant/gquant/quantize"
 )
 
-// KernelVersion names the kernels whose errors a cache holds: every
-// quantize kernel reproduces ik_llama.cpp at this commit byte for byte, so
-// their output, and the error measured from it, is a function of it. The
-// suffix numbers this package's way of measuring; change either and old
-// cache entries stop matching.
-const KernelVersion = "ik_llama.cpp@8337e4cd/fit-1"
+// KernelVersion names the kernels whose errors a cache holds: the quantize
+// kernels' output, and the error measured from it, is a function of
+// quantize.KernelVersion. The suffix numbers this package's way of
+// measuring; change either and old cache entries stop matching.
+const KernelVersion = quantize.KernelVersion + "/fit-1"
 
 // Sampling sizes. A chunk is about chunkWeights weights of a tensor (at least
 // one row of every matrix); a tensor gets up to maxChunks of them, more where
