@@ -46,6 +46,25 @@ func sqrt32(v float32) float32 { return float32(math.Sqrt(float64(v))) }
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
+// stdMax is C++'s std::max(a, b), (a < b) ? b : a: a NaN b is ignored (Go's
+// max would return NaN). Block scales come out NaN where the searches
+// overflow (values near 1e17).
+func stdMax(a, b float32) float32 {
+	if a < b {
+		return b
+	}
+	return a
+}
+
+// macroMax is ggml's MAX(a, b) macro, (a > b) ? a : b: unlike std::max it
+// returns a NaN b.
+func macroMax(a, b float32) float32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
 func fp16(v float32) uint16 { return formats.FP32ToFP16(v) }
 
 func clamp(v, lo, hi int) int { return max(lo, min(hi, v)) }

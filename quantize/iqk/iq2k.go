@@ -447,7 +447,7 @@ func quantizeIQ2K(y []byte, x, qwRow []float32) {
 			if isShifted {
 				extra |= 1 << ib
 			}
-			maxAbsScale = max(maxAbsScale, abs32(d))
+			maxAbsScale = stdMax(maxAbsScale, abs32(d)) // std::max
 		}
 		if maxAbsScale == 0 {
 			continue

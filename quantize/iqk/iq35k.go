@@ -58,7 +58,7 @@ func quantizeIQ3K(y []byte, x, qwRow []float32) {
 			if shifted {
 				extra |= 1 << ib
 			}
-			maxAbsScale = max(maxAbsScale, abs32(d))
+			maxAbsScale = macroMax(maxAbsScale, abs32(d)) // MAX
 		}
 		if maxAbsScale == 0 {
 			continue

@@ -56,7 +56,7 @@ func quantizeIQ4KS(y []byte, x, qwRow []float32) {
 				blk[ib] = 1
 			}
 			scales[ibl*8+ib] = d
-			amaxScale = max(amaxScale, abs32(d))
+			amaxScale = stdMax(amaxScale, abs32(d)) // std::max
 		}
 	}
 	d := amaxScale / 127

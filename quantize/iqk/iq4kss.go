@@ -1,6 +1,7 @@
 package iqk
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/gquant/gquant/formats"
@@ -148,13 +149,17 @@ func (p *iq4kssPrune) pruneExact(v uint16, xv, wv *[4]float32) uint16 {
 			n++
 		}
 	}
-	best := 0
-	for i := 1; i < n; i++ {
-		if score[i&15] < score[best&15] {
-			best = i
+	// The reference starts from best_score = FLT_MAX and takes a move only
+	// when its score is below: NaN scores (0*inf, inf-inf, from values so
+	// large that the squares overflow) and infinite ones are never taken.
+	// Where no score is below, it stops on an assertion; we keep the first
+	// move.
+	best, bestScore := 0, float32(math.MaxFloat32)
+	for i := 0; i < n; i++ {
+		if score[i&15] < bestScore {
+			best, bestScore = i, score[i&15]
 		}
 	}
-	// A group of odd parity always has a neighbour of the other parity.
 	return move[best&15]
 }
 
@@ -266,7 +271,7 @@ func quantizeIQ4KSS(y []byte, x, qwRow []float32) {
 				}
 			}
 			scales[ibl*8+ib] = d
-			amaxScale = max(amaxScale, abs32(d))
+			amaxScale = stdMax(amaxScale, abs32(d)) // std::max
 		}
 	}
 	d := amaxScale / 127

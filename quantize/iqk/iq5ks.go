@@ -39,7 +39,7 @@ func quantizeIQ5KS(y []byte, x, qwRow []float32) {
 				blk[ib] = 1
 			}
 			scales[ibl*8+ib] = d
-			amaxScale = max(amaxScale, abs32(d))
+			amaxScale = stdMax(amaxScale, abs32(d)) // std::max
 		}
 	}
 	d := amaxScale / 127
