@@ -204,7 +204,7 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			t.Pin = c.Rule
 		}
 		if t.Fixed() {
-			bytes, err := gguf.TensorSize(c.Type, src.Shape)
+			bytes, err := c.Type.TensorSize(src.Shape)
 			if err != nil {
 				return nil, nil, fmt.Errorf("tensor %s as %s: %w", src.Name, c.Type, err)
 			}
@@ -237,7 +237,7 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			if has(t.Cands, eff) {
 				continue
 			}
-			bytes, err := gguf.TensorSize(eff, t.Shape)
+			bytes, err := eff.TensorSize(t.Shape)
 			if err != nil {
 				continue // a fallback type that still does not fit the rows
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/planner"
 )
 
@@ -97,7 +96,7 @@ func TestFittedBeatsHandRecipes(t *testing.T) {
 		}
 		var bytes int64
 		for _, c := range plan.Choices {
-			b, err := gguf.TensorSize(c.Type, c.Shape)
+			b, err := c.Type.TensorSize(c.Shape)
 			if err != nil {
 				t.Fatal(err)
 			}

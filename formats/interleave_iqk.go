@@ -277,7 +277,7 @@ type bitPermutation struct {
 }
 
 func (p *bitPermutation) build() {
-	info := p.t.mustInfo()
+	info := p.t.info()
 	meta, bs := info.RowMeta, info.TypeSize
 	n := 4 * (meta + bs)
 	base, group := make([]byte, n), make([]byte, n)
@@ -305,7 +305,7 @@ func (p *bitPermutation) build() {
 // invert un-interleaves one row group.
 func (p *bitPermutation) invert(base, group []byte, ne0 int) {
 	p.once.Do(p.build)
-	info := p.t.mustInfo()
+	info := p.t.info()
 	meta, bs := info.RowMeta, info.TypeSize
 	nblock := ne0 / 256
 	rowBytes := meta + bs*nblock

@@ -6,6 +6,7 @@ package formats
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -13,20 +14,50 @@ import (
 // Type is a ggml tensor type id. It prints by the reference's name ("q4_K").
 type Type uint32
 
-// TypeInfo describes the on-disk geometry of a type.
+// TypeInfo is the descriptor of a type: every fact the project keeps about
+// it, in one place (table.go), so that no package keeps a table of its own.
+// The facts are the reference's; where a field restates a reference table or
+// function, the comment names it.
 type TypeInfo struct {
-	ID           Type
-	Name         string // exact spelling used by the reference
-	BlockSize    int    // weights per block
-	TypeSize     int    // bytes per block
-	RowMeta      int    // bytes of per-row header (row scales) before the blocks
-	Quantized    bool
-	NeedsImatrix bool // the reference's kernel refuses to quantize it without an importance matrix
+	ID        Type
+	Name      string // exact spelling used by the reference
+	BlockSize int    // weights per block
+	TypeSize  int    // bytes per block
+	RowMeta   int    // bytes of per-row header (row scales) before the blocks
+	Quantized bool
+	// NeedsImatrix: the reference's kernel refuses to quantize it without
+	// an importance matrix (ggml_quantize_requires_imatrix).
+	NeedsImatrix bool
+	// RefusedWithoutImatrix: llama-quantize refuses a tensor of this type
+	// that has no importance data, unless --ignore-imatrix-rules (its
+	// is_very_low_bpw_quant; q2_K joins them in Q2_K_S files, a rule of the
+	// file type that recipes.NeedsImatrix adds).
+	RefusedWithoutImatrix bool
+	// ZeroImportanceFails: the reference's kernel cannot handle an
+	// importance slice that is all zeros (NaN scales, or reads of
+	// uninitialised memory, so its output is not reproducible).
+	ZeroImportanceFails bool
 	// Base and Interleave describe row-interleaved types: Interleave rows of
 	// Base stored together (q4_k_r4 = 4 rows of q4_K). For every other type
 	// Base is the type itself and Interleave is 1.
 	Base       Type
 	Interleave int
+	// RepackTo is the row-interleaved type llama-quantize --repack turns a
+	// tensor of this type into (iqk get_repack_info), the type itself when
+	// there is none. bf16 and f16 have one only in a reference built for
+	// AVX512-BF16.
+	RepackTo Type
+	// RepackLossy: that conversion changes values (q8_K's fp32 block scales
+	// become fp16, f16 becomes bf16), so it is no byte shuffle and
+	// RepackTarget does not offer it.
+	RepackLossy bool
+	// Quantizable: the reference's ggml_quantize_chunk writes this type.
+	Quantizable bool
+	// ToFloat: the reference has a dequantizer for it (type_traits to_float).
+	ToFloat bool
+	// CUDA: the reference's CUDA backend multiplies matrices stored in this
+	// type (ggml_backend_cuda_supports_op, GGML_OP_MUL_MAT).
+	CUDA bool
 }
 
 // ErrUnknownType is returned for type ids or names the reference does not know.
@@ -40,6 +71,18 @@ var (
 func init() {
 	for i := range typeTable {
 		t := &typeTable[i]
+		// The table leaves out what is the same for most types: a type that
+		// is not interleaved is its own base, and one without a repack
+		// target is its own (a zero RepackTo is no target, f32 being id 0).
+		if t.Interleave == 0 {
+			t.Base, t.Interleave = t.ID, 1
+		}
+		if t.RepackTo == 0 {
+			t.RepackTo = t.ID
+		}
+		if _, dup := byID[t.ID]; dup {
+			panic(fmt.Sprintf("formats: type id %d listed twice", uint32(t.ID)))
+		}
 		byID[t.ID] = t
 		key := strings.ToLower(t.Name)
 		if _, dup := byName[key]; dup {
@@ -59,7 +102,7 @@ func Types() []Type {
 	return out
 }
 
-// Info returns the geometry of t; ok is false for an unknown id.
+// Info returns the descriptor of t; ok is false for an unknown id.
 func (t Type) Info() (info TypeInfo, ok bool) {
 	p := byID[t]
 	if p == nil {
@@ -78,61 +121,67 @@ func (t Type) String() string {
 	return fmt.Sprintf("type(%d)", uint32(t))
 }
 
+// The accessors below read the descriptor. Type ids come from files, so an
+// unknown id never panics: it has the zero geometry, is its own base with
+// rows stored singly (Interleave 1), and none of the properties; Info and
+// Known tell it apart.
+
 // BlockSize is the number of weights per block (1 for plain float types).
-func (t Type) BlockSize() int { return t.mustInfo().BlockSize }
+func (t Type) BlockSize() int { return t.info().BlockSize }
 
 // TypeSize is the number of bytes per block.
-func (t Type) TypeSize() int { return t.mustInfo().TypeSize }
+func (t Type) TypeSize() int { return t.info().TypeSize }
 
 // RowMeta is the number of per-row header bytes.
-func (t Type) RowMeta() int { return t.mustInfo().RowMeta }
+func (t Type) RowMeta() int { return t.info().RowMeta }
 
 // IsQuantized reports whether t is a block-quantized type.
-func (t Type) IsQuantized() bool { return t.mustInfo().Quantized }
+func (t Type) IsQuantized() bool { return t.info().Quantized }
 
 // Base returns the type whose rows an interleaved type stores, or t itself.
-func (t Type) Base() Type { return t.mustInfo().Base }
+func (t Type) Base() Type {
+	if p := byID[t]; p != nil {
+		return p.Base
+	}
+	return t
+}
 
 // Interleave returns how many rows an interleaved type stores together (1 if not interleaved).
-func (t Type) Interleave() int { return t.mustInfo().Interleave }
+func (t Type) Interleave() int { return max(t.info().Interleave, 1) }
 
 // IsInterleaved reports whether t stores several rows together.
-func (t Type) IsInterleaved() bool { return t.mustInfo().Interleave > 1 }
+func (t Type) IsInterleaved() bool { return t.info().Interleave > 1 }
 
-// repackable maps each base type to the interleaved type the reference can
-// produce from it by a pure byte shuffle (iqk get_repack_info, plus bf16).
-var repackable = map[Type]Type{
-	Q2_K: Q2_K_R4, Q3_K: Q3_K_R4, Q4_K: Q4_K_R4, Q5_K: Q5_K_R4, Q6_K: Q6_K_R4,
-	Q4_0: Q4_0_R8, Q5_0: Q5_0_R4, Q6_0: Q6_0_R4, Q8_0: Q8_0_R8, Q8_KV: Q8_KV_R8,
-	IQ2_XXS: IQ2_XXS_R4, IQ2_XS: IQ2_XS_R4, IQ2_S: IQ2_S_R4, IQ3_XXS: IQ3_XXS_R4, IQ3_S: IQ3_S_R4,
-	IQ4_NL: IQ4_NL_R4, IQ4_XS: IQ4_XS_R8,
-	IQ2_K: IQ2_K_R4, IQ3_K: IQ3_K_R4, IQ4_K: IQ4_K_R4, IQ5_K: IQ5_K_R4, IQ4_KS: IQ4_KS_R4, IQ5_KS: IQ5_KS_R4,
-	IQ2_BN: IQ2_BN_R4, MXFP4: MXFP4_R8, BF16: BF16_R16,
+// unknownInfo is what the accessors read for an id the table lacks.
+var unknownInfo TypeInfo
+
+func (t Type) info() *TypeInfo {
+	if p := byID[t]; p != nil {
+		return p
+	}
+	return &unknownInfo
 }
 
 // RepackTarget returns the interleaved type that base repacks to without
-// requantizing, if there is one.
+// requantizing (its descriptor's RepackTo, unless that conversion changes
+// values), if there is one.
 func RepackTarget(base Type) (Type, bool) {
-	t, ok := repackable[base]
-	return t, ok
+	p := byID[base]
+	if p == nil || p.RepackTo == base || p.RepackLossy {
+		return base, false
+	}
+	return p.RepackTo, true
 }
 
 // RepackableTypes lists the base types RepackTarget accepts, in id order.
 func RepackableTypes() []Type {
 	var out []Type
-	for b := range repackable {
-		out = append(out, b)
+	for _, b := range Types() {
+		if _, ok := RepackTarget(b); ok {
+			out = append(out, b)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func (t Type) mustInfo() *TypeInfo {
-	p := byID[t]
-	if p == nil {
-		panic(fmt.Sprintf("formats: unknown type id %d", uint32(t)))
-	}
-	return p
 }
 
 // ParseType finds a type by name, in any case ("q5_k" is q5_K).
@@ -169,28 +218,54 @@ func (t Type) RowSize(ne0 int64) (int64, error) {
 	return int64(p.RowMeta) + int64(p.TypeSize)*(ne0/int64(p.BlockSize)), nil
 }
 
-// TensorSize returns the bytes of a tensor of the given shape (ne0 first).
-// It fails on a row that is not a multiple of the block size, on negative
-// dimensions and on sizes that overflow int64.
+// MaxDims is the most dimensions a tensor may have (GGML_MAX_DIMS).
+const MaxDims = 4
+
+// TensorSize returns the bytes a tensor of this type and shape (ne0 first)
+// occupies, in memory and in a GGUF file: the reference's ggml_nbytes for
+// the shapes its GGUF reader accepts (gguf_tensor_info_sanitize). It fails
+// on an unknown type, on more than MaxDims dimensions, on a dimension that
+// is not positive, on a row that is not a multiple of the block size and
+// on sizes that overflow int64. No dimensions is one weight.
 func (t Type) TensorSize(shape []int64) (int64, error) {
-	if len(shape) == 0 {
-		return t.RowSize(1)
+	p := byID[t]
+	if p == nil {
+		return 0, fmt.Errorf("%w id %d", ErrUnknownType, uint32(t))
 	}
-	row, err := t.RowSize(shape[0])
+	if len(shape) > MaxDims {
+		return 0, fmt.Errorf("formats: %d dimensions, at most %d allowed", len(shape), MaxDims)
+	}
+	elements := int64(1)
+	for i, d := range shape {
+		if d <= 0 {
+			return 0, fmt.Errorf("formats: dimension %d is %d, must be positive", i, d)
+		}
+		if elements > math.MaxInt64/d {
+			return 0, fmt.Errorf("formats: shape %v overflows", shape)
+		}
+		elements *= d
+	}
+	if t == I2_S {
+		// ggml_nbytes sizes BitNet's i2_s tensors specially: 2 bits per
+		// weight plus a 32-byte scale trailer.
+		return elements/4 + 32, nil
+	}
+	ne0 := int64(1)
+	if len(shape) > 0 {
+		ne0 = shape[0]
+	}
+	if ne0/int64(p.BlockSize) > (math.MaxInt64-int64(p.RowMeta))/int64(p.TypeSize) {
+		return 0, fmt.Errorf("formats: shape %v overflows", shape)
+	}
+	row, err := t.RowSize(ne0)
 	if err != nil {
 		return 0, err
 	}
-	size := row
-	for _, d := range shape[1:] {
-		if d < 0 {
-			return 0, fmt.Errorf("formats: negative dimension %d", d)
-		}
-		if d != 0 && size > (1<<62)/d {
-			return 0, fmt.Errorf("formats: tensor size overflows")
-		}
-		size *= d
+	rows := elements / ne0
+	if row > math.MaxInt64/rows {
+		return 0, fmt.Errorf("formats: shape %v overflows", shape)
 	}
-	return size, nil
+	return row * rows, nil
 }
 
 // BitsPerWeight is the storage cost per weight of a row of ne0 weights

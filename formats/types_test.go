@@ -2,6 +2,8 @@ package formats
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,6 +106,20 @@ func TestSizes(t *testing.T) {
 			t.Errorf("%s %v: %d, %v; want %d", tc.t, tc.shape, got, err, tc.want)
 		}
 	}
+	// ggml_nbytes: i2_s is 2 bits per weight plus a 32-byte trailer.
+	if got, err := I2_S.TensorSize([]int64{128, 3}); err != nil || got != 128*3/4+32 {
+		t.Errorf("i2_s 128x3: %d, %v", got, err)
+	}
+	// The reference's GGUF reader refuses dimensions that are not positive
+	// and more than GGML_MAX_DIMS of them.
+	for _, shape := range [][]int64{{256, 0}, {0}, {256, -1}, {32, 1, 1, 1, 1}} {
+		if got, err := Q8_0.TensorSize(shape); err == nil {
+			t.Errorf("q8_0 %v: %d bytes, want an error", shape, got)
+		}
+	}
+	if _, err := Type(1000).TensorSize([]int64{32}); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("unknown type: %v", err)
+	}
 	if _, err := Q4_K.RowSize(100); err == nil {
 		t.Error("row of 100 q4_K weights accepted")
 	}
@@ -112,5 +128,34 @@ func TestSizes(t *testing.T) {
 	}
 	if bpw := Q4_K.BitsPerWeight(256); bpw != 4.5 {
 		t.Errorf("q4_K bpw %v", bpw)
+	}
+}
+
+// TestUnknownTypeAccessors: type ids come from files, so the accessors of an
+// id the reference does not know answer without panicking.
+func TestUnknownTypeAccessors(t *testing.T) {
+	for _, id := range []Type{4, 5, 37, 96, 1000, 1 << 31} {
+		if id.Known() {
+			t.Fatalf("%d is known", id)
+		}
+		if _, ok := id.Info(); ok {
+			t.Errorf("%d: Info ok", id)
+		}
+		if id.BlockSize() != 0 || id.TypeSize() != 0 || id.RowMeta() != 0 || id.IsQuantized() ||
+			id.IsInterleaved() || id.Interleave() != 1 || id.Base() != id {
+			t.Errorf("%d: not the zero descriptor", id)
+		}
+		if want := fmt.Sprintf("type(%d)", uint32(id)); id.String() != want {
+			t.Errorf("String() = %q, want %q", id.String(), want)
+		}
+		if _, ok := RepackTarget(id); ok {
+			t.Errorf("%d has a repack target", id)
+		}
+		if _, err := id.RowSize(32); !errors.Is(err, ErrUnknownType) {
+			t.Errorf("%d: RowSize error %v", id, err)
+		}
+		if id.BitsPerWeight(32) != 0 || CanDequantize(id) || CanInterleave(id) {
+			t.Errorf("%d: has a dequantizer, interleaver or bits per weight", id)
+		}
 	}
 }

@@ -255,7 +255,7 @@ func (d *decoder) readHeader() (*File, error) {
 			return nil, fmt.Errorf("%w: tensor %q: offset %d", ErrTensorData, t.Name, off)
 		}
 		t.Offset = int64(off)
-		if t.Size, err = TensorSize(t.Type, t.Shape); err != nil {
+		if t.Size, err = t.Type.TensorSize(t.Shape); err != nil {
 			return nil, fmt.Errorf("%w: tensor %q (%s %v): %w", ErrCorrupt, t.Name, t.Type, t.Shape, err)
 		}
 	}

@@ -18,7 +18,7 @@ const (
 	// metadata has no general.alignment key.
 	DefaultAlignment = 32
 	// MaxDims is the most dimensions a tensor may have (GGML_MAX_DIMS).
-	MaxDims = 4
+	MaxDims = formats.MaxDims
 	// Version is the version the writer produces by default.
 	Version = 3
 
@@ -620,51 +620,6 @@ func (t TensorInfo) Rows() int64 {
 		n *= d
 	}
 	return n
-}
-
-// TensorSize returns the bytes a tensor of this type and shape occupies in
-// a GGUF file. It checks the shape: 0..4 positive dimensions whose product
-// fits int64, a row length that is a multiple of the block size, and a known
-// type.
-func TensorSize(typ formats.Type, shape []int64) (int64, error) {
-	info, ok := typ.Info()
-	if !ok {
-		return 0, fmt.Errorf("%w id %d", formats.ErrUnknownType, uint32(typ))
-	}
-	if len(shape) > MaxDims {
-		return 0, fmt.Errorf("%d dimensions, at most %d allowed", len(shape), MaxDims)
-	}
-	elements := int64(1)
-	for i, d := range shape {
-		if d <= 0 {
-			return 0, fmt.Errorf("dimension %d is %d, must be positive", i, d)
-		}
-		if elements > math.MaxInt64/d {
-			return 0, fmt.Errorf("shape %v overflows", shape)
-		}
-		elements *= d
-	}
-	if typ == formats.I2_S {
-		// The reference sizes BitNet's i2_s tensors specially in ggml_nbytes:
-		// 2 bits per weight plus a 32-byte scale trailer.
-		return elements/4 + 32, nil
-	}
-	ne0 := int64(1)
-	if len(shape) > 0 {
-		ne0 = shape[0]
-	}
-	if ne0/int64(info.BlockSize) > (math.MaxInt64-int64(info.RowMeta))/int64(info.TypeSize) {
-		return 0, fmt.Errorf("shape %v overflows", shape)
-	}
-	row, err := typ.RowSize(ne0)
-	if err != nil {
-		return 0, err
-	}
-	rows := elements / ne0
-	if row > math.MaxInt64/rows {
-		return 0, fmt.Errorf("shape %v overflows", shape)
-	}
-	return row * rows, nil
 }
 
 // align rounds n up to a multiple of a (a power of two).

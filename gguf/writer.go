@@ -165,7 +165,7 @@ func encodeHeader(e *encoder, version uint32, md Metadata, tensors []TensorInfo)
 			return 0, fmt.Errorf("%w %q", ErrDuplicateTensor, t.Name)
 		}
 		names[t.Name] = true
-		size, err := TensorSize(t.Type, t.Shape)
+		size, err := t.Type.TensorSize(t.Shape)
 		if err != nil {
 			return 0, fmt.Errorf("%w: tensor %q: %w", ErrWriter, t.Name, err)
 		}

@@ -205,7 +205,7 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 				}
 			}
 		}
-		size, err := gguf.TensorSize(c.Type, c.Shape)
+		size, err := c.Type.TensorSize(c.Shape)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %s as %s: %w", c.Name, c.Type, err)
 		}
@@ -283,7 +283,7 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extr
 	if _, rows, _ := dims(t.Shape); rows%int64(typ.Interleave()) != 0 {
 		typ = typ.Base()
 	}
-	size, err := gguf.TensorSize(typ, t.Shape)
+	size, err := typ.TensorSize(t.Shape)
 	if err != nil {
 		return -1, fmt.Errorf("--extra-output-tensor %s for %s: %w", typ, t.Name, err)
 	}

@@ -221,7 +221,7 @@ func NewPlan(m *gguf.Model, opts Options) (*Plan, error) {
 		}
 		if tp.Converted() {
 			p.Converted++
-			tp.OutBytes, err = gguf.TensorSize(tp.To, t.Shape)
+			tp.OutBytes, err = tp.To.TensorSize(t.Shape)
 			if err != nil {
 				return nil, fmt.Errorf("repack: tensor %q as %s: %w", t.Name, tp.To, err)
 			}

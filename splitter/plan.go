@@ -250,7 +250,7 @@ func planAssigned(md gguf.Metadata, tensors []gguf.TensorInfo, sizes []int64, sh
 func tensorSizes(tensors []gguf.TensorInfo) ([]int64, error) {
 	sizes := make([]int64, len(tensors))
 	for i, t := range tensors {
-		size, err := gguf.TensorSize(t.Type, t.Shape)
+		size, err := t.Type.TensorSize(t.Shape)
 		if err != nil {
 			return nil, fmt.Errorf("splitter: tensor %q: %w", t.Name, err)
 		}
