@@ -168,3 +168,13 @@ func Resume(path, tmp string, md Metadata, tensors []TensorInfo, next int, opts 
 	ok = true
 	return &Writer{path: path, tmp: name, f: f, tensors: ts, alignment: a, cur: next, ctx: o.Context}, nil
 }
+
+// EncodeHeader returns the header bytes a Writer writes for md and tensors
+// (GGUF version 3, padding included), as Create would.
+func EncodeHeader(md Metadata, tensors []TensorInfo) ([]byte, error) {
+	e := &encoder{}
+	if _, err := encodeHeader(e, Version, md, slicesClone(tensors)); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}

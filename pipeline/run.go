@@ -9,10 +9,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
@@ -67,20 +70,47 @@ type Options struct {
 	Progress func(Event)
 	// Inputs are paths that must not be overwritten (the input model's files).
 	Inputs []string
+	// Reuse, when set, holds earlier outputs whose tensors are copied
+	// where their sidecars show they are what this run would write
+	// (--reuse; see OpenReuse).
+	Reuse *Reuse
+	// Resume holds, per output (as outs), the temporary file of an
+	// interrupted run to continue (FindResumable); nil, or a nil entry,
+	// starts the output afresh.
+	Resume []*Resumable
+	// Keep: when ctx is cancelled (an interrupt), keep the temporary files
+	// and their progress records for a later Resume instead of removing
+	// them (--resume).
+	Keep bool
+	// Notes, if set, receives a line about each thing worth telling that
+	// is not an error: what was reused and what could not be, a sidecar
+	// that could not be written.
+	Notes func(string)
 }
 
-// piece is one unit of work: rows [row, row+rows) of one matrix of a tensor.
+// pieceKind says what the writer does with a piece.
+type pieceKind int
+
+const (
+	pieceQuantize pieceKind = iota // rows to convert and quantize
+	pieceBytes                     // bytes to write as they are (dst)
+	pieceRewind                    // drop what was written of the tensor
+)
+
+// piece is one unit of work: rows [row, row+rows) of one matrix of a
+// tensor, or a run of bytes copied from the input or an earlier output.
 type piece struct {
-	seq      int
-	out      int // output file
-	tensor   int // index in the output's Tensors
-	global   int // tensor index over all outputs, for progress
-	matrix   int64
-	row      int64
-	rows     int64
-	copyOnly bool
-	last     bool // last piece of its tensor
-	inBytes  int64
+	seq     int
+	kind    pieceKind
+	out     int // output file
+	tensor  int // index in the output's Tensors
+	global  int // tensor index over all outputs, for progress
+	matrix  int64
+	row     int64
+	rows    int64
+	last    bool   // last piece of its tensor
+	inSum   uint64 // on the last piece: xxhash64 of the input tensor's bytes
+	inBytes int64
 
 	buf      *buffers // borrowed from the pool for the piece's lifetime
 	src      []float32
@@ -107,8 +137,8 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// Run writes every output. On any error no output file is left under its
-// final name.
+// Run writes every output, and a sidecar beside each (see Sidecar). On
+// any error no output file is left under its final name.
 func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
@@ -119,12 +149,29 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	note := func(format string, args ...any) {
+		if opt.Notes != nil {
+			opt.Notes(fmt.Sprintf(format, args...))
+		}
+	}
 
+	kopt := quantize.CurrentOptions()
+	records := make([][]TensorRecord, len(outs))
+	sizes := make([]int64, len(outs))
+	first := make([]int, len(outs)) // first tensor to write (after a resume)
 	writers := make([]*gguf.Writer, len(outs))
+	journals := make([]*journal, len(outs))
 	abortAll := func() {
-		for _, w := range writers {
-			if w != nil {
+		keep := opt.Keep && parent.Err() != nil
+		for i, w := range writers {
+			switch {
+			case w == nil:
+			case keep:
+				w.Detach()
+				journals[i].close()
+			default:
 				w.Abort()
+				journals[i].remove()
 			}
 		}
 	}
@@ -140,12 +187,43 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			}
 			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
 		}
-		w, err := gguf.Create(o.Path, o.Metadata, infos, &gguf.CreateOptions{Inputs: opt.Inputs, Context: parent})
+		recs, size, err := planRecords(in, o, kopt)
+		if err != nil {
+			abortAll()
+			return err
+		}
+		records[i], sizes[i] = recs, size
+		copts := &gguf.CreateOptions{Inputs: opt.Inputs, Context: parent}
+		if opt.Keep {
+			// The run stops by itself on an interrupt and keeps the file.
+			copts.Context = nil
+		}
+		var w *gguf.Writer
+		var resumed *Resumable
+		if i < len(opt.Resume) && opt.Resume[i] != nil {
+			resumed = opt.Resume[i]
+			w, err = gguf.Resume(o.Path, resumed.Temp, o.Metadata, infos, resumed.Done, copts)
+			if err == nil {
+				copy(recs, resumed.records)
+				first[i] = resumed.Done
+			}
+		} else {
+			w, err = gguf.Create(o.Path, o.Metadata, infos, copts)
+		}
 		if err != nil {
 			abortAll()
 			return err
 		}
 		writers[i] = w
+		j, err := createJournal(w.TempPath(), o.Path, size, recs[:first[i]])
+		if err != nil {
+			abortAll()
+			return fmt.Errorf("%s: progress record of %s: %w", o.Path, w.TempPath(), err)
+		}
+		journals[i] = j
+		if resumed != nil {
+			os.Remove(journalPath(resumed.Temp))
+		}
 	}
 
 	count := 0
@@ -160,39 +238,11 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	work := make(chan *piece, opt.Threads)
 	done := make(chan *piece, 2*opt.Threads)
 
-	// Reader: plans pieces in output order, reads and converts their rows.
-	go func() {
-		defer close(work)
-		seq, global := 0, 0
-		for oi, o := range outs {
-			if o.Skip {
-				global += len(o.Tensors)
-				continue
-			}
-			for ti, t := range o.Tensors {
-				for _, p := range planPieces(in, t, opt.PieceWeights) {
-					p.seq, p.out, p.tensor, p.global = seq, oi, ti, global
-					seq++
-					select {
-					case p.buf = <-slots:
-					case <-ctx.Done():
-						return
-					}
-					if !p.copyOnly {
-						if err := readPiece(in, t, p); err != nil {
-							p.err = fmt.Errorf("%s: tensor %s: %w", o.Path, t.Name, err)
-						}
-					}
-					select {
-					case work <- p:
-					case <-ctx.Done():
-						return
-					}
-				}
-				global++
-			}
-		}
-	}()
+	// Reader: plans pieces in output order, reads their bytes (hashing
+	// them), and copies the tensors it can reuse.
+	fd := &feeder{ctx: ctx, in: in, outs: outs, records: records, reuse: opt.Reuse, slots: slots, work: work,
+		pieceWeights: opt.PieceWeights, note: note}
+	go fd.run(first)
 
 	// Workers: quantize.
 	var wg sync.WaitGroup
@@ -201,7 +251,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				if p.err == nil && !p.copyOnly {
+				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
 					p.err = decodePiece(in, t, p)
 					if p.err == nil {
@@ -229,11 +279,27 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		close(done)
 	}()
 
-	// Writer: emit pieces in sequence order while later ones are computed.
+	// Tensors complete in a resumed file count as done at once.
+	if opt.Progress != nil {
+		global := 0
+		for i, o := range outs {
+			for j, t := range o.Tensors {
+				if j < first[i] {
+					size := in.Tensors[t.Source].Size
+					opt.Progress(Event{Index: global + j, Count: count, Name: t.Name, Done: size, Bytes: size, Finished: true})
+				}
+			}
+			global += len(o.Tensors)
+		}
+	}
+
+	// Writer: emit pieces in sequence order while later ones are computed,
+	// hash what is written, and record each complete tensor.
 	pending := map[int]*piece{}
 	next := 0
 	var tensorDone int64
 	var firstErr error
+	outHash := xxhash.New()
 	for p := range done {
 		if firstErr != nil {
 			continue
@@ -254,11 +320,24 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			t := outs[q.out].Tensors[q.tensor]
 			w := writers[q.out]
 			var err error
-			if q.copyOnly {
-				f, off := in.TensorFile(t.Source)
-				err = w.WriteTensorFrom(f, off)
+			if q.kind == pieceRewind {
+				err = w.RewindTensor()
+				outHash.Reset()
+				tensorDone = 0
 			} else {
 				_, err = w.Write(q.dst)
+				outHash.Write(q.dst)
+			}
+			if err == nil && q.last {
+				rec := &records[q.out][q.tensor]
+				rec.Input, rec.Output = hashString(q.inSum), hashString(outHash.Sum64())
+				outHash.Reset()
+				// The bytes first, then the record that claims them.
+				if err = w.Sync(); err == nil {
+					if err = journals[q.out].add(*rec); err != nil {
+						err = fmt.Errorf("%s: progress record: %w", outs[q.out].Path, err)
+					}
+				}
 			}
 			if err != nil {
 				firstErr = err
@@ -266,14 +345,16 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				break
 			}
 			tensorDone += q.inBytes
-			if opt.Progress != nil {
+			if opt.Progress != nil && q.kind != pieceRewind {
 				opt.Progress(Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
 					Bytes: in.Tensors[t.Source].Size, Finished: q.last})
 			}
 			if q.last {
 				tensorDone = 0
 			}
-			slots <- q.buf
+			if q.buf != nil {
+				slots <- q.buf
+			}
 			q.buf, q.dst = nil, nil
 		}
 	}
@@ -289,14 +370,27 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		if w == nil {
 			continue
 		}
+		// A sidecar of an older file of this name must never describe
+		// this one, even if writing the new sidecar fails.
+		os.Remove(SidecarPath(outs[i].Path))
 		if err := w.Close(); err != nil {
-			for _, rest := range writers[i+1:] {
+			journals[i].remove()
+			for k, rest := range writers[i+1:] {
 				if rest != nil {
 					rest.Abort()
+					journals[i+1+k].remove()
 				}
 			}
 			return err
 		}
+		journals[i].remove()
+		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i]}
+		if err := writeSidecar(outs[i].Path, sc); err != nil {
+			note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)
+		}
+	}
+	if opt.Reuse != nil {
+		note("reused %d of %d tensors (%s) from earlier outputs; quantized the others", fd.reused, fd.converted, humanBytes(fd.reusedBytes))
 	}
 	return nil
 }
@@ -375,14 +469,11 @@ func CallRows(t formats.Type, shape []int64) (rowsPerCall int64, wholeMatrix boo
 	return per * int64(t.Interleave()), false
 }
 
-// planPieces splits a tensor into work pieces. Copies are one piece. For
+// planPieces splits a converted tensor into work pieces. For
 // call-scoped types every piece is exactly one reference call; otherwise
 // pieces are row ranges of about PieceWeights weights, in whole row groups.
 func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 	src := in.Tensors[t.Source]
-	if !t.Convert {
-		return []*piece{{copyOnly: true, last: true, inBytes: src.Size}}
-	}
 	ne0, rows, mats := dims(t.Shape)
 	group := int64(t.Type.Interleave())
 	step := max(int64(pieceWeights)/ne0/group*group, group)

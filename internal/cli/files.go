@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/gquant/gquant/gguf"
 )
@@ -43,6 +45,14 @@ type Files struct {
 	// MakeDirs: the command creates missing output directories (split,
 	// repack), so only the nearest existing one must be writable.
 	MakeDirs bool
+	// Keep: an interrupt keeps this process's temporary files, with their
+	// progress records, for a later run to continue (quantize --resume)
+	// instead of removing them.
+	Keep bool
+	// Continue lists stale temporary files the command continues
+	// (quantize --resume): Check's sweep leaves them and their progress
+	// records.
+	Continue []string
 
 	before []os.FileInfo                  // each output as Check found it (nil: absent)
 	free   func(dir string) (int64, bool) // freeSpace, replaced by tests
@@ -100,7 +110,7 @@ func (f *Files) Check(log io.Writer) error {
 		}
 	}
 	for i, o := range f.Outputs {
-		if err := sweepTemps(o.Path, log); err != nil {
+		if err := sweepTemps(o.Path, log, f.Continue); err != nil {
 			return err
 		}
 		f.before[i], _ = os.Stat(o.Path)
@@ -224,9 +234,11 @@ func (f *Files) Written() (written, unwritten []string) {
 }
 
 // sweepTemps removes the stale temporary files of writes to path (left by a
-// run that was killed) and fails if another process is writing path now.
-// Files of older versions, whose writer cannot be told, are reported only.
-func sweepTemps(path string, log io.Writer) error {
+// run that was killed) but those in spare, and fails if another process is
+// writing path now. Files of older versions, whose writer cannot be told,
+// are reported only. A progress record (TEMP.progress, quantize's) goes
+// with its temporary file without a word.
+func sweepTemps(path string, log io.Writer, spare []string) error {
 	temps, err := gguf.TempFiles(path)
 	if err != nil {
 		return nil // the directory check reports what matters
@@ -234,6 +246,9 @@ func sweepTemps(path string, log io.Writer) error {
 	for _, t := range temps {
 		switch {
 		case t.PID == os.Getpid():
+		case slices.Contains(spare, t.Path) || slices.Contains(spare, strings.TrimSuffix(t.Path, ".progress")):
+		case !t.Live && strings.HasSuffix(t.Path, ".progress"):
+			os.Remove(t.Path)
 		case t.Live && t.PID != 0:
 			return fmt.Errorf("%w: %s is being written by process %d (%s)", ErrBusy, path, t.PID, t.Path)
 		case t.Live:

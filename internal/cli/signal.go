@@ -27,7 +27,8 @@ const AtOnce time.Duration = -1
 
 // Interrupt stops a command that writes files when the user interrupts it
 // (SIGINT, SIGTERM, SIGHUP): the first signal cancels Context, so the
-// writers stop and remove their temporary files and the command returns;
+// writers stop and remove their temporary files (or, with Files.Keep, keep
+// them for --resume) and the command returns;
 // Finish then says what was left unwritten and gives the exit status
 // 128+signal (130, 143, 129). If the command has not returned after its
 // grace time, or a second signal comes, the temporary files of the outputs
@@ -100,7 +101,9 @@ func (it *Interrupt) watch() {
 // hardExit removes this process's temporary files of the outputs, says what
 // was left unwritten and exits, for a command that did not stop in time.
 func (it *Interrupt) hardExit() {
-	removeOwnTemps(it.files.Paths())
+	if !it.files.Keep {
+		removeOwnTemps(it.files.Paths())
+	}
 	it.exit(it.report())
 }
 
@@ -131,7 +134,9 @@ func (it *Interrupt) Finish() (status int, interrupted bool) {
 		return 0, false
 	}
 	it.Stop()
-	removeOwnTemps(it.files.Paths())
+	if !it.files.Keep {
+		removeOwnTemps(it.files.Paths())
+	}
 	return it.report(), true
 }
 
@@ -147,7 +152,10 @@ func (it *Interrupt) report() int {
 	it.said = true
 	written, unwritten := it.files.Written()
 	msg := fmt.Sprintf("%s: interrupted by %s", it.program, signalName(s))
-	if len(unwritten) > 0 {
+	switch {
+	case len(unwritten) > 0 && it.files.Keep:
+		msg += fmt.Sprintf("; not written: %s (temporary files kept: run the same command with --resume to continue)", strings.Join(unwritten, ", "))
+	case len(unwritten) > 0:
 		msg += fmt.Sprintf("; not written: %s (temporary files removed)", strings.Join(unwritten, ", "))
 	}
 	if len(written) > 0 {

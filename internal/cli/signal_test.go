@@ -128,3 +128,78 @@ func TestInterruptNone(t *testing.T) {
 	}
 	it.Stop() // twice is fine
 }
+
+// With Keep (quantize --resume) an interrupt keeps this process's
+// temporary files, stopped in time or not, and says how to continue; a
+// sweep spares the files the command continues (Continue) and removes a
+// stale progress record silently with its temporary file.
+func TestInterruptKeeps(t *testing.T) {
+	for _, grace := range []time.Duration{time.Minute, AtOnce} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "x.gguf")
+		f := &Files{Keep: true}
+		f.Write(out, -1)
+		if err := f.Check(&bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := gguf.CreateTemp(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tmp.Close()
+		exited := make(chan int, 1)
+		var log syncBuffer
+		it := f.catchInterrupts("prog", &log, grace, func(code int) { exited <- code })
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		if grace == AtOnce {
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no exit")
+			}
+			it.Stop()
+		} else {
+			<-it.Context().Done()
+			if status, interrupted := it.Finish(); !interrupted || status != 130 {
+				t.Errorf("Finish: %d, %v", status, interrupted)
+			}
+		}
+		if _, err := os.Stat(tmp.Name()); err != nil {
+			t.Errorf("grace %v: temporary file removed", grace)
+		}
+		if !strings.Contains(log.String(), "temporary files kept") || !strings.Contains(log.String(), "--resume") {
+			t.Errorf("message %q", log.String())
+		}
+	}
+}
+
+func TestSweepSparesContinued(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.gguf")
+	// Two stale files of a process that is gone (pid 2^22+1 is above the
+	// usual pid_max), each with a progress record.
+	var stale []string
+	for _, r := range []string{"aaa", "bbb"} {
+		p := filepath.Join(dir, ".x.gguf.tmp-4194305-"+r)
+		os.WriteFile(p, []byte("x"), 0o644)
+		os.WriteFile(p+".progress", []byte("{}\n"), 0o644)
+		stale = append(stale, p)
+	}
+	var log bytes.Buffer
+	f := &Files{Continue: stale[:1]}
+	f.Write(out, -1)
+	if err := f.Check(&log); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range stale {
+		for _, q := range []string{p, p + ".progress"} {
+			_, err := os.Stat(q)
+			if kept := err == nil; kept != (i == 0) {
+				t.Errorf("%s kept: %v", q, kept)
+			}
+		}
+	}
+	if strings.Contains(log.String(), ".progress") || !strings.Contains(log.String(), "removed "+stale[1]) {
+		t.Errorf("log %q", log.String())
+	}
+}

@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// feeder is Run's reader: it goes through the tensors to write in output
+// order and sends the writer, through the workers, the pieces of each:
+// rows to quantize, or bytes copied from the input or reused from an
+// earlier output. It hashes every input tensor as its bytes stream in, so
+// the sidecar costs no second read.
+type feeder struct {
+	ctx          context.Context
+	in           *gguf.Model
+	outs         []Output
+	records      [][]TensorRecord
+	reuse        *Reuse
+	slots        chan *buffers
+	work         chan *piece
+	pieceWeights int
+	note         func(string, ...any)
+
+	seq     int
+	hash    *xxhash.Digest
+	hashBuf []byte // for hashing a tensor before deciding to reuse it
+
+	converted, reused int // tensors to convert, of them reused
+	reusedBytes       int64
+}
+
+// run feeds every tensor from first[output] on, then closes work.
+func (f *feeder) run(first []int) {
+	defer close(f.work)
+	f.hash = xxhash.New()
+	global := 0
+	for oi, o := range f.outs {
+		if o.Skip {
+			global += len(o.Tensors)
+			continue
+		}
+		for ti, t := range o.Tensors {
+			if ti >= first[oi] && !f.tensor(oi, ti, global, t) {
+				return
+			}
+			global++
+		}
+	}
+}
+
+// send hands a piece on in sequence; false when the run is stopping.
+func (f *feeder) send(p *piece) bool {
+	p.seq = f.seq
+	f.seq++
+	select {
+	case f.work <- p:
+		return true
+	case <-f.ctx.Done():
+		return false
+	}
+}
+
+// slot borrows working memory for a piece; nil when the run is stopping.
+func (f *feeder) slot() *buffers {
+	select {
+	case b := <-f.slots:
+		return b
+	case <-f.ctx.Done():
+		return nil
+	}
+}
+
+// chunkBytes is the size of the byte pieces of copies.
+func (f *feeder) chunkBytes() int64 { return 4 * int64(f.pieceWeights) }
+
+// tensor feeds one tensor; false when the run is stopping.
+func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
+	if !t.Convert {
+		size := f.in.Tensors[t.Source].Size
+		f.hash.Reset()
+		_, alive, err := f.copyBytes(oi, ti, global, f.in.TensorReader(t.Source), size, func(last *piece) bool {
+			last.inSum = f.hash.Sum64()
+			last.inBytes = size
+			return true
+		})
+		if err != nil {
+			return f.send(&piece{out: oi, tensor: ti, global: global, err: fmt.Errorf("%s: tensor %s: %w", f.outs[oi].Path, t.Name, err)})
+		}
+		return alive
+	}
+	f.converted++
+	rec := &f.records[oi][ti]
+	if cands := f.reuse.candidates(rec); cands != nil {
+		if f.hashBuf == nil {
+			f.hashBuf = make([]byte, f.chunkBytes())
+		}
+		sum, err := hashTensor(f.in, t.Source, f.hashBuf)
+		if err != nil {
+			return f.send(&piece{out: oi, tensor: ti, global: global, err: fmt.Errorf("%s: reading tensor %s: %w", f.outs[oi].Path, t.Name, err)})
+		}
+		for _, c := range cands[sum] {
+			ok, alive := f.reuseTensor(oi, ti, global, t, c, sum)
+			if !alive {
+				return false
+			}
+			if ok {
+				return true
+			}
+		}
+	}
+	return f.quantize(oi, ti, global, t)
+}
+
+// quantize feeds the rows of a tensor to convert.
+func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
+	o := f.outs[oi]
+	f.hash.Reset()
+	for _, p := range planPieces(f.in, t, f.pieceWeights) {
+		p.out, p.tensor, p.global = oi, ti, global
+		if p.buf = f.slot(); p.buf == nil {
+			return false
+		}
+		if err := readPiece(f.in, t, p); err != nil {
+			p.err = fmt.Errorf("%s: tensor %s: %w", o.Path, t.Name, err)
+		} else {
+			f.hash.Write(p.buf.raw)
+		}
+		if p.last {
+			p.inSum = f.hash.Sum64()
+		}
+		if !f.send(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// reuseTensor copies an earlier output's tensor c as tensor ti, hashing
+// its bytes as they are read: if they no longer hash to c's record, what
+// was sent of it is rewound and ok is false (the caller quantizes).
+func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint64) (ok, alive bool) {
+	r, size := f.reuse.reader(c)
+	if size != f.records[oi][ti].Size {
+		return false, true
+	}
+	f.hash.Reset()
+	ok, alive, err := f.copyBytes(oi, ti, global, r, size, func(last *piece) bool {
+		if f.hash.Sum64() != c.output {
+			f.note("--reuse: %s in %s is not the tensor its sidecar recorded (changed since): quantized instead", t.Name, c.file)
+			return false
+		}
+		last.inSum = inSum
+		last.inBytes = f.in.Tensors[t.Source].Size
+		return true
+	})
+	if err != nil {
+		f.note("--reuse: reading %s in %s: %v: quantized instead", t.Name, c.file, err)
+	}
+	if ok {
+		f.reused++
+		f.reusedBytes += size
+	}
+	return ok, alive
+}
+
+// copyBytes sends the size bytes of r as byte pieces of tensor ti,
+// hashing them into f.hash. The last piece is held back until finish,
+// called after every byte is read, accepts it (and fills it in); if it
+// does not, or reading fails (err), the pieces sent are rewound and ok is
+// false. alive is false when the run is stopping.
+func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, finish func(last *piece) bool) (ok, alive bool, err error) {
+	chunk := f.chunkBytes()
+	var held *piece
+	sent := false
+	drop := func(err error) (bool, bool, error) {
+		if held != nil {
+			f.slots <- held.buf
+		}
+		if sent && !f.send(&piece{kind: pieceRewind, out: oi, tensor: ti, global: global}) {
+			return false, false, err
+		}
+		return false, true, err
+	}
+	for off := int64(0); off < size || off == 0; off += chunk {
+		n := min(chunk, size-off)
+		p := &piece{kind: pieceBytes, out: oi, tensor: ti, global: global}
+		if p.buf = f.slot(); p.buf == nil {
+			if held != nil {
+				f.slots <- held.buf
+			}
+			return false, false, nil
+		}
+		p.buf.raw = grow(p.buf.raw, int(n))
+		if _, err := r.ReadAt(p.buf.raw, off); err != nil {
+			f.slots <- p.buf
+			return drop(err)
+		}
+		p.dst = p.buf.raw
+		f.hash.Write(p.dst)
+		if held != nil {
+			if !f.send(held) {
+				return false, false, nil
+			}
+			sent = true
+		}
+		held = p
+		if size == 0 {
+			break
+		}
+	}
+	if !finish(held) {
+		return drop(nil)
+	}
+	held.last = true
+	alive = f.send(held)
+	return alive, alive, nil
+}

@@ -1,0 +1,316 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/quantize"
+)
+
+// Every temporary file Run writes has a progress record beside it,
+// TEMP.progress (so ".OUT.gguf.tmp-PID-RANDOM.progress", which the stale
+// temporary file sweeps of issue 16 recognise as this process's): one JSON
+// line naming the output, then one line per complete tensor, the tensor's
+// record as the sidecar will hold it. A line is appended only after the
+// tensor's bytes are on the disk (fsync), and synced itself, so after a
+// crash, a kill -9 or a power loss the record never claims more than the
+// file holds; a torn last line is ignored. FindResumable checks it, and
+// the bytes it claims, against a new run's plan, and Run continues from
+// there (--resume).
+
+// progressSchema names the progress record's format.
+const progressSchema = "gquant.progress/1"
+
+// progressHeader is the first line of a progress record.
+type progressHeader struct {
+	Schema string `json:"schema"`
+	File   string `json:"file"` // the output's base name
+	Size   int64  `json:"size"` // the output's planned size
+}
+
+// journalPath is the progress record of a temporary file.
+func journalPath(tmp string) string { return tmp + ".progress" }
+
+// journal appends to a progress record.
+type journal struct {
+	f    *os.File
+	path string
+}
+
+// createJournal writes the progress record of tmp, a write of out of size
+// bytes, with the records of the tensors already complete in it.
+func createJournal(tmp, out string, size int64, done []TensorRecord) (*journal, error) {
+	path := journalPath(tmp)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.Encode(progressHeader{Schema: progressSchema, File: filepath.Base(out), Size: size})
+	for _, r := range done {
+		enc.Encode(r)
+	}
+	if _, err = f.Write(b.Bytes()); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return &journal{f: f, path: path}, nil
+}
+
+// add records one more complete tensor; the caller synced its bytes.
+func (j *journal) add(r TensorRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+// close closes the record and keeps it (for --resume).
+func (j *journal) close() {
+	if j != nil && j.f != nil {
+		j.f.Close()
+		j.f = nil
+	}
+}
+
+// remove closes and removes the record.
+func (j *journal) remove() {
+	if j != nil {
+		j.close()
+		os.Remove(j.path)
+	}
+}
+
+// readJournal reads a progress record; a last line cut short (a crash
+// while it was written) is ignored.
+func readJournal(path string) (progressHeader, []TensorRecord, error) {
+	var hdr progressHeader
+	f, err := os.Open(path)
+	if err != nil {
+		return hdr, nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return hdr, nil, fmt.Errorf("%s: no header line", path)
+	}
+	if err := json.Unmarshal(line, &hdr); err != nil || hdr.Schema != progressSchema {
+		return hdr, nil, fmt.Errorf("%s: not a progress record of this version", path)
+	}
+	var recs []TensorRecord
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break // end, or a torn last line
+		}
+		var r TensorRecord
+		if json.Unmarshal(line, &r) != nil {
+			break
+		}
+		if _, ok := parseHash(r.Input); !ok {
+			break
+		}
+		if _, ok := parseHash(r.Output); !ok {
+			break
+		}
+		recs = append(recs, r)
+	}
+	return hdr, recs, nil
+}
+
+// Resumable is a temporary file of an interrupted run that Run can
+// continue (Options.Resume).
+type Resumable struct {
+	// Temp is the temporary file, Done the count of complete tensors in it.
+	Temp string
+	Done int
+	// Bytes is how many bytes of the output they are.
+	Bytes   int64
+	records []TensorRecord
+}
+
+// FindResumable looks for the temporary files that interrupted runs left
+// for the outputs to write (not Skip) and returns, per output, the one Run
+// continues (nil: none). A file qualifies if its progress record names the
+// output with this plan's size and header and its complete tensors have
+// the plan's records; then the bytes of those tensors, and the input
+// tensors they were made from, are read and must hash to the recorded
+// values (the first that does not is written again, and everything after
+// it). Other stale temporary files of the outputs (not locked, their
+// process gone) are removed. notes receives a line per file found, used
+// or removed.
+func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes func(string)) ([]*Resumable, error) {
+	note := func(format string, args ...any) {
+		if notes != nil {
+			notes(fmt.Sprintf(format, args...))
+		}
+	}
+	kopt := quantize.CurrentOptions()
+	res := make([]*Resumable, len(outs))
+	buf := make([]byte, 8<<20)
+	for i, o := range outs {
+		if o.Skip {
+			continue
+		}
+		plan, size, err := planRecords(in, o, kopt)
+		if err != nil {
+			return nil, err
+		}
+		infos := make([]gguf.TensorInfo, len(o.Tensors))
+		for j, t := range o.Tensors {
+			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+		}
+		header, err := gguf.EncodeHeader(o.Metadata, infos)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Path, err)
+		}
+		temps, err := gguf.TempFiles(o.Path)
+		if err != nil {
+			continue
+		}
+		var cands []*Resumable
+		for _, t := range temps {
+			if t.Live || t.PID == 0 || strings.HasSuffix(t.Path, ".progress") {
+				continue
+			}
+			r, why := resumable(t.Path, o.Path, size, header, plan)
+			if r == nil {
+				note("%s cannot be resumed for %s: %s", t.Path, o.Path, why)
+				continue
+			}
+			cands = append(cands, r)
+		}
+		var best *Resumable
+		for _, c := range cands {
+			if best == nil || c.Done > best.Done {
+				best = c
+			}
+		}
+		if best != nil {
+			if err := verifyDone(ctx, in, o, best, buf, note); err != nil {
+				return nil, err
+			}
+			res[i] = best
+			note("resuming %s from %s: %d of %d tensors (%s of %s) are complete", o.Path, best.Temp, best.Done, len(o.Tensors),
+				humanBytes(best.Bytes), humanBytes(size))
+		}
+		// Everything else of the outputs' stale temporary files goes.
+		for _, t := range temps {
+			if t.Live || t.PID == 0 || best != nil && (t.Path == best.Temp || t.Path == journalPath(best.Temp)) {
+				continue
+			}
+			if err := os.Remove(t.Path); err == nil && !strings.HasSuffix(t.Path, ".progress") {
+				note("removed %s (%s), a temporary file of an interrupted run for %s not resumed", t.Path, humanBytes(t.Size), o.Path)
+			}
+		}
+	}
+	return res, nil
+}
+
+// resumable reads tmp's progress record and matches it with the plan's
+// records; it returns nil and the reason when the file is of no use.
+func resumable(tmp, out string, size int64, header []byte, plan []TensorRecord) (*Resumable, string) {
+	hdr, recs, err := readJournal(journalPath(tmp))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "it has no progress record"
+	}
+	if err != nil {
+		return nil, err.Error()
+	}
+	if hdr.File != filepath.Base(out) || hdr.Size != size {
+		return nil, fmt.Sprintf("it is a write of %s of %d bytes, the plan writes %s of %d bytes", hdr.File, hdr.Size, filepath.Base(out), size)
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer f.Close()
+	got := make([]byte, len(header))
+	if _, err := io.ReadFull(f, got); err != nil || !bytes.Equal(got, header) {
+		return nil, "its header is not this plan's (other types, metadata or tensors)"
+	}
+	done := 0
+	for done < len(recs) && done < len(plan) && recs[done].samePlace(&plan[done]) {
+		done++
+	}
+	r := &Resumable{Temp: tmp, Done: done, records: recs[:done]}
+	if done > 0 {
+		last := recs[done-1]
+		r.Bytes = last.Offset + last.Size
+	}
+	return r, ""
+}
+
+// verifyDone hashes the complete tensors of r, as written and as read from
+// the input, and cuts r at the first that differs from its record.
+func verifyDone(ctx context.Context, in *gguf.Model, o Output, r *Resumable, buf []byte, note func(string, ...any)) error {
+	f, err := os.Open(r.Temp)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for k := 0; k < r.Done; k++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := &r.records[k]
+		d := xxhash.New()
+		if _, err := io.CopyBuffer(d, io.NewSectionReader(f, rec.Offset, rec.Size), buf); err != nil {
+			return fmt.Errorf("%s: %w", r.Temp, err)
+		}
+		why := ""
+		if hashString(d.Sum64()) != rec.Output {
+			why = "its bytes in the temporary file are not the recorded ones"
+		} else if sum, err := hashTensor(in, o.Tensors[k].Source, buf); err != nil {
+			return fmt.Errorf("reading %s: %w", o.Tensors[k].Name, err)
+		} else if hashString(sum) != rec.Input {
+			why = "the input tensor changed since it was written"
+		}
+		if why != "" {
+			note("%s: %s: %s; written again from there", r.Temp, rec.Name, why)
+			r.Done, r.records = k, r.records[:k]
+			r.Bytes = 0
+			if k > 0 {
+				r.Bytes = r.records[k-1].Offset + r.records[k-1].Size
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// humanBytes formats n in binary units for notes.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n), "KMGTPE"
+	i := -1
+	for v >= unit && i < len(suffix)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %ciB", v, suffix[i])
+}
