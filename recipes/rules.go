@@ -51,8 +51,8 @@ func (r *Rule) String() string {
 
 // Where says where the rule was written: "recipe.txt:4" or "--custom-q item 2".
 func (r *Rule) Where() string {
-	if r.Source == SourceCustomQ {
-		return fmt.Sprintf("%s item %d", SourceCustomQ, r.Line)
+	if isFlagSource(r.Source) {
+		return fmt.Sprintf("%s item %d", r.Source, r.Line)
 	}
 	return fmt.Sprintf("%s:%d", r.Source, r.Line)
 }
@@ -153,8 +153,8 @@ type RuleError struct {
 
 func (e *RuleError) Error() string {
 	var b strings.Builder
-	if e.Source == SourceCustomQ {
-		fmt.Fprintf(&b, "%s item %d %q: ", SourceCustomQ, e.Line, e.Text)
+	if isFlagSource(e.Source) {
+		fmt.Fprintf(&b, "%s item %d %q: ", e.Source, e.Line, e.Text)
 	} else {
 		fmt.Fprintf(&b, "%s:%d: %q: ", e.Source, e.Line, e.Text)
 	}

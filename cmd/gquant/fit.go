@@ -14,6 +14,7 @@ import (
 	"github.com/gquant/gquant/fit"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/planner"
 	"github.com/gquant/gquant/recipes"
 )
@@ -40,7 +41,6 @@ type fitFlags struct {
 func newFitFlags(stderr io.Writer) *fitFlags {
 	f := &fitFlags{fs: pflag.NewFlagSet("fit", pflag.ContinueOnError)}
 	fs := f.fs
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.imatrix, "imatrix", "", "importance matrix `FILE` the quantize run will use (legacy .dat or GGUF)")
 	fs.StringArrayVar(&f.include, "include-weights", nil, "use importance data only for tensors containing this string, as quantize will; repeatable")
 	fs.StringArrayVar(&f.exclude, "exclude-weights", nil, "drop importance data for tensors containing this string, as quantize will; repeatable")
@@ -61,6 +61,7 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (per tensor: choice, bytes, loss, every candidate) instead of the report")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.Usage = func() {
+		stderr := fs.Output()
 		fmt.Fprintln(stderr, "usage: gquant fit [flags] IN.gguf --budget DEVICE=SIZE[,...] [--place REGEX=DEVICE ...] [-o recipe.txt]")
 		fmt.Fprintln(stderr, "       gquant fit calibrate [flags] IN.gguf KLD.tsv [-o gains.txt]")
 		fmt.Fprintln(stderr, "\nMeasures every candidate type's error on a sample of each tensor (with the real kernels and")
@@ -78,19 +79,17 @@ func runFit(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "calibrate" {
 		return runCalibrate(args[1:], stdout, stderr)
 	}
+	const program = "gquant fit"
 	f := newFitFlags(stderr)
-	if err := f.fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := f.run(args, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gquant fit:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
-			return 2
+			return cli.UsageError(program, f.fs, stderr, err)
 		}
+		fmt.Fprintln(stderr, program+":", err)
 		return 1
 	}
 	return 0
@@ -141,7 +140,6 @@ func (f *fitFlags) cacheOf() (*fit.Cache, error) {
 func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	pos := f.fs.Args()
 	if len(pos) != 1 {
-		f.fs.Usage()
 		return usageError{errors.New("need exactly one input model")}
 	}
 	start := time.Now()
@@ -304,6 +302,7 @@ func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration) {
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	f := newFitFlags(stderr)
 	f.fs.Usage = func() {
+		stderr := f.fs.Output()
 		fmt.Fprintln(stderr, "usage: gquant fit calibrate [flags] IN.gguf KLD.tsv [-o gains.txt]")
 		fmt.Fprintln(stderr, "\nKLD.tsv has a header and tab-separated mix, rules, bytes, kld_mean, kld_err per quant")
 		fmt.Fprintln(stderr, "(as ../shared/models/medium/kld.tsv): mixes named filetype:X, X+NAME (file type X with the")
@@ -312,18 +311,16 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "\nflags (of gquant fit, these apply):")
 		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --threads, --json")
 	}
-	if err := f.fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
+	const program = "gquant fit calibrate"
+	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := f.calibrate(stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gquant fit calibrate:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
-			return 2
+			return cli.UsageError(program, f.fs, stderr, err)
 		}
+		fmt.Fprintln(stderr, program+":", err)
 		return 1
 	}
 	return 0
@@ -332,7 +329,6 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	pos := f.fs.Args()
 	if len(pos) != 2 {
-		f.fs.Usage()
 		return usageError{errors.New("need the model and the KLD table")}
 	}
 	in, err := gguf.Open(pos[0])

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/ggufhash"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 func init() {
@@ -33,7 +35,6 @@ const hashUsage = "usage: gquant hash [--xxh64] [--xxh3] [--sha1] [--sha256] [--
 // check against each other; 2 is a usage error, as for every gquant command.
 func runHash(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("hash", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	// llama-gguf-hash reads --no_layer as --no-layer; so do we.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
@@ -47,6 +48,7 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 	noLayer := fs.Bool("no-layer", false, "exclude per tensor (layer) hashes")
 	manifestPath := fs.StringP("check", "c", "", "verify against a `manifest`")
 	fs.Usage = func() {
+		stderr := fs.Output()
 		fmt.Fprintln(stderr, hashUsage)
 		fmt.Fprintln(stderr, "\nPrints the hash of each tensor's data and of all the tensor data of each file,")
 		fmt.Fprintln(stderr, "in llama-gguf-hash's manifest format (xxh64 without options), or checks them")
@@ -55,16 +57,12 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "\noptions:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		fmt.Fprintf(stderr, "gquant hash: %v\n%s\n", err, hashUsage)
-		return 2
+	const program = "gquant hash"
+	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
+		return cli.UsageError(program, fs, stderr, errors.New("want one FILE or more"))
 	}
 	var kinds ggufhash.Kinds
 	for k, on := range sel {

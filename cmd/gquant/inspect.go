@@ -14,6 +14,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 func init() {
@@ -32,26 +33,21 @@ const (
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gquant inspect FILE [--json]")
-		fmt.Fprintln(stderr, "\nShows a GGUF file's metadata, one line per tensor, a count per type, the total")
-		fmt.Fprintln(stderr, "size and bits per weight. Give any shard of a split model to see the whole set.")
-		fmt.Fprintln(stderr, "\noptions:")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: gquant inspect FILE [--json [--full]]")
+		fmt.Fprintln(w, "\nShows a GGUF file's metadata, one line per tensor, a count per type, the total")
+		fmt.Fprintln(w, "size and bits per weight. Give any shard of a split model to see the whole set.")
+		fmt.Fprintln(w, "\noptions:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		fmt.Fprintf(stderr, "gquant inspect: %v\n", err)
-		fmt.Fprintln(stderr, "usage: gquant inspect FILE [--json]")
-		return 2
+	const program = "gquant inspect"
+	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("want one FILE, got %d argument(s)", fs.NArg()))
 	}
 	m, err := gguf.Open(fs.Arg(0))
 	if err != nil {

@@ -21,26 +21,26 @@ func init() {
 
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	overwrite := fs.Bool("force", false, "replace OUT if it exists (never one of the shards, never a read-only file)")
+	cli.Ignored(fs, "merge", "llama-gguf-split's --merge: merging is what this command does")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gquant merge SHARD OUT")
-		fmt.Fprintln(stderr, "\nSHARD is any file of the set (PREFIX-0000K-of-0000N.gguf); the others are found by name.")
-		fmt.Fprintln(stderr, "Merging the shards of a file gives that file back byte for byte.")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: gquant merge SHARD OUT")
+		fmt.Fprintln(w, "\nSHARD is any file of the set (PREFIX-0000K-of-0000N.gguf); the others are found by name.")
+		fmt.Fprintln(w, "Merging the shards of a file gives that file back byte for byte.")
+		fmt.Fprintln(w, "llama-gguf-split's --merge is accepted and does nothing.")
+		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		return 2
+	const program = "gquant merge"
+	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("want SHARD and OUT, got %d argument(s)", fs.NArg()))
 	}
 	if err := merge(fs.Arg(0), fs.Arg(1), *overwrite, stdout, stderr); err != nil {
-		return exitCode("gquant merge", err, stderr)
+		return exitCode(program, err, stderr)
 	}
 	return 0
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/spf13/pflag"
-
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -26,25 +24,27 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	_ = q.fs.MarkHidden("dry-run")
 	_ = q.fs.MarkHidden("force") // plan writes nothing
 	q.fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gquant plan [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
-		fmt.Fprintln(stderr, "\nTakes the arguments of gquant quantize and prints what it would write, without")
-		fmt.Fprintln(stderr, "reading any tensor data: each tensor's type and the rule that chose it, the exact")
-		fmt.Fprintln(stderr, "size of each output file, what each rule matched, and with --place the bytes each")
-		fmt.Fprintln(stderr, "device holds (checked against --budget). Example:")
-		fmt.Fprintln(stderr, "  gquant plan --recipe r.txt --place 'exps=CPU' --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB \\")
-		fmt.Fprintln(stderr, "      --imatrix imat.dat model-bf16.gguf out.gguf IQ2_K_R4")
-		fmt.Fprintln(stderr, "Exit status 1 when a device is over its budget, and with --strict when the plan has")
-		fmt.Fprintln(stderr, "any warning.")
-		fmt.Fprintln(stderr, "\nflags:")
+		w := q.fs.Output()
+		fmt.Fprintln(w, "usage: gquant plan [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
+		fmt.Fprintln(w, "\nTakes the arguments of gquant quantize and prints what it would write, without")
+		fmt.Fprintln(w, "reading any tensor data: each tensor's type and the rule that chose it, the exact")
+		fmt.Fprintln(w, "size of each output file, what each rule matched, and with --place the bytes each")
+		fmt.Fprintln(w, "device holds (checked against --budget). Example:")
+		fmt.Fprintln(w, "  gquant plan --recipe r.txt --place 'exps=CPU' --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB \\")
+		fmt.Fprintln(w, "      --imatrix imat.dat model-bf16.gguf out.gguf IQ2_K_R4")
+		fmt.Fprintln(w, "Exit status 1 when a device is over its budget, and with --strict when the plan has")
+		fmt.Fprintln(w, "any warning.")
+		fmt.Fprintln(w, "\nflags:")
 		q.fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
+		fmt.Fprintf(w, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
 	}
-	if err := q.fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
+	const program = "gquant plan"
+	if err := negativeThreads(args); err != nil {
+		return cli.UsageError(program, q.fs, stderr, err)
+	}
+	if status, done := cli.ParseFlags(program, q.fs, args, stdout, stderr); done {
+		return status
 	}
 	q.dryRun = true
-	return exitCode("gquant plan", q.run(stdout, stderr), stderr)
+	return q.exitCode(program, q.run(stdout, stderr), stderr)
 }

@@ -35,11 +35,15 @@ type quantizeFlags struct {
 
 	imatrix, outputType, tokenEmbdType, perLayerTokenEmbdType, extraOutput, ffnGateInpType string
 	attnQ, attnK, attnV, attnQKV, attnOutput, ffnGate, ffnUp, ffnDown                      string
-	customQ, recipes, include, exclude, overrideKV, repackPattern                          []string
+	recipes, include, exclude, overrideKV, repackPattern                                   []string
 	pure, allowRequantize, leaveOutput, ignoreImatrixRules, hideImatrix, symmetricQ40      bool
 	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut, force    bool
 
 	recordTool bool // --record-tool
+
+	// rules are --custom-q, --tensor-type and --tensor-type-file in the
+	// order given (--recipe files come after them).
+	rules ruleFlags
 
 	split splitFlags
 
@@ -51,7 +55,9 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs := q.fs
 	fs.SetOutput(stderr)
 	fs.StringVar(&q.imatrix, "imatrix", "", "importance matrix file (legacy .dat or GGUF)")
-	fs.StringArrayVar(&q.customQ, "custom-q", nil, "per-tensor rules `regex=type,...`; first match wins; repeatable")
+	fs.Var(q.rules.kind(ruleCustomQ), "custom-q", "per-tensor rules `regex=type,...` (split at commas); first match wins; repeatable")
+	fs.Var(q.rules.kind(ruleTensorType), "tensor-type", "one rule `PATTERN=TYPE` with mainline llama.cpp's semantics (commas belong to the regex, the pattern is lower-cased); repeatable")
+	fs.Var(q.rules.kind(ruleTensorTypeFile), "tensor-type-file", "mainline llama.cpp's `FILE` of PATTERN=TYPE rules separated by white space")
 	fs.StringArrayVar(&q.recipes, "recipe", nil, "recipe `FILE`: one regex=type rule per line, # comments; rules after --custom-q ones")
 	fs.BoolVar(&q.pure, "pure", false, "quantize every tensor to the same type (no built-in mixture)")
 	fs.StringVar(&q.outputType, "output-tensor-type", "", "type for output.weight")
@@ -87,26 +93,54 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
 	fs.BoolVar(&q.recordTool, "record-tool", false, "record this gquant's version line (gquant --version) as quantize.tool metadata; off, the output is llama-quantize's byte for byte")
 	q.planning.register(fs)
+	registerForeignQuantizeFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
-		fmt.Fprintln(stderr, "\nTYPE is a file type by name (Q4_K_M, IQ2_K, any case) or number (15), or COPY.")
-		fmt.Fprintln(stderr, "Without OUT the output is ggml-model-TYPE.gguf beside the input.")
-		fmt.Fprintln(stderr, "\nflags:")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
+		fmt.Fprintln(w, "\nTYPE is a file type by name (Q4_K_M, IQ2_K, any case) or number (15), or COPY.")
+		fmt.Fprintln(w, "Without OUT the output is ggml-model-TYPE.gguf beside the input.")
+		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
+		fmt.Fprintf(w, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
 	}
 	return q
 }
 
 func runQuantize(args []string, stdout, stderr io.Writer) int {
+	const program = "gquant quantize"
 	q := newQuantizeFlags(stderr)
-	if err := q.fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if err := negativeThreads(args); err != nil {
+		return cli.UsageError(program, q.fs, stderr, err)
 	}
-	return exitCode("gquant quantize", q.run(stdout, stderr), stderr)
+	if status, done := cli.ParseFlags(program, q.fs, args, stdout, stderr); done {
+		return status
+	}
+	return q.exitCode(program, q.run(stdout, stderr), stderr)
+}
+
+// negativeThreads catches a negative THREADS argument, which the flag
+// parser would take for a flag: llama-quantize would use every core, we
+// ask for a number that says so.
+func negativeThreads(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		if n, err := strconv.Atoi(a); err == nil && n < 0 {
+			return fmt.Errorf("invalid thread count %s: THREADS is 0 or more (0 or none: every core)", a)
+		}
+	}
+	return nil
+}
+
+// exitCode is the package's exitCode, with a usage error followed by the
+// usage line and the pointer to --help.
+func (q *quantizeFlags) exitCode(program string, err error, stderr io.Writer) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return cli.UsageError(program, q.fs, stderr, err)
+	}
+	return exitCode(program, err, stderr)
 }
 
 type usageError struct{ error }
@@ -148,7 +182,6 @@ func modelPaths(m *gguf.Model) []string {
 func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	pos := q.fs.Args()
 	if len(pos) < 2 {
-		q.fs.Usage()
 		return usageError{errors.New("need IN and TYPE")}
 	}
 	input := pos[0]
@@ -221,13 +254,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		}
 		*o.dst = recipes.TypePtr(t)
 	}
-	rules := &recipes.RuleSet{}
-	for _, c := range q.customQ {
-		rs, err := recipes.ParseCustomQ(c)
-		if err != nil {
-			return usageError{err}
-		}
-		rules.Append(rs)
+	rules, err := q.rules.ruleSet()
+	if err != nil {
+		return usageError{err}
 	}
 	for _, path := range q.recipes {
 		rs, err := recipes.LoadRecipe(path)
@@ -289,6 +318,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	files.Read(modelPaths(in)...)
 	files.Read(q.imatrix)
 	files.Read(q.recipes...)
+	files.Read(q.rules.files()...)
 	files.Read(q.planning.placeFiles...)
 	if q.repack {
 		return runRepackForm(in, cfg, sel, q.dryRun, files, stdout, stderr)

@@ -55,7 +55,6 @@ options:
 
 func runRepack(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("repack", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	patterns := fs.StringArray("pattern", nil, "only tensors whose name matches one of these comma-separated regular expressions (ECMAScript, searched anywhere in the name; repeatable)")
 	fs.StringArray("repack-pattern", nil, "the same as --pattern (llama-quantize's spelling)")
 	undo := fs.Bool("undo", false, "convert row-interleaved tensors back to their base types")
@@ -66,16 +65,13 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "replace existing output files (never an input, never a read-only file)")
 	var sf splitFlags
 	sf.register(fs)
-	fs.Usage = func() { repackUsage(stderr, fs) }
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		return 2
+	fs.Usage = func() { repackUsage(fs.Output(), fs) }
+	const program = "gquant repack"
+	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("want IN and OUT, got %d argument(s)", fs.NArg()))
 	}
 	more, _ := fs.GetStringArray("repack-pattern")
 	var pats []string
@@ -94,8 +90,7 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	defer m.Close()
 	split, err := sf.limits()
 	if err != nil {
-		fmt.Fprintln(stderr, "gquant repack:", err)
-		return 2
+		return cli.UsageError(program, fs, stderr, err)
 	}
 	opts := repack.Options{Patterns: pats, Undo: *undo, Merge: *merge, Threads: *threads, Split: split}
 	plan, err := repack.NewPlan(m, opts)

@@ -37,12 +37,18 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, rowsUsage)
 			return 0
 		}
+		if len(args) == 0 {
+			fmt.Fprintln(stderr, "gquant rows: want quantize or dequantize")
+		} else {
+			fmt.Fprintf(stderr, "gquant rows: unknown subcommand %q: want quantize or dequantize\n", args[0])
+		}
 		fmt.Fprintln(stderr, rowsUsage)
+		fmt.Fprintln(stderr, "Run 'gquant rows quantize --help' for every flag.")
 		return 2
 	}
 	mode := args[0]
+	program := "gquant rows " + mode
 	fs := pflag.NewFlagSet("rows "+mode, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	typeName := fs.String("type", "", "ggml type name, any case (q4_0, Q8_KV, bf16_r16 ...)")
 	cols := fs.Int("cols", 0, "weights per row")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
@@ -51,32 +57,30 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 		imatrixPath = fs.String("imatrix", "", "file of --cols float32 importance weights")
 	}
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, rowsUsage)
-		fmt.Fprintln(stderr, "\nAll rows of the input go through one call, as one reference ggml_quantize_chunk;")
-		fmt.Fprintln(stderr, "rows = input size / (4 * cols). Files are little-endian and headerless.")
-		fmt.Fprintln(stderr, "\noptions:")
+		w := fs.Output()
+		fmt.Fprintln(w, rowsUsage)
+		fmt.Fprintln(w, "\nAll rows of the input go through one call, as one reference ggml_quantize_chunk;")
+		fmt.Fprintln(w, "rows = input size / (4 * cols). Files are little-endian and headerless.")
+		fmt.Fprintln(w, "\noptions:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		fmt.Fprintf(stderr, "gquant rows: %v\n", err)
-		fmt.Fprintln(stderr, rowsUsage)
-		return 2
+	if status, done := cli.ParseFlags(program, fs, args[1:], stdout, stderr); done {
+		return status
 	}
-	if fs.NArg() != 2 || *typeName == "" || *cols <= 0 {
-		fs.Usage()
-		return 2
+	switch {
+	case fs.NArg() != 2:
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("want IN and OUT, got %d argument(s)", fs.NArg()))
+	case *typeName == "":
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--type is required"))
+	case *cols <= 0:
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--cols must be a positive number of weights per row"))
 	}
 	t, err := formats.ParseType(*typeName)
 	if err != nil {
-		fmt.Fprintf(stderr, "gquant rows: %v\n", err)
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--type: %w", err))
 	}
 	if notTargets[t] {
-		fmt.Fprintf(stderr, "gquant rows: %s is not a gquant target (ARM-only or run-time repack layout)\n", t)
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("%s is not a gquant target (ARM-only or run-time repack layout)", t))
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	files := &cli.Files{Force: *force}

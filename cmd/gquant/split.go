@@ -21,31 +21,31 @@ func init() {
 
 func runSplit(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("split", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var sf splitFlags
 	sf.register(fs)
 	dryRun := fs.Bool("dry-run", false, "print the plan (shards, tensors and bytes each) and write nothing")
 	overwrite := fs.Bool("force", false, "replace existing shard files (never the input, never a read-only file)")
+	cli.Ignored(fs, "split", "llama-gguf-split's --split: splitting is what this command does")
+	cli.Unsupported(fs, "merge", false, "use 'gquant merge SHARD OUT' (llama-gguf-split --merge)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gquant split [--split-max-size N | --split-max-tensors N] [--no-tensor-first-split] [--dry-run] IN PREFIX")
-		fmt.Fprintln(stderr, "\nIN may be one file or any shard of a set (it is re-split). Shards are written as")
-		fmt.Fprintln(stderr, "PREFIX-00001-of-0000N.gguf ...; with both limits a shard ends at whichever comes first.")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: gquant split [--split-max-size N | --split-max-tensors N] [--no-tensor-first-split] [--dry-run] IN PREFIX")
+		fmt.Fprintln(w, "\nIN may be one file or any shard of a set (it is re-split). Shards are written as")
+		fmt.Fprintln(w, "PREFIX-00001-of-0000N.gguf ...; with both limits a shard ends at whichever comes first.")
+		fmt.Fprintln(w, "llama-gguf-split's --split is accepted and does nothing.")
+		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		return 2
+	const program = "gquant split"
+	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("want IN and PREFIX, got %d argument(s)", fs.NArg()))
 	}
 	lp, err := sf.limits()
 	if err != nil {
-		fmt.Fprintln(stderr, "gquant split:", err)
-		return 2
+		return cli.UsageError(program, fs, stderr, err)
 	}
 	var limits splitter.Limits // no option: the default tensor count
 	if lp != nil {

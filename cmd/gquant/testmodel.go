@@ -21,26 +21,26 @@ func init() {
 
 func runTestModel(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("testmodel", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	preset := fs.String("preset", "tiny-deepseek2", "model: deepseek-r1, kimi-k2, qwen3-235b, tiny-deepseek2, tiny-llama")
 	headerOnly := fs.Bool("header-only", false, "leave tensor data as holes in a sparse file (a 1 TB model takes a few MB)")
 	seed := fs.Uint64("seed", 1, "seed for the weights")
 	force := fs.Bool("force", false, "replace OUT if it exists (never a read-only file)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: gquant testmodel [--preset NAME] [--header-only] OUT.gguf")
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: gquant testmodel [--preset NAME] [--header-only] OUT.gguf")
+		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	const program = "gquant testmodel"
+	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("want OUT.gguf, got %d argument(s)", fs.NArg()))
 	}
 	m, err := modelgen.Preset(*preset)
 	if err != nil {
-		fmt.Fprintln(stderr, "gquant testmodel:", err)
-		return 2
+		return cli.UsageError(program, fs, stderr, err)
 	}
 	size, err := gguf.FileSize(m.Metadata, m.Tensors)
 	if err != nil {

@@ -47,12 +47,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.strict, "strict", false, "exit status 1 on warnings too")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "also list harmless findings (borrowed data, unused entries), and each finding of a kind that has many (else one line stands for them)")
 	fs.BoolVar(&c.asJSON, "json", false, "print the findings as JSON (schema gquant.imatrix-check/1)")
-	if status, done := parseFlags(fs, args, stderr); done {
+	if status, done := parseFlags(fs, args, stdout, stderr); done {
 		return status
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 || c.model == "" {
-		fs.Usage()
-		return 2
+	if c.model == "" {
+		return badArgs(fs, stderr, "--model MODEL.gguf is required: the check is against a model")
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return badArgs(fs, stderr, "want FILE [TYPE], got %d argument(s)", fs.NArg())
 	}
 	typ := ""
 	if fs.NArg() == 2 {

@@ -21,23 +21,23 @@ func newFlags(name, synopsis, about string, stderr io.Writer) *pflag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: imatrix %s\n\n%s\n\noptions:\n", synopsis, about)
+		fmt.Fprintf(fs.Output(), "usage: imatrix %s\n\n%s\n\noptions:\n", synopsis, about)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parseFlags parses args; done is true when the command should stop with
-// status (help asked for, or a bad flag).
-func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (status int, done bool) {
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0, true
-		}
-		fmt.Fprintf(stderr, "imatrix %s: %v\n", fs.Name(), err)
-		return 2, true
-	}
-	return 0, false
+// parseFlags parses args (cli.ParseFlags: --help on stdout, a bad flag
+// with the closest one and the usage line on stderr); done is true when
+// the command should stop with status.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (status int, done bool) {
+	return cli.ParseFlags("imatrix "+fs.Name(), fs, args, stdout, stderr)
+}
+
+// badArgs reports wrong positional arguments (or a missing required
+// option) as a usage error: the message, the usage line, exit status 2.
+func badArgs(fs *pflag.FlagSet, stderr io.Writer, format string, args ...any) int {
+	return cli.UsageError("imatrix "+fs.Name(), fs, stderr, fmt.Errorf(format, args...))
 }
 
 // modelShapes opens a model and returns each tensor's matrix count (the

@@ -34,16 +34,14 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
-	if status, done := parseFlags(fs, args, stderr); done {
+	if status, done := parseFlags(fs, args, stdout, stderr); done {
 		return status
 	}
 	if *chunkSize <= 0 {
-		fmt.Fprintf(stderr, "imatrix %s: --chunk-size %d: must be positive (the tokens per chunk of the calibration)\n", fs.Name(), *chunkSize)
-		return 2
+		return badArgs(fs, stderr, "--chunk-size %d: must be positive (the tokens per chunk of the calibration)", *chunkSize)
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return 2
+		return badArgs(fs, stderr, "want IN and OUT, got %d argument(s)", fs.NArg())
 	}
 	return finish("convert", convert(fs.Arg(0), fs.Arg(1), *to, *model, *chunkSize, *force, *verbose, stdout, stderr), stderr)
 }

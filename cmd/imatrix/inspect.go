@@ -28,12 +28,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		stderr)
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text (schema gquant.imatrix-inspect/1)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
-	if status, done := parseFlags(fs, args, stderr); done {
+	if status, done := parseFlags(fs, args, stdout, stderr); done {
 		return status
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return badArgs(fs, stderr, "want one FILE, got %d argument(s)", fs.NArg())
 	}
 	return finish("inspect", inspect(fs.Arg(0), *model, *asJSON, stdout), stderr)
 }

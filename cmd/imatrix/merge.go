@@ -29,16 +29,17 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
-	if status, done := parseFlags(fs, args, stderr); done {
+	if status, done := parseFlags(fs, args, stdout, stderr); done {
 		return status
 	}
 	if *chunkSize <= 0 {
-		fmt.Fprintf(stderr, "imatrix %s: --chunk-size %d: must be positive (the tokens per chunk of the calibration)\n", fs.Name(), *chunkSize)
-		return 2
+		return badArgs(fs, stderr, "--chunk-size %d: must be positive (the tokens per chunk of the calibration)", *chunkSize)
 	}
-	if fs.NArg() < 1 || *out == "" {
-		fs.Usage()
-		return 2
+	if *out == "" {
+		return badArgs(fs, stderr, "-o OUT is required")
+	}
+	if fs.NArg() < 1 {
+		return badArgs(fs, stderr, "want one input FILE or more")
 	}
 	return finish("merge", merge(fs.Args(), *out, *to, *model, *chunkSize, *force, *verbose, stdout, stderr), stderr)
 }

@@ -31,12 +31,11 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	svgOut := fs.String("svg", "", "also write the chart as an SVG picture to `FILE`")
 	force := fs.Bool("force", false, "replace the --svg file if it exists (never an input, never a read-only file)")
 	asJSON := fs.Bool("json", false, "print the numbers as one JSON document instead of the chart (schema gquant.imatrix-stats/1)")
-	if status, done := parseFlags(fs, args, stderr); done {
+	if status, done := parseFlags(fs, args, stdout, stderr); done {
 		return status
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return badArgs(fs, stderr, "want one FILE, got %d argument(s)", fs.NArg())
 	}
 	return finish("stats", stats(fs.Arg(0), *model, *svgOut, *force, *asJSON, stdout, stderr), stderr)
 }

@@ -107,22 +107,16 @@ func VersionCommand(program string) *Command {
 		Summary: "print the version: module, revision, Go, the CPU features the kernels use",
 		Run: func(args []string, stdout, stderr io.Writer) int {
 			fs := pflag.NewFlagSet("version", pflag.ContinueOnError)
-			fs.SetOutput(stderr)
 			asJSON := fs.Bool("json", false, "print the facts as JSON (schema gquant.version/1)")
 			fs.Usage = func() {
-				fmt.Fprintf(stderr, "usage: %s version [--json]\n\nPrints the version line (also: %s --version).\n\nflags:\n", program, program)
+				fmt.Fprintf(fs.Output(), "usage: %s version [--json]\n\nPrints the version line (also: %s --version).\n\nflags:\n", program, program)
 				fs.PrintDefaults()
 			}
-			if err := fs.Parse(args); err != nil {
-				if err == pflag.ErrHelp {
-					return 0
-				}
-				fmt.Fprintf(stderr, "%s version: %v\n", program, err)
-				return 2
+			if status, done := ParseFlags(program+" version", fs, args, stdout, stderr); done {
+				return status
 			}
 			if fs.NArg() > 0 {
-				fmt.Fprintf(stderr, "%s version: unexpected arguments %q\n", program, fs.Args())
-				return 2
+				return UsageError(program+" version", fs, stderr, fmt.Errorf("unexpected arguments %q", fs.Args()))
 			}
 			f := ReadBuild()
 			if *asJSON {

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// Every command prints its help on stdout and exits 0, for CMD --help,
+// CMD -h and help CMD alike; nothing goes to stderr.
+func TestHelpEveryCommand(t *testing.T) {
+	for name := range commandNames() {
+		code, want, errOut := runStreams(name, "--help")
+		if code != 0 || errOut != "" || !strings.HasPrefix(want, "usage: gquant "+name) {
+			t.Errorf("%s --help: exit %d, stdout %.80q, stderr %q", name, code, want, errOut)
+			continue
+		}
+		for _, args := range [][]string{{"help", name}, {name, "-h"}} {
+			if code, out, errOut := runStreams(args...); code != 0 || errOut != "" || out != want {
+				t.Errorf("%q: exit %d, stderr %q, stdout differs from --help's: %.80q", args, code, errOut, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"rows", "quantize", "--help"}, {"fit", "calibrate", "--help"}, {"help", "fit", "calibrate"}} {
+		if code, out, errOut := runStreams(args...); code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: gquant "+args[0]) && !strings.HasPrefix(out, "usage: gquant "+args[1]) {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// A flag a command does not have is a usage error on every command: the
+// message, the command's usage line and the pointer to its --help on
+// stderr, nothing on stdout, exit status 2.
+func TestUnknownFlagEveryCommand(t *testing.T) {
+	for name := range commandNames() {
+		args := []string{name, "--no-such-flag", "x", "y"}
+		if name == "rows" || name == "completion" {
+			continue // subcommands first: below
+		}
+		code, out, errOut := runStreams(args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "gquant "+name+": unknown flag --no-such-flag") ||
+			!strings.Contains(errOut, "\nusage: gquant "+name) || !strings.HasSuffix(errOut, "Run 'gquant "+name+" --help' for every flag.\n") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := runStreams("rows", "quantize", "--no-such-flag")
+	if code != 2 || out != "" || !strings.Contains(errOut, "gquant rows quantize: unknown flag --no-such-flag") {
+		t.Errorf("rows quantize: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// The mistakes of issue 17, each with the message a user can act on.
+func TestUsageErrors(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	for _, tc := range []struct {
+		args []string
+		want []string // lines or parts of lines of stderr
+	}{
+		{[]string{"quantize", "--imatirx", "x.dat", model, out, "IQ2_K"},
+			[]string{"gquant quantize: unknown flag --imatirx; did you mean --imatrix?", "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]"}},
+		{[]string{"quantize", model, out, "Q4_K_M", "-1"},
+			[]string{"gquant quantize: invalid thread count -1: THREADS is 0 or more (0 or none: every core)"}},
+		{[]string{"quantize", model, out, "Q4_K_M", "two"}, []string{`gquant quantize: invalid thread count "two"`}},
+		{[]string{"quantize", model}, []string{"gquant quantize: need IN and TYPE"}},
+		{[]string{"quantize", model, out, "Q4_K_Q"}, []string{"gquant quantize: ", "Q4_K_Q"}},
+		{[]string{"quantize", "--custmo-q", "a=q8_0", model, out, "Q8_0"}, []string{"did you mean --custom-q?"}},
+		{[]string{"quantize", "--target-bpw", "4.5", model, out, "Q8_0"}, []string{"--target-bpw: mainline llama.cpp's automatic type choice is not supported; use 'gquant fit --budget"}},
+		{[]string{"quantize", "--tensor-type", "attn_q", model, out, "Q8_0"}, []string{"--tensor-type item 1", "want PATTERN=TYPE"}},
+		{[]string{"quantize", "--json", model, out, "Q8_0", "--output-tensor-type"}, []string{"--output-tensor-type needs a value"}},
+		{[]string{"plan", "--budgte", "GPU=1GiB", model, "Q8_0"}, []string{"did you mean --budget?", "usage: gquant plan"}},
+		{[]string{"split", "--split-max-tensors", "abc", "in", "p"}, []string{`gquant split: --split-max-tensors "abc": not a whole number`, "usage: gquant split"}},
+		{[]string{"split", "--split-max-size", "2X", model, filepath.Join(dir, "p")}, []string{"gquant split: --split-max-size"}},
+		{[]string{"split", model}, []string{"gquant split: want IN and PREFIX, got 1 argument(s)"}},
+		{[]string{"split", "--merge", model, out}, []string{"gquant split: --merge: use 'gquant merge SHARD OUT'"}},
+		{[]string{"merge", model}, []string{"gquant merge: want SHARD and OUT, got 1 argument(s)"}},
+		{[]string{"repack", "--undo", model}, []string{"gquant repack: want IN and OUT, got 1 argument(s)"}},
+		{[]string{"testmodel"}, []string{"gquant testmodel: want OUT.gguf, got 0 argument(s)"}},
+		{[]string{"testmodel", "--preset", "nope", out}, []string{"gquant testmodel: "}},
+		{[]string{"inspect", "--jsn", model}, []string{"did you mean --json?"}},
+		{[]string{"inspect"}, []string{"gquant inspect: want one FILE, got 0 argument(s)"}},
+		{[]string{"hash", "--sha265", model}, []string{"did you mean --sha256?"}},
+		{[]string{"hash"}, []string{"gquant hash: want one FILE or more"}},
+		{[]string{"rows", "quantize", "--type", "q4_0", "in"}, []string{"gquant rows quantize: want IN and OUT, got 1 argument(s)"}},
+		{[]string{"rows", "quantise"}, []string{`gquant rows: unknown subcommand "quantise"`}},
+		{[]string{"fit", "--budet", "GPU=1GiB", model}, []string{"did you mean --budget?"}},
+		{[]string{"fit", "--budget", "GPU=1GiB"}, []string{"gquant fit: need exactly one input model", "usage: gquant fit"}},
+		{[]string{"quantise", model}, []string{`gquant: unknown command "quantise"; did you mean quantize?`}},
+	} {
+		code, stdout, stderr := runStreams(tc.args...)
+		if code != 2 || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", tc.args, code, stdout, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%q: stderr lacks %q:\n%s", tc.args, w, stderr)
+			}
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a usage error wrote %s", out)
+	}
+}
+
+// llama-gguf-split's --split is accepted as the no-op it is here.
+func TestSplitFlagAccepted(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	code, stdout, stderr := runStreams("split", "--split", "--split-max-tensors", "40", "--dry-run", model, filepath.Join(t.TempDir(), "p"))
+	if code != 0 || !strings.Contains(stdout, "2 shards") {
+		t.Errorf("split --split: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// --tensor-type takes one PATTERN=TYPE with mainline's semantics (the
+// regex may hold commas, it is lower-cased) and keeps its place among
+// --custom-q rules; --tensor-type-file reads rules separated by white
+// space.
+func TestTensorTypeFlag(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	dir := t.TempDir()
+	ttFile := filepath.Join(dir, "types.txt")
+	if err := os.WriteFile(ttFile, []byte("ffn_down_exps=q4_0\nffn_up_exps=q5_0  ffn_gate_exps=q5_0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.gguf")
+	code, _, stderr := runStreams("quantize", "--pure",
+		"--tensor-type", `BLK\.[1-2]{1,1}\.ATTN_Q_A=q8_0`, // commas and capitals: mainline's semantics
+		"--custom-q", `attn_q_a=q6_K`,
+		"--tensor-type-file", ttFile,
+		model, out, "Q4_K")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	m, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want := map[string]string{
+		"blk.1.attn_q_a.weight": "q8_0", "blk.2.attn_q_a.weight": "q8_0", // --tensor-type, first
+		"blk.3.attn_q_a.weight": "q6_K", "blk.0.attn_q_a.weight": "q6_K", // then --custom-q
+		"blk.1.ffn_down_exps.weight": "q4_0", "blk.2.ffn_up_exps.weight": "q5_0", "blk.3.ffn_gate_exps.weight": "q5_0",
+		"blk.1.ffn_down_shexp.weight": "q4_K", // no rule: --pure
+	}
+	for _, tt := range m.Tensors {
+		if w, ok := want[tt.Name]; ok && tt.Type.String() != w {
+			t.Errorf("%s: %s, want %s", tt.Name, tt.Type, w)
+		}
+	}
+}
