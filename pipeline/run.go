@@ -46,6 +46,8 @@ type Output struct {
 	// Replace: the file exists but does not match the plan, and
 	// --partial-requant asks for it to be written again.
 	Replace bool
+
+	kept *Sidecar // the sidecar of a Skip file, for VerifyKept
 }
 
 // Event reports progress: tensor Index (0-based, over all outputs) of Count
@@ -690,16 +692,28 @@ func quantizePiece(t Tensor, p *piece) error {
 		var re *quantize.RowError
 		if errors.As(err, &re) {
 			_, rows, _ := dims(t.Shape)
-			return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is not finite",
-				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Column, re.Value)
+			return &locatedError{err: err, msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is not finite",
+				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Column, re.Value)}
 		}
 		var oe *quantize.OverflowError
 		if errors.As(err, &oe) {
 			_, rows, _ := dims(t.Shape)
-			return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (its float32 search overflows)",
-				p.matrix*rows+p.row+int64(oe.Row), p.matrix, p.row+int64(oe.Row), oe.Column, oe.Value, oe.Type)
+			return &locatedError{err: err, msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (its float32 search overflows)",
+				p.matrix*rows+p.row+int64(oe.Row), p.matrix, p.row+int64(oe.Row), oe.Column, oe.Value, oe.Type)}
 		}
 		return err
 	}
 	return nil
 }
+
+// locatedError is a kernel's error about one value (*quantize.RowError,
+// *quantize.OverflowError), which counts rows within the kernel call,
+// restated with the row counted in the tensor (and in its matrix). It
+// unwraps to the kernel's error, so errors.As finds it.
+type locatedError struct {
+	msg string
+	err error
+}
+
+func (e *locatedError) Error() string { return e.msg }
+func (e *locatedError) Unwrap() error { return e.err }
