@@ -422,14 +422,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 			nj := 0
 			for t := 0; t < iq2sTrials; t++ {
 				id := kernel.FMA32(float32(t-iq2sTrials/2), 0.1, 2*kMaxQ-1) / max
-				// GCC compiles the two groups of this loop differently
-				// (quantize_row_iq2_s_impl, Zen 4 build): group 0 rounds
-				// id*x before subtracting 1, group 1 fuses id*x-1 into one
-				// VFMADD. The difference shows where id*x lands within half
-				// an ulp of a level boundary (stress s202 row 21 block 14:
-				// id*x rounds to exactly 2, fused it is just above).
-				levelsOfUnfused(trialL[t][:8], id, xval[:8], kMaxQ-1)
-				levelsOf(trialL[t][8:16], id, xval[8:], kMaxQ-1)
+				levelsOfIQ2STrial(trialL[t][:16], id, xval, kMaxQ-1)
 				for k := 0; k < 2; k++ {
 					u := g.pack(trialL[t][8*k:])
 					trialOnGrid[t][k] = g.kmap[u] >= 0
@@ -539,6 +532,27 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 // ggml-quants.c fuses it; the golden file decides.
 func levelOfUnfused(id, x float32, maxL int) int8 {
 	return int8(max(0, min(maxL, round(0.5*(float32(id*x)-1)))))
+}
+
+// levelsOfIQ2STrial is the level rounding of iq2_s's trial scales over its 16
+// values: GCC compiles the two groups of that loop differently
+// (quantize_row_iq2_s_impl, Zen 4 build): group 0 rounds id*x before
+// subtracting 1 (levelOfUnfused), group 1 fuses id*x-1 into one VFMADD
+// (levelOf). It shows where id*x lands within half an ulp of a level
+// boundary (stress s202 row 21 block 14: id*x rounds to exactly 2, fused it
+// is just above).
+func levelsOfIQ2STrial(L []int8, id float32, x []float32, maxL int) {
+	L, x = L[:16], x[:16]
+	if useNeighbourAVX2 {
+		levelsIQ2STrialAVX2(&L[0], id, &x[0], 16, maxL)
+		return
+	}
+	for i, v := range x[:8] {
+		L[i] = levelOfUnfused(id, v, maxL)
+	}
+	for i, v := range x[8:] {
+		L[8+i] = levelOf(id, v, maxL)
+	}
 }
 
 // allFinite reports whether no value is NaN or infinite (ranks order only

@@ -12,6 +12,11 @@ func levelsAVX2(L *int8, id float32, x *float32, n, maxL int)
 //go:noescape
 func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int)
 
+// levelsIQ2STrialAVX2 is levelsOfIQ2STrial for 16 values (n = 16).
+//
+//go:noescape
+func levelsIQ2STrialAVX2(L *int8, id float32, x *float32, n, maxL int)
+
 // sumsOddFMA is sumsOdd with scalar VFMADD231SS (correctly rounded).
 //
 //go:noescape

@@ -75,6 +75,20 @@ udone:
 	VZEROUPPER
 	RET
 
+// func levelsIQ2STrialAVX2(L *int8, id float32, x *float32, n, maxL int)
+// levelsOfIQ2STrial: x[0..7] as levelsUnfusedAVX2, x[8..15] as levelsAVX2
+// (n is 16), in one call.
+TEXT ·levelsIQ2STrialAVX2(SB), NOSPLIT, $0-40
+	LEVELS_SETUP
+	VMULPS      (SI), Y15, Y0
+	VSUBPS      Y13, Y0, Y0
+	LEVELS_FINISH
+	VMOVAPS     Y13, Y0
+	VFMSUB231PS (SI), Y15, Y0
+	LEVELS_FINISH
+	VZEROUPPER
+	RET
+
 // func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32)
 // Sequential sums over i of fma(w*x, q, sumqx) and fma(w*q, q, sumq2) with
 // q = 2L+1 and both products rounded.

@@ -47,6 +47,16 @@ func TestLevelsAndSumsAVX2MatchGo(t *testing.T) {
 		if gotU != wantU {
 			t.Fatalf("unfused levels id=%g x=%v: assembly %v, Go %v", id, x, gotU[:n], wantU[:n])
 		}
+		if n >= 16 {
+			var gotT, wantT [16]int8
+			useNeighbourAVX2 = false
+			levelsOfIQ2STrial(wantT[:], id, x, maxL)
+			useNeighbourAVX2 = true
+			levelsOfIQ2STrial(gotT[:], id, x, maxL)
+			if gotT != wantT || [8]int8(wantT[:8]) != [8]int8(wantU[:8]) {
+				t.Fatalf("iq2_s trial levels id=%g x=%v: assembly %v, Go %v", id, x[:16], gotT, wantT)
+			}
+		}
 		useNeighbourAVX2 = false
 		levelsOf(want[:n], id, x, maxL)
 		wqx, wq2 := sumsOdd(w, x, want[:n])

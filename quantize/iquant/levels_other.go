@@ -21,3 +21,7 @@ func sortRanksAVX2(x *float32, n int, idx *int) {
 func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32) {
 	panic("iquant: sumsOddTrialsAVX2 without assembly")
 }
+
+func levelsIQ2STrialAVX2(L *int8, id float32, x *float32, n, maxL int) {
+	panic("iquant: levelsIQ2STrialAVX2 without assembly")
+}
