@@ -57,6 +57,9 @@ type Event struct {
 	Name         string
 	Done, Bytes  int64
 	Finished     bool // the tensor is fully written
+	// Fallback, on the Finished event only, lists the rows of the tensor
+	// the reference cannot quantize (see Fallback), nil when none.
+	Fallback *Fallback
 }
 
 // Options adjusts Run.
@@ -117,7 +120,8 @@ type piece struct {
 	buf      *buffers // borrowed from the pool for the piece's lifetime
 	src      []float32
 	dst      []byte
-	overGate bool // some |src| reaches overflowGate (see checkOutput)
+	overGate bool      // some |src| reaches overflowGate (see checkOutput)
+	fallback *Fallback // rows written by a substitute encoding (tensor rows)
 	err      error
 }
 
@@ -300,6 +304,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	pending := map[int]*piece{}
 	next := 0
 	var tensorDone int64
+	var tensorFallback *Fallback // of the tensor being written
 	var firstErr error
 	outHash := xxhash.New()
 	for p := range done {
@@ -326,6 +331,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				err = w.RewindTensor()
 				outHash.Reset()
 				tensorDone = 0
+				tensorFallback = nil
 			} else {
 				_, err = w.Write(q.dst)
 				outHash.Write(q.dst)
@@ -347,12 +353,18 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				break
 			}
 			tensorDone += q.inBytes
+			tensorFallback = tensorFallback.merge(q.fallback)
 			if opt.Progress != nil && q.kind != pieceRewind {
-				opt.Progress(Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
-					Bytes: in.Tensors[t.Source].Size, Finished: q.last})
+				ev := Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
+					Bytes: in.Tensors[t.Source].Size, Finished: q.last}
+				if q.last {
+					ev.Fallback = tensorFallback
+				}
+				opt.Progress(ev)
 			}
 			if q.last {
 				tensorDone = 0
+				tensorFallback = nil
 			}
 			if q.buf != nil {
 				slots <- q.buf
@@ -688,7 +700,15 @@ func quantizePiece(t Tensor, p *piece) error {
 	}
 	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
 	p.dst = p.buf.out
-	if err := quantize.QuantizeRowsInto(p.dst, t.Type, int(p.rows), int(ne0), p.src, im); err != nil {
+	rep, err := quantize.QuantizeRowsReport(p.dst, t.Type, int(p.rows), int(ne0), p.src, im)
+	if fb := rep.Fallback; fb != nil {
+		_, rows, _ := dims(t.Shape)
+		p.fallback = &Fallback{Type: fb.Type, Reason: fb.Reason}
+		for _, r := range fb.Rows {
+			p.fallback.Rows = append(p.fallback.Rows, p.matrix*rows+p.row+int64(r))
+		}
+	}
+	if err != nil {
 		var re *quantize.RowError
 		if errors.As(err, &re) {
 			_, rows, _ := dims(t.Shape)
