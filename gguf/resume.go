@@ -178,3 +178,8 @@ func EncodeHeader(md Metadata, tensors []TensorInfo) ([]byte, error) {
 	}
 	return e.buf, nil
 }
+
+// Locked reports whether a writer holds the lock of the temporary file at
+// path (in this process or another): false for a file whose writer is gone
+// or detached.
+func Locked(path string) bool { return lockedByOther(path) }

@@ -191,7 +191,7 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		}
 		var cands []*Resumable
 		for _, t := range temps {
-			if t.Live || t.PID == 0 || strings.HasSuffix(t.Path, ".progress") {
+			if !stale(t) || strings.HasSuffix(t.Path, ".progress") {
 				continue
 			}
 			r, why := resumable(t.Path, o.Path, size, header, plan)
@@ -217,7 +217,7 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		}
 		// Everything else of the outputs' stale temporary files goes.
 		for _, t := range temps {
-			if t.Live || t.PID == 0 || best != nil && (t.Path == best.Temp || t.Path == journalPath(best.Temp)) {
+			if !stale(t) || best != nil && (t.Path == best.Temp || t.Path == journalPath(best.Temp)) {
 				continue
 			}
 			if err := os.Remove(t.Path); err == nil && !strings.HasSuffix(t.Path, ".progress") {
@@ -226,6 +226,19 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		}
 	}
 	return res, nil
+}
+
+// stale reports whether t is a temporary file (or progress record) of this
+// version that no writer holds: its process is gone, or it is this
+// process's and no longer locked (a Run that was stopped with Keep).
+func stale(t gguf.TempFile) bool {
+	if t.PID == 0 {
+		return false
+	}
+	if t.PID == os.Getpid() {
+		return !gguf.Locked(strings.TrimSuffix(t.Path, ".progress"))
+	}
+	return !t.Live
 }
 
 // resumable reads tmp's progress record and matches it with the plan's
