@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize"
 )
 
 // PlannedTensor is one tensor of a quantize plan, as Check needs it: the
@@ -193,7 +192,7 @@ func Check(m *Matrix, plan []PlannedTensor) *CheckReport {
 			if from != t.Name {
 				msg += " in " + from
 			}
-			if quantize.FailsOnZeroImportance(t.Type) {
+			if info, _ := t.Type.Info(); info.ZeroImportanceFails {
 				msg += fmt.Sprintf(": the reference's %s kernel gives NaN or unreproducible output on an all-zero importance slice (gquant uses uniform importance there)", t.Type)
 			} else {
 				msg += fmt.Sprintf(": quantized as %s with all-zero importance there", t.Type)

@@ -101,9 +101,9 @@ func CheckOverrides(kvs []KV) error {
 	return nil
 }
 
-// ErrRequantize is returned when a quantized input would be requantized
-// without AllowRequantize.
-var ErrRequantize = errors.New("requantizing is disabled (pass --allow-requantize)")
+// ErrRequantize is returned when a quantized input tensor would be
+// quantized again without Config.AllowRequantize.
+var ErrRequantize = errors.New("pipeline: tensor is quantized already")
 
 // ModelParams reads the hyper-parameters the type choice needs from
 // metadata. A key of the wrong type (a string block count, say) is an error
@@ -167,8 +167,8 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	}
 	sel := cfg.Selection
 	sel.HasImatrix = cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0
-	if !sel.HasImatrix && !sel.IgnoreImatrixRules && !sel.Repack && sel.FileType.RequiresImatrix() {
-		return nil, fmt.Errorf("%s needs an importance matrix: pass --imatrix FILE (or --ignore-imatrix-rules to quantize anyway; the result will be poor)", sel.FileType)
+	if !sel.HasImatrix && !sel.IgnoreImatrixRules && sel.FileType.RequiresImatrix() {
+		return nil, fmt.Errorf("file type %s: %w (llama-quantize refuses it without one)", sel.FileType, quantize.ErrNeedsImatrix)
 	}
 	tensors := make([]recipes.Tensor, len(in.Tensors))
 	for i, t := range in.Tensors {
@@ -190,7 +190,7 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	for i, c := range rp.Choices {
 		tp := TensorPlan{Choice: c}
 		src := in.Tensors[i]
-		if c.Quantize && !sel.Repack {
+		if c.Quantize {
 			if src.Type.IsQuantized() && !cfg.AllowRequantize && c.Type != src.Type {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
@@ -216,13 +216,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sel.HasImatrix && !sel.Repack {
+	if sel.HasImatrix {
 		plan.Warnings = append(plan.Warnings, unusedImatrix(cfg, rp.Choices, imat)...)
 	}
-	if !sel.IgnoreImatrixRules && !sel.Repack {
-		if err := rp.CheckImatrix(func(name string) bool { return imat[in.TensorIndex(name)] != nil }); err != nil {
-			return nil, err
-		}
+	if err := checkImatrix(rp.Choices, imat); err != nil {
+		return nil, err
 	}
 
 	md := outputMetadata(in.Metadata, cfg, rp.FileType)
@@ -326,6 +324,19 @@ func splitOutputs(plan *Plan, md gguf.Metadata, limits splitter.Limits, prefix s
 		}
 		plan.Outputs[s] = o
 		plan.Sizes[s] = sh.FileSize
+	}
+	return nil
+}
+
+// checkImatrix refuses, as llama-quantize does, the first tensor that the
+// type choice marks as needing importance data (recipes.Choice.NeedsImatrix,
+// never set with --ignore-imatrix-rules) and that has none (imat, by input
+// tensor).
+func checkImatrix(choices []recipes.Choice, imat [][]float32) error {
+	for _, c := range choices {
+		if c.Quantize && c.NeedsImatrix && imat[c.Index] == nil {
+			return fmt.Errorf("tensor %s as %s: %w (llama-quantize refuses very low-bit types without importance data for the tensor)", c.Name, c.Type, quantize.ErrNeedsImatrix)
+		}
 	}
 	return nil
 }

@@ -47,9 +47,11 @@ func SetOptions(o Options) {
 	iqk.SlowIQ2KS = o.SlowIQ2KS
 }
 
-// ErrNeedsImatrix is returned for types the reference refuses to quantize
-// without an importance matrix.
-var ErrNeedsImatrix = errors.New("quantize: type needs an importance matrix")
+// ErrNeedsImatrix is wrapped by every refusal for want of importance data:
+// QuantizeRows' for a type whose reference kernel does not run without an
+// importance matrix (formats.TypeInfo.NeedsImatrix), and the pipeline's for
+// a file type or tensor llama-quantize refuses without one.
+var ErrNeedsImatrix = errors.New("quantize: importance matrix needed")
 
 // ErrUnsupported is returned for types without a quantizer.
 var ErrUnsupported = errors.New("quantize: no quantizer for type")
@@ -76,21 +78,15 @@ func CallScoped(t formats.Type, hasImatrix bool) bool {
 	return t == formats.Q2_K && !hasImatrix
 }
 
-// zeroImportanceFails lists the types whose reference kernels cannot handle
-// an importance slice that is all zeros (NaN scales, or reads of
-// uninitialised memory, so the reference's output is not reproducible).
-var zeroImportanceFails = map[formats.Type]bool{
-	formats.Q4_K: true, formats.IQ2_XXS: true, formats.IQ2_XS: true, formats.IQ2_S: true,
-	formats.IQ3_XXS: true, formats.IQ1_S: true,
-	formats.Q4_K_R4: true, formats.IQ2_XXS_R4: true, formats.IQ2_XS_R4: true, formats.IQ2_S_R4: true,
-	formats.IQ3_XXS_R4: true, formats.IQ1_S_R4: true,
-}
-
 // FailsOnZeroImportance reports whether the reference's kernel for t fails on
-// an all-zero importance slice (an expert that never saw calibration data).
-// Callers replace such a slice by uniform importance, as mainline llama.cpp
-// does; every other type handles it deterministically and gets it as is.
-func FailsOnZeroImportance(t formats.Type) bool { return zeroImportanceFails[t] }
+// an all-zero importance slice (an expert that never saw calibration data):
+// the descriptor's ZeroImportanceFails. Callers replace such a slice by
+// uniform importance, as mainline llama.cpp does; every other type handles
+// it deterministically and gets it as is.
+func FailsOnZeroImportance(t formats.Type) bool {
+	info, _ := t.Info()
+	return info.ZeroImportanceFails
+}
 
 // RowError reports a row that cannot be quantized.
 type RowError struct {
@@ -198,8 +194,8 @@ func quantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix [
 	if imatrix != nil && len(imatrix) != ne0 {
 		return fmt.Errorf("quantize: importance matrix has %d values for rows of %d", len(imatrix), ne0)
 	}
-	if imatrix == nil && t.Known() && mustInfo(t).NeedsImatrix {
-		return fmt.Errorf("%w: %s (pass an importance matrix, e.g. --imatrix FILE)", ErrNeedsImatrix, t)
+	if imatrix == nil && mustInfo(t).NeedsImatrix {
+		return fmt.Errorf("%w: the %s kernel does not run without one", ErrNeedsImatrix, t)
 	}
 	// Kernels that see every value's exponent anyway check the input as
 	// they go; the others get it checked here first. Either way a

@@ -719,51 +719,15 @@ func interleavedProperties(t formats.Type) (formats.Type, int) {
 	return t, 1
 }
 
-// repackInfo is iqk's get_repack_info: the interleaved type --repack turns
-// each type into and the row count that must divide the tensor's rows.
-var repackInfo = map[formats.Type]struct {
-	to   formats.Type
-	rows int
-}{
-	formats.IQ2_K: {formats.IQ2_K_R4, 4}, formats.IQ3_K: {formats.IQ3_K_R4, 4}, formats.IQ4_K: {formats.IQ4_K_R4, 4},
-	formats.IQ5_K: {formats.IQ5_K_R4, 4}, formats.IQ4_XS: {formats.IQ4_XS_R8, 8}, formats.IQ4_KS: {formats.IQ4_KS_R4, 4},
-	formats.IQ5_KS: {formats.IQ5_KS_R4, 4}, formats.IQ4_NL: {formats.IQ4_NL_R4, 4}, formats.IQ2_BN: {formats.IQ2_BN_R4, 4},
-	formats.IQ2_XXS: {formats.IQ2_XXS_R4, 4}, formats.IQ2_XS: {formats.IQ2_XS_R4, 4}, formats.IQ2_S: {formats.IQ2_S_R4, 4},
-	formats.IQ3_XXS: {formats.IQ3_XXS_R4, 4}, formats.IQ3_S: {formats.IQ3_S_R4, 4}, formats.Q2_K: {formats.Q2_K_R4, 4},
-	formats.Q3_K: {formats.Q3_K_R4, 4}, formats.Q4_K: {formats.Q4_K_R4, 4}, formats.Q5_K: {formats.Q5_K_R4, 4},
-	formats.Q6_K: {formats.Q6_K_R4, 4}, formats.Q4_0: {formats.Q4_0_R8, 8}, formats.Q5_0: {formats.Q5_0_R4, 4},
-	formats.Q6_0: {formats.Q6_0_R4, 4}, formats.Q8_0: {formats.Q8_0_R8, 8}, formats.Q8_K: {formats.Q8_K_R8, 8},
-	formats.Q8_KV: {formats.Q8_KV_R8, 8}, formats.MXFP4: {formats.MXFP4_R8, 8},
-}
-
-// repackedType is iqk_repacked_type: the type --repack gives a tensor.
-// bf16 and f16 repack to bf16_r16 only on a build with AVX512-BF16.
-func repackedType(name string, src formats.Type, ne1 int64, withBF16 bool) formats.Type {
-	if name == "token_embd.weight" || name == "per_layer_token_embd.weight" {
-		return src
-	}
-	info, ok := repackInfo[src]
-	if !ok && withBF16 && (src == formats.BF16 || src == formats.F16) {
-		info, ok = struct {
-			to   formats.Type
-			rows int
-		}{formats.BF16_R16, 16}, true
-	}
-	if ok && ne1%int64(info.rows) == 0 {
-		return info.to
-	}
-	return src
-}
-
 // NeedsImatrix reports whether llama-quantize refuses to quantize a tensor
 // called name to t under file type ft when it has no importance data for
-// it (unless --ignore-imatrix-rules): the very-low-bit types, and q2_K in a
-// Q2_K_S file. token_embd.weight and output.weight are exempt.
+// it (unless --ignore-imatrix-rules): the very-low-bit types
+// (formats.TypeInfo.RefusedWithoutImatrix), and q2_K in a Q2_K_S file.
+// token_embd.weight and output.weight are exempt.
 func NeedsImatrix(t formats.Type, ft FileType, name string) bool {
 	if name == "token_embd.weight" || name == "output.weight" {
 		return false
 	}
-	return typeIsAny(t, formats.IQ2_XXS, formats.IQ2_XXS_R4, formats.IQ2_XS, formats.IQ2_XS_R4, formats.IQ2_S,
-		formats.IQ2_S_R4, formats.IQ1_S, formats.IQ1_S_R4, formats.IQ1_M, formats.IQ1_M_R4, formats.IQ1_KT,
-		formats.IQ2_KT) || (t == formats.Q2_K && ft == FileTypeQ2_K_S)
+	info, _ := t.Info()
+	return info.RefusedWithoutImatrix || (t == formats.Q2_K && ft == FileTypeQ2_K_S)
 }

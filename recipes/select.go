@@ -1,12 +1,9 @@
 package recipes
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/dlclark/regexp2"
 
 	"github.com/gquant/gquant/formats"
 )
@@ -79,9 +76,6 @@ type Options struct {
 	Rules              *RuleSet // --custom-q rules and recipe files, in order
 	HasImatrix         bool     // an importance matrix with at least one entry was given
 	IgnoreImatrixRules bool     // --ignore-imatrix-rules
-	Repack             bool     // --repack: only repack to the _r4/_r8 variants, nothing is requantized
-	RepackPatterns     []string // --repack-pattern regexes (nil: repack every tensor that can be)
-	RepackBF16         bool     // repack bf16/f16 to bf16_r16, as a reference built with AVX512-BF16 does
 	// LikeReference ignores the rules where llama-quantize silently ignores
 	// them (with --pure and for the F32/F16/BF16/BF16_R16 file types). By
 	// default the rules are applied there and the plan carries a warning.
@@ -100,7 +94,6 @@ const (
 	ReasonBuiltin                  // the reference's built-in mixture for the file type
 	ReasonCustomRule               // a --custom-q or recipe rule (Choice.Rule)
 	ReasonOverride                 // a --*-type option (Choice.Option)
-	ReasonRepack                   // --repack
 )
 
 func (r Reason) String() string {
@@ -115,8 +108,6 @@ func (r Reason) String() string {
 		return "custom rule"
 	case ReasonOverride:
 		return "option"
-	case ReasonRepack:
-		return "repack"
 	}
 	return fmt.Sprintf("reason(%d)", int(r))
 }
@@ -128,7 +119,7 @@ type Choice struct {
 	Shape    []int64
 	Source   formats.Type // type in the input
 	Type     formats.Type // type in the output (== Source when not Quantize)
-	Quantize bool         // the data is converted (quantized or repacked), not copied
+	Quantize bool         // the data is converted, not copied
 	Reason   Reason
 	Rule     *Rule  // the custom rule that decided, for ReasonCustomRule
 	Option   string // the option that decided, for ReasonOverride ("--attn-v-type")
@@ -155,9 +146,6 @@ type Plan struct {
 	Rules     *RuleSet
 }
 
-// ErrNeedsImatrix is returned by Plan.CheckImatrix.
-var ErrNeedsImatrix = errors.New("recipes: missing importance matrix for a very low-bit type")
-
 // Select decides the output type of every tensor, in order, as llama-quantize
 // would. The tensors must be the whole model in file order: the built-in
 // mixture counts attn_v/ffn_down tensors as it goes.
@@ -165,9 +153,6 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 	plan := &Plan{FileType: opts.FileType, Rules: opts.Rules}
 	if opts.Rules != nil {
 		plan.Warnings = append(plan.Warnings, opts.Rules.Warnings...)
-	}
-	if opts.Repack {
-		return selectRepack(plan, opts, model, tensors)
 	}
 	ft := opts.FileType
 	if opts.CopyOnly {
@@ -399,66 +384,6 @@ func noInterleavedEmbeddings(c *Choice, name string, t formats.Type) formats.Typ
 		return base
 	}
 	return t
-}
-
-func selectRepack(plan *Plan, opts Options, model Model, tensors []Tensor) (*Plan, error) {
-	plan.FileType = RepackedFileType(model.FileType)
-	var patterns []*regexp2.Regexp
-	for _, p := range opts.RepackPatterns {
-		re, _, err := compileRegex(p)
-		if err != nil {
-			return nil, fmt.Errorf("recipes: --repack-pattern %q: %w", p, err)
-		}
-		patterns = append(patterns, re)
-	}
-	budget := NewBudget(opts.RuleBudget)
-	for i, t := range tensors {
-		c := Choice{Index: i, Name: t.Name, Shape: t.Shape, Source: t.Type, Type: t.Type, Reason: ReasonCopied}
-		to := repackedType(t.Name, t.Type, t.ne()[1], opts.RepackBF16)
-		matched := true
-		if patterns != nil && to != t.Type {
-			var err error
-			if matched, err = anyMatch(budget, patterns, t.Name); err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case to == t.Type:
-			c.Why = "--repack: no interleaved variant for this tensor"
-		case !matched:
-			c.Why = "--repack: no --repack-pattern matches"
-		default:
-			c.Type, c.Quantize, c.Reason = to, true, ReasonRepack
-			c.Why = fmt.Sprintf("--repack: %s -> %s", t.Type, to)
-		}
-		plan.Choices = append(plan.Choices, c)
-	}
-	return plan, nil
-}
-
-func anyMatch(b *Budget, res []*regexp2.Regexp, name string) (bool, error) {
-	for _, re := range res {
-		m, err := b.Search(re, "--repack-pattern "+re.String(), name)
-		if err != nil {
-			return false, err
-		}
-		if m != nil {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// CheckImatrix returns an error naming the first tensor llama-quantize would
-// refuse: one that needs importance data (Choice.NeedsImatrix) for which
-// haveData reports none. The pipeline calls it before quantizing anything.
-func (p *Plan) CheckImatrix(haveData func(name string) bool) error {
-	for _, c := range p.Choices {
-		if c.Quantize && c.NeedsImatrix && (haveData == nil || !haveData(c.Name)) {
-			return fmt.Errorf("%w: tensor %s as %s (pass an importance matrix or --ignore-imatrix-rules)", ErrNeedsImatrix, c.Name, c.Type)
-		}
-	}
-	return nil
 }
 
 // ConsultedNames lists the tensors whose type the custom rules could

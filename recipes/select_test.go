@@ -1,7 +1,6 @@
 package recipes
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -318,41 +317,6 @@ func TestOverridesAndModes(t *testing.T) {
 	}
 }
 
-func TestRepackSelection(t *testing.T) {
-	m := Model{Arch: "llama", NLayer: 1, FileType: FileTypeQ4_K_M}
-	ts := []Tensor{
-		{"token_embd.weight", []int64{256, 512}, formats.Q4_K},
-		{"blk.0.attn_q.weight", []int64{256, 256}, formats.Q4_K},
-		{"blk.0.attn_k.weight", []int64{256, 6}, formats.Q4_K}, // 6 rows: not a multiple of 4
-		{"blk.0.attn_v.weight", []int64{256, 256}, formats.Q8_0},
-		{"blk.0.ffn_up.weight", []int64{256, 256}, formats.BF16},
-		{"blk.0.attn_norm.weight", []int64{256}, formats.F32},
-	}
-	want := []formats.Type{formats.Q4_K, formats.Q4_K_R4, formats.Q4_K, formats.Q8_0_R8, formats.BF16, formats.F32}
-	plan, err := Select(Options{Repack: true}, m, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range plan.Choices {
-		if c.Type != want[i] || c.Quantize != (want[i] != ts[i].Type) {
-			t.Errorf("%s: %s, want %s", c.Name, c, want[i])
-		}
-	}
-	if plan.FileType != FileTypeQ4_K_R4 {
-		t.Errorf("repacked file type %s", plan.FileType)
-	}
-	plan, err = Select(Options{Repack: true, RepackBF16: true, RepackPatterns: []string{`ffn_`}}, m, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := plan.Choices[1]; c.Quantize {
-		t.Errorf("pattern should exclude %s", c)
-	}
-	if c := plan.Choices[4]; c.Type != formats.BF16_R16 {
-		t.Errorf("bf16 repack with AVX512-BF16: %s", c)
-	}
-}
-
 func TestNeedsImatrix(t *testing.T) {
 	for _, tc := range []struct {
 		t    formats.Type
@@ -376,20 +340,26 @@ func TestNeedsImatrix(t *testing.T) {
 			t.Errorf("NeedsImatrix(%s, %s, %s) = %v", tc.t, tc.ft, tc.name, got)
 		}
 	}
+	// The plan marks the tensors the rule applies to; --ignore-imatrix-rules
+	// marks none (the pipeline refuses marked tensors without data).
 	m, ts := llamaDense(2, false)
-	plan, err := Select(Options{FileType: FileTypeIQ2_XXS}, m, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := plan.CheckImatrix(func(string) bool { return false }); !errors.Is(err, ErrNeedsImatrix) {
-		t.Errorf("CheckImatrix without data: %v", err)
-	}
-	plan, err = Select(Options{FileType: FileTypeIQ2_XXS, IgnoreImatrixRules: true}, m, ts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := plan.CheckImatrix(nil); err != nil {
-		t.Errorf("--ignore-imatrix-rules: %v", err)
+	for _, ignore := range []bool{false, true} {
+		plan, err := Select(Options{FileType: FileTypeIQ2_XXS, IgnoreImatrixRules: ignore}, m, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked := 0
+		for _, c := range plan.Choices {
+			if c.NeedsImatrix {
+				marked++
+				if !c.Quantize || c.Name == "token_embd.weight" || c.Name == "output.weight" {
+					t.Errorf("ignore=%v: %s marked", ignore, c)
+				}
+			}
+		}
+		if (marked > 0) == ignore {
+			t.Errorf("ignore=%v: %d tensors marked as needing importance data", ignore, marked)
+		}
 	}
 }
 
@@ -432,11 +402,6 @@ func TestInterleavedTableAgainstFormats(t *testing.T) {
 		}
 		if typ.Base() != p.base || typ.Interleave() != p.rows {
 			t.Errorf("%s: reference %s x%d, formats %s x%d", typ, p.base, p.rows, typ.Base(), typ.Interleave())
-		}
-	}
-	for typ, r := range repackInfo {
-		if r.to.Interleave() != r.rows {
-			t.Errorf("repack %s -> %s by %d rows, formats says %d", typ, r.to, r.rows, r.to.Interleave())
 		}
 	}
 }

@@ -31,6 +31,10 @@
 //     bf16_r16, which is not a byte shuffle and is not done here), so on
 //     other machines its --repack keeps bf16 tensors, and its BF16 ->
 //     BF16_R16 file type change, as they are.
+//   - q8_K -> q8_k_r8 is not done: the reference's repack turns q8_K's
+//     fp32 block scales into fp16, which is no byte shuffle (and
+//     llama-quantize never writes q8_K, an intermediate type of the dot
+//     products). formats.TypeInfo records it as RepackLossy.
 //   - q8_KV -> q8_KV_r8 gives what quantizing straight to q8_KV_r8 gives.
 //     The reference's offline repack of that pair keeps q8_KV's row size
 //     and produces a tensor that dequantizes to inf.

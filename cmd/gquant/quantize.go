@@ -163,6 +163,9 @@ func exitCode(program string, err error, stderr io.Writer) int {
 		return int(st)
 	}
 	fmt.Fprintln(stderr, program+":", err)
+	if a := advice(err); a != "" {
+		fmt.Fprintln(stderr, program+":", a)
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -227,7 +230,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 
 	sel := recipes.Options{FileType: ft, CopyOnly: copyOnly, Pure: q.pure, LeaveOutputTensor: q.leaveOutput,
-		IgnoreImatrixRules: q.ignoreImatrixRules, Repack: q.repack, LikeReference: q.likeReference}
+		IgnoreImatrixRules: q.ignoreImatrixRules, LikeReference: q.likeReference}
 	for _, o := range []struct {
 		flag, val string
 		dst       **formats.Type
@@ -267,9 +270,6 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	if rules.Len() > 0 {
 		sel.Rules = rules
-	}
-	for _, p := range q.repackPattern {
-		sel.RepackPatterns = append(sel.RepackPatterns, strings.Split(p, ",")...)
 	}
 	overrides, err := parseOverrides(q.overrideKV)
 	if err == nil {
@@ -321,7 +321,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	files.Read(q.rules.files()...)
 	files.Read(q.planning.placeFiles...)
 	if q.repack {
-		return runRepackForm(in, cfg, sel, q.dryRun, files, stdout, stderr)
+		return runRepackForm(in, cfg, q.repackPatterns(), q.dryRun, files, stdout, stderr)
 	}
 	plan, err := pipeline.Build(in, cfg)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/pipeline"
-	"github.com/gquant/gquant/recipes"
 	"github.com/gquant/gquant/repack"
 )
 
@@ -17,8 +16,8 @@ import (
 // IN OUT TYPE`: TYPE is ignored (the file type follows from the input's, as
 // in the reference) and nothing is requantized. It is `gquant repack` under
 // the reference's spelling.
-func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dryRun bool, files *cli.Files, stdout, stderr io.Writer) error {
-	plan, err := repack.NewPlan(in, repack.Options{Patterns: sel.RepackPatterns, Lenient: true, Merge: !cfg.KeepSplit, Split: cfg.Split})
+func runRepackForm(in *gguf.Model, cfg pipeline.Config, patterns []string, dryRun bool, files *cli.Files, stdout, stderr io.Writer) error {
+	plan, err := repack.NewPlan(in, repack.Options{Patterns: patterns, Lenient: true, Merge: !cfg.KeepSplit, Split: cfg.Split})
 	if errors.Is(err, repack.ErrNothingToDo) {
 		fmt.Fprintln(stdout, "--repack: nothing to do (no tensor can be repacked)")
 		return nil
@@ -64,6 +63,16 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, sel recipes.Options, dry
 	fmt.Fprintf(stdout, "repacked %d of %d tensors; general.file_type %s -> %s; wrote %s\n",
 		plan.Converted, len(plan.Tensors), plan.FileType.From, plan.FileType.To, strings.Join(paths, ", "))
 	return nil
+}
+
+// repackPatterns are the --repack-pattern regexes, each value split at commas
+// as llama-quantize splits it.
+func (q *quantizeFlags) repackPatterns() []string {
+	var out []string
+	for _, p := range q.repackPattern {
+		out = append(out, strings.Split(p, ",")...)
+	}
+	return out
 }
 
 // checkRepackOutputs adds a repack's outputs with their exact sizes to

@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/quantize"
+	"github.com/gquant/gquant/recipes"
+)
+
+// The kernel's errors about a value reach the caller of Run intact below the
+// tensor's context, so errors.As finds them (issue 18 item 6).
+func TestRunErrorsUnwrapToTheKernels(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		value float32
+		typ   formats.Type
+		as    func(error) bool
+	}{
+		{"NaN", float32(math.NaN()), formats.Q8_0, func(err error) bool {
+			var re *quantize.RowError
+			return errors.As(err, &re) && re.Column == 3 && math.IsNaN(float64(re.Value))
+		}},
+		{"huge", 1e30, formats.IQ3_S, func(err error) bool {
+			var oe *quantize.OverflowError
+			return errors.As(err, &oe) && oe.Type == formats.IQ3_S
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.gguf")
+			writeBF16Model(t, in, 256, 300, 217, tc.value)
+			m, err := gguf.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			outs := []Output{{Path: filepath.Join(dir, "out.gguf"), Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 300}, Source: 0, Type: tc.typ, Convert: true}}}}
+			err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: 256 * 10})
+			if err == nil || !tc.as(err) {
+				t.Fatalf("error %v does not unwrap to the kernel's", err)
+			}
+			// The message counts the row in the tensor, not in the kernel call.
+			if !strings.Contains(err.Error(), "row 217") {
+				t.Errorf("error %q does not name row 217", err)
+			}
+		})
+	}
+}
+
+// Refusals for want of importance data wrap quantize.ErrNeedsImatrix, whether
+// the file type, a tensor's type or the kernel refuses, and name no flag:
+// the command line adds the advice.
+func TestNeedsImatrixErrors(t *testing.T) {
+	m, im := openGolden(t)
+	out := filepath.Join(t.TempDir(), "o.gguf")
+	// The file type: llama-quantize refuses IQ2_XXS without an importance matrix.
+	_, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeIQ2_XXS}, Output: out})
+	if !errors.Is(err, quantize.ErrNeedsImatrix) || !strings.Contains(err.Error(), "IQ2_XXS") {
+		t.Errorf("IQ2_XXS without importance data: %v", err)
+	}
+	// A tensor: iq1_m by a rule, its entry left out of the importance matrix.
+	rules, err := recipes.ParseCustomQ(`blk\.1\.ffn_down_exps=iq1_m`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Filter(nil, []string{"blk.1.ffn_down_exps.weight"})
+	sel := recipes.Options{FileType: recipes.FileTypeQ4_K_M, Rules: rules}
+	_, err = Build(m, Config{Selection: sel, Imatrix: im, ImatrixPath: "x.dat", Output: out})
+	if !errors.Is(err, quantize.ErrNeedsImatrix) || !strings.Contains(err.Error(), "blk.1.ffn_down_exps.weight") {
+		t.Errorf("iq1_m tensor without importance data: %v", err)
+	}
+	sel.IgnoreImatrixRules = true
+	if _, err := Build(m, Config{Selection: sel, Imatrix: im, ImatrixPath: "x.dat", Output: out}); err != nil {
+		t.Errorf("with IgnoreImatrixRules: %v", err)
+	}
+	// The kernel: iq2_xs does not run without importance weights.
+	_, err = quantize.QuantizeRows(formats.IQ2_XS, 1, 256, make([]float32, 256), nil)
+	if !errors.Is(err, quantize.ErrNeedsImatrix) || strings.Contains(err.Error(), "--") {
+		t.Errorf("iq2_xs kernel without importance weights: %v", err)
+	}
+}
+
+// A quantized input is not quantized again unless asked; the error says
+// which tensor and type, wraps ErrRequantize and names no flag.
+func TestRequantizeRefused(t *testing.T) {
+	m, err := gguf.Open(golden.Path(t, "e2e", "out-q4_k_m.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0}, Output: filepath.Join(t.TempDir(), "o.gguf")}
+	_, err = Build(m, cfg)
+	if !errors.Is(err, ErrRequantize) || !strings.HasPrefix(ErrRequantize.Error(), "pipeline: ") || strings.Contains(err.Error(), "--") {
+		t.Errorf("requantizing q4_K_M: %v", err)
+	}
+	cfg.AllowRequantize = true
+	if _, err := Build(m, cfg); err != nil {
+		t.Errorf("with AllowRequantize: %v", err)
+	}
+}
