@@ -33,7 +33,8 @@ const (
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
+	asJSON := fs.Bool("json", false, "print one JSON document instead of text (schema gquant.inspect/1)")
+	full := fs.Bool("full", false, "with --json: every element of array values (the text and plain --json show the first "+strconv.Itoa(inspectArrayHead)+")")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: gquant inspect FILE [--json [--full]]")
@@ -49,21 +50,18 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return cli.UsageError(program, fs, stderr, fmt.Errorf("want one FILE, got %d argument(s)", fs.NArg()))
 	}
+	if *full && !*asJSON {
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--full lists whole arrays in the JSON document: it needs --json"))
+	}
 	m, err := gguf.Open(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "gquant inspect: %v\n", err)
 		return 1
 	}
 	defer m.Close()
-	rep := newInspectReport(m)
+	rep := newInspectReport(m, *full)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "gquant inspect: %v\n", err)
-			return 1
-		}
-		return 0
+		return jsonStatus(program, stdout, stderr, rep)
 	}
 	rep.writeText(stdout)
 	return 0
@@ -71,6 +69,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 
 // inspectReport is what inspect shows, in text or as JSON.
 type inspectReport struct {
+	Schema        string             `json:"schema"`
 	Path          string             `json:"path"`
 	Version       uint32             `json:"version"`
 	Alignment     int64              `json:"alignment"`
@@ -82,9 +81,11 @@ type inspectReport struct {
 	TensorBytes   int64              `json:"tensor_bytes"`
 	Weights       int64              `json:"weights"`
 	BitsPerWeight float64            `json:"bits_per_weight"`
+	Warnings      []cli.Warning      `json:"warnings"`
 }
 
 type inspectShard struct {
+	Index      int    `json:"index"` // from 1, as in the file names
 	Path       string `json:"path"`
 	Tensors    int    `json:"tensors"`
 	Bytes      int64  `json:"bytes"`
@@ -92,7 +93,8 @@ type inspectShard struct {
 }
 
 // inspectKV is one metadata key. Scalars have Value; arrays have ElemType,
-// Len and their first few elements in Head.
+// Len and their first few elements in Head, or all of them in Values
+// (--full).
 type inspectKV struct {
 	Key      string `json:"key"`
 	Type     string `json:"type"`
@@ -100,9 +102,11 @@ type inspectKV struct {
 	ElemType string `json:"elem_type,omitempty"`
 	Len      *int   `json:"len,omitempty"`
 	Head     []any  `json:"head,omitempty"`
+	Values   []any  `json:"values,omitempty"`
 }
 
 type inspectTensor struct {
+	Index int     `json:"index"` // from 1, the text's # column
 	Name  string  `json:"name"`
 	Type  string  `json:"type"`
 	Shape []int64 `json:"shape"`
@@ -121,9 +125,11 @@ type inspectTypeCount struct {
 	BitsPerWeight float64 `json:"bits_per_weight"`
 }
 
-func newInspectReport(m *gguf.Model) *inspectReport {
+func newInspectReport(m *gguf.Model, full bool) *inspectReport {
 	first := m.Shards[0]
 	rep := &inspectReport{
+		Schema:    cli.Schema(1, "inspect"),
+		Warnings:  []cli.Warning{},
 		Path:      m.Path,
 		Version:   first.Version,
 		Alignment: first.Alignment,
@@ -131,16 +137,16 @@ func newInspectReport(m *gguf.Model) *inspectReport {
 		Metadata:  []inspectKV{},
 		Tensors:   make([]inspectTensor, 0, len(m.Tensors)),
 	}
-	for _, s := range m.Shards {
-		rep.Shards = append(rep.Shards, inspectShard{Path: s.Path, Tensors: len(s.Tensors), Bytes: s.Size, DataOffset: s.DataOffset})
+	for i, s := range m.Shards {
+		rep.Shards = append(rep.Shards, inspectShard{Index: i + 1, Path: s.Path, Tensors: len(s.Tensors), Bytes: s.Size, DataOffset: s.DataOffset})
 	}
 	for _, kv := range m.Metadata {
-		rep.Metadata = append(rep.Metadata, newInspectKV(kv))
+		rep.Metadata = append(rep.Metadata, newInspectKV(kv, full))
 	}
 	byType := map[formats.Type]*inspectTypeCount{}
-	for _, t := range m.Tensors {
+	for i, t := range m.Tensors {
 		rep.Tensors = append(rep.Tensors, inspectTensor{
-			Name: t.Name, Type: t.Type.String(), Shape: t.Shape, Bytes: t.Size,
+			Index: i + 1, Name: t.Name, Type: t.Type.String(), Shape: t.Shape, Bytes: t.Size,
 			Offset: m.Shards[t.Shard].DataOffset + t.Offset, Shard: t.Shard + 1,
 		})
 		c := byType[t.Type]
@@ -176,7 +182,7 @@ func bitsPerWeight(bytes, weights int64) float64 {
 	return math.Round(float64(bytes)*8/float64(weights)*1e4) / 1e4
 }
 
-func newInspectKV(kv gguf.KV) inspectKV {
+func newInspectKV(kv gguf.KV, full bool) inspectKV {
 	v := kv.Value
 	out := inspectKV{Key: kv.Key, Type: v.Type().String()}
 	if v.Type() != gguf.TypeArray {
@@ -186,13 +192,17 @@ func newInspectKV(kv gguf.KV) inspectKV {
 	n := v.Len()
 	out.ElemType = v.ElemType().String()
 	out.Len = &n
-	out.Head = []any{}
-	for i := 0; i < n && i < inspectArrayHead; i++ {
+	elems, limit := &out.Head, inspectArrayHead
+	if full {
+		elems, limit = &out.Values, n
+	}
+	*elems = []any{}
+	for i := 0; i < n && i < limit; i++ {
 		e := v.Elem(i)
 		if e.Type() == gguf.TypeArray {
-			out.Head = append(out.Head, e.String())
+			*elems = append(*elems, e.String())
 		} else {
-			out.Head = append(out.Head, jsonScalar(e))
+			*elems = append(*elems, jsonScalar(e))
 		}
 	}
 	return out

@@ -22,6 +22,7 @@ func init() {
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	overwrite := fs.Bool("force", false, "replace OUT if it exists (never one of the shards, never a read-only file)")
+	asJSON := fs.Bool("json", false, "print what was written as one JSON document (schema gquant.merge/1)")
 	cli.Ignored(fs, "merge", "llama-gguf-split's --merge: merging is what this command does")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -39,32 +40,41 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 2 {
 		return cli.UsageError(program, fs, stderr, fmt.Errorf("want SHARD and OUT, got %d argument(s)", fs.NArg()))
 	}
-	if err := merge(fs.Arg(0), fs.Arg(1), *overwrite, stdout, stderr); err != nil {
+	doc, err := merge(fs.Arg(0), fs.Arg(1), *overwrite, *asJSON, stdout, stderr)
+	if err != nil {
 		return exitCode(program, err, stderr)
+	}
+	if *asJSON {
+		return jsonStatus(program, stdout, stderr, doc)
 	}
 	return 0
 }
 
-func merge(shard, out string, force bool, stdout, stderr io.Writer) error {
+// merge writes the shard set of shard as out; the document describes it.
+func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (mergeDoc, error) {
 	m, err := gguf.Open(shard)
 	if err != nil {
-		return err
+		return mergeDoc{}, err
 	}
 	defer m.Close()
 	size, err := splitter.MergedSize(m)
 	if err != nil {
-		return err
+		return mergeDoc{}, err
 	}
 	files := &cli.Files{Force: force}
 	files.Read(modelPaths(m)...)
 	files.Write(out, size)
 	if err := files.Check(stderr); err != nil {
-		return err
+		return mergeDoc{}, err
+	}
+	var log io.Writer = stdout
+	if quiet {
+		log = nil
 	}
 	stop := files.CatchInterrupts("gquant merge", stderr, cli.DefaultGrace)
-	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: stdout, Context: stop.Context()})
+	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: log, Context: stop.Context()})
 	if status, interrupted := stop.Finish(); interrupted {
-		return exitStatus(status)
+		return mergeDoc{}, exitStatus(status)
 	}
-	return err
+	return newMergeDoc(m, out, size), err
 }

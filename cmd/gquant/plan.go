@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/planner"
 )
@@ -81,9 +81,7 @@ func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quan
 		return usageError{err}
 	}
 	if q.jsonOut {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := cli.WriteJSON(w, newPlanDoc(rep, plan)); err != nil {
 			return err
 		}
 	} else if err := rep.WriteText(w, planner.TextOptions{Tensors: !q.planning.summary, SkipWarnings: len(plan.Warnings)}); err != nil {
@@ -96,6 +94,39 @@ func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quan
 		return fmt.Errorf("%w: the plan has %d warning(s)", errStrict, len(rep.Warnings))
 	}
 	return nil
+}
+
+// planDoc is the JSON of a plan (gquant plan --json, quantize --dry-run
+// --json): the planner's report with the schema, tensors numbered from 1
+// as in the text, and warnings as objects.
+type planDoc struct {
+	Schema string `json:"schema"`
+	*planner.Report
+	Tensors  []planTensor  `json:"tensors"`
+	Warnings []cli.Warning `json:"warnings"`
+}
+
+type planTensor struct {
+	Index int `json:"index"` // from 1, the text's # column
+	planner.Tensor
+}
+
+func newPlanDoc(rep *planner.Report, plan *pipeline.Plan) planDoc {
+	doc := planDoc{Schema: cli.Schema(1, "plan"), Report: rep, Tensors: make([]planTensor, len(rep.Tensors)),
+		Warnings: warningsOf(rep.Warnings, planNames(plan))}
+	for i, t := range rep.Tensors {
+		doc.Tensors[i] = planTensor{Index: i + 1, Tensor: t}
+	}
+	return doc
+}
+
+// planNames are the tensor names of a plan, for warningOf.
+func planNames(plan *pipeline.Plan) map[string]bool {
+	names := make(map[string]bool, len(plan.Tensors))
+	for _, t := range plan.Tensors {
+		names[t.Name] = true
+	}
+	return names
 }
 
 func budgetError(rep *planner.Report) error {

@@ -29,11 +29,35 @@ func planJSON(t *testing.T, args ...string) *planner.Report {
 	if code != 0 {
 		t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	}
-	var rep planner.Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+	rep, err := decodePlan(stdout)
+	if err != nil {
 		t.Fatalf("%s: output is not a JSON report: %v", strings.Join(args, " "), err)
 	}
-	return &rep
+	return rep
+}
+
+// decodePlan reads a plan's JSON (schema gquant.plan/1) back into the
+// planner's report, its warnings as their messages.
+func decodePlan(text string) (*planner.Report, error) {
+	var doc planDoc
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, err
+	}
+	if doc.Schema != "gquant.plan/1" || doc.Report == nil || doc.Warnings == nil {
+		return nil, fmt.Errorf("schema %q, warnings %v", doc.Schema, doc.Warnings)
+	}
+	rep := *doc.Report
+	rep.Tensors = nil
+	for i, t := range doc.Tensors {
+		if t.Index != i+1 {
+			return nil, fmt.Errorf("tensor %d has index %d", i, t.Index)
+		}
+		rep.Tensors = append(rep.Tensors, t.Tensor)
+	}
+	for _, w := range doc.Warnings {
+		rep.Warnings = append(rep.Warnings, w.String())
+	}
+	return &rep, nil
 }
 
 // customQ turns a recipe file into llama-quantize's one-line --custom-q
@@ -265,8 +289,8 @@ func TestPlanRecipeReport(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "does not fit the budget") || !strings.Contains(stderr, "CPU holds") {
 		t.Fatalf("over budget: exit %d (want 1), stderr %q", code, stderr)
 	}
-	var rep planner.Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+	rep, err := decodePlan(stdout)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out := rep.Rules[1]

@@ -62,6 +62,7 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	merge := fs.Bool("merge", false, "write one file even when IN is a shard set")
 	threads := fs.Int("threads", 0, "goroutines shuffling bytes (default: number of CPUs)")
 	quiet := fs.Bool("quiet", false, "print no line per tensor")
+	asJSON := fs.Bool("json", false, "print the plan (with --dry-run) or what was written as one JSON document (schema gquant.repack/1)")
 	force := fs.Bool("force", false, "replace existing output files (never an input, never a read-only file)")
 	var sf splitFlags
 	sf.register(fs)
@@ -100,6 +101,14 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	if *asJSON && *dryRun && err == nil {
+		doc, err := newRepackDoc(m, plan, out, false)
+		if err != nil {
+			fmt.Fprintln(stderr, "gquant repack:", err)
+			return 1
+		}
+		return jsonStatus(program, stdout, stderr, doc)
+	}
 	if *dryRun && plan != nil {
 		plan.Describe(stdout)
 		if err == nil {
@@ -118,10 +127,12 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	if *dryRun {
 		return 0
 	}
-	for _, w := range plan.Warnings {
-		fmt.Fprintln(stderr, "gquant repack: warning:", w)
+	if !*asJSON {
+		for _, w := range plan.Warnings {
+			fmt.Fprintln(stderr, "gquant repack: warning:", w)
+		}
 	}
-	if !*quiet {
+	if !*quiet && !*asJSON {
 		plan.Options.Log = stdout
 	}
 	files := &cli.Files{Force: *force, MakeDirs: true}
@@ -138,6 +149,14 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "gquant repack:", strings.TrimPrefix(err.Error(), "repack: "))
 		return 1
+	}
+	if *asJSON {
+		doc, err := newRepackDoc(m, plan, out, true)
+		if err != nil {
+			fmt.Fprintln(stderr, "gquant repack:", err)
+			return 1
+		}
+		return jsonStatus(program, stdout, stderr, doc)
 	}
 	fmt.Fprintf(stdout, "converted %d of %d tensors; general.file_type %s -> %s; wrote %s\n",
 		plan.Converted, len(plan.Tensors), plan.FileType.From, plan.FileType.To, strings.Join(paths, ", "))

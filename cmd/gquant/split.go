@@ -25,6 +25,7 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 	sf.register(fs)
 	dryRun := fs.Bool("dry-run", false, "print the plan (shards, tensors and bytes each) and write nothing")
 	overwrite := fs.Bool("force", false, "replace existing shard files (never the input, never a read-only file)")
+	asJSON := fs.Bool("json", false, "print the plan (with --dry-run) or what was written as one JSON document (schema gquant.split/1)")
 	cli.Ignored(fs, "split", "llama-gguf-split's --split: splitting is what this command does")
 	cli.Unsupported(fs, "merge", false, "use 'gquant merge SHARD OUT' (llama-gguf-split --merge)")
 	fs.Usage = func() {
@@ -68,9 +69,14 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
-	printPlan(stdout, in, prefix, plan)
-	for _, w := range plan.Warnings {
-		fmt.Fprintln(stderr, "gquant split: warning:", w)
+	if *asJSON && *dryRun {
+		return jsonStatus(program, stdout, stderr, newSplitDoc(in, prefix, plan, false))
+	}
+	if !*asJSON {
+		printPlan(stdout, in, prefix, plan)
+		for _, w := range plan.Warnings {
+			fmt.Fprintln(stderr, "gquant split: warning:", w)
+		}
 	}
 	if *dryRun {
 		return 0
@@ -85,7 +91,11 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	stop := files.CatchInterrupts("gquant split", stderr, cli.DefaultGrace)
-	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: stdout, Context: stop.Context()})
+	var log io.Writer = stdout
+	if *asJSON {
+		log = nil
+	}
+	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: log, Context: stop.Context()})
 	if status, interrupted := stop.Finish(); interrupted {
 		return status
 	}
@@ -93,7 +103,19 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
+	if *asJSON {
+		return jsonStatus(program, stdout, stderr, newSplitDoc(in, prefix, plan, true))
+	}
 	fmt.Fprintf(stdout, "wrote %d shards with %d tensors\n", len(plan.Shards), len(m.Tensors))
+	return 0
+}
+
+// jsonStatus writes a command's JSON document and returns its exit status.
+func jsonStatus(program string, stdout, stderr io.Writer, doc any) int {
+	if err := cli.WriteJSON(stdout, doc); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", program, err)
+		return 1
+	}
 	return 0
 }
 
@@ -106,21 +128,6 @@ func printPlan(w io.Writer, in, prefix string, plan splitter.Plan) {
 	fmt.Fprintf(w, "%s: %d shards, %d tensors, %d bytes\n", in, len(plan.Shards), tensors, plan.TotalSize())
 	for i, path := range plan.Paths(prefix) {
 		s := plan.Shards[i]
-		fmt.Fprintf(w, "  %s  %5d tensors  %14d bytes (%s)\n", path, len(s.Tensors), s.FileSize, decimalBytes(s.FileSize))
+		fmt.Fprintf(w, "  %s  %5d tensors  %14d bytes (%s)\n", path, len(s.Tensors), s.FileSize, humanBytes(s.FileSize))
 	}
-}
-
-// decimalBytes formats n in powers of 1000, the way gguf-split's limits read.
-func decimalBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, suffix := float64(n), "kMGTPE"
-	i := -1
-	for v >= unit && i < len(suffix)-1 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.2f %cB", v, suffix[i])
 }
