@@ -33,8 +33,6 @@ var (
 	// stay as they are, e.g. because their type has no row-interleaved
 	// form (unless Options.Lenient).
 	ErrNotRepackable = errors.New("repack: tensors cannot be converted")
-	// ErrSameFile is returned by Run when an output path names an input file.
-	ErrSameFile = errors.New("repack: output file is an input file")
 	// ErrPlan is returned by Run for a plan made for another model.
 	ErrPlan = errors.New("repack: plan does not fit the model")
 )

@@ -263,8 +263,8 @@ func TestBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, out := range []string{in, link, filepath.Join(dir, ".", "in.gguf")} {
-			if _, err := Run(m, p, out); !errors.Is(err, ErrSameFile) {
-				t.Errorf("Run to %s: %v, want ErrSameFile", out, err)
+			if _, err := Run(m, p, out); !errors.Is(err, gguf.ErrSameFile) {
+				t.Errorf("Run to %s: %v, want gguf.ErrSameFile", out, err)
 			}
 		}
 		after, _ := os.ReadFile(in)

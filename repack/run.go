@@ -46,7 +46,7 @@ func (p *Plan) Outputs(out string) []string {
 	return paths
 }
 
-// CheckOutputs fails with ErrSameFile when a file Run would write for out
+// CheckOutputs fails with gguf.ErrSameFile when a file Run would write for out
 // is one of m's files (by os.SameFile, so links and other spellings of a
 // path are caught).
 func (p *Plan) CheckOutputs(m *gguf.Model, out string) error {
@@ -57,7 +57,7 @@ func (p *Plan) CheckOutputs(m *gguf.Model, out string) error {
 				return err
 			}
 			if same {
-				return fmt.Errorf("%w: %s is %s (write the result elsewhere)", ErrSameFile, path, s.Path)
+				return fmt.Errorf("repack: %w: %s is the input %s", gguf.ErrSameFile, path, s.Path)
 			}
 		}
 	}
