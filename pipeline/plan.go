@@ -228,7 +228,7 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	if cfg.PartialRequant {
-		markExisting(plan)
+		markExisting(plan, in)
 	}
 	if other := otherShardSets(plan); len(other) > 0 {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d file(s) with the same prefix belong to a shard set of another size and are not part of this output: %s",
@@ -342,21 +342,30 @@ func checkImatrix(choices []recipes.Choice, imat [][]float32) error {
 }
 
 // markExisting applies --partial-requant: an output that exists and
-// matches the plan exactly is kept (Skip); one that exists but does not is
-// written again (Replace), with a warning saying why.
-func markExisting(plan *Plan) {
+// matches the plan exactly, by its header and its sidecar if it has one
+// (see kept.go), is kept (Skip); one that exists but does not is written
+// again (Replace), with a warning saying why.
+func markExisting(plan *Plan, in *gguf.Model) {
 	for i := range plan.Outputs {
 		o := &plan.Outputs[i]
 		if _, err := os.Lstat(o.Path); err != nil {
 			continue
 		}
-		if err := CheckExisting(o.Path, *o, plan.Sizes[i]); err != nil {
+		err := CheckExisting(o.Path, *o, plan.Sizes[i])
+		if err == nil {
+			o.kept, err = checkSidecarPlan(in, *o, plan.Sizes[i])
+		}
+		if err != nil {
 			o.Replace = true
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists but is not this plan's output (%v): written again (--partial-requant)", o.Path, err))
 			continue
 		}
 		o.Skip = true
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists and matches the plan: kept (--partial-requant)", o.Path))
+		how := ""
+		if o.kept == nil {
+			how = "; it has no sidecar, so only its header was checked"
+		}
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists and matches the plan: kept (--partial-requant%s)", o.Path, how))
 	}
 }
 

@@ -41,6 +41,8 @@ type quantizeFlags struct {
 
 	recordTool bool // --record-tool
 
+	iterate iterateFlags // --reuse, --resume (iterate.go)
+
 	// rules are --custom-q, --tensor-type and --tensor-type-file in the
 	// order given (--recipe files come after them).
 	rules ruleFlags
@@ -93,6 +95,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
 	fs.BoolVar(&q.recordTool, "record-tool", false, "record this gquant's version line (gquant --version) as quantize.tool metadata; off, the output is llama-quantize's byte for byte")
 	q.planning.register(fs)
+	q.iterate.register(fs)
 	registerForeignQuantizeFlags(fs)
 	fs.Usage = func() {
 		w := fs.Output()
@@ -336,6 +339,11 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err := q.planning.checkBeforeRun(in, plan); err != nil {
 		return err
 	}
+	iter, err := q.iterate.prepare(in, plan, files, stderr)
+	if err != nil {
+		return err
+	}
+	defer iter.close()
 	for i, o := range plan.Outputs {
 		switch {
 		case o.Replace:
@@ -350,7 +358,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	start := time.Now()
 	prog := newProgress(stderr, plan)
 	stop := files.CatchInterrupts("gquant quantize", stderr, cli.DefaultGrace)
-	err = pipeline.Run(stop.Context(), in, plan.Outputs, pipeline.Options{Threads: threads, Progress: prog.update, Inputs: files.Inputs})
+	err = pipeline.Run(stop.Context(), in, plan.Outputs, iter.options(pipeline.Options{Threads: threads, Progress: prog.update, Inputs: files.Inputs}))
 	prog.finish()
 	if status, interrupted := stop.Finish(); interrupted {
 		return exitStatus(status)
