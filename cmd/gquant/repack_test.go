@@ -49,7 +49,7 @@ func TestRepackCommandErrors(t *testing.T) {
 		{"already repacked", []string{repacked, out}, 1, "already repacked"},
 		{"unmatched pattern", []string{"--pattern", "exps,nope", q4km, out}, 1, `"nope" matches none`},
 		{"unrepackable pattern", []string{"--pattern", `_norm\.weight`, q4km, out}, 1, "repackable: q4_0->q4_0_r8"},
-		{"output is input", []string{q4km, q4km}, 1, "output file is an input file"},
+		{"output is input", []string{q4km, q4km}, 1, "output file is one of the inputs"},
 		{"undo of a plain model", []string{"--undo", q4km, out}, 1, "no row-interleaved tensor"},
 		{"missing argument", []string{q4km}, 2, "usage: gquant repack"},
 		{"help", []string{"--help"}, 0, "Q4_K_R4 -> Q4_K_M"},
