@@ -382,6 +382,13 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 	var weightPad, xvalPad [32]float32
 	weight, xval := weightPad[:16], xvalPad[:16]
 	var waux [16]float32
+	// L keeps the previous block's levels where no trial scale passes
+	// (sumqx*sumqx underflows, e.g. a block of values near 1e-8 just above
+	// GROUP_MAX_EPS_IQ2_S), as in the reference. There, at the first such
+	// block of a row, L holds whatever its stack held: the previous row's
+	// levels within one call, garbage otherwise (refquant on testdata's
+	// "max-at-eps" row alone aborts: "Oops: found point 21845 not on grid").
+	// No build can match that; we start every row from level 0.
 	var L [16]int8
 	var isOnGrid [2]bool
 	var trialL, trialCols [32][32]int8
