@@ -406,7 +406,11 @@ func TestKVBytes(t *testing.T) {
 	if err != nil || len(rs) != 2 || rs[0].Bytes != 32*1024*2*1024*2 || rs[1].Bytes != 3<<30 {
 		t.Errorf("ParseReserves: %+v, %v", rs, err)
 	}
-	for _, bad := range []string{"GPU", "GPU=kv:0:f16", "GPU=kv:100", "GPU=kv:100:nope", "GPU=3G", "=1GiB"} {
+	// Sizes are internal/bytesize's: a bare G is 10^9, as in split limits.
+	if rs, err := ParseReserves("GPU=3G", gqa); err != nil || rs[0].Bytes != 3e9 {
+		t.Errorf("GPU=3G: %+v, %v", rs, err)
+	}
+	for _, bad := range []string{"GPU", "GPU=kv:0:f16", "GPU=kv:100", "GPU=kv:100:nope", "GPU=3XB", "=1GiB"} {
 		if _, err := ParseReserves(bad, gqa); !errors.Is(err, ErrBadReserve) {
 			t.Errorf("ParseReserves(%q): %v, want ErrBadReserve", bad, err)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
-	"github.com/gquant/gquant/planner"
+	"github.com/gquant/gquant/internal/bytesize"
 )
 
 // ErrBadReserve is wrapped by errors parsing a reserve.
@@ -58,7 +58,7 @@ func ParseReserves(s string, md gguf.Metadata) ([]Reserve, error) {
 				return nil, fmt.Errorf("%w: %q: %w", ErrBadReserve, item, err)
 			}
 		} else {
-			n, err := planner.ParseBytes(val)
+			n, err := bytesize.Parse(val)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %q: %w", ErrBadReserve, item, err)
 			}

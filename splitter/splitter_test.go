@@ -267,38 +267,6 @@ func TestPlanAssignedKeepSplit(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64 // 0: an error
-	}{
-		{"2M", 2_000_000},
-		{"4G", 4_000_000_000},
-		{"500MB", 500_000_000},
-		{"2MiB", 2 << 20},
-		{"1.5GiB", 3 << 29},
-		{"1gb", 1_000_000_000},
-		{"123456", 123456},
-		{"10 KiB", 10240},
-		{"0M", 0},
-		{"-1G", 0},
-		{"2X", 0},
-		{"M", 0},
-		{"", 0},
-	} {
-		got, err := ParseSize(tc.in)
-		if tc.want == 0 {
-			if err == nil {
-				t.Errorf("ParseSize(%q) = %d, want an error", tc.in, got)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 // TestCopyPaths: rewriting a file with its own header puts every tensor at
 // the same offset, so every copy takes the kernel path (copy_file_range);
 // splitting takes the buffered path for most tensors. Both must give the

@@ -14,6 +14,7 @@ import (
 	"github.com/gquant/gquant/fit"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/bytesize"
 	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/planner"
 	"github.com/gquant/gquant/recipes"
@@ -208,7 +209,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.Gains = &g
 	}
-	if opts.MoreBytes, err = planner.ParseBytes(f.more); err != nil {
+	if opts.MoreBytes, err = bytesize.Parse(f.more); err != nil {
 		return usageError{fmt.Errorf("--more: %w", err)}
 	}
 	cache, err := f.cacheOf()

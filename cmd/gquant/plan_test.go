@@ -346,8 +346,8 @@ func TestPlanBadInput(t *testing.T) {
 		code  int
 		want  []string // substrings of stderr
 	}{
-		{"unknown unit", []string{"--place", ".*=GPU", "--budget", "GPU=24G"}, 2, []string{`"24G"`, `unknown unit "G"`, "GiB"}},
-		{"no unit", []string{"--place", ".*=GPU", "--budget", "GPU=24"}, 2, []string{`"24" has no unit`}},
+		{"unknown unit", []string{"--place", ".*=GPU", "--budget", "GPU=24XB"}, 2, []string{`"24XB"`, `unknown unit "XB"`, "GiB"}},
+		{"no number", []string{"--place", ".*=GPU", "--budget", "GPU=GiB"}, 2, []string{`"GiB" is not a number`}},
 		{"budget syntax", []string{"--place", ".*=GPU", "--budget", "24GiB"}, 2, []string{`"24GiB": want DEVICE=SIZE`}},
 		{"budget twice", []string{"--place", ".*=GPU", "--budget", "GPU=1GiB", "--budget", "GPU=2GiB"}, 2, []string{"two budgets for GPU"}},
 		{"budget unknown device", []string{"--place", ".*=GPU", "--budget", "CUDA0=1GiB"}, 2, []string{"CUDA0", "no placement rule puts anything on CUDA0"}},

@@ -117,6 +117,7 @@ func TestSplitMergeCommandErrors(t *testing.T) {
 	}{
 		{"no args", []string{"split"}, 2, "usage"},
 		{"bad size", []string{"split", "--split-max-size", "2X", in, filepath.Join(dir, "o")}, 2, "unknown unit"},
+		{"zero size", []string{"split", "--split-max-size", "0M", in, filepath.Join(dir, "o")}, 2, "less than one byte"},
 		{"negative tensors", []string{"split", "--split-max-tensors", "-3", in, filepath.Join(dir, "o")}, 2, "positive"},
 		{"missing input", []string{"split", filepath.Join(dir, "nope.gguf"), filepath.Join(dir, "o")}, 1, "nope.gguf"},
 		{"oversized tensor", []string{"split", "--dry-run", "--split-max-size", "1M", in, filepath.Join(dir, "o")}, 0, "more than the 1000000-byte shard limit"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gquant/gquant/internal/bytesize"
 	"github.com/gquant/gquant/splitter"
 )
 
@@ -45,9 +46,12 @@ func (s *splitFlags) limits() (*splitter.Limits, error) {
 	}
 	l := &splitter.Limits{MaxTensors: s.maxTensors, MetadataOnlyFirst: s.metadataOnlyFirst}
 	if s.maxSize != "" {
-		n, err := splitter.ParseSize(s.maxSize)
+		n, err := bytesize.Parse(s.maxSize)
 		if err != nil {
 			return nil, fmt.Errorf("--split-max-size: %w", err)
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("--split-max-size: %q is less than one byte", s.maxSize)
 		}
 		l.MaxBytes = n
 	}
