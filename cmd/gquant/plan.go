@@ -142,19 +142,17 @@ func budgetError(rep *planner.Report) error {
 	return fmt.Errorf("%w: %s", errOverBudget, strings.Join(over, "; "))
 }
 
-// checkBeforeRun is the planner's part of a real quantize run: a budget
-// that does not fit stops the run before any work is done.
-func (p *planFlags) checkBeforeRun(in *gguf.Model, plan *pipeline.Plan) error {
-	if len(p.place) == 0 && len(p.placeFiles) == 0 && len(p.budgets) == 0 {
-		return nil
-	}
+// report is the planner's part of a real quantize run: the plan's report,
+// whose warnings the run prints before it starts and whose budget check
+// (budgetError) stops it before any work is done.
+func (p *planFlags) report(in *gguf.Model, plan *pipeline.Plan) (*planner.Report, error) {
 	opts, err := p.options()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rep, err := planner.New(in, plan, opts)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	return budgetError(rep)
+	return rep, nil
 }

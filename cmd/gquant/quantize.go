@@ -40,6 +40,8 @@ type quantizeFlags struct {
 	slowIQ2KS, keepSplit, partialRequant, repack, dryRun, likeReference, jsonOut, force    bool
 
 	recordTool bool // --record-tool
+	verbose    bool // --verbose: every warning, not a summary per kind
+	started    time.Time
 
 	iterate iterateFlags // --reuse, --resume (iterate.go)
 
@@ -92,7 +94,8 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.dryRun, "dry-run", false, "print the plan (types, sizes, files) and write nothing")
 	fs.BoolVar(&q.force, "force", false, "replace existing output files (never an input, never a read-only file)")
 	fs.BoolVar(&q.likeReference, "like-reference", false, "ignore --custom-q where llama-quantize does (--pure, float file types)")
-	fs.BoolVar(&q.jsonOut, "json", false, "with --dry-run: print the plan as JSON")
+	fs.BoolVar(&q.jsonOut, "json", false, "print the run's summary (with --dry-run: the plan) as one JSON document on stdout (schema gquant.quantize/1, gquant.plan/1)")
+	fs.BoolVarP(&q.verbose, "verbose", "v", false, "list every warning (else one line stands for many of a kind)")
 	fs.BoolVar(&q.recordTool, "record-tool", false, "record this gquant's version line (gquant --version) as quantize.tool metadata; off, the output is llama-quantize's byte for byte")
 	q.planning.register(fs)
 	q.iterate.register(fs)
@@ -186,6 +189,7 @@ func modelPaths(m *gguf.Model) []string {
 }
 
 func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
+	q.started = time.Now()
 	pos := q.fs.Args()
 	if len(pos) < 2 {
 		return usageError{errors.New("need IN and TYPE")}
@@ -309,11 +313,13 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		cfg.ExtraOutput = &t
 	}
 	quantize.SetOptions(quantize.Options{SymmetricQ40: q.symmetricQ40, SlowIQ2KS: q.slowIQ2KS})
+	loaded := 0 // importance matrix entries before --include/--exclude-weights
 	if q.imatrix != "" && !q.repack {
 		m, err := imatrix.Open(q.imatrix)
 		if err != nil {
 			return err
 		}
+		loaded = m.Len()
 		m.Filter(q.include, q.exclude)
 		cfg.Imatrix = m
 	}
@@ -330,13 +336,35 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}
-	for _, w := range plan.Warnings {
-		fmt.Fprintln(stderr, "warning:", w)
-	}
 	if q.dryRun {
+		for _, w := range plan.Warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
 		return printQuantizePlan(stdout, in, plan, q)
 	}
-	if err := q.planning.checkBeforeRun(in, plan); err != nil {
+	// A real run: the reference's opening lines, then every warning the
+	// plan would show (rules that match more than meant, ...), before any
+	// work.
+	hasImatrix := cfg.Imatrix != nil && cfg.Imatrix.Len() > 0
+	refOut := stdout // the reference's printf lines
+	if q.jsonOut {
+		refOut = stderr // stdout holds the JSON document alone
+	}
+	prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
+	log := newRunLog(stderr, in, plan, hasImatrix)
+	log.start(input, output, ftName(ft, copyOnly), threads)
+	if hasImatrix {
+		log.haveWeights(cfg.Imatrix.Len())
+	}
+	rep, err := q.planning.report(in, plan)
+	if err != nil {
+		return err
+	}
+	warnings := warningsOf(rep.Warnings, planNames(plan))
+	for _, line := range cli.SummarizeWarnings(warnings, cli.SummaryLimit, q.verbose) {
+		fmt.Fprintln(stderr, "warning:", line)
+	}
+	if err := budgetError(rep); err != nil {
 		return err
 	}
 	iter, err := q.iterate.prepare(in, plan, files, stderr)
@@ -356,24 +384,28 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	prog := newProgress(stderr, plan)
 	stop := files.CatchInterrupts("gquant quantize", stderr, cli.DefaultGrace)
-	err = pipeline.Run(stop.Context(), in, plan.Outputs, iter.options(pipeline.Options{Threads: threads, Progress: prog.update, Inputs: files.Inputs}))
-	prog.finish()
-	if status, interrupted := stop.Finish(); interrupted {
+	err = pipeline.Run(stop.Context(), in, plan.Outputs, iter.options(pipeline.Options{Threads: threads, Progress: log.event, Inputs: files.Inputs}))
+	status, interrupted := stop.Finish()
+	log.finish(err == nil && !interrupted)
+	if interrupted {
 		return exitStatus(status)
 	}
 	if err != nil {
 		return err
 	}
+	elapsed := time.Since(start)
 	for i, o := range plan.Outputs {
 		if o.Skip {
-			fmt.Fprintf(stdout, "kept %s (exists and matches the plan)\n", o.Path)
+			fmt.Fprintf(stderr, "gquant quantize: kept %s (exists and matches the plan)\n", o.Path)
 			continue
 		}
-		fmt.Fprintf(stdout, "wrote %s (%s)\n", o.Path, humanBytes(plan.Sizes[i]))
+		fmt.Fprintf(stderr, "gquant quantize: wrote %s (%d bytes, %s)\n", o.Path, plan.Sizes[i], humanBytes(plan.Sizes[i]))
 	}
-	fmt.Fprintf(stdout, "%s -> %s in %s\n", humanBytes(in.Size()), humanBytes(plan.Total()), time.Since(start).Round(time.Millisecond))
+	if q.jsonOut {
+		return cli.WriteJSON(stdout, newQuantizeDoc(in, plan, q.imatrix, log, append(warnings, log.warnings...), elapsed))
+	}
+	timing(stdout, elapsed, time.Since(q.started))
 	return nil
 }
 
@@ -381,8 +413,6 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 // nothing, or that contradict each other.
 func (q *quantizeFlags) checkCombinations() error {
 	switch {
-	case !q.dryRun && q.jsonOut:
-		return errors.New("--json prints the plan: it needs --dry-run (or use gquant plan)")
 	case !q.dryRun && q.planning.summary:
 		return errors.New("--summary shortens the plan: it needs --dry-run (or use gquant plan)")
 	case !q.dryRun && q.planning.strict:

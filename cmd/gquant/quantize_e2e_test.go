@@ -25,20 +25,21 @@ type e2eRun struct {
 	name    string
 	args    []string // after "quantize"; OUT is replaced by the temp output
 	outputs []string // golden files, relative to e2e/
+	log     string   // the reference's log, relative to e2e/ ("": not compared)
 }
 
 var e2eRuns = []e2eRun{
-	{"pure-q8_0", []string{"--pure", "tiny-ds2-bf16.gguf", "OUT.gguf", "Q8_0", "2"}, []string{"out-pure-q8_0.gguf"}},
-	{"q4_k_m", []string{"tiny-ds2-bf16.gguf", "OUT.gguf", "Q4_K_M", "2"}, []string{"out-q4_k_m.gguf"}},
-	{"iq2_k-imat", []string{"--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K", "2"}, []string{"out-iq2_k-imat.gguf"}},
-	{"iq4_ks-imat", []string{"--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ4_KS", "2"}, []string{"out-iq4_ks-imat.gguf"}},
-	{"recipe", []string{"--imatrix", "tiny-ds2.imatrix.dat", "--custom-q", customRules, "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K_R4", "2"}, []string{"out-recipe.gguf"}},
-	{"recipe-file", []string{"--imatrix", "tiny-ds2.imatrix.dat", "--recipe", "recipe.txt", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K_R4", "2"}, []string{"out-recipe.gguf"}},
-	{"iq2_xs-imat", []string{"--imatrix", "tiny-ds2.full.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_XS", "2"}, []string{"out-iq2_xs-imat.gguf"}},
-	{"recipe-iq", []string{"--imatrix", "tiny-ds2.full.imatrix.dat", "--custom-q", customIQRules, "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ3_S", "2"}, []string{"out-recipe-iq.gguf"}},
-	{"repack", []string{"--repack", "out-q4_k_m.gguf", "OUT.gguf", "Q4_K_R4", "2"}, []string{"out-q4_k_m-repacked.gguf"}},
+	{"pure-q8_0", []string{"--pure", "tiny-ds2-bf16.gguf", "OUT.gguf", "Q8_0", "2"}, []string{"out-pure-q8_0.gguf"}, "log-pure.txt"},
+	{"q4_k_m", []string{"tiny-ds2-bf16.gguf", "OUT.gguf", "Q4_K_M", "2"}, []string{"out-q4_k_m.gguf"}, "log-q4km.txt"},
+	{"iq2_k-imat", []string{"--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K", "2"}, []string{"out-iq2_k-imat.gguf"}, "log-iq2k.txt"},
+	{"iq4_ks-imat", []string{"--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ4_KS", "2"}, []string{"out-iq4_ks-imat.gguf"}, "log-iq4ks.txt"},
+	{"recipe", []string{"--imatrix", "tiny-ds2.imatrix.dat", "--custom-q", customRules, "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K_R4", "2"}, []string{"out-recipe.gguf"}, "log-recipe.txt"},
+	{"recipe-file", []string{"--imatrix", "tiny-ds2.imatrix.dat", "--recipe", "recipe.txt", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_K_R4", "2"}, []string{"out-recipe.gguf"}, "log-recipe.txt"},
+	{"iq2_xs-imat", []string{"--imatrix", "tiny-ds2.full.imatrix.dat", "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ2_XS", "2"}, []string{"out-iq2_xs-imat.gguf"}, "log-iq2_xs-imat.txt"},
+	{"recipe-iq", []string{"--imatrix", "tiny-ds2.full.imatrix.dat", "--custom-q", customIQRules, "tiny-ds2-bf16.gguf", "OUT.gguf", "IQ3_S", "2"}, []string{"out-recipe-iq.gguf"}, "log-recipe-iq.txt"},
+	{"repack", []string{"--repack", "out-q4_k_m.gguf", "OUT.gguf", "Q4_K_R4", "2"}, []string{"out-q4_k_m-repacked.gguf"}, ""},
 	{"keep-split", []string{"--keep-split", "--imatrix", "tiny-ds2.imatrix.dat", "split/tiny-ds2-bf16-00001-of-00002.gguf", "OUT.gguf", "IQ4_KS", "2"},
-		[]string{"split/out-iq4_ks-00001-of-00002.gguf", "split/out-iq4_ks-00002-of-00002.gguf"}},
+		[]string{"split/out-iq4_ks-00001-of-00002.gguf", "split/out-iq4_ks-00002-of-00002.gguf"}, "log-keepsplit.txt"},
 }
 
 // chdirE2E makes the golden e2e folder the working directory, so relative
@@ -66,6 +67,9 @@ func TestQuantizeGoldenRuns(t *testing.T) {
 			code := run(args, &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if r.log != "" {
+				checkRunLog(t, filepath.Join(dir, r.log), stdout.String(), stderr.String())
 			}
 			var got []string
 			if len(r.outputs) == 1 {

@@ -640,7 +640,8 @@ func writeDatEntries(t *testing.T, path string, names []string, n int) {
 
 // Item 11: an importance matrix whose entries match no tensor is reported
 // (once for the file, and per tensor as llama-quantize's "did not find
-// weights for"); duplicate .dat entries are an error naming the entry.
+// weights for"; the warnings per tensor are one line, or each with
+// --verbose); duplicate .dat entries are an error naming the entry.
 func TestImatrixThatMatchesNothing(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := filepath.Abs(tinyModel)
@@ -651,10 +652,15 @@ func TestImatrixThatMatchesNothing(t *testing.T) {
 	foreign := filepath.Join(dir, "foreign.dat")
 	writeDatEntries(t, foreign, names, 256)
 	_, _, stderr := runGquant("quantize", "--imatrix", foreign, in, filepath.Join(dir, "out.gguf"), "IQ4_KS")
-	for _, want := range []string{"has 50 entries and none matches", "blk.0.ffn_down.weight: no importance data in " + foreign} {
+	for _, want := range []string{"has 50 entries and none matches", "did not find weights for blk.0.ffn_down.weight",
+		"token_embd.weight: no importance data in " + foreign + ": quantized as iq4_ks without it [and 37 more no-imatrix warnings like it: --verbose lists each]"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("output does not say %q:\n%s", want, stderr)
 		}
+	}
+	_, _, stderr = runGquant("quantize", "-v", "--force", "--imatrix", foreign, in, filepath.Join(dir, "out.gguf"), "IQ4_KS")
+	if want := "warning: blk.0.ffn_down.weight: no importance data in " + foreign; !strings.Contains(stderr, want) {
+		t.Errorf("--verbose: output does not say %q:\n%s", want, stderr)
 	}
 	dup := filepath.Join(dir, "dup.dat")
 	writeDatEntries(t, dup, []string{"blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.ffn_up.weight"}, 256)
@@ -755,7 +761,6 @@ func TestNonsenseOptions(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"quantize", "--json", in, out, "Q8_0"}, "--json prints the plan: it needs --dry-run"},
 		{[]string{"quantize", "--summary", in, out, "Q8_0"}, "--summary shortens the plan: it needs --dry-run"},
 		{[]string{"quantize", "--include-weights", "ffn", in, out, "Q8_0"}, "--include-weights selects entries of the importance matrix: it needs --imatrix"},
 		{[]string{"quantize", "--exclude-weights", "ffn", in, out, "Q8_0"}, "--exclude-weights"},

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
+	"github.com/gquant/gquant/pipeline"
+	"github.com/gquant/gquant/recipes"
+)
+
+// A quantize run logs what llama-quantize logs, in its formats and on its
+// streams, so that scripts and greps written for it keep working: on
+// stderr the "main: quantizing" line, one line per tensor ("[   5/  74]
+// blk.0.attn_q_a.weight - [  256,   256,     1,     1], type =   bf16,
+// converting to q4_K .. size =     0.12 MiB ->     0.04 MiB", with the
+// custom-rule, fallback and missing-importance notes the reference prints
+// inside it) and the closing size summary; on stdout the rule and
+// importance-matrix lines before the run and the timing lines after it.
+// Lines of our own (warnings, files written) go to stderr. On a terminal a
+// progress bar with percentage and time left stays below the lines.
+
+// refFunc is the function name the reference's library lines carry.
+const refFunc = "llama_model_quantize_internal"
+
+// runLog prints one run.
+type runLog struct {
+	stderr     io.Writer // escaping (cli.Set.Run)
+	in         *gguf.Model
+	plan       *pipeline.Plan
+	hasImatrix bool
+
+	bar               *progressbar.ProgressBar
+	total, done, last int64 // input bytes: all, of finished tensors, shown
+
+	fallbacks map[int]*pipeline.Fallback // by plan tensor index
+	warnings  []cli.Warning              // of the run (fallback rows)
+}
+
+func newRunLog(stderr io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
+	l := &runLog{stderr: stderr, in: in, plan: plan, hasImatrix: hasImatrix, fallbacks: map[int]*pipeline.Fallback{}}
+	for _, t := range plan.Tensors {
+		l.total += in.Tensors[t.Index].Size
+	}
+	// The bar moves the cursor, so it writes to the terminal itself; the
+	// tensor names it shows are escaped (cli.Escape).
+	if raw := cli.Raw(stderr); isTerminal(raw) && l.total > 0 {
+		l.bar = progressbar.NewOptions64(l.total,
+			progressbar.OptionSetWriter(raw),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionUseIECUnits(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionFullWidth(),
+		)
+	}
+	return l
+}
+
+// start prints the reference's opening lines.
+func (l *runLog) start(input, output, fileType string, threads int) {
+	fmt.Fprintf(l.stderr, "main: quantizing '%s' to '%s' as %s", input, output, fileType)
+	if threads > 0 {
+		fmt.Fprintf(l.stderr, " using %d threads", threads)
+	}
+	fmt.Fprintln(l.stderr)
+}
+
+// haveWeights is the reference's line once the importance data is in.
+func (l *runLog) haveWeights(entries int) {
+	fmt.Fprintf(l.stderr, "================================ Have weights data with %d entries\n", entries)
+}
+
+// print writes text (whole lines) above the bar.
+func (l *runLog) print(text string) {
+	if l.bar != nil {
+		l.bar.Clear()
+	}
+	io.WriteString(l.stderr, text)
+}
+
+// event is pipeline.Options.Progress.
+func (l *runLog) event(ev pipeline.Event) {
+	cur := l.done + ev.Done
+	if l.bar != nil {
+		l.bar.Describe(fmt.Sprintf("[%d/%d] %s", ev.Index+1, ev.Count, cli.Escape(ev.Name)))
+		l.bar.Add64(cur - l.last)
+	}
+	l.last = cur
+	if !ev.Finished {
+		return
+	}
+	l.done += ev.Bytes
+	l.last = l.done
+	i := ev.Index
+	if i >= len(l.plan.Tensors) || l.plan.Tensors[i].Name != ev.Name {
+		i = l.tensorIndex(ev.Name)
+	}
+	if i < 0 {
+		return
+	}
+	text := l.tensorText(i)
+	if fb := ev.Fallback; fb != nil {
+		// Once per tensor: the rows where the reference would have
+		// stopped the whole run.
+		w := cli.Warning{Kind: "reference-abort-rows", Tensor: ev.Name,
+			Message: fmt.Sprintf("%s (llama-quantize stops on these rows)", fb)}
+		l.fallbacks[i] = fb
+		l.warnings = append(l.warnings, w)
+		text += "warning: " + w.String() + "\n"
+	}
+	l.print(text)
+}
+
+func (l *runLog) tensorIndex(name string) int {
+	for i, t := range l.plan.Tensors {
+		if t.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// finish removes the bar; after a complete run it prints the reference's
+// size summary.
+func (l *runLog) finish(ok bool) {
+	if l.bar != nil {
+		if ok {
+			l.bar.Finish()
+		}
+		l.bar.Clear()
+	}
+	if !ok {
+		return
+	}
+	var org, quant int64
+	for _, t := range l.plan.Tensors {
+		if l.plan.Outputs[t.Output].Skip {
+			continue
+		}
+		if !isExtra(t, l.in) {
+			org += l.in.Tensors[t.Index].Size
+		}
+		quant += t.Bytes
+	}
+	fmt.Fprintf(l.stderr, "%s: model size  = %8.2f MB\n", refFunc, mib(org))
+	fmt.Fprintf(l.stderr, "%s: quant size  = %8.2f MB\n", refFunc, mib(quant))
+	if n := l.plan.Selection.NFallback; n > 0 {
+		// The reference's count of k-quantized tensors is never raised,
+		// so it prints the fallbacks twice.
+		fmt.Fprintf(l.stderr, "%s: WARNING: %d of %d tensor(s) required fallback quantization\n", refFunc, n, n)
+	}
+}
+
+// isExtra reports the --extra-output-tensor copy of another tensor.
+func isExtra(t pipeline.TensorPlan, in *gguf.Model) bool {
+	return t.Name != in.Tensors[t.Index].Name
+}
+
+func mib(n int64) float64 { return float64(n) / 1024 / 1024 }
+
+// tensorText is the reference's log of tensor i of the plan, as it writes
+// it on stderr (one line, with its notes on lines of their own).
+func (l *runLog) tensorText(i int) string {
+	return tensorText(l.in, l.plan, i, l.hasImatrix)
+}
+
+// blockFallback reads recipes' note of a row-length fallback.
+var blockFallback = regexp.MustCompile(`^rows of (\d+) are not a multiple of (\S+)'s block: fallback (\S+)$`)
+
+func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) string {
+	t := plan.Tensors[i]
+	src := in.Tensors[t.Index]
+	var b strings.Builder
+	// The reference names the extra output tensor by its source tensor
+	// and counts it past the number of tensors ([  75/  74]).
+	fmt.Fprintf(&b, "[%4d/%4d] %36s - [%s], type = %6s, ", i+1, len(in.Tensors), src.Name, refShape(src.Shape), src.Type)
+	if !t.Quantize {
+		fmt.Fprintf(&b, "size = %8.3f MB\n", mib(src.Size))
+		return b.String()
+	}
+	if !isExtra(t, in) {
+		if t.Reason == recipes.ReasonCustomRule && t.Rule != nil {
+			fmt.Fprintf(&b, "Using custom type %s for tensor %s\n", t.Rule.Type, src.Name)
+		}
+		for _, f := range t.Fallbacks {
+			if m := blockFallback.FindStringSubmatch(f); m != nil {
+				ne1 := int64(1)
+				if len(src.Shape) > 1 {
+					ne1 = src.Shape[1]
+				}
+				fmt.Fprintf(&b, "\n\nchange_type_if_necessary : tensor cols %s x %d are not divisible by 256, required for %s - using fallback quantization %s\n", m[1], ne1, m[2], m[3])
+			}
+		}
+		if hasImatrix && t.ImatrixFrom == "" {
+			fmt.Fprintf(&b, "\n====== %s: did not find weights for %s\n", refFunc, src.Name)
+		}
+	}
+	fmt.Fprintf(&b, "converting to %s .. size = %8.2f MiB -> %8.2f MiB\n", t.Type, mib(src.Size), mib(t.Bytes))
+	return b.String()
+}
+
+// refShape is llama_format_tensor_shape: four dimensions, each at least
+// five wide.
+func refShape(shape []int64) string {
+	var parts [4]string
+	for d := range parts {
+		n := int64(1)
+		if d < len(shape) {
+			n = shape[d]
+		}
+		parts[d] = fmt.Sprintf("%5d", n)
+	}
+	return strings.Join(parts[:], ", ")
+}
+
+// prelude prints, as the reference does on stdout before the run, each
+// custom rule and the importance matrix it loaded: entries and chunks as
+// read (loaded) and after --include-weights / --exclude-weights (have).
+func prelude(w io.Writer, rules *recipes.RuleSet, path string, m *imatrix.Matrix, loaded int) {
+	if rules != nil {
+		for _, r := range rules.Rules {
+			fmt.Fprintf(w, "Adding custom rule %s -> %s\n", r.Pattern, r.Type)
+		}
+	}
+	if m == nil {
+		return
+	}
+	if len(m.Datasets) > 0 {
+		fmt.Fprintf(w, "load_imatrix: imatrix dataset='%s'\n", strings.Join(m.Datasets, ", "))
+	}
+	fmt.Fprintf(w, "load_imatrix: loaded %d importance matrix entries from %s computed on %d chunks\n", loaded, path, m.Chunks)
+	if m.Len() > 0 {
+		fmt.Fprintf(w, "prepare_imatrix: have %d importance matrix entries\n", m.Len())
+	}
+}
+
+// timing prints the reference's closing lines (stdout).
+func timing(w io.Writer, quantize, total time.Duration) {
+	fmt.Fprintf(w, "\nmain: quantize time = %8.2f ms\n", ms(quantize))
+	fmt.Fprintf(w, "main:    total time = %8.2f ms\n", ms(total))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// quantizeDoc is the JSON summary of a run (quantize --json): what was
+// written, each tensor's type and sizes, the reference's size summary.
+type quantizeDoc struct {
+	Schema     string               `json:"schema"`
+	Input      string               `json:"input"`
+	FileType   string               `json:"file_type"`
+	Imatrix    string               `json:"imatrix,omitempty"`
+	Outputs    []quantizeFileJSON   `json:"outputs"`
+	Tensors    []quantizeTensorJSON `json:"tensors"`
+	ModelBytes int64                `json:"model_bytes"` // the reference's "model size": input tensor data
+	QuantBytes int64                `json:"quant_bytes"` // its "quant size": output tensor data
+	Fallbacks  int                  `json:"fallbacks"`   // tensors whose rows needed a fallback type
+	Seconds    float64              `json:"seconds"`
+	Warnings   []cli.Warning        `json:"warnings"`
+}
+
+type quantizeFileJSON struct {
+	Index   int    `json:"index"` // from 1
+	Path    string `json:"path"`
+	Bytes   int64  `json:"bytes"`
+	Tensors int    `json:"tensors"`
+	Kept    bool   `json:"kept"` // --partial-requant left it as it was
+}
+
+type quantizeTensorJSON struct {
+	Index       int     `json:"index"` // from 1, as the log's [  i/  n]
+	Name        string  `json:"name"`
+	Shape       []int64 `json:"shape"`
+	SourceType  string  `json:"source_type"`
+	Type        string  `json:"type"`
+	Converted   bool    `json:"converted"`
+	SourceBytes int64   `json:"source_bytes"`
+	Bytes       int64   `json:"bytes"`
+	DecidedBy   string  `json:"decided_by"`
+	Rule        int     `json:"rule,omitempty"` // the deciding custom rule, from 1
+	Imatrix     string  `json:"imatrix,omitempty"`
+	File        int     `json:"file"`                    // outputs index, from 1
+	Fallback    []int64 `json:"fallback_rows,omitempty"` // rows the reference cannot quantize
+}
+
+func newQuantizeDoc(in *gguf.Model, plan *pipeline.Plan, imatrixPath string, l *runLog, warnings []cli.Warning, elapsed time.Duration) quantizeDoc {
+	doc := quantizeDoc{Schema: cli.Schema(1, "quantize"), Input: in.Path, FileType: plan.Selection.FileType.String(), Imatrix: imatrixPath,
+		Outputs: []quantizeFileJSON{}, Tensors: []quantizeTensorJSON{}, Fallbacks: plan.Selection.NFallback,
+		Seconds: elapsed.Seconds(), Warnings: cli.Warnings(warnings)}
+	for i, o := range plan.Outputs {
+		doc.Outputs = append(doc.Outputs, quantizeFileJSON{Index: i + 1, Path: o.Path, Bytes: plan.Sizes[i], Tensors: len(o.Tensors), Kept: o.Skip})
+	}
+	for i, t := range plan.Tensors {
+		src := in.Tensors[t.Index]
+		j := quantizeTensorJSON{Index: i + 1, Name: t.Name, Shape: t.Shape, SourceType: src.Type.String(), Type: t.Type.String(),
+			Converted: t.Quantize, SourceBytes: src.Size, Bytes: t.Bytes, DecidedBy: t.Reason.String(), Imatrix: t.ImatrixFrom, File: t.Output + 1}
+		if t.Rule != nil {
+			j.Rule = t.Rule.Index + 1
+		}
+		if fb := l.fallbacks[i]; fb != nil {
+			j.Fallback = fb.Rows
+		}
+		doc.Tensors = append(doc.Tensors, j)
+		if plan.Outputs[t.Output].Skip {
+			continue
+		}
+		if !isExtra(t, in) {
+			doc.ModelBytes += src.Size
+		}
+		doc.QuantBytes += t.Bytes
+	}
+	return doc
+}
