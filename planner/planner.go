@@ -17,7 +17,6 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/recipes"
-	"github.com/gquant/gquant/splitter"
 )
 
 // Options are what the planner adds to a quantize plan.
@@ -27,9 +26,6 @@ type Options struct {
 	// Budgets are checked against the bytes each device holds; each must
 	// name a device a placement rule uses.
 	Budgets []Budget
-	// Split, if set, also plans cutting the output into shards as
-	// `gquant split` (llama-gguf-split --split) would with these limits.
-	Split *splitter.Limits
 }
 
 // Tensor is the plan for one tensor.
@@ -46,8 +42,7 @@ type Tensor struct {
 	Weights     int64    `json:"weights"`
 	SourceBytes int64    `json:"source_bytes"`
 	Bytes       int64    `json:"bytes"`
-	File        int      `json:"file"`            // index in Report.Files
-	Shard       int      `json:"shard,omitempty"` // index in Report.Shards, with split limits
+	File        int      `json:"file"` // index in Report.Files
 	Device      string   `json:"device,omitempty"`
 	PlacedBy    int      `json:"placed_by,omitempty"` // the placement rule, from 1
 	Imatrix     string   `json:"imatrix,omitempty"`   // importance matrix entry used
@@ -141,17 +136,15 @@ type Report struct {
 	FileType string    `json:"file_type"`
 	Tensors  []Tensor  `json:"tensors"`
 	Files    []File    `json:"files"`
-	Shards   []File    `json:"shards,omitempty"` // with split limits: gquant split's output
 	Rules    []RuleUse `json:"rules,omitempty"`
 	// Unmatched counts the tensors the rules were consulted for that no
 	// rule matches: the built-in choice decides them.
-	Unmatched  int        `json:"unmatched_by_rules,omitempty"`
-	Placement  []PlaceUse `json:"placement,omitempty"`
-	Devices    []Device   `json:"devices,omitempty"`
-	Types      []TypeUse  `json:"types"`
-	Total      Totals     `json:"total"`
-	Warnings   []string   `json:"warnings,omitempty"`
-	SplitLimit string     `json:"split_limits,omitempty"`
+	Unmatched int        `json:"unmatched_by_rules,omitempty"`
+	Placement []PlaceUse `json:"placement,omitempty"`
+	Devices   []Device   `json:"devices,omitempty"`
+	Types     []TypeUse  `json:"types"`
+	Total     Totals     `json:"total"`
+	Warnings  []string   `json:"warnings,omitempty"`
 }
 
 // Fits reports whether every budgeted device fits (true without budgets).
@@ -216,11 +209,6 @@ func New(in *gguf.Model, plan *pipeline.Plan, opts Options) (*Report, error) {
 	}
 	r.Total.Files = len(r.Files)
 
-	if opts.Split != nil {
-		if err := r.split(plan, *opts.Split); err != nil {
-			return nil, err
-		}
-	}
 	// The rule analysis and the placement search every rule in every
 	// name: one time budget for both (a pathological regex stops the plan
 	// with an error naming it instead of taking minutes).
@@ -233,48 +221,6 @@ func New(in *gguf.Model, plan *pipeline.Plan, opts Options) (*Report, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// split plans cutting the single output file into shards.
-func (r *Report) split(plan *pipeline.Plan, limits splitter.Limits) error {
-	if len(plan.Outputs) != 1 {
-		return errors.New("planner: split limits apply to a single output file, not to --keep-split shards")
-	}
-	o := plan.Outputs[0]
-	infos := make([]gguf.TensorInfo, len(o.Tensors))
-	for j, t := range o.Tensors {
-		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
-	sp, err := splitter.PlanShards(o.Metadata, infos, limits)
-	if err != nil {
-		return fmt.Errorf("planner: split: %w", err)
-	}
-	paths := sp.Paths(o.Path)
-	r.Shards = make([]File, len(sp.Shards))
-	for s, sh := range sp.Shards {
-		f := File{Path: paths[s], Bytes: sh.FileSize, Tensors: len(sh.Tensors)}
-		for j, src := range sh.Source {
-			f.TensorBytes += sh.Tensors[j].Size
-			r.Tensors[src].Shard = s // one output: its tensors are the plan's, in order
-		}
-		f.Overhead = f.Bytes - f.TensorBytes
-		r.Shards[s] = f
-	}
-	r.Warnings = append(r.Warnings, sp.Warnings...)
-	switch {
-	case limits.MaxBytes > 0 && limits.MaxTensors > 0:
-		r.SplitLimit = fmt.Sprintf("--split-max-size %d --split-max-tensors %d", limits.MaxBytes, limits.MaxTensors)
-	case limits.MaxBytes > 0:
-		r.SplitLimit = fmt.Sprintf("--split-max-size %d", limits.MaxBytes)
-	case limits.MaxTensors > 0:
-		r.SplitLimit = fmt.Sprintf("--split-max-tensors %d", limits.MaxTensors)
-	default:
-		r.SplitLimit = fmt.Sprintf("--split-max-tensors %d (the default)", splitter.DefaultMaxTensors)
-	}
-	if limits.MetadataOnlyFirst {
-		r.SplitLimit += " --no-tensor-first-split"
-	}
-	return nil
 }
 
 // rules reports each custom rule: what it decided, what it lost to earlier

@@ -364,10 +364,11 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSplitOption checks Options.Split (planning `gquant split` of the
-// output) against the pipeline's own split layout of the same run: the same
-// shards to the byte.
-func TestSplitOption(t *testing.T) {
+// TestSplitOutputs: with split limits (pipeline.Config.Split, the one
+// implementation of --split-max-size/--split-max-tensors) the report's files
+// are the shards the run writes, with their exact sizes, and every tensor
+// belongs to one, in order.
+func TestSplitOutputs(t *testing.T) {
 	path := headerOnlyModel(t, "deepseek-r1")
 	in, err := gguf.Open(path)
 	if err != nil {
@@ -375,31 +376,33 @@ func TestSplitOption(t *testing.T) {
 	}
 	defer in.Close()
 	limits := splitter.Limits{MaxBytes: 50e9}
-	cfg := pipeline.Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0, Pure: true}, Output: "out.gguf"}
+	cfg := pipeline.Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0, Pure: true}, Output: "out.gguf", Split: &limits}
 	plan, err := pipeline.Build(in, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := New(in, plan, Options{Split: &limits})
+	rep, err := New(in, plan, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Split = &limits
-	direct, err := pipeline.Build(in, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Shards) != len(direct.Sizes) || len(rep.Shards) < 10 {
-		t.Fatalf("%d shards planned, the pipeline lays out %d", len(rep.Shards), len(direct.Sizes))
+	if len(rep.Files) != len(plan.Sizes) || len(rep.Files) < 10 {
+		t.Fatalf("%d files reported, the pipeline lays out %d", len(rep.Files), len(plan.Sizes))
 	}
 	var data int64
-	for s, sh := range rep.Shards {
-		if sh.Bytes != direct.Sizes[s] || sh.Path != direct.Outputs[s].Path {
-			t.Errorf("shard %d: %s %d bytes, pipeline %s %d", s, sh.Path, sh.Bytes, direct.Outputs[s].Path, direct.Sizes[s])
+	for s, f := range rep.Files {
+		if f.Bytes != plan.Sizes[s] || f.Path != plan.Outputs[s].Path || f.TensorBytes > limits.MaxBytes {
+			t.Errorf("shard %d: %s %d bytes (%d of tensors), pipeline %s %d", s, f.Path, f.Bytes, f.TensorBytes, plan.Outputs[s].Path, plan.Sizes[s])
 		}
-		data += sh.TensorBytes
+		data += f.TensorBytes
 	}
-	if data != rep.Total.TensorBytes || rep.Tensors[len(rep.Tensors)-1].Shard != len(rep.Shards)-1 {
-		t.Errorf("shards hold %d bytes of %d; last tensor in shard %d", data, rep.Total.TensorBytes, rep.Tensors[len(rep.Tensors)-1].Shard)
+	last := 0
+	for _, tp := range rep.Tensors {
+		if tp.File < last {
+			t.Fatalf("tensor %s in shard %d after shard %d", tp.Name, tp.File, last)
+		}
+		last = tp.File
+	}
+	if data != rep.Total.TensorBytes || last != len(rep.Files)-1 {
+		t.Errorf("shards hold %d bytes of %d; last tensor in shard %d", data, rep.Total.TensorBytes, last)
 	}
 }

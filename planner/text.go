@@ -59,10 +59,6 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 
 	b.printf("files (exact sizes, header, metadata and padding included):\n")
 	r.writeFiles(b, r.Files)
-	if len(r.Shards) > 0 {
-		b.printf("\nshards after gquant split %s:\n", r.SplitLimit)
-		r.writeFiles(b, r.Shards)
-	}
 
 	if len(r.Rules) > 0 {
 		b.printf("\nrules (first match wins; searched anywhere in the name):\n")
