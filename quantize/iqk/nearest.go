@@ -102,7 +102,7 @@ func newNLGrid(index []int8, limit, n int, values []int8) nlGrid {
 
 var (
 	grid3 = newNLGrid(iq3nlIndex[:], 111, 8, formats.IQ3NLValues[:])
-	grid4 = newNLGrid(iq4nlIndex[:], 241, 16, formats.IQ4KValues[:])
+	grid4 = newNLGrid(formats.IQ4NLIndex[:], 241, 16, formats.IQ4KValues[:])
 	grid5 = newNLGrid(iq5nlIndex[:], 247, 32, formats.IQ5NLValues[:])
 )
 

@@ -14,8 +14,14 @@ const (
 )
 
 // mxfp4Values are the FP4 (E2M1) values in units of half the block scale
-// (kvalues_mxfp4).
-var mxfp4Values = [16]float32{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+// (kvalues_mxfp4): formats.MXFP4Values as float32, the form the search
+// multiplies.
+var mxfp4Values = func() (v [16]float32) {
+	for i, x := range formats.MXFP4Values {
+		v[i] = float32(x)
+	}
+	return v
+}()
 
 // e8m0Half is GGML_E8M0_TO_FP32_HALF: 2^(e-128), with the two smallest codes
 // as float32 subnormals.

@@ -41,7 +41,8 @@ func truncInt32(x float32) int {
 }
 
 // bestIndexIQ4NL returns the index of the value of formats.KTScaleValues
-// nearest to x (the reference's best_index_iq4nl).
+// nearest to x (the reference's best_index_iq4nl). KTScaleValues are
+// iq4_nl's values, so formats.IQ4NLIndex is their lookup table.
 func bestIndexIQ4NL(x float32) int {
 	values := &formats.KTScaleValues
 	ix := truncInt32(x) - int(values[0])
@@ -51,7 +52,7 @@ func bestIndexIQ4NL(x float32) int {
 		}
 		return 15
 	}
-	ix = int(iq4nlIndex[ix])
+	ix = int(formats.IQ4NLIndex[ix])
 	if ix < 16 {
 		return ix
 	}
