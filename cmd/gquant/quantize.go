@@ -337,8 +337,8 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", input, err)
 	}
 	if q.dryRun {
-		for _, w := range plan.Warnings {
-			fmt.Fprintln(stderr, "warning:", w)
+		for _, line := range cli.SummarizeWarnings(warningsOf(plan.Warnings, planNames(plan)), cli.SummaryLimit, q.verbose) {
+			fmt.Fprintln(stderr, "warning:", line)
 		}
 		return printQuantizePlan(stdout, in, plan, q)
 	}
