@@ -197,6 +197,11 @@ func quantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix [
 	if imatrix == nil && mustInfo(t).NeedsImatrix {
 		return fmt.Errorf("%w: the %s kernel does not run without one", ErrNeedsImatrix, t)
 	}
+	if nrows == 0 {
+		// The reference's loops run zero times; some of our kernels divide
+		// by the row count.
+		return nil
+	}
 	// Kernels that see every value's exponent anyway check the input as
 	// they go; the others get it checked here first. Either way a
 	// non-finite value is reported before a bad importance weight.

@@ -135,3 +135,21 @@ func TestQuantizeRowsHugeValues(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeRowsNoRows: a call of no rows writes nothing and succeeds, as
+// the reference's does, for every type; a type that needs importance
+// weights still says so.
+func TestQuantizeRowsNoRows(t *testing.T) {
+	for _, typ := range quantize.SupportedTypes() {
+		out, err := quantize.QuantizeRows(typ, 0, 256, nil, nil)
+		if needsImatrix(typ) {
+			if !errors.Is(err, quantize.ErrNeedsImatrix) {
+				t.Errorf("%s: %v, want ErrNeedsImatrix", typ, err)
+			}
+			continue
+		}
+		if err != nil || len(out) != 0 {
+			t.Errorf("%s: %d bytes, %v", typ, len(out), err)
+		}
+	}
+}
