@@ -1,0 +1,27 @@
+package repack
+
+import "testing"
+
+// TestGuessedFileTypes checks the loader's guess against the file types and
+// the type descriptors: each type maps to a file type whose default type it
+// is (where a family shares one, the loader names one of them: q3_K ->
+// Q3_K_M), and a file type of the repacked range exactly for the
+// row-interleaved types.
+func TestGuessedFileTypes(t *testing.T) {
+	for typ, ft := range guessedFileTypes {
+		if !typ.Known() {
+			t.Errorf("unknown type %s", typ)
+		}
+		d, err := ft.DefaultType()
+		if err != nil {
+			t.Errorf("%s -> %s: %v", typ, ft, err)
+			continue
+		}
+		if d != typ {
+			t.Errorf("%s -> %s, whose default type is %s", typ, ft, d)
+		}
+		if IsRepackedFileType(ft) != typ.IsInterleaved() {
+			t.Errorf("%s -> %s: repacked file type %v, row-interleaved type %v", typ, ft, IsRepackedFileType(ft), typ.IsInterleaved())
+		}
+	}
+}
