@@ -8,7 +8,7 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/quantize"
-	"github.com/gquant/gquant/quantize/iqk"
+	"github.com/gquant/gquant/quantize/internal/iqk"
 )
 
 // belowFull lists the (type, imatrix variant) cases of

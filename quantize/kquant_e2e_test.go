@@ -28,7 +28,7 @@ var kquantE2E = []struct {
 	{"out-recipe-iq.gguf", "tiny-ds2.full.imatrix.dat"},
 }
 
-// isKQuant reports whether t is produced by quantize/kquant.
+// isKQuant reports whether t is produced by quantize/internal/kquant.
 func isKQuant(t formats.Type) bool {
 	switch t {
 	case formats.Q2_K, formats.Q3_K, formats.Q4_K, formats.Q5_K, formats.Q6_K,

@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize/iqk"
-	"github.com/gquant/gquant/quantize/iquant"
-	"github.com/gquant/gquant/quantize/kernel"
-	"github.com/gquant/gquant/quantize/kquant"
-	"github.com/gquant/gquant/quantize/legacy"
-	"github.com/gquant/gquant/quantize/ternary"
-	"github.com/gquant/gquant/quantize/trellis"
+	"github.com/gquant/gquant/quantize/internal/iqk"
+	"github.com/gquant/gquant/quantize/internal/iquant"
+	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/kquant"
+	"github.com/gquant/gquant/quantize/internal/legacy"
+	"github.com/gquant/gquant/quantize/internal/ternary"
+	"github.com/gquant/gquant/quantize/internal/trellis"
 )
 
 var kernels = kernel.Set{}

@@ -42,7 +42,7 @@ func TestGoldenStress(t *testing.T) {
 					// must report the rows it stops on (sparse ones,
 					// recipe 10) and write the same bytes every time; the
 					// rows it does quantize are compared with its bytes
-					// in quantize/iquant's TestStressAbortRows.
+					// in quantize/internal/iquant's TestStressAbortRows.
 					if err != nil {
 						t.Fatalf("the reference aborts here, but we must write an encoding: %v", err)
 					}

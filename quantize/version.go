@@ -2,8 +2,8 @@ package quantize
 
 import (
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize/iqk"
-	"github.com/gquant/gquant/quantize/legacy"
+	"github.com/gquant/gquant/quantize/internal/iqk"
+	"github.com/gquant/gquant/quantize/internal/legacy"
 )
 
 // KernelVersion names the bytes the kernels of this package write. Every

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize/kernel"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // Family is what the comparisons below need of a family package: its

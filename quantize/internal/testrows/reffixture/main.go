@@ -5,7 +5,7 @@
 // prints the digest of each row group of the output.
 //
 //	go run ./quantize/internal/testrows/reffixture -refquant /work/refbuild/refquant \
-//	    -types q4_0,q5_0 >quantize/legacy/testdata/reference-special-rows.tsv
+//	    -types q4_0,q5_0 >quantize/internal/legacy/testdata/reference-special-rows.tsv
 //
 // A case where refquant fails (the reference stops on an assertion) is left
 // out and named on stderr; -skip TYPE/IMATRIX,... leaves cases out up front.

@@ -1,0 +1,219 @@
+package kquant
+
+import (
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
+)
+
+// q2_K block: scales[16] (4-bit scale | 4-bit min << 4), qs[64], d, dmin.
+const (
+	q2Bytes   = 84
+	q2Scales  = 0
+	q2Qs      = 16
+	q2D       = 80
+	q2DMin    = 82
+	q2Q4Scale = float32(15)
+)
+
+// quantizeQ2K is quantize_q2_K: with an imatrix row by row; without one the
+// reference quantizes the whole chunk as one long row, so the ternary check
+// sees every row of the call.
+func quantizeQ2K(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+	if err := checkRow(formats.Q2_K, ne0); err != nil {
+		return err
+	}
+	s := new(scratch)
+	if imatrix == nil {
+		quantizeQ2KPlain(dst, src, s)
+		return nil
+	}
+	rs := ne0 / qk * q2Bytes
+	for r := 0; r < nrows; r++ {
+		quantizeRowQ2KImatrix(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix, s)
+	}
+	return nil
+}
+
+// quantizeRowQ2KAlone quantizes one row as its own quantize_q2_K call (how
+// q2_k_r4 calls it).
+func quantizeRowQ2KAlone(dst []byte, x, qw []float32, s *scratch) {
+	if qw == nil {
+		quantizeQ2KPlain(dst, x, s)
+	} else {
+		quantizeRowQ2KImatrix(dst, x, qw, s)
+	}
+}
+
+// ternaryMax reports whether x looks like ternary weights {-m, 0, m} (the
+// squared error of that fit is below a tenth of Σx²) and returns m = max|x|.
+func ternaryMax(x []float32) (float32, bool) {
+	if useAVX2 && len(x)%8 == 0 && len(x) > 0 {
+		var t ternarySums
+		if ternarySumsAVX2(&x[0], len(x), &t); !t.nan {
+			return t.max, t.mse < float32(0.1*t.mse0)
+		}
+	}
+	var max float32
+	for _, v := range x {
+		max = maxf(max, kernel.Abs32(v))
+	}
+	var mse0, mse float32
+	half := 0.5 * max
+	for _, v := range x {
+		l := ternaryLevel(v, half)
+		// GCC vectorizes this loop: in-order sums of rounded products.
+		mse0 += float32(v * v)
+		diff := v - float32(max*float32(l)) // max*l is exact for l in {-1, 0, 1}
+		mse += float32(diff * diff)
+	}
+	return max, mse < float32(0.1*mse0)
+}
+
+// ternarySums is what ternarySumsAVX2 returns: max|x|, Σx², the squared
+// error of the ternary fit, and whether x holds a NaN (then nothing else is
+// set and the portable loop decides).
+type ternarySums struct {
+	max, mse0, mse float32
+	nan            bool
+}
+
+func ternaryLevel(v, half float32) int {
+	switch {
+	case v < -half:
+		return -1
+	case v < half:
+		return 0
+	default:
+		return 1
+	}
+}
+
+// maxf is the reference's MAX(a, b) macro: a > b ? a : b.
+func maxf(a, b float32) float32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// quantizeQ2KPlain is quantize_row_q2_K_ref over x (any number of blocks).
+func quantizeQ2KPlain(dst []byte, x []float32, s *scratch) {
+	nb := len(x) / qk
+	if max, ok := ternaryMax(x); ok {
+		half := 0.5 * max
+		for ib := 0; ib < nb; ib++ {
+			y := dst[ib*q2Bytes : (ib+1)*q2Bytes]
+			putF16(y[q2D:], max)
+			putF16(y[q2DMin:], max)
+			for j := 0; j < 16; j++ {
+				y[q2Scales+j] = 1 | 1<<4
+			}
+			for j, v := range x[ib*qk : (ib+1)*qk] {
+				s.L[j] = uint8(ternaryLevel(v, half) + 1)
+			}
+			pack2(y[q2Qs:q2Qs+64], &s.L)
+		}
+		return
+	}
+	for ib := 0; ib < nb; ib++ {
+		y := dst[ib*q2Bytes : (ib+1)*q2Bytes]
+		xb := x[ib*qk : (ib+1)*qk]
+		var maxScale, maxMin float32
+		for j := 0; j < 16; j++ {
+			xs := xb[16*j : 16*j+16]
+			w := s.weights[:16]
+			for l, v := range xs {
+				w[l] = kernel.Abs32(v)
+			}
+			s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.5, 0.1, 15, true, kernel.FusedProducts)
+			if s.scales[j] > maxScale {
+				maxScale = s.scales[j]
+			}
+			if s.mins[j] > maxMin {
+				maxMin = s.mins[j]
+			}
+		}
+		if maxScale > 0 {
+			iscale := q2Q4Scale / maxScale
+			for j := 0; j < 16; j++ {
+				y[q2Scales+j] = uint8(kernel.NearestIntMul(iscale, s.scales[j]))
+			}
+			putF16(y[q2D:], maxScale/q2Q4Scale)
+		} else {
+			for j := 0; j < 16; j++ {
+				y[q2Scales+j] = 0
+			}
+			putF16(y[q2D:], 0)
+		}
+		if maxMin > 0 {
+			iscale := q2Q4Scale / maxMin
+			for j := 0; j < 16; j++ {
+				y[q2Scales+j] |= uint8(kernel.NearestIntMul(iscale, s.mins[j]) << 4)
+			}
+			putF16(y[q2DMin:], maxMin/q2Q4Scale)
+		} else {
+			putF16(y[q2DMin:], 0)
+		}
+		dAll, mAll := getF16(y[q2D:]), getF16(y[q2DMin:])
+		for j := 0; j < 16; j++ {
+			d := dAll * float32(y[q2Scales+j]&0xF)
+			if d == 0 {
+				continue
+			}
+			dm := mAll * float32(y[q2Scales+j]>>4)
+			requant(s.L[16*j:16*j+16], xb[16*j:16*j+16], dm, d, 0, 3, 0)
+		}
+		pack2(y[q2Qs:q2Qs+64], &s.L)
+	}
+}
+
+// quantizeRowQ2KImatrix is quantize_row_q2_K_impl.
+func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
+	nb := len(x) / qk
+	for ib := 0; ib < nb; ib++ {
+		y := dst[ib*q2Bytes : (ib+1)*q2Bytes]
+		xb := x[ib*qk : (ib+1)*qk]
+		sigma2 := 0.75 * sumSquares(xb) / qk
+		for j := 0; j < 16; j++ {
+			xs := xb[16*j : 16*j+16]
+			qws := qw[ib*qk+16*j : ib*qk+16*j+16]
+			w := s.weights[:16]
+			var sw float32
+			for l, v := range xs {
+				w[l] = qws[l] * kernel.Sqrt32(kernel.FMA32(v, v, sigma2))
+			}
+			for _, v := range w {
+				sw += v
+			}
+			s.sw[j] = sw
+			s.scales[j], s.mins[j] = kernel.MakeQkx3Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.9, 0.05, 36, false)
+		}
+		dm := kernel.MakeQpQuants(15, s.scales[:16], s.Ls[:16], s.sw[:16])
+		mm := kernel.MakeQpQuants(15, s.mins[:16], s.Lm[:16], s.sw[:16])
+		putF16(y[q2D:], dm)
+		putF16(y[q2DMin:], mm)
+		for j := 0; j < 16; j++ {
+			d := dm * float32(s.Ls[j])
+			m := mm * float32(s.Lm[j])
+			var id float32
+			if d != 0 {
+				id = 1 / d
+			}
+			roundShifted(s.L[16*j:16*j+16], xb[16*j:16*j+16], m, id, 3)
+		}
+		for j := 0; j < 16; j++ {
+			y[q2Scales+j] = s.Ls[j] | s.Lm[j]<<4
+		}
+		pack2(y[q2Qs:q2Qs+64], &s.L)
+	}
+}
+
+func clamp(v, lo, hi int) int {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}

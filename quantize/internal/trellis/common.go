@@ -1,0 +1,135 @@
+package trellis
+
+import (
+	"math"
+
+	"github.com/gquant/gquant/quantize/internal/kernel"
+
+	"github.com/gquant/gquant/formats"
+)
+
+const (
+	superBlock = 256 // weights per super-block
+	blockSize  = 32  // weights per block (one scale)
+)
+
+// fma32 is a*b+c rounded once, where the reference's compiler fuses them.
+func fma32(a, b, c float32) float32 { return kernel.FMA32(a, b, c) }
+
+// fmaFast is fma32 for hot loops, small enough to inline: the product of two
+// float32 is exact in float64, so r is a*b+c rounded once, and rounding it
+// to float32 is right unless r sits halfway between two float32 values (low
+// 29 mantissa bits 1<<28). It reports that case as tie = 1; a caller that
+// sees one redoes its sums with fma32.
+func fmaFast(a, b, c float32) (sum float32, tie uint32) {
+	r := float64(a)*float64(b) + float64(c)
+	if math.Float64bits(r)<<35 == 1<<63 {
+		tie = 1
+	}
+	return float32(r), tie
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// truncInt32 converts like the reference's (int)x on x86: toward zero, and
+// the "integer indefinite" value for NaN and out-of-range inputs.
+func truncInt32(x float32) int {
+	if !(x > -2147483648.0 && x < 2147483648.0) {
+		return math.MinInt32
+	}
+	return int(int32(x))
+}
+
+// bestIndexIQ4NL returns the index of the value of formats.KTScaleValues
+// nearest to x (the reference's best_index_iq4nl). KTScaleValues are
+// iq4_nl's values, so formats.IQ4NLIndex is their lookup table.
+func bestIndexIQ4NL(x float32) int {
+	values := &formats.KTScaleValues
+	ix := truncInt32(x) - int(values[0])
+	if ix < 0 || ix >= 241 {
+		if ix < 0 {
+			return 0
+		}
+		return 15
+	}
+	ix = int(formats.IQ4NLIndex[ix])
+	if ix < 16 {
+		return ix
+	}
+	if x-float32(values[ix-16]) < float32(values[ix-15])-x {
+		return ix - 16
+	}
+	return ix - 15
+}
+
+// setWeights computes the per-weight importance of one row: with an
+// importance matrix, the matrix times the weight's magnitude against the
+// super-block's spread; without one, that spread plus the weight squared.
+// Super-blocks (and, with an imatrix, blocks) that are (almost) zero get a
+// small constant weight.
+func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
+	const eps2, constWeight = float32(1e-14), float32(1e-4)
+	for ibl := 0; ibl < len(x)/superBlock; ibl++ {
+		xbl := x[ibl*superBlock : (ibl+1)*superBlock]
+		wbl := w[ibl*superBlock : (ibl+1)*superBlock]
+		var sumx2 float32
+		for _, v := range xbl {
+			sumx2 = fma32(v, v, sumx2)
+		}
+		if sumx2 < eps2*superBlock {
+			for j := range wbl {
+				wbl[j] = constWeight
+			}
+			continue
+		}
+		sigma2 := float32(sigma2Scale*sumx2) / superBlock
+		if imatrix == nil {
+			quarter := float32(0.25 * sigma2)
+			for j, v := range xbl {
+				wbl[j] = fma32(v, v, quarter)
+			}
+			continue
+		}
+		qbl := imatrix[ibl*superBlock : (ibl+1)*superBlock]
+		for ib := 0; ib < superBlock/blockSize; ib++ {
+			xb := xbl[ib*blockSize : (ib+1)*blockSize]
+			wb := wbl[ib*blockSize : (ib+1)*blockSize]
+			qw := qbl[ib*blockSize : (ib+1)*blockSize]
+			var sumwx, sumw2, sumx2 float32
+			for j, v := range xb {
+				wb[j] = float32(qw[j] * sqrt32(fma32(v, v, sigma2)))
+				sumwx = fma32(wb[j], abs32(v), sumwx)
+				sumw2 = fma32(wb[j], wb[j], sumw2)
+				sumx2 = fma32(v, v, sumx2)
+			}
+			if sumx2 < eps2 || sumw2 < eps2 || sumwx < eps2 {
+				for j := range wb {
+					wb[j] = constWeight
+				}
+			}
+		}
+	}
+}
+
+// sqrt32 is a correctly rounded float32 square root (rounding the float64
+// root again cannot go wrong: 53 >= 2*24+2).
+func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+// rowAbsMax is the largest magnitude in x.
+func rowAbsMax(x []float32) float32 {
+	var m float32
+	for _, v := range x {
+		if a := abs32(v); a > m {
+			m = a
+		}
+	}
+	return m
+}
+
+// maxF mirrors std::max(a, b): b only when a < b.
+func maxF(a, b float32) float32 {
+	if a < b {
+		return b
+	}
+	return a
+}
