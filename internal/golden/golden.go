@@ -21,12 +21,7 @@ import (
 // does not exist and failing it when running in CI.
 func Dir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	// internal/golden/golden.go -> repository root -> ../shared/golden
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "golden")
-	if env := os.Getenv("GQUANT_GOLDEN"); env != "" {
-		dir = env
-	}
+	dir := sharedDir()
 	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("golden data missing in CI at %s: %v", dir, err)
@@ -94,7 +89,39 @@ func StressSets(t testing.TB) []string {
 // aborted on that case and wrote nothing.
 func Manifest(t testing.TB, dir string) []KernelCase {
 	t.Helper()
-	path := Path(t, dir, "manifest.tsv")
+	return ReadManifest(t, Path(t, dir))
+}
+
+// Vendored returns the absolute path of testdata/golden at the repository
+// root: a small subset of ../shared/golden kept in the repository (its
+// README.md says which), so that a clone without ../shared still checks the
+// byte-for-byte promise. It is always present.
+func Vendored() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden")
+}
+
+// Present reports whether the golden folder is there, without skipping.
+func Present() bool {
+	_, err := os.Stat(filepath.Join(sharedDir(), "README.md"))
+	return err == nil
+}
+
+// sharedDir is ../shared/golden beside the repository, or $GQUANT_GOLDEN.
+func sharedDir() string {
+	if env := os.Getenv("GQUANT_GOLDEN"); env != "" {
+		return env
+	}
+	_, file, _, _ := runtime.Caller(0)
+	// internal/golden/golden.go -> repository root -> ../shared/golden
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "golden")
+}
+
+// ReadManifest reads the manifest.tsv of the folder dir (an absolute path),
+// which is in the layout of kernels/.
+func ReadManifest(t testing.TB, dir string) []KernelCase {
+	t.Helper()
+	path := filepath.Join(dir, "manifest.tsv")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
