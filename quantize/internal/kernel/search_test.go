@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// The golden kernel tests (quantize/kquant_golden_test.go) are the real check
-// of these searches; the cases here are small enough to verify by hand.
+// The golden kernel tests (TestGoldenKernels in quantize/golden_test.go,
+// TestGoldenStress in quantize/stress_test.go) are the real check of these
+// searches; the cases here are small enough to verify by hand.
 
 func TestNearestIntMul(t *testing.T) {
 	for _, tc := range []struct {

@@ -15,7 +15,7 @@ import (
 // The codebooks must be the reference's exactly: a single codeword in a
 // different cluster changes search results. The fingerprints below were
 // taken from codebooks that reproduce the reference's output for every
-// golden kernel case byte for byte (trellis_golden_test.go in quantize), so
+// golden kernel case byte for byte (TestGoldenKernels in quantize/golden_test.go), so
 // they pin the tables; the invariants are the reference's own assertions.
 var codebookTests = []struct {
 	name        string
