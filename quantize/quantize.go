@@ -254,27 +254,35 @@ type OverflowError struct {
 	Row    int
 	Column int
 	Value  float32
-	Cause  any // what the kernel panicked with
+	Cause  string // the search that found nothing, as the kernel says
 }
 
 func (e *OverflowError) Error() string {
-	return fmt.Sprintf("row %d column %d: value %v is too large for %s (its float32 search overflows): %v",
+	return fmt.Sprintf("row %d column %d: value %v is too large for %s (its float32 search overflows): %s",
 		e.Row, e.Column, e.Value, e.Type, e.Cause)
 }
 
-// runKernel calls a kernel and turns a panic into an *OverflowError, so that
-// a caller gets an error naming the value instead of a crashed process.
+// runKernel calls a kernel and turns its overflow panic (kernel.Overflow)
+// into an *OverflowError, so that a caller gets an error naming the value
+// instead of a crashed process. Any other panic is a bug: it goes on, with
+// its stack.
 func runKernel(f kernel.Func, t formats.Type, dst []byte, src []float32, nrows, ne0 int, imatrix []float32) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			big := 0
-			for i, v := range src {
-				if math.Abs(float64(v)) > math.Abs(float64(src[big])) {
-					big = i
-				}
-			}
-			err = &OverflowError{Type: t, Row: big / ne0, Column: big % ne0, Value: src[big], Cause: r}
+		r := recover()
+		if r == nil {
+			return
 		}
+		what, ok := kernel.AsOverflow(r)
+		if !ok {
+			panic(r)
+		}
+		big := 0
+		for i, v := range src {
+			if math.Abs(float64(v)) > math.Abs(float64(src[big])) {
+				big = i
+			}
+		}
+		err = &OverflowError{Type: t, Row: big / ne0, Column: big % ne0, Value: src[big], Cause: what}
 	}()
 	return f(dst, src, nrows, ne0, imatrix)
 }

@@ -59,6 +59,9 @@ func iq2klBest(id, x1, x2, w1, w2 float32) int {
 			best, ibest = score, int(n)
 		}
 	}
+	if ibest < 0 {
+		kernel.Overflow("iqk: iq2_kl pair without a grid neighbour at a finite distance")
+	}
 	return ibest
 }
 

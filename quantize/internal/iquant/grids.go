@@ -230,7 +230,7 @@ func (g *codeGrid) findBestNeighbours(jobs []nbJob, xval, weight []float32, scal
 		if j.pos < 0 {
 			// No finite distance: the reference asserts here, the
 			// portable path panics in setLevels.
-			panic("iquant: no grid neighbour at a finite distance")
+			kernel.Overflow("iquant: no grid neighbour at a finite distance")
 		}
 		g.setLevels(int(g.laneGrid[j.laneOff+j.pos]), L[int(j.group)*g.dim:])
 	}
@@ -316,6 +316,9 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 		var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]
 		nonNegative := g.neighbourTables(u, xval, weight, scale, &diffs, &wdiffs)
 		idx = g.bestNeighbourGo(g.neighboursOf(u), &diffs, &wdiffs, nonNegative)
+	}
+	if idx < 0 {
+		kernel.Overflow("iquant: no grid neighbour at a finite distance")
 	}
 	g.setLevels(idx, L)
 	return idx

@@ -274,7 +274,7 @@ func quantizeIQ1SRow(dst []byte, x, imatrix []float32) (substituted bool) {
 				blockWeights(weight[:], xb, unitImportance[:32], sigma2, nil)
 				scales[ib], shifts[ib], ok = iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
 				if !ok {
-					panic("iquant: iq1_s block without a split under uniform importance")
+					kernel.Overflow("iquant: iq1_s block without a split under uniform importance")
 				}
 			}
 			var h uint16
@@ -332,6 +332,10 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	scale, bestScore := st.scale, st.best
 	besti1, besti2 := int(st.i1), int(st.i2)
 	bestK = int(st.slot)
+	if bestK < 0 {
+		// No split scores above zero: the reference asserts best_k >= 0.
+		kernel.Overflow("iquant: iq1_m block without a split")
+	}
 	for j, i := range order {
 		switch {
 		case j < besti1:

@@ -58,7 +58,7 @@ func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) (substituted bool) {
 				substituted = true
 				scale, negligible, ok = b.fit(g, xb, unitImportance[:32], sigma2)
 				if !ok {
-					panic("iquant: iq2_xxs block off the grid with uniform importance")
+					kernel.Overflow("iquant: iq2_xxs block off the grid with uniform importance")
 				}
 			}
 			if negligible {
@@ -445,7 +445,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 				g.searchJobsScaled(xval, waux[:], &g.qvec, jobs[:nj])
 				for _, j := range jobs[:nj] {
 					if j.pos < 0 {
-						panic("iquant: no grid neighbour at a finite distance")
+						kernel.Overflow("iquant: no grid neighbour at a finite distance")
 					}
 				}
 			}

@@ -64,7 +64,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 				}
 			}
 			if !found {
-				panic("trellis: iq3_kt found no solution for a block")
+				kernel.Overflow("trellis: iq3_kt found no solution for a block")
 			}
 			for ig := 0; ig < ng; ig++ {
 				copy(qtmp[o+8*ig:o+8*ig+8], cb.values[8*int(bestIdx[ng+ig]):])

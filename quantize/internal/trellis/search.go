@@ -1,6 +1,10 @@
 package trellis
 
-import "math"
+import (
+	"math"
+
+	"github.com/gquant/gquant/quantize/internal/kernel"
+)
 
 // The search reproduces the reference's AVX2 code lane for lane. Scores are
 // summed in the order its horizontal adds use. Its eight lanes each keep
@@ -109,7 +113,7 @@ func (cb *codebook) nearest8(c int, vx, w *[8]float32) int32 {
 		_, j = nearest8Go(fl.values, fl.ids, vx, w)
 	}
 	if j < 0 {
-		panic("trellis: codebook search found no codeword")
+		kernel.Overflow("trellis: codebook search found no codeword")
 	}
 	return j
 }
@@ -132,7 +136,7 @@ func (cb *codebook) nearest4(c int, vx, w *[4]float32) int32 {
 		_, j = nearest4Go(fl.values, fl.ids, vx, w)
 	}
 	if j < 0 {
-		panic("trellis: codebook search found no codeword")
+		kernel.Overflow("trellis: codebook search found no codeword")
 	}
 	return j
 }
