@@ -312,7 +312,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		}
 		cfg.ExtraOutput = &t
 	}
-	quantize.SetOptions(quantize.Options{SymmetricQ40: q.symmetricQ40, SlowIQ2KS: q.slowIQ2KS})
+	cfg.Kernel = quantize.Options{SymmetricQ40: q.symmetricQ40, SlowIQ2KS: q.slowIQ2KS}
 	loaded := 0 // importance matrix entries before --include/--exclude-weights
 	if q.imatrix != "" && !q.repack {
 		m, err := imatrix.Open(q.imatrix)
@@ -417,6 +417,8 @@ func (q *quantizeFlags) checkCombinations() error {
 		return errors.New("--summary shortens the plan: it needs --dry-run (or use gquant plan)")
 	case !q.dryRun && q.planning.strict:
 		return errors.New("--strict fails a plan with warnings: it needs --dry-run (or use gquant plan)")
+	case q.repack && q.jsonOut:
+		return errors.New("--json does not describe --repack: use gquant repack --json (the same conversion)")
 	case q.imatrix == "" && len(q.include) > 0:
 		return errors.New("--include-weights selects entries of the importance matrix: it needs --imatrix")
 	case q.imatrix == "" && len(q.exclude) > 0:

@@ -762,6 +762,7 @@ func TestNonsenseOptions(t *testing.T) {
 		says string
 	}{
 		{[]string{"quantize", "--summary", in, out, "Q8_0"}, "--summary shortens the plan: it needs --dry-run"},
+		{[]string{"quantize", "--repack", "--json", in, out, "Q8_0"}, "use gquant repack --json"},
 		{[]string{"quantize", "--include-weights", "ffn", in, out, "Q8_0"}, "--include-weights selects entries of the importance matrix: it needs --imatrix"},
 		{[]string{"quantize", "--exclude-weights", "ffn", in, out, "Q8_0"}, "--exclude-weights"},
 		{[]string{"quantize", "--leave-output-tensor", "--output-tensor-type", "q8_0", in, out, "Q4_0"}, "give one of them"},
