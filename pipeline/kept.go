@@ -10,7 +10,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/gquant/gquant/gguf"
-	"github.com/gquant/gquant/quantize"
 )
 
 // --partial-requant keeps an existing output only if it is this plan's
@@ -34,7 +33,7 @@ func checkSidecarPlan(in *gguf.Model, o Output, size int64) (*Sidecar, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, _, err := planRecords(in, o, quantize.CurrentOptions())
+	plan, _, err := planRecords(in, o)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,9 @@ type Config struct {
 	// the token embeddings of a tied model) once more in this type
 	// (--extra-output-tensor), if that is smaller than the original.
 	ExtraOutput *formats.Type
+	// Kernel holds the kernel switches (--symmetric-q40, --slow-iq2ks) every
+	// quantized tensor gets (Tensor.Kernel).
+	Kernel quantize.Options
 }
 
 // TensorPlan is the plan for one tensor, for reports.
@@ -602,13 +605,14 @@ func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, ima
 			Name: tp.Name, Shape: tp.Shape, Source: i, Type: tp.Type,
 			Convert: tp.Quantize,
 			Imatrix: imat[i],
+			Kernel:  cfg.Kernel,
 		})
 		if i == extra && plan.extra != nil {
 			e := *plan.extra
 			e.Output = s
 			tensors = append(tensors, e)
 			plan.Outputs[s].Tensors = append(plan.Outputs[s].Tensors, Tensor{
-				Name: e.Name, Shape: e.Shape, Source: i, Type: e.Type, Convert: true, Imatrix: imat[i]})
+				Name: e.Name, Shape: e.Shape, Source: i, Type: e.Type, Convert: true, Imatrix: imat[i], Kernel: cfg.Kernel})
 		}
 	}
 	plan.Tensors = tensors

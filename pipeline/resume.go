@@ -15,7 +15,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/gquant/gquant/gguf"
-	"github.com/gquant/gquant/quantize"
 )
 
 // Every temporary file Run writes has a progress record beside it,
@@ -166,14 +165,13 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 			notes(fmt.Sprintf(format, args...))
 		}
 	}
-	kopt := quantize.CurrentOptions()
 	res := make([]*Resumable, len(outs))
 	buf := make([]byte, 8<<20)
 	for i, o := range outs {
 		if o.Skip {
 			continue
 		}
-		plan, size, err := planRecords(in, o, kopt)
+		plan, size, err := planRecords(in, o)
 		if err != nil {
 			return nil, err
 		}

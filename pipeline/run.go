@@ -33,6 +33,9 @@ type Tensor struct {
 	// Imatrix holds ne0 mean importance weights per matrix (ne2*ne3 of them),
 	// or is nil.
 	Imatrix []float32
+	// Kernel holds the kernel switches the tensor is quantized with
+	// (Config.Kernel).
+	Kernel quantize.Options
 }
 
 // Output is one file to write.
@@ -161,7 +164,6 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		}
 	}
 
-	kopt := quantize.CurrentOptions()
 	records := make([][]TensorRecord, len(outs))
 	sizes := make([]int64, len(outs))
 	first := make([]int, len(outs)) // first tensor to write (after a resume)
@@ -193,7 +195,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			}
 			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
 		}
-		recs, size, err := planRecords(in, o, kopt)
+		recs, size, err := planRecords(in, o)
 		if err != nil {
 			abortAll()
 			return err
@@ -700,7 +702,7 @@ func quantizePiece(t Tensor, p *piece) error {
 	}
 	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
 	p.dst = p.buf.out
-	rep, err := quantize.QuantizeRowsReport(p.dst, t.Type, int(p.rows), int(ne0), p.src, im)
+	rep, err := t.Kernel.QuantizeRowsReport(p.dst, t.Type, int(p.rows), int(ne0), p.src, im)
 	if fb := rep.Fallback; fb != nil {
 		_, rows, _ := dims(t.Shape)
 		p.fallback = &Fallback{Type: fb.Type, Reason: fb.Reason}

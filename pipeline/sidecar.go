@@ -139,7 +139,7 @@ func hashImatrix(v []float32) string {
 
 // planRecords returns the records of output o as the plan makes them,
 // without the data hashes, and the file's size.
-func planRecords(in *gguf.Model, o Output, kopt quantize.Options) ([]TensorRecord, int64, error) {
+func planRecords(in *gguf.Model, o Output) ([]TensorRecord, int64, error) {
 	infos := make([]gguf.TensorInfo, len(o.Tensors))
 	for j, t := range o.Tensors {
 		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
@@ -161,7 +161,7 @@ func planRecords(in *gguf.Model, o Output, kopt quantize.Options) ([]TensorRecor
 			Type: t.Type.String(), Copied: !t.Convert, Offset: dataOffset + laid[j].Offset, Size: laid[j].Size}
 		if t.Convert {
 			r.Imatrix = hashImatrix(t.Imatrix)
-			r.Options = kopt.Switches(t.Type)
+			r.Options = t.Kernel.Switches(t.Type)
 			r.Kernel = quantize.KernelVersion
 		}
 		recs[j] = r

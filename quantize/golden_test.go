@@ -8,7 +8,6 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/quantize"
-	"github.com/gquant/gquant/quantize/internal/iqk"
 )
 
 // belowFull lists the (type, imatrix variant) cases of
@@ -118,17 +117,16 @@ func TestIQ2KSSlowSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quantize.SetOptions(quantize.Options{SlowIQ2KS: true})
-	defer quantize.SetOptions(quantize.Options{})
-	slow1, err := quantize.QuantizeRows(formats.IQ2_KS, rows, cols, input[:rows*cols], nil)
+	slow := quantize.Options{SlowIQ2KS: true}
+	slow1, err := slow.QuantizeRows(formats.IQ2_KS, rows, cols, input[:rows*cols], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow2, _ := quantize.QuantizeRows(formats.IQ2_KS, rows, cols, input[:rows*cols], nil)
+	slow2, _ := slow.QuantizeRows(formats.IQ2_KS, rows, cols, input[:rows*cols], nil)
 	if !bytes.Equal(slow1, slow2) {
 		t.Error("the slow iq2_ks search is not deterministic")
 	}
-	if bytes.Equal(slow1, fast) || !iqk.SlowIQ2KS {
+	if bytes.Equal(slow1, fast) {
 		t.Error("--slow-iq2ks does not reach the kernel")
 	}
 }

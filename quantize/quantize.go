@@ -1,6 +1,7 @@
 // Package quantize turns float32 rows into the bytes of any ggml type the
-// project implements. QuantizeRows is the one entry point every caller uses;
-// the algorithms live in one subpackage per family.
+// project implements. QuantizeRows is the one entry point every caller uses
+// (Options.QuantizeRows with llama-quantize's switches); the algorithms live
+// in one internal package per family.
 package quantize
 
 import (
@@ -9,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/iqk"
@@ -20,31 +22,51 @@ import (
 	"github.com/gquant/gquant/quantize/internal/trellis"
 )
 
-var kernels = kernel.Set{}
+// families are the kernel families, each giving its kernels for options.
+var families = []func(kernel.Options) kernel.Set{legacy.Kernels, kquant.Kernels, iquant.Kernels, iqk.Kernels, trellis.Kernels, ternary.Kernels}
 
-func init() {
-	for _, set := range []kernel.Set{legacy.Kernels(), kquant.Kernels(), iquant.Kernels(), iqk.Kernels(), trellis.Kernels(), ternary.Kernels()} {
-		for t, f := range set {
-			if _, dup := kernels[t]; dup {
+// kernels are the kernels of the zero Options, llama-quantize's default.
+var kernels = makeKernels(kernel.Options{})
+
+// kernelSets holds the kernels of other Options (kernel.Options ->
+// kernel.Set), made on first use.
+var kernelSets sync.Map
+
+func makeKernels(o kernel.Options) kernel.Set {
+	set := kernel.Set{}
+	for _, family := range families {
+		for t, f := range family(o) {
+			if _, dup := set[t]; dup {
 				panic("quantize: two kernels for " + t.String())
 			}
-			kernels[t] = f
+			set[t] = f
 		}
 	}
+	return set
 }
 
 // Options are the reference's quantize_user_data: switches llama-quantize
-// passes to some kernels.
+// passes to some kernels (Switches says whose bytes they change). The zero
+// value is llama-quantize's default, which the package's functions
+// (QuantizeRows ...) use; Options' methods of the same names quantize with
+// other switches. Options travel with each call, so callers with different
+// options may quantize at the same time.
 type Options struct {
 	SymmetricQ40 bool // --symmetric-q40: q4_0 in the [-7, 7] range, importance ignored
 	SlowIQ2KS    bool // --slow-iq2ks: the original exhaustive iq2_ks search
 }
 
-// SetOptions sets the kernel switches for every later call. A command sets
-// them once before quantizing; they are process-wide.
-func SetOptions(o Options) {
-	legacy.SymmetricQ40 = o.SymmetricQ40
-	iqk.SlowIQ2KS = o.SlowIQ2KS
+// kernels returns the kernel set of o.
+func (o Options) kernels() kernel.Set {
+	if o == (Options{}) {
+		return kernels
+	}
+	ko := kernel.Options{SymmetricQ40: o.SymmetricQ40, SlowIQ2KS: o.SlowIQ2KS}
+	if set, ok := kernelSets.Load(ko); ok {
+		return set.(kernel.Set)
+	}
+	set, _ := kernelSets.LoadOrStore(ko, makeKernels(ko))
+	return set.(kernel.Set)
 }
 
 // ErrNeedsImatrix is wrapped by every refusal for want of importance data:
@@ -102,17 +124,10 @@ func (e *RowError) Error() string {
 // QuantizeRows quantizes nrows rows of ne0 weights as one reference
 // ggml_quantize_chunk call and returns the bytes. Interleaved types need
 // nrows to be a multiple of their row count. imatrix is nil or holds ne0
-// importance weights.
+// importance weights. It uses llama-quantize's default switches;
+// Options.QuantizeRows takes others.
 func QuantizeRows(t formats.Type, nrows, ne0 int, src, imatrix []float32) ([]byte, error) {
-	rs, err := t.RowSize(int64(ne0))
-	if err != nil {
-		return nil, err
-	}
-	dst := make([]byte, int(rs)*nrows)
-	if err := QuantizeRowsInto(dst, t, nrows, ne0, src, imatrix); err != nil {
-		return nil, err
-	}
-	return dst, nil
+	return Options{}.QuantizeRows(t, nrows, ne0, src, imatrix)
 }
 
 // QuantizeRowsInto is QuantizeRows writing into dst, which must hold exactly
@@ -120,7 +135,25 @@ func QuantizeRows(t formats.Type, nrows, ne0 int, src, imatrix []float32) ([]byt
 // output. It drops the Report; callers that quantize models use
 // QuantizeRowsReport and warn about its Fallback.
 func QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
-	_, err := QuantizeRowsReport(dst, t, nrows, ne0, src, imatrix)
+	return Options{}.QuantizeRowsInto(dst, t, nrows, ne0, src, imatrix)
+}
+
+// QuantizeRows is the package's QuantizeRows with the switches of o.
+func (o Options) QuantizeRows(t formats.Type, nrows, ne0 int, src, imatrix []float32) ([]byte, error) {
+	rs, err := t.RowSize(int64(ne0))
+	if err != nil {
+		return nil, err
+	}
+	dst := make([]byte, int(rs)*nrows)
+	if err := o.QuantizeRowsInto(dst, t, nrows, ne0, src, imatrix); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// QuantizeRowsInto is the package's QuantizeRowsInto with the switches of o.
+func (o Options) QuantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
+	_, err := o.QuantizeRowsReport(dst, t, nrows, ne0, src, imatrix)
 	return err
 }
 
@@ -165,7 +198,13 @@ func (f *Fallback) String() string {
 // fallback where the reference would stop (Report.Fallback): the call still
 // succeeds, and a caller quantizing a model warns once per tensor.
 func QuantizeRowsReport(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) (Report, error) {
-	err := quantizeRowsInto(dst, t, nrows, ne0, src, imatrix)
+	return Options{}.QuantizeRowsReport(dst, t, nrows, ne0, src, imatrix)
+}
+
+// QuantizeRowsReport is the package's QuantizeRowsReport with the switches
+// of o.
+func (o Options) QuantizeRowsReport(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) (Report, error) {
+	err := quantizeRowsInto(o.kernels()[t], dst, t, nrows, ne0, src, imatrix)
 	var fb *iquant.FallbackError
 	if errors.As(err, &fb) {
 		return Report{Fallback: &Fallback{Type: t, Rows: fb.Rows, Reason: fb.Reason}}, nil
@@ -173,8 +212,8 @@ func QuantizeRowsReport(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix
 	return Report{}, err
 }
 
-func quantizeRowsInto(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
-	f := kernels[t]
+// quantizeRowsInto checks a call and runs f, t's kernel (nil for none).
+func quantizeRowsInto(f kernel.Func, dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32) error {
 	if f == nil {
 		return fmt.Errorf("%w %s", ErrUnsupported, t)
 	}

@@ -2,8 +2,6 @@ package quantize
 
 import (
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize/internal/iqk"
-	"github.com/gquant/gquant/quantize/internal/legacy"
 )
 
 // KernelVersion names the bytes the kernels of this package write. Every
@@ -15,11 +13,6 @@ import (
 // sidecars of gquant quantize, which --reuse and --partial-requant trust,
 // and fit's error cache) carry it and stop matching.
 const KernelVersion = "ik_llama.cpp@8337e4cd+1"
-
-// CurrentOptions returns the kernel switches SetOptions set last.
-func CurrentOptions() Options {
-	return Options{SymmetricQ40: legacy.SymmetricQ40, SlowIQ2KS: iqk.SlowIQ2KS}
-}
 
 // Switches lists, by their llama-quantize flag names, the switches of o
 // that are on and change the bytes of type t: --symmetric-q40 only q4_0's

@@ -7,19 +7,13 @@ import (
 	"github.com/gquant/gquant/formats"
 )
 
-// SlowIQ2KS selects the reference's original exhaustive iq2_ks block search
-// (llama-quantize --slow-iq2ks). The default, false, is what llama-quantize
-// runs without the flag: the AVX2 fast search.
-var SlowIQ2KS = false
-
 // quantizeIQ2KS quantizes one iq2_ks row: an fp16 row scale, then per 256
 // weights 16 bits of extra (shifted-grid bits, fifth scale bits), 4-bit
-// scale nibbles of the 32-weight blocks and 2-bit indices.
+// scale nibbles of the 32-weight blocks and 2-bit indices. It is what
+// llama-quantize runs by default, the AVX2 fast search; with --slow-iq2ks
+// (kernel.Options.SlowIQ2KS) the kernel is quantizeIQ2KSSlow, the
+// reference's original exhaustive block search.
 func quantizeIQ2KS(y []byte, x, qwRow []float32) {
-	if SlowIQ2KS {
-		quantizeIQ2KSSlow(y, x, qwRow)
-		return
-	}
 	quantizeIQ2KSFast(y, x, qwRow)
 }
 

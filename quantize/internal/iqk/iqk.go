@@ -8,8 +8,13 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// Kernels returns the kernels this package implements.
-func Kernels() kernel.Set {
+// Kernels returns the kernels this package implements, for options o (only
+// SlowIQ2KS matters here).
+func Kernels(o kernel.Options) kernel.Set {
+	iq2ks := quantizeIQ2KS
+	if o.SlowIQ2KS {
+		iq2ks = quantizeIQ2KSSlow
+	}
 	set := kernel.Set{
 		formats.IQ2_K:   rowKernel(formats.IQ2_K, 16, quantizeIQ2K),
 		formats.IQ3_K:   rowKernel(formats.IQ3_K, 16, quantizeIQ3K),
@@ -17,7 +22,7 @@ func Kernels() kernel.Set {
 		formats.IQ5_K:   rowKernel(formats.IQ5_K, 16, quantizeIQ5K),
 		formats.IQ6_K:   rowKernel(formats.IQ6_K, 16, quantizeIQ6K),
 		formats.IQ4_KS:  rowKernel(formats.IQ4_KS, 32, quantizeIQ4KS),
-		formats.IQ2_KS:  rowKernel(formats.IQ2_KS, 32, quantizeIQ2KS),
+		formats.IQ2_KS:  rowKernel(formats.IQ2_KS, 32, iq2ks),
 		formats.IQ3_KS:  rowKernel(formats.IQ3_KS, 32, quantizeIQ3KS),
 		formats.IQ5_KS:  rowKernel(formats.IQ5_KS, 32, quantizeIQ5KS),
 		formats.IQ4_KSS: rowKernel(formats.IQ4_KSS, 32, quantizeIQ4KSS),

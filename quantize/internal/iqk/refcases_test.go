@@ -20,6 +20,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -34,7 +35,7 @@ var refquantSlow = flag.String("refquant-slow", "", "with -refquant: path of a r
 // every type of the package, in id order.
 func refTypes() []formats.Type {
 	var ts []formats.Type
-	for t := range Kernels() {
+	for t := range Kernels(kernel.Options{}) {
 		ts = append(ts, t)
 	}
 	slices.Sort(ts)
@@ -252,16 +253,13 @@ func readManifest(t *testing.T, path string) []refCase {
 	return cases
 }
 
-// quantizeGroups runs kernel over rows x cols of input one row group
-// (interleave rows) at a time, as SlowIQ2KS says, and returns the bytes and,
-// per group, whether the kernel panicked (the quantize package turns such a
-// panic into an error; it happens where the searches overflow).
-func quantizeGroups(kernel func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error,
-	rowBytes, interleave, rows, cols int, input, w []float32, slow bool) (out []byte, panicked []bool, err error) {
+// quantizeGroups runs k over rows x cols of input one row group
+// (interleave rows) at a time and returns the bytes and, per group, whether
+// the kernel panicked (the quantize package turns such a panic into an
+// error; it happens where the searches overflow).
+func quantizeGroups(k kernel.Func, rowBytes, interleave, rows, cols int, input, w []float32) (out []byte, panicked []bool, err error) {
 	out = make([]byte, rows*rowBytes)
 	gb := interleave * rowBytes
-	SlowIQ2KS = slow
-	defer func() { SlowIQ2KS = false }()
 	for g := 0; g < rows/interleave; g++ {
 		func() {
 			defer func() {
@@ -269,7 +267,7 @@ func quantizeGroups(kernel func(dst []byte, src []float32, nrows, ne0 int, imatr
 					panicked = append(panicked, true)
 				}
 			}()
-			if e := kernel(out[g*gb:(g+1)*gb], input[g*interleave*cols:(g+1)*interleave*cols], interleave, cols, w); e != nil && err == nil {
+			if e := k(out[g*gb:(g+1)*gb], input[g*interleave*cols:(g+1)*interleave*cols], interleave, cols, w); e != nil && err == nil {
 				err = e
 			}
 			panicked = append(panicked, false)
@@ -297,7 +295,7 @@ func TestRefCases(t *testing.T) {
 	if err != nil || len(manifests) == 0 {
 		t.Fatalf("no reference sets in testdata/refcases: %v", err)
 	}
-	kernels := Kernels()
+	kernels := map[bool]kernel.Set{false: Kernels(kernel.Options{}), true: Kernels(kernel.Options{SlowIQ2KS: true})}
 	for _, mpath := range manifests {
 		dir := filepath.Dir(mpath)
 		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
@@ -338,7 +336,7 @@ func TestRefCases(t *testing.T) {
 				gb := typ.Interleave() * int(rs)
 				for _, asm := range assemblyModes() {
 					restore := setAssembly(asm)
-					got, panicked, err := quantizeGroups(kernels[typ], int(rs), typ.Interleave(), rows, cols, input, w, slow)
+					got, panicked, err := quantizeGroups(kernels[slow][typ], int(rs), typ.Interleave(), rows, cols, input, w)
 					restore()
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", dir, typ, variant, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // TestAssemblyMatchesPortableRows quantizes seeded random rows of every
@@ -26,13 +27,13 @@ func TestAssemblyMatchesPortableRows(t *testing.T) {
 		seeds = 1
 	}
 	var types []formats.Type
-	for typ := range Kernels() {
+	for typ := range Kernels(kernel.Options{}) {
 		if typ.Interleave() == 1 { // the _r4 forms only interleave these
 			types = append(types, typ)
 		}
 	}
 	slices.Sort(types)
-	kernels := Kernels()
+	kernels := Kernels(kernel.Options{})
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 77))
 		for _, k := range rowKinds {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // TestFallbackBlocks builds, for each type with a fallback, a call of four
@@ -54,7 +55,7 @@ func TestFallbackBlocks(t *testing.T) {
 			quantize := func(src, w []float32) ([]byte, []int) {
 				t.Helper()
 				out := make([]byte, len(src)/cols*int(rs))
-				err := Kernels()[typ](out, src, len(src)/cols, cols, w)
+				err := Kernels(kernel.Options{})[typ](out, src, len(src)/cols, cols, w)
 				var fb *FallbackError
 				if errors.As(err, &fb) {
 					if fb.Type != typ || !strings.Contains(fb.Reason, "uniform importance") {

@@ -21,12 +21,20 @@ func iq2WeightUnfused(sigma2 float32) func(x float32) float32 {
 	return func(x float32) float32 { return s + float32(x*x) }
 }
 
+// iq2xxsRows returns the row quantizer of iq2_xxs whose scale searches
+// are search's (see quantizeIQ2XXSRow).
+func iq2xxsRows(search kernel.Search) rowQuantizer {
+	return func(dst []byte, x, imatrix []float32) bool {
+		return quantizeIQ2XXSRow(search, dst, x, imatrix)
+	}
+}
+
 // quantizeIQ2XXSRow is quantize_row_iq2_xxs_impl, except where the
 // reference aborts: there the block is quantized with uniform importance and
 // the row reported as substituted (see iq2xxsBlock.fit).
-func quantizeIQ2XXSRow(dst []byte, x, imatrix []float32) (substituted bool) {
+func quantizeIQ2XXSRow(search kernel.Search, dst []byte, x, imatrix []float32) (substituted bool) {
 	g := iq2xxsGrid()
-	var b iq2xxsBlock
+	b := iq2xxsBlock{search: search}
 	var scales [8]float32
 	var q2 [16]uint32
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
@@ -102,6 +110,7 @@ var unitImportance = func() (w [qkK]float32) {
 
 // iq2xxsBlock is the scratch and result of one block of 32 of iq2_xxs.
 type iq2xxsBlock struct {
+	search             kernel.Search
 	weight, xval, waux [32]float32
 	L, Laux            [32]int8
 	Lqp                [32]uint8
@@ -127,7 +136,7 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 		clear(b.L[:])
 		return 0, true, true
 	}
-	scale = kernel.MakeQpQuants(kMaxQ+1, xval, b.Lqp[:], weight)
+	scale = b.search.MakeQpQuants(kMaxQ+1, xval, b.Lqp[:], weight)
 	for i, l := range b.Lqp {
 		b.L[i] = int8(l)
 	}

@@ -9,17 +9,18 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// Kernels returns the kernels this package implements.
-func Kernels() kernel.Set {
+// Kernels returns the kernels this package implements, for options o (only
+// Portable matters here).
+func Kernels(o kernel.Options) kernel.Set {
 	return kernel.Set{
 		formats.IQ4_NL:     rowsKernel(formats.IQ4_NL, total(quantizeIQ4NLRow)),
 		formats.IQ4_XS:     rowsKernel(formats.IQ4_XS, total(quantizeIQ4XSRow)),
 		formats.IQ4_NL_R4:  repackKernel(formats.IQ4_NL_R4, 32, total(quantizeIQ4NLRow)),
 		formats.IQ4_XS_R8:  repackKernel(formats.IQ4_XS_R8, 32, total(quantizeIQ4XSRow)),
-		formats.IQ2_XXS:    rowsKernel(formats.IQ2_XXS, quantizeIQ2XXSRow),
+		formats.IQ2_XXS:    rowsKernel(formats.IQ2_XXS, iq2xxsRows(o.Search())),
 		formats.IQ2_XS:     rowsKernel(formats.IQ2_XS, total(quantizeIQ2XSRow)),
 		formats.IQ2_S:      rowsKernel(formats.IQ2_S, total(quantizeIQ2SRow)),
-		formats.IQ2_XXS_R4: repackKernel(formats.IQ2_XXS_R4, 32, quantizeIQ2XXSRow),
+		formats.IQ2_XXS_R4: repackKernel(formats.IQ2_XXS_R4, 32, iq2xxsRows(o.Search())),
 		formats.IQ2_XS_R4:  repackKernel(formats.IQ2_XS_R4, 16, total(quantizeIQ2XSRow)),
 		formats.IQ2_S_R4:   repackKernel(formats.IQ2_S_R4, 16, total(quantizeIQ2SRow)),
 		formats.IQ1_S:      rowsKernel(formats.IQ1_S, quantizeIQ1SRow),

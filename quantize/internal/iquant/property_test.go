@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // TestAsmMatchesPortable quantizes seeded random rows of every kind of
@@ -27,7 +28,7 @@ func TestAsmMatchesPortable(t *testing.T) {
 		seeds = 1
 	}
 	types := slices.Sorted(func(yield func(formats.Type) bool) {
-		for t := range Kernels() {
+		for t := range Kernels(kernel.Options{}) {
 			if !yield(t) {
 				return
 			}
@@ -65,7 +66,7 @@ func TestAsmMatchesPortable(t *testing.T) {
 				for i, asm := range []bool{false, true} {
 					setAsm(asm)
 					out[i] = make([]byte, nrows*int(rs))
-					err := Kernels()[typ](out[i], src, nrows, cols, w)
+					err := Kernels(kernel.Options{})[typ](out[i], src, nrows, cols, w)
 					var fb *FallbackError
 					if errors.As(err, &fb) {
 						rows[i], err = fb.Rows, nil

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -64,7 +65,7 @@ var refquantDiffers = map[formats.Type]bool{
 // not interleaved (for sets of one row).
 func allTypes() []formats.Type {
 	var out []formats.Type
-	for t := range Kernels() {
+	for t := range Kernels(kernel.Options{}) {
 		out = append(out, t)
 	}
 	slices.Sort(out)
@@ -418,7 +419,7 @@ func TestRefCases(t *testing.T) {
 				name := fmt.Sprintf("%s %s imatrix %v assembly %v", filepath.Base(dir), k.typ, k.imat, asm)
 				setAsm(asm)
 				got := make([]byte, rows*int(rs))
-				err := Kernels()[k.typ](got, input, rows, cols, w)
+				err := Kernels(kernel.Options{})[k.typ](got, input, rows, cols, w)
 				var fb *FallbackError
 				var fellBack []int
 				if errors.As(err, &fb) {
@@ -458,7 +459,7 @@ func stressAbortCases(t *testing.T) (sets []string, cases []golden.KernelCase) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.File == "abort" && Kernels()[typ] != nil {
+			if c.File == "abort" && Kernels(kernel.Options{})[typ] != nil {
 				sets, cases = append(sets, set), append(cases, c)
 			}
 		}
@@ -545,7 +546,7 @@ func TestStressAbortRows(t *testing.T) {
 		for _, asm := range paths {
 			setAsm(asm)
 			got := make([]byte, c.Rows*int(rs))
-			err := Kernels()[typ](got, input, c.Rows, c.Cols, imatrix)
+			err := Kernels(kernel.Options{})[typ](got, input, c.Rows, c.Cols, imatrix)
 			var fb *FallbackError
 			var fellBack []int
 			if errors.As(err, &fb) {

@@ -14,3 +14,23 @@ type Func func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) err
 
 // Set maps each type a family implements to its kernel.
 type Set map[formats.Type]Func
+
+// Options choose among the kernels of a family (each family's Kernels
+// takes them): the reference's switches, which quantize.Options carries,
+// and Portable for tests. They are a value: kernels made with different
+// Options run side by side.
+type Options struct {
+	// SymmetricQ40 is --symmetric-q40: q4_0 (not q4_0_r8) in the symmetric
+	// [-7, 7] range, importance ignored.
+	SymmetricQ40 bool
+	// SlowIQ2KS is --slow-iq2ks: iq2_ks by the reference's original
+	// exhaustive block search.
+	SlowIQ2KS bool
+	// Portable makes the kernels call the searches of this package with
+	// Search.Portable. The families' own assembly has switches of its own,
+	// which only their tests set.
+	Portable bool
+}
+
+// Search returns the searches o asks for.
+func (o Options) Search() Search { return Search{Portable: o.Portable} }

@@ -1,15 +1,17 @@
 package kernel
 
-// UsePortable makes the searches of this package run their portable Go loops
-// (on) or the assembly the CPU and the build allow (off), and returns a
-// function that restores the previous choice. It exists for the tests of the
-// families, which compare whole kernels, assembly against portable, bit for
-// bit; it must not be called while a kernel runs.
-func UsePortable(on bool) (restore func()) {
-	saved := useAVX2
-	useAVX2 = hasAVX2 && !on
-	return func() { useAVX2 = saved }
+// Search runs the reference's scale searches (make_qx_quants and its kin,
+// the methods below). The zero value uses the assembly where the CPU and
+// the build have it; with Portable it runs only the portable Go loops, the
+// reference for the assembly, so that tests can compare whole kernels
+// both ways.
+type Search struct {
+	Portable bool
 }
+
+// asm reports whether s runs the assembly. useAVX2 is this package's own
+// test switch (its tests clear it to compare each search both ways).
+func (s Search) asm() bool { return useAVX2 && !s.Portable }
 
 // HasAssembly reports whether the searches of this package have assembly on
 // this CPU and build (false with -tags purego).

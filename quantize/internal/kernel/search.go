@@ -97,10 +97,10 @@ func qxWeight(x float32, rmseType int) float32 {
 // without imatrix), q4_0/q5_0/q6_0 with an imatrix (nmax 8/16/32). GCC
 // compiles it once, out of line, for all of them: its first loop is scalar
 // (fused), the 38 trial loops are vectorized, the refinement is scalar.
-func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
+func (s Search) MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
 	n := len(x)
 	L = L[:n]
-	if useAVX2 && rmseType > 0 && n <= 64 {
+	if s.asm() && rmseType > 0 && n <= 64 {
 		return makeQxQuantsSIMD(nmax, x, L, rmseType, qw)
 	}
 	var max, amax float32
@@ -157,7 +157,7 @@ func MakeQxQuants(nmax int, x []float32, L []int8, rmseType int, qw []float32) f
 	if suml2 != 0 {
 		scale = sumlx / suml2
 	}
-	return qxFinish(nmax, x, L, w, wx, max, iscale, scale, sumlx, suml2, returnEarly)
+	return qxFinish(s.asm(), nmax, x, L, w, wx, max, iscale, scale, sumlx, suml2, returnEarly)
 }
 
 // qxFirst is what qxFirstAVX2 returns: the value of largest magnitude, that
@@ -193,13 +193,13 @@ func makeQxQuantsSIMD(nmax int, x []float32, L []int8, rmseType int, qw []float3
 	if f.suml2 != 0 {
 		scale = f.sumlx / f.suml2
 	}
-	return qxFinish(nmax, x, L, w[:n], wx[:n], f.max, f.iscale, scale, f.sumlx, f.suml2, returnEarly)
+	return qxFinish(true, nmax, x, L, w[:n], wx[:n], f.max, f.iscale, scale, f.sumlx, f.suml2, returnEarly)
 }
 
 // qxFinish is the rest of MakeQxQuants after the first quantization (L, its
 // sums sumlx and suml2, scale = sumlx/suml2 or 0): the early return, the
 // trials and the refinement.
-func qxFinish(nmax int, x []float32, L []int8, w, wx []float32, max, iscale, scale, sumlx, suml2 float32, returnEarly bool) float32 {
+func qxFinish(asm bool, nmax int, x []float32, L []int8, w, wx []float32, max, iscale, scale, sumlx, suml2 float32, returnEarly bool) float32 {
 	n := len(x)
 	if returnEarly {
 		if suml2 > 0 {
@@ -209,14 +209,14 @@ func qxFinish(nmax int, x []float32, L []int8, w, wx []float32, max, iscale, sca
 	}
 	best := scale * sumlx
 	bestSumlx, bestSuml2 := sumlx, suml2
-	if useAVX2 {
+	if asm {
 		scale, best, bestSumlx, bestSuml2 = qxTrialsSIMD(nmax, x, L, w, wx, max, scale, best, bestSumlx, bestSuml2)
 	} else {
 		scale, best, bestSumlx, bestSuml2 = qxTrials(nmax, x, L, w, wx, max, scale, best, bestSumlx, bestSuml2)
 	}
 
 	sumlx, suml2 = bestSumlx, bestSuml2
-	scanSIMD := useAVX2 && n%8 == 0
+	scanSIMD := asm && n%8 == 0
 	for iter := 0; iter < n*(2*nmax-1); iter++ {
 		var bestJ int
 		var gmax float32
@@ -482,7 +482,7 @@ func qxSums(q []uint8, w, wx []float32, nmax int) (sumlx, suml2 float32) {
 // symmetric search with weights qw (required), 18 trial scales and no
 // refinement. The reference uses it for the block scales of the iqk types
 // (iq2_k, iq3_k and relatives).
-func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
+func (s Search) MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 	n := len(x)
 	L = L[:n]
 	qw = qw[:n]
@@ -538,10 +538,10 @@ func MakeQxQuantsIQK(nmax int, x []float32, L []int8, qw []float32) float32 {
 // weights x² and up to five coordinate-descent passes (doRMSE), or the plain
 // max-based scale. L receives values in [0, 2*nmax). The reference uses it for
 // q3_K without an imatrix (16 values, nmax 4).
-func MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
+func (s Search) MakeQ3Quants(nmax int, x []float32, L []int8, doRMSE bool) float32 {
 	n := len(x)
 	L = L[:n]
-	if useAVX2 && doRMSE && n > 0 {
+	if s.asm() && doRMSE && n > 0 {
 		scale, zero := q3QuantsAVX2(&x[0], n, nmax, GroupMaxEps, &L[0])
 		if zero {
 			clear(L)
@@ -630,12 +630,12 @@ const (
 // the first loop is unrolled and Σw·x fused) and q4_K/q5_K (32 values, nmax
 // 15/31; the first loop stays a loop and Σw·x adds rounded products).
 // sumXProducts says which.
-func MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool, sumXProducts Products) (scale, theMin float32) {
+func (s Search) MakeQkx2Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool, sumXProducts Products) (scale, theMin float32) {
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
 	weights = weights[:n]
-	if useAVX2 && n <= 64 && nstep+qkx2Lanes16 <= qkx3MaxTrials {
+	if s.asm() && n <= 64 && nstep+qkx2Lanes16 <= qkx3MaxTrials {
 		return makeQkx2QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep, useMAD, sumXProducts)
 	}
 	min, max := x[0], x[0]
@@ -859,11 +859,11 @@ func init() {
 //
 // The reference uses it with an imatrix for q2_K (16 values, nmax 3), q4_K
 // (32, nmax 15) and q5_K (32, nmax 31), and for q4_1/q5_1 with an imatrix.
-func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool) (scale, theMin float32) {
+func (s Search) MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool) (scale, theMin float32) {
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
-	if useAVX2 && !useMAD && n <= 64 && nmax <= 31 && nstep >= 1 && nstep+8 <= qkx3MaxTrials {
+	if s.asm() && !useMAD && n <= 64 && nmax <= 31 && nstep >= 1 && nstep+8 <= qkx3MaxTrials {
 		if scale, theMin, ok := makeQkx3QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep); ok {
 			return scale, theMin
 		}
@@ -933,7 +933,7 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if nstep < 1 {
 		return scale, -min
 	}
-	if useAVX2 && !useMAD && n <= 64 && nmax <= 31 && nstep+8 <= qkx3MaxTrials {
+	if s.asm() && !useMAD && n <= 64 && nmax <= 31 && nstep+8 <= qkx3MaxTrials {
 		var xd [64]float64
 		for i, v := range x {
 			xd[i] = float64(v)
@@ -1003,13 +1003,13 @@ func MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelt
 	if useMAD {
 		return scale, -min
 	}
-	return qkx3Refine(nmax, x, wd, L, scale, min, sumW, sumX, sumX2)
+	return qkx3Refine(s.asm(), nmax, x, wd, L, scale, min, sumW, sumX, sumX2)
 }
 
 // qkx3Refine is the greedy refinement that ends MakeQkx3Quants (without
 // useMAD): single steps of one quant while the fit's score improves. It
 // returns the scale and the min as the non-negative offset.
-func qkx3Refine(nmax int, x []float32, wd []float64, L []uint8, scale, min float32, sumW, sumX, sumX2 float64) (float32, float32) {
+func qkx3Refine(asm bool, nmax int, x []float32, wd []float64, L []uint8, scale, min float32, sumW, sumX, sumX2 float64) (float32, float32) {
 	n := len(x)
 	var sumL, sumL2, sumXL float64
 	for i, v := range x {
@@ -1020,7 +1020,7 @@ func qkx3Refine(nmax int, x []float32, wd []float64, L []uint8, scale, min float
 	}
 	best := gain(float64(scale), float64(min), sumXL, sumX, sumL, sumL2, sumW)
 	lastJ, lastDir := -1, 0
-	scanSIMD := useAVX2 && n%8 == 0 && n <= 64
+	scanSIMD := asm && n%8 == 0 && n <= 64
 	for itry := 0; itry < nmax*n; itry++ {
 		var bestJ, dir int
 		if scanSIMD {
@@ -1106,7 +1106,7 @@ func makeQkx3QuantsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta 
 	// products below nmax: the assembly rounds them as roundProd.
 	bestMAD := qkx3FirstErrorAVX2(&x[0], &wd[0], n, iscale, min, scale, fnmax, &L[0])
 	scale, min = qkx3TrialsSIMD(nmax, x, wd[:n], &xd, L, rmin, rdelta, nstep, max, min, scale, bestMAD, sums.sumW, sums.sumX, sums.sumX2)
-	scale, theMin = qkx3Refine(nmax, x, wd[:n], L, scale, min, sums.sumW, sums.sumX, sums.sumX2)
+	scale, theMin = qkx3Refine(true, nmax, x, wd[:n], L, scale, min, sums.sumW, sums.sumX, sums.sumX2)
 	return scale, theMin, true
 }
 
@@ -1380,7 +1380,7 @@ func gain(s, m, sumXL, sumX, sumL, sumL2, sumW float64) float64 {
 //
 // The reference uses it with an imatrix to quantize the sub-block scales and
 // mins of q2_K (nmax 15) and q4_K/q5_K (nmax 63), and in iq1_m/iq2 helpers.
-func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) float32 {
+func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) float32 {
 	n := len(x)
 	L = L[:n]
 	quantWeights = quantWeights[:n]
@@ -1407,7 +1407,7 @@ func MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) floa
 		bestMSE = FMA32(float32(quantWeights[i]*diff), diff, bestMSE)
 		noNaN = noNaN && v == v
 	}
-	if useAVX2 && noNaN {
+	if s.asm() && noNaN {
 		// The eight trials at once, one per lane (qpTrialsAVX2), compared in
 		// the same order.
 		var mses [8]float32

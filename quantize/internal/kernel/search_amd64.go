@@ -7,8 +7,8 @@ import "github.com/gquant/gquant/internal/cpu"
 // hasAVX2 reports whether the CPU runs the assembly trial loops.
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// useAVX2 selects the assembly trial loops; tests clear it (or call
-// UsePortable) to check the portable code on the same machine.
+// useAVX2 selects the assembly trial loops; this package's tests clear it
+// to check the portable code on the same machine (others use Search.Portable).
 var useAVX2 = hasAVX2
 
 // qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max

@@ -189,7 +189,7 @@ func TestMakeQxQuantsSIMDAgrees(t *testing.T) {
 		if iter%5 == 4 {
 			rmseType = 2 + r.IntN(3) // weights 1, |x|, sqrt|x| (only without w)
 		}
-		diff := comparePortable(n, func(L []int8) []float32 { return []float32{MakeQxQuants(nmax, x, L, rmseType, w)} })
+		diff := comparePortable(n, func(L []int8) []float32 { return []float32{search.MakeQxQuants(nmax, x, L, rmseType, w)} })
 		if diff != "" {
 			t.Fatalf("iter %d (n %d, nmax %d, rmse type %d): %s", iter, n, nmax, rmseType, diff)
 		}
@@ -218,7 +218,7 @@ func TestMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 		}
 		laux := make([]uint8, n)
 		diff := comparePortable(n, func(L []uint8) []float32 {
-			d, m := MakeQkx3Quants(nmax, x, w, L, laux, -0.9, 0.05, 36, false)
+			d, m := search.MakeQkx3Quants(nmax, x, w, L, laux, -0.9, 0.05, 36, false)
 			return []float32{d, m}
 		})
 		if diff != "" {
@@ -280,7 +280,7 @@ func TestMakeQkx2QuantsSIMDAgrees(t *testing.T) {
 		}
 		laux := make([]uint8, c.n)
 		diff := comparePortable(c.n, func(L []uint8) []float32 {
-			d, m := MakeQkx2Quants(c.nmax, x, w, L, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
+			d, m := search.MakeQkx2Quants(c.nmax, x, w, L, laux, c.rmin, c.rdelta, c.nstep, c.useMAD, c.products)
 			return []float32{d, m}
 		})
 		if diff != "" {
@@ -548,7 +548,7 @@ func TestMakeQpQuantsSIMDAgrees(t *testing.T) {
 			x[r.IntN(n)] = float32([]float64{math.Inf(1), math.Inf(-1), math.NaN(), 0}[r.IntN(4)])
 		}
 		w := randomWeights(r, n)
-		diff := comparePortable(n, func(L []uint8) []float32 { return []float32{MakeQpQuants(nmax, x, L, w)} })
+		diff := comparePortable(n, func(L []uint8) []float32 { return []float32{search.MakeQpQuants(nmax, x, L, w)} })
 		if diff != "" {
 			t.Fatalf("iter %d (n %d, nmax %d): %s", iter, n, nmax, diff)
 		}
@@ -580,7 +580,7 @@ func TestMakeQ3QuantsSIMDAgrees(t *testing.T) {
 				}
 			}
 		}
-		diff := comparePortable(n, func(L []int8) []float32 { return []float32{MakeQ3Quants(nmax, x, L, true)} })
+		diff := comparePortable(n, func(L []int8) []float32 { return []float32{search.MakeQ3Quants(nmax, x, L, true)} })
 		if diff != "" {
 			t.Fatalf("iter %d (n %d, nmax %d) x %v: %s", iter, n, nmax, x, diff)
 		}

@@ -11,6 +11,10 @@ import (
 // TestGoldenStress in quantize/stress_test.go) are the real check of these
 // searches; the cases here are small enough to verify by hand.
 
+// search is the default Search: assembly where there is some (this
+// package's tests turn it off with useAVX2).
+var search Search
+
 func TestNearestIntMul(t *testing.T) {
 	for _, tc := range []struct {
 		a, b float32
@@ -42,19 +46,19 @@ func TestSearchAllZero(t *testing.T) {
 	Li := slices.Repeat([]int8{7}, 16)
 	Lu := slices.Repeat([]uint8{7}, 16)
 	laux := make([]uint8, 16)
-	if d := MakeQxQuants(32, x, Li, 1, nil); d != 0 || slices.Max(Li) != 0 {
+	if d := search.MakeQxQuants(32, x, Li, 1, nil); d != 0 || slices.Max(Li) != 0 {
 		t.Errorf("MakeQxQuants(zeros) = %v, L %v", d, Li)
 	}
-	if d := MakeQ3Quants(4, x, Li, true); d != 0 || slices.Max(Li) != 0 {
+	if d := search.MakeQ3Quants(4, x, Li, true); d != 0 || slices.Max(Li) != 0 {
 		t.Errorf("MakeQ3Quants(zeros) = %v, L %v", d, Li)
 	}
-	if d, m := MakeQkx2Quants(15, x, w, Lu, laux, -1, 0.1, 20, false, RoundedProducts); d != 0 || m != 0 || slices.Max(Lu) != 0 {
+	if d, m := search.MakeQkx2Quants(15, x, w, Lu, laux, -1, 0.1, 20, false, RoundedProducts); d != 0 || m != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQkx2Quants(zeros) = %v, %v, L %v", d, m, Lu)
 	}
-	if d, m := MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
+	if d, m := search.MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQkx3Quants(zeros) = %v, %v, L %v", d, m, Lu)
 	}
-	if d := MakeQpQuants(63, x, Lu, w); d != 0 || slices.Max(Lu) != 0 {
+	if d := search.MakeQpQuants(63, x, Lu, w); d != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQpQuants(zeros) = %v, L %v", d, Lu)
 	}
 }
@@ -73,17 +77,17 @@ func TestSymmetricSearchExactGrid(t *testing.T) {
 		want[i] = int8(l + 4)
 	}
 	L := make([]int8, len(x))
-	if d := MakeQxQuants(4, x, L, 1, nil); d != 0.5 || !slices.Equal(L, want) {
+	if d := search.MakeQxQuants(4, x, L, 1, nil); d != 0.5 || !slices.Equal(L, want) {
 		t.Errorf("MakeQxQuants = %v, L %v; want 0.5, %v", d, L, want)
 	}
 	w := slices.Repeat([]float32{1}, len(x))
-	if d := MakeQxQuants(4, x, L, 1, w); d != 0.5 || !slices.Equal(L, want) {
+	if d := search.MakeQxQuants(4, x, L, 1, w); d != 0.5 || !slices.Equal(L, want) {
 		t.Errorf("MakeQxQuants with weights = %v, L %v; want 0.5, %v", d, L, want)
 	}
-	if d := MakeQ3Quants(4, x, L, true); d != 0.5 || !slices.Equal(L, want) {
+	if d := search.MakeQ3Quants(4, x, L, true); d != 0.5 || !slices.Equal(L, want) {
 		t.Errorf("MakeQ3Quants = %v, L %v; want 0.5, %v", d, L, want)
 	}
-	if d := MakeQ3Quants(4, x, L, false); d != 0.5 || !slices.Equal(L, want) {
+	if d := search.MakeQ3Quants(4, x, L, false); d != 0.5 || !slices.Equal(L, want) {
 		t.Errorf("MakeQ3Quants without rmse = %v, L %v; want 0.5, %v", d, L, want)
 	}
 }
@@ -102,12 +106,14 @@ func TestAsymmetricSearchExactGrid(t *testing.T) {
 		name string
 		f    func() (float32, float32)
 	}{
-		{"MakeQkx2Quants", func() (float32, float32) { return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, true, FusedProducts) }},
-		{"MakeQkx2Quants/mse", func() (float32, float32) {
-			return MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, false, RoundedProducts)
+		{"MakeQkx2Quants", func() (float32, float32) {
+			return search.MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, true, FusedProducts)
 		}},
-		{"MakeQkx3Quants", func() (float32, float32) { return MakeQkx3Quants(3, x, w, L, laux, -0.9, 0.05, 36, false) }},
-		{"MakeQkx3Quants/x²", func() (float32, float32) { return MakeQkx3Quants(3, x, nil, L, laux, -0.9, 0.05, 36, false) }},
+		{"MakeQkx2Quants/mse", func() (float32, float32) {
+			return search.MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, false, RoundedProducts)
+		}},
+		{"MakeQkx3Quants", func() (float32, float32) { return search.MakeQkx3Quants(3, x, w, L, laux, -0.9, 0.05, 36, false) }},
+		{"MakeQkx3Quants/x²", func() (float32, float32) { return search.MakeQkx3Quants(3, x, nil, L, laux, -0.9, 0.05, 36, false) }},
 	} {
 		clear(L)
 		scale, theMin := tc.f()
@@ -126,7 +132,7 @@ func TestMakeQpQuantsExactGrid(t *testing.T) {
 	}
 	w := slices.Repeat([]float32{1}, len(x))
 	L := make([]uint8, len(x))
-	if d := MakeQpQuants(15, x, L, w); d != 0.25 || !slices.Equal(L, levels) {
+	if d := search.MakeQpQuants(15, x, L, w); d != 0.25 || !slices.Equal(L, levels) {
 		t.Errorf("MakeQpQuants = %v, L %v; want 0.25, %v", d, L, levels)
 	}
 }
@@ -141,7 +147,7 @@ func TestMakeQxQuantsIQKExactGrid(t *testing.T) {
 	}
 	w := slices.Repeat([]float32{1}, len(x))
 	L := make([]int8, len(x))
-	if d := MakeQxQuantsIQK(8, x, L, w); d != 0.125 || !slices.Equal(L, want) {
+	if d := search.MakeQxQuantsIQK(8, x, L, w); d != 0.125 || !slices.Equal(L, want) {
 		t.Errorf("MakeQxQuantsIQK = %v, L %v; want 0.125, %v", d, L, want)
 	}
 }
@@ -241,9 +247,9 @@ func TestMakeQxQuantsRefineSingleValue(t *testing.T) {
 		L := make([]int8, 32)
 		var d float32
 		if portable {
-			withPortable(func() { d = MakeQxQuants(8, x, L, 1, w) })
+			withPortable(func() { d = search.MakeQxQuants(8, x, L, 1, w) })
 		} else {
-			d = MakeQxQuants(8, x, L, 1, w)
+			d = search.MakeQxQuants(8, x, L, 1, w)
 		}
 		if d != -0x1.aa0092p-6 || !slices.Equal(L, want) {
 			t.Errorf("portable %v: MakeQxQuants = %x, L %v; want -0x1.aa0092p-06, %v", portable, d, L, want)
@@ -278,7 +284,7 @@ func TestMakeQkx3QuantsExactFit(t *testing.T) {
 	for _, portable := range []bool{false, true} {
 		L, laux := make([]uint8, 32), make([]uint8, 32)
 		var d, m float32
-		run := func() { d, m = MakeQkx3Quants(15, x, w, L, laux, -0.9, 0.05, 36, false) }
+		run := func() { d, m = search.MakeQkx3Quants(15, x, w, L, laux, -0.9, 0.05, 36, false) }
 		if portable {
 			withPortable(run)
 		} else {

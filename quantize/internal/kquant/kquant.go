@@ -21,18 +21,19 @@ import (
 const qk = 256
 
 // Kernels returns the kernels this package implements.
-func Kernels() kernel.Set {
+func Kernels(o kernel.Options) kernel.Set {
+	search := o.Search()
 	return kernel.Set{
-		formats.Q2_K:    quantizeQ2K,
-		formats.Q3_K:    rowKernel(formats.Q3_K, quantizeRowQ3K),
-		formats.Q4_K:    rowKernel(formats.Q4_K, quantizeRowQ4K),
-		formats.Q5_K:    rowKernel(formats.Q5_K, quantizeRowQ5K),
-		formats.Q6_K:    rowKernel(formats.Q6_K, quantizeRowQ6K),
-		formats.Q2_K_R4: interleavedKernel(formats.Q2_K_R4, 16, quantizeRowQ2KAlone),
-		formats.Q3_K_R4: interleavedKernel(formats.Q3_K_R4, 16, quantizeRowQ3K),
-		formats.Q4_K_R4: interleavedKernel(formats.Q4_K_R4, 32, quantizeRowQ4K),
-		formats.Q5_K_R4: interleavedKernel(formats.Q5_K_R4, 32, quantizeRowQ5K),
-		formats.Q6_K_R4: interleavedKernel(formats.Q6_K_R4, 16, quantizeRowQ6K),
+		formats.Q2_K:    q2KKernel(search),
+		formats.Q3_K:    rowKernel(formats.Q3_K, search, quantizeRowQ3K),
+		formats.Q4_K:    rowKernel(formats.Q4_K, search, quantizeRowQ4K),
+		formats.Q5_K:    rowKernel(formats.Q5_K, search, quantizeRowQ5K),
+		formats.Q6_K:    rowKernel(formats.Q6_K, search, quantizeRowQ6K),
+		formats.Q2_K_R4: interleavedKernel(formats.Q2_K_R4, search, 16, quantizeRowQ2KAlone),
+		formats.Q3_K_R4: interleavedKernel(formats.Q3_K_R4, search, 16, quantizeRowQ3K),
+		formats.Q4_K_R4: interleavedKernel(formats.Q4_K_R4, search, 32, quantizeRowQ4K),
+		formats.Q5_K_R4: interleavedKernel(formats.Q5_K_R4, search, 32, quantizeRowQ5K),
+		formats.Q6_K_R4: interleavedKernel(formats.Q6_K_R4, search, 16, quantizeRowQ6K),
 	}
 }
 
@@ -42,6 +43,7 @@ type rowQuantizer func(dst []byte, x, qw []float32, s *scratch)
 
 // scratch holds the per-block work arrays, allocated once per kernel call.
 type scratch struct {
+	search  kernel.Search
 	L       [qk]uint8
 	Li      [qk]int8
 	laux    [32]uint8
@@ -65,13 +67,13 @@ func checkRow(t formats.Type, ne0 int) error {
 // rowKernel quantizes row by row, as the reference's quantize_q*_K do for
 // every type but q2_K without an imatrix (the plain path works on the whole
 // chunk as one long row, which is the same as row by row there).
-func rowKernel(t formats.Type, q rowQuantizer) kernel.Func {
+func rowKernel(t formats.Type, search kernel.Search, q rowQuantizer) kernel.Func {
 	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
 		if err := checkRow(t, ne0); err != nil {
 			return err
 		}
 		rs := len(dst) / max(nrows, 1)
-		s := new(scratch)
+		s := &scratch{search: search}
 		for r := 0; r < nrows; r++ {
 			q(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix, s)
 		}
@@ -82,7 +84,7 @@ func rowKernel(t formats.Type, q rowQuantizer) kernel.Func {
 // interleavedKernel is the reference's quantize_repack: each group of four
 // rows is quantized one row per call of the base quantizer, with the importance
 // weights of near-empty blocks replaced (importanceGuard), then interleaved.
-func interleavedKernel(t formats.Type, guardBlock int, q rowQuantizer) kernel.Func {
+func interleavedKernel(t formats.Type, search kernel.Search, guardBlock int, q rowQuantizer) kernel.Func {
 	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
 		if err := checkRow(t, ne0); err != nil {
 			return err
@@ -95,7 +97,7 @@ func interleavedKernel(t formats.Type, guardBlock int, q rowQuantizer) kernel.Fu
 		n := t.Interleave()
 		rs := int(brs)
 		tmp := make([]byte, n*rs)
-		s := new(scratch)
+		s := &scratch{search: search}
 		if imatrix != nil {
 			s.rowW = make([]float32, ne0)
 		}

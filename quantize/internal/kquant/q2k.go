@@ -15,23 +15,25 @@ const (
 	q2Q4Scale = float32(15)
 )
 
-// quantizeQ2K is quantize_q2_K: with an imatrix row by row; without one the
+// q2KKernel is quantize_q2_K: with an imatrix row by row; without one the
 // reference quantizes the whole chunk as one long row, so the ternary check
 // sees every row of the call.
-func quantizeQ2K(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	if err := checkRow(formats.Q2_K, ne0); err != nil {
-		return err
-	}
-	s := new(scratch)
-	if imatrix == nil {
-		quantizeQ2KPlain(dst, src, s)
+func q2KKernel(search kernel.Search) kernel.Func {
+	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+		if err := checkRow(formats.Q2_K, ne0); err != nil {
+			return err
+		}
+		s := &scratch{search: search}
+		if imatrix == nil {
+			quantizeQ2KPlain(dst, src, s)
+			return nil
+		}
+		rs := ne0 / qk * q2Bytes
+		for r := 0; r < nrows; r++ {
+			quantizeRowQ2KImatrix(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix, s)
+		}
 		return nil
 	}
-	rs := ne0 / qk * q2Bytes
-	for r := 0; r < nrows; r++ {
-		quantizeRowQ2KImatrix(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix, s)
-	}
-	return nil
 }
 
 // quantizeRowQ2KAlone quantizes one row as its own quantize_q2_K call (how
@@ -125,7 +127,7 @@ func quantizeQ2KPlain(dst []byte, x []float32, s *scratch) {
 			for l, v := range xs {
 				w[l] = kernel.Abs32(v)
 			}
-			s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.5, 0.1, 15, true, kernel.FusedProducts)
+			s.scales[j], s.mins[j] = s.search.MakeQkx2Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.5, 0.1, 15, true, kernel.FusedProducts)
 			if s.scales[j] > maxScale {
 				maxScale = s.scales[j]
 			}
@@ -186,10 +188,10 @@ func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
 				sw += v
 			}
 			s.sw[j] = sw
-			s.scales[j], s.mins[j] = kernel.MakeQkx3Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.9, 0.05, 36, false)
+			s.scales[j], s.mins[j] = s.search.MakeQkx3Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.9, 0.05, 36, false)
 		}
-		dm := kernel.MakeQpQuants(15, s.scales[:16], s.Ls[:16], s.sw[:16])
-		mm := kernel.MakeQpQuants(15, s.mins[:16], s.Lm[:16], s.sw[:16])
+		dm := s.search.MakeQpQuants(15, s.scales[:16], s.Ls[:16], s.sw[:16])
+		mm := s.search.MakeQpQuants(15, s.mins[:16], s.Lm[:16], s.sw[:16])
 		putF16(y[q2D:], dm)
 		putF16(y[q2DMin:], mm)
 		for j := 0; j < 16; j++ {

@@ -32,7 +32,7 @@ func quantizeRowQ3K(dst []byte, x, qw []float32, s *scratch) {
 func q3ScalesPlain(y []byte, xb []float32, s *scratch) {
 	var maxScale, amax float32
 	for j := 0; j < 16; j++ {
-		s.scales[j] = kernel.MakeQ3Quants(4, xb[16*j:16*j+16], s.Li[16*j:16*j+16], true)
+		s.scales[j] = s.search.MakeQ3Quants(4, xb[16*j:16*j+16], s.Li[16*j:16*j+16], true)
 		if sc := kernel.Abs32(s.scales[j]); sc > amax {
 			amax, maxScale = sc, s.scales[j]
 		}
@@ -65,11 +65,11 @@ func q3ScalesImatrix(y []byte, xb, qw []float32, s *scratch) {
 			sw += v
 		}
 		s.sw[j] = sw
-		s.scales[j] = kernel.MakeQxQuants(4, xs, s.Li[16*j:16*j+16], 1, w)
+		s.scales[j] = s.search.MakeQxQuants(4, xs, s.Li[16*j:16*j+16], 1, w)
 	}
 	sc := y[q3Scales : q3Scales+12]
 	clear(sc)
-	dBlock := kernel.MakeQxQuants(32, s.scales[:16], s.Lsi[:16], 1, s.sw[:16])
+	dBlock := s.search.MakeQxQuants(32, s.scales[:16], s.Lsi[:16], 1, s.sw[:16])
 	for j := 0; j < 16; j++ {
 		packScale6(sc, j, uint8(s.Lsi[j]))
 	}

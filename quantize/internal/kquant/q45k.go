@@ -76,7 +76,7 @@ func q45ScalesPlain(y []byte, xb []float32, nmax int, rmin, rdelta float32, nste
 		for l, v := range xs {
 			w[l] = avX + kernel.Abs32(v)
 		}
-		s.scales[j], s.mins[j] = kernel.MakeQkx2Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], rmin, rdelta, nstep, false, kernel.RoundedProducts)
+		s.scales[j], s.mins[j] = s.search.MakeQkx2Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], rmin, rdelta, nstep, false, kernel.RoundedProducts)
 		if s.scales[j] > maxScale {
 			maxScale = s.scales[j]
 		}
@@ -117,10 +117,10 @@ func q45ScalesImatrix(y []byte, xb, qw []float32, nmax int, s *scratch) {
 			sw += v
 		}
 		s.sw[j] = sw
-		s.scales[j], s.mins[j] = kernel.MakeQkx3Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], -0.9, 0.05, 36, false)
+		s.scales[j], s.mins[j] = s.search.MakeQkx3Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], -0.9, 0.05, 36, false)
 	}
-	dBlock := kernel.MakeQpQuants(63, s.scales[:8], s.Ls[:8], s.sw[:8])
-	mBlock := kernel.MakeQpQuants(63, s.mins[:8], s.Lm[:8], s.sw[:8])
+	dBlock := s.search.MakeQpQuants(63, s.scales[:8], s.Ls[:8], s.sw[:8])
+	mBlock := s.search.MakeQpQuants(63, s.mins[:8], s.Lm[:8], s.sw[:8])
 	sc := y[q45Scale : q45Scale+12]
 	for j := 0; j < 8; j++ {
 		// q5_K clamps to 63 here, q4_K does not; make_qp_quants never

@@ -25,7 +25,7 @@ func quantizeRowQ6K(dst []byte, x, qw []float32, s *scratch) {
 			if qw != nil {
 				w = qw[ib*qk+16*j : ib*qk+16*j+16]
 			}
-			scale := kernel.MakeQxQuants(32, xb[16*j:16*j+16], s.Li[16*j:16*j+16], 1, w)
+			scale := s.search.MakeQxQuants(32, xb[16*j:16*j+16], s.Li[16*j:16*j+16], 1, w)
 			s.scales[j] = scale
 			if as := kernel.Abs32(scale); as > maxAbsScale {
 				maxAbsScale, maxScale = as, scale

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // TestKernelsCheckFinite puts an infinity or a NaN at places that each code
@@ -17,7 +19,7 @@ func TestKernelsCheckFinite(t *testing.T) {
 
 func testKernelsCheckFinite(t *testing.T) {
 	const rows, cols = 16, 512
-	kernels := Kernels()
+	kernels := Kernels(kernel.Options{})
 	for typ := range checksFinite {
 		f := kernels[typ]
 		if f == nil {

@@ -10,12 +10,11 @@ import (
 
 // family is this package for the comparisons of testrows.
 var family = testrows.Family{
-	Kernels: Kernels(),
+	Kernels: Kernels,
 	Portable: func() func() {
 		saved := useAVX2
 		useAVX2 = false
-		restore := kernel.UsePortable(true)
-		return func() { useAVX2 = saved; restore() }
+		return func() { useAVX2 = saved }
 	},
 	HasAssembly: useAVX2 || kernel.HasAssembly(),
 }

@@ -7,12 +7,6 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// SymmetricQ40 makes q4_0 use the symmetric [-7, 7] range and ignore the
-// importance matrix, as llama-quantize --symmetric-q40 does. It applies to
-// q4_0 only (the reference's q4_0_r8 never sees the option). Set it before
-// quantizing, through quantize.SetOptions.
-var SymmetricQ40 = false
-
 // quantizeQ4_0Symmetric is the reference's quantize_row_q4_0_symmetric:
 // scale = |max| / 7, quants truncate(x/d + 8.5), at most 15; the product and
 // the 8.5 are one fused multiply-add in the reference build.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 func TestSymmetricQ40(t *testing.T) {
@@ -14,9 +15,7 @@ func TestSymmetricQ40(t *testing.T) {
 	}
 	x[5] = -1.4 // the largest magnitude, negative
 	dst := make([]byte, 2*blockQ4_0)
-	SymmetricQ40 = true
-	defer func() { SymmetricQ40 = false }()
-	if err := quantizeQ4_0(dst, x, 1, 64, make([]float32, 64)); err != nil {
+	if err := quantizeQ4_0(kernel.Options{SymmetricQ40: true})(dst, x, 1, 64, make([]float32, 64)); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]float32, 64)

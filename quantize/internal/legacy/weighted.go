@@ -36,58 +36,70 @@ func blockWeights(w, qw, x []float32, sigma2 float32) {
 
 // quantizeRowsWith runs quantizeRow over each row of src, or quantizeRef over
 // the whole chunk when there is no importance matrix.
-func quantizeRowsWith(dst []byte, src []float32, nrows, ne0 int, imatrix []float32,
-	quantizeRef func(dst []byte, x []float32), quantizeRow func(dst []byte, x, imatrix []float32)) {
+func quantizeRowsWith(search kernel.Search, dst []byte, src []float32, nrows, ne0 int, imatrix []float32,
+	quantizeRef func(dst []byte, x []float32), quantizeRow func(search kernel.Search, dst []byte, x, imatrix []float32)) {
 	if imatrix == nil {
 		quantizeRef(dst, src)
 		return
 	}
 	rowBytes := len(dst) / nrows
 	for r := 0; r < nrows; r++ {
-		quantizeRow(dst[r*rowBytes:(r+1)*rowBytes], src[r*ne0:(r+1)*ne0], imatrix)
+		quantizeRow(search, dst[r*rowBytes:(r+1)*rowBytes], src[r*ne0:(r+1)*ne0], imatrix)
 	}
 }
 
-func quantizeQ4_0(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	if SymmetricQ40 {
-		quantizeQ4_0Symmetric(dst, src)
+// weighted is the kernel of a type whose rows take a weighted scale search
+// per block with an importance matrix (quantizeRow) and the reference's
+// plain quantizer without one (quantizeRef).
+func weighted(search kernel.Search, quantizeRef func(dst []byte, x []float32), quantizeRow func(search kernel.Search, dst []byte, x, imatrix []float32)) kernel.Func {
+	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+		quantizeRowsWith(search, dst, src, nrows, ne0, imatrix, quantizeRef, quantizeRow)
 		return nil
 	}
-	return quantizeQ4_0Asymmetric(dst, src, nrows, ne0, imatrix)
+}
+
+// quantizeQ4_0 is the q4_0 kernel o asks for: the symmetric one of
+// --symmetric-q40, or the reference's default.
+func quantizeQ4_0(o kernel.Options) kernel.Func {
+	if o.SymmetricQ40 {
+		return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+			quantizeQ4_0Symmetric(dst, src)
+			return nil
+		}
+	}
+	return quantizeQ4_0Asymmetric(o.Search())
 }
 
 // quantizeQ4_0Asymmetric is q4_0 without the --symmetric-q40 option, which
 // the reference's q4_0_r8 always uses.
-func quantizeQ4_0Asymmetric(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	quantizeRowsWith(dst, src, nrows, ne0, imatrix, quantizeQ4_0Ref, quantizeQ4_0Row)
-	return nil
+func quantizeQ4_0Asymmetric(search kernel.Search) kernel.Func {
+	return weighted(search, quantizeQ4_0Ref, quantizeQ4_0Row)
 }
 
-func quantizeQ4_1(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	quantizeRowsWith(dst, src, nrows, ne0, imatrix, quantizeQ4_1Ref, quantizeQ4_1Row)
-	return nil
+func quantizeQ4_1(search kernel.Search) kernel.Func {
+	return weighted(search, quantizeQ4_1Ref, quantizeQ4_1Row)
 }
 
-func quantizeQ5_0(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	quantizeRowsWith(dst, src, nrows, ne0, imatrix, quantizeQ5_0Ref, quantizeQ5_0Row)
-	return nil
+func quantizeQ5_0(search kernel.Search) kernel.Func {
+	return weighted(search, quantizeQ5_0Ref, quantizeQ5_0Row)
 }
 
-func quantizeQ5_1(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	quantizeRowsWith(dst, src, nrows, ne0, imatrix, quantizeQ5_1Ref, quantizeQ5_1Row)
-	return nil
+func quantizeQ5_1(search kernel.Search) kernel.Func {
+	return weighted(search, quantizeQ5_1Ref, quantizeQ5_1Row)
 }
 
 // quantizeQ6_0 always searches: without an importance matrix the weights are x².
-func quantizeQ6_0(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-	rowBytes := len(dst) / nrows
-	for r := 0; r < nrows; r++ {
-		quantizeQ6_0Row(dst[r*rowBytes:(r+1)*rowBytes], src[r*ne0:(r+1)*ne0], imatrix)
+func quantizeQ6_0(search kernel.Search) kernel.Func {
+	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+		rowBytes := len(dst) / nrows
+		for r := 0; r < nrows; r++ {
+			quantizeQ6_0Row(search, dst[r*rowBytes:(r+1)*rowBytes], src[r*ne0:(r+1)*ne0], imatrix)
+		}
+		return nil
 	}
-	return nil
 }
 
-func quantizeQ4_0Row(dst []byte, x, imatrix []float32) {
+func quantizeQ4_0Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 	var weight [qk]float32
 	var L [qk]int8
 	sigma2 := rowSigma2(x)
@@ -95,7 +107,7 @@ func quantizeQ4_0Row(dst []byte, x, imatrix []float32) {
 		xb := x[ib*qk : (ib+1)*qk]
 		y := dst[ib*blockQ4_0 : (ib+1)*blockQ4_0]
 		blockWeights(weight[:], imatrix[ib*qk:], xb, sigma2)
-		d := makeQxQuantsWeighted(8, xb, L[:], weight[:])
+		d := makeQxQuantsWeighted(search, 8, xb, L[:], weight[:])
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		for j := 0; j < 16; j++ {
 			y[2+j] = byte(L[j]) | byte(L[j+16])<<4
@@ -103,7 +115,7 @@ func quantizeQ4_0Row(dst []byte, x, imatrix []float32) {
 	}
 }
 
-func quantizeQ5_0Row(dst []byte, x, imatrix []float32) {
+func quantizeQ5_0Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 	var weight [qk]float32
 	var L [qk]int8
 	sigma2 := rowSigma2(x)
@@ -111,7 +123,7 @@ func quantizeQ5_0Row(dst []byte, x, imatrix []float32) {
 		xb := x[ib*qk : (ib+1)*qk]
 		y := dst[ib*blockQ5_0 : (ib+1)*blockQ5_0]
 		blockWeights(weight[:], imatrix[ib*qk:], xb, sigma2)
-		d := makeQxQuantsWeighted(16, xb, L[:], weight[:])
+		d := makeQxQuantsWeighted(search, 16, xb, L[:], weight[:])
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		var qh uint32
 		for j := 0; j < 16; j++ {
@@ -124,7 +136,7 @@ func quantizeQ5_0Row(dst []byte, x, imatrix []float32) {
 	}
 }
 
-func quantizeQ4_1Row(dst []byte, x, imatrix []float32) {
+func quantizeQ4_1Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 	var weight [qk]float32
 	var L, laux [qk]uint8
 	sigma2 := rowSigma2(x)
@@ -132,7 +144,7 @@ func quantizeQ4_1Row(dst []byte, x, imatrix []float32) {
 		xb := x[ib*qk : (ib+1)*qk]
 		y := dst[ib*blockQ4_1 : (ib+1)*blockQ4_1]
 		blockWeights(weight[:], imatrix[ib*qk:], xb, sigma2)
-		d, theMin := kernel.MakeQkx3Quants(15, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false)
+		d, theMin := search.MakeQkx3Quants(15, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false)
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		binary.LittleEndian.PutUint16(y[2:], formats.FP32ToFP16(-theMin))
 		for j := 0; j < 16; j++ {
@@ -141,7 +153,7 @@ func quantizeQ4_1Row(dst []byte, x, imatrix []float32) {
 	}
 }
 
-func quantizeQ5_1Row(dst []byte, x, imatrix []float32) {
+func quantizeQ5_1Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 	var weight [qk]float32
 	var L, laux [qk]uint8
 	sigma2 := rowSigma2(x)
@@ -149,7 +161,7 @@ func quantizeQ5_1Row(dst []byte, x, imatrix []float32) {
 		xb := x[ib*qk : (ib+1)*qk]
 		y := dst[ib*blockQ5_1 : (ib+1)*blockQ5_1]
 		blockWeights(weight[:], imatrix[ib*qk:], xb, sigma2)
-		d, theMin := kernel.MakeQkx3Quants(31, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false)
+		d, theMin := search.MakeQkx3Quants(31, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false)
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		binary.LittleEndian.PutUint16(y[2:], formats.FP32ToFP16(-theMin))
 		var qh uint32
@@ -166,7 +178,7 @@ func quantizeQ5_1Row(dst []byte, x, imatrix []float32) {
 // quantizeQ6_0Row is quantize_row_q6_0_impl: make_qx_quants with nmax 32;
 // the two high bits of each 6-bit quant go to qh[j%8] at bit 4*(j/8)
 // (low half) and 4*(j/8)+2 (high half).
-func quantizeQ6_0Row(dst []byte, x, imatrix []float32) {
+func quantizeQ6_0Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 	var weight [qk]float32
 	var L [qk]int8
 	var sigma2 float32
@@ -183,7 +195,7 @@ func quantizeQ6_0Row(dst []byte, x, imatrix []float32) {
 				weight[j] = v * v
 			}
 		}
-		d := makeQxQuantsWeighted(32, xb, L[:], weight[:])
+		d := makeQxQuantsWeighted(search, 32, xb, L[:], weight[:])
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		qh := y[2:10]
 		clear(qh)

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"testing"
 
+	"github.com/gquant/gquant/quantize/internal/kernel"
 	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
@@ -35,11 +36,11 @@ func TestWeightedBlocks(t *testing.T) {
 		// sigma2 is the in-order sum of rounded squares (GCC vectorizes
 		// the reference's loop); summed with fused multiply-adds it is one
 		// ulp larger here, and so are some weights.
-		{"sigma2", "one zero block per super-block", 1, quantizeQ4_0, blockQ4_0, 14, "679d475a7378ac1a67a9966778adb255e73b"},
+		{"sigma2", "one zero block per super-block", 1, quantizeQ4_0(kernel.Options{}), blockQ4_0, 14, "679d475a7378ac1a67a9966778adb255e73b"},
 		// Σw·x² of make_qkx3_quants is not fused: both 14 and 15 levels fit
 		// ±0.03 exactly, rounding noise decides (see the kernel's
 		// TestMakeQkx3QuantsExactFit).
-		{"qkx3 sum_x2", "random signs ±0.03", 0, quantizeQ4_1, blockQ4_1, 13, "191caea7000ffffff0f00ff000f0ff000ff0f00f"},
+		{"qkx3 sum_x2", "random signs ±0.03", 0, quantizeQ4_1(kernel.Search{}), blockQ4_1, 13, "191caea7000ffffff0f00ff000f0ff000ff0f00f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := specialRow(t, tc.row)

@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -262,7 +263,7 @@ func TestRefCases(t *testing.T) {
 			got := make([]byte, rows*int(rs))
 			saved := useAVX2
 			useAVX2 = asm
-			err := Kernels()[typ](got, src, rows, refCols, nil)
+			err := Kernels(kernel.Options{})[typ](got, src, rows, refCols, nil)
 			useAVX2 = saved
 			if err != nil {
 				t.Fatal(err)
@@ -294,11 +295,11 @@ func TestKernelsPortable(t *testing.T) {
 				t.Fatal(err)
 			}
 			asm, portable := make([]byte, rows*int(rs)), make([]byte, rows*int(rs))
-			if err := Kernels()[typ](asm, src, rows, cols, nil); err != nil {
+			if err := Kernels(kernel.Options{})[typ](asm, src, rows, cols, nil); err != nil {
 				t.Fatal(err)
 			}
 			useAVX2 = false
-			err = Kernels()[typ](portable, src, rows, cols, nil)
+			err = Kernels(kernel.Options{})[typ](portable, src, rows, cols, nil)
 			useAVX2 = true
 			if err != nil {
 				t.Fatal(err)

@@ -12,8 +12,9 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// Kernels returns the kernels this package implements.
-func Kernels() kernel.Set {
+// Kernels returns the kernels this package implements; no option changes
+// them.
+func Kernels(kernel.Options) kernel.Set {
 	return kernel.Set{
 		formats.IQ1_BN:    perRow(formats.IQ1_BN, quantizeRowIQ1BN),
 		formats.IQ2_BN:    perRow(formats.IQ2_BN, quantizeRowIQ2BN),

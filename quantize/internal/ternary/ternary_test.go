@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // tritReference is the reference's rule, spelled out.
@@ -46,7 +47,7 @@ func BenchmarkIQ2BN(b *testing.B) {
 	for i := range src {
 		src[i] = float32(rng.NormFloat64() * 0.02)
 	}
-	f := Kernels()[formats.IQ2_BN]
+	f := Kernels(kernel.Options{})[formats.IQ2_BN]
 	rs, _ := formats.IQ2_BN.RowSize(cols)
 	dst := make([]byte, rows*int(rs))
 	b.SetBytes(rows * cols * 2) // bf16 input bytes, as the reference's figures

@@ -9,11 +9,11 @@ import (
 )
 
 // Family is what the comparisons below need of a family package: its
-// kernels, and a switch that turns off all the assembly they may use (the
-// family's own and that of package kernel) until the returned function
-// restores it.
+// kernels for given options (with Portable, those calling package kernel's
+// portable searches), and a switch that turns off the family's own assembly
+// until the returned function restores it.
 type Family struct {
-	Kernels     kernel.Set
+	Kernels     func(kernel.Options) kernel.Set
 	Portable    func() (restore func())
 	HasAssembly bool // whether there is assembly to compare on this CPU and build
 }
@@ -26,7 +26,7 @@ func (f Family) Quantize(typ string, src []float32, nrows, cols int, imatrix []f
 	if err != nil {
 		return nil, err
 	}
-	k := f.Kernels[ty]
+	k := f.Kernels(kernel.Options{Portable: portable})[ty]
 	if k == nil {
 		return nil, fmt.Errorf("testrows: no kernel for %s", typ)
 	}
@@ -74,7 +74,7 @@ func (f Family) CheckAssemblyMatchesPortable(t *testing.T, seed uint64, n int) {
 		g.Weights(w)
 		imatrices = append(imatrices, Imatrix{Name: fmt.Sprintf("random%d", i), W: w})
 	}
-	for ty := range f.Kernels {
+	for ty := range f.Kernels(kernel.Options{}) {
 		for _, im := range imatrices {
 			asm, err := f.Quantize(ty.String(), src, len(rows), cols, im.W, false)
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -225,7 +226,7 @@ func TestRefCases(t *testing.T) {
 					got := make([]byte, rows*int(rs))
 					saved := useAVX2
 					useAVX2 = asm
-					err := Kernels()[typ](got, input, rows, cols, w)
+					err := Kernels(kernel.Options{})[typ](got, input, rows, cols, w)
 					useAVX2 = saved
 					if err != nil {
 						t.Fatalf("%s %s: %v", dir, typ, err)

@@ -227,7 +227,7 @@ func TestKernelsPortable(t *testing.T) {
 				if (ik+n+int(typ))%2 == 1 {
 					w = imatrix
 				}
-				k := Kernels()[typ]
+				k := Kernels(kernel.Options{})[typ]
 				rs, err := typ.RowSize(int64(cols))
 				if err != nil {
 					t.Fatal(err)

@@ -11,8 +11,9 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// Kernels returns the kernels this package implements.
-func Kernels() kernel.Set {
+// Kernels returns the kernels this package implements; no option changes
+// them.
+func Kernels(kernel.Options) kernel.Set {
 	return kernel.Set{
 		formats.IQ1_KT: rowKernel(formats.IQ1_KT, 8, quantizeRowIQ1KT),
 		formats.IQ2_KT: rowKernel(formats.IQ2_KT, 8, quantizeRowIQ2KT),
