@@ -1,0 +1,35 @@
+package formats_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/gquant/gquant/formats"
+)
+
+// Look a type up by its name, as llama-quantize spells it in any case, and
+// size its rows.
+func ExampleParseType() {
+	t, err := formats.ParseType("Q4_K")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rs, err := t.RowSize(4096)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(t, t.BlockSize(), "weights per block,", rs, "bytes per row of 4096,", t.BitsPerWeight(4096), "bits per weight")
+	// Output: q4_K 256 weights per block, 2304 bytes per row of 4096, 4.5 bits per weight
+}
+
+// Ids come from files: an unknown one prints as a number and has no
+// descriptor, and its accessors return zero values instead of panicking.
+func ExampleType_Info() {
+	for _, t := range []formats.Type{formats.IQ2_XXS, formats.Type(250)} {
+		info, ok := t.Info()
+		fmt.Println(t, ok, info.NeedsImatrix, t.BlockSize())
+	}
+	// Output:
+	// iq2_xxs true true 256
+	// type(250) false false 0
+}
