@@ -14,8 +14,9 @@ var useSplitSearchAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // splitConsts are the block-independent rows splitSearchAVX2 reads, and
 // splitTab its per-block working memory. The assembly addresses their
-// fields by the offsets in iq2k_amd64.s, which TestSplitTabLayout checks.
-// Rows of four hold one variant per lane unless said otherwise.
+// fields by go_asm.h's offsets (splitTab_xs ...); the fields marked so are
+// used by the assembly only. Rows of four hold one variant per lane unless
+// said otherwise.
 type splitConsts struct {
 	vf         [4][4]float32 // row j: grid point j of each variant
 	c          [4][4]float64 // row k: dx_k^2 in every lane
@@ -29,19 +30,27 @@ type splitConsts struct {
 }
 
 type splitTab struct {
-	xs, xq, ws [32]float64    // sumx[i], sumx[i]^2, sumw[i] as float64, i < n
-	qxt, qqt   [32][4]float64 // per i2: sumx[i2]*(v1-v2), sumw[i2]*(v1^2-v2^2)
-	e, rrow    [4]float64     // broadcast: e2 plus the slack; r
-	px, pq     [4]float64     // per i1: sumx[i1]*(v0-v1) + xN*v3, the same for sumw
-	g          [4][4]float64  // row k: r*dq_k, broadcast
-	r, rL      float64        // max(bq/(1+1e-4), rL); the global bound
-	e2, sx, sq float64        // slack terms: e = e2 + slack*(sx + r*sq)
+	xs, xq, ws [32]float64 // sumx[i], sumx[i]^2, sumw[i] as float64, i < n
+	//lint:ignore U1000 used by the assembly only
+	qxt, qqt [32][4]float64 // per i2: sumx[i2]*(v1-v2), sumw[i2]*(v1^2-v2^2)
+	//lint:ignore U1000 used by the assembly only
+	e, rrow [4]float64 // broadcast: e2 plus the slack; r
+	//lint:ignore U1000 used by the assembly only
+	px, pq [4]float64 // per i1: sumx[i1]*(v0-v1) + xN*v3, the same for sumw
+	//lint:ignore U1000 used by the assembly only
+	g          [4][4]float64 // row k: r*dq_k, broadcast
+	r, rL      float64       // max(bq/(1+1e-4), rL); the global bound
+	e2, sx, sq float64       // slack terms: e = e2 + slack*(sx + r*sq)
 	xN, wN     float64
 	minI3      int64
-	hx, hq     [4]float32 // scratch
+	//lint:ignore U1000 used by the assembly only
+	hx, hq [4]float32 // scratch
+	//lint:ignore U1000 used by the assembly only
 	qx, q2, qq [4]float32 // scratch: sumqx, sumq2, sumqx^2 at one i3
-	best, d    float32
-	shifted    int64
+	//lint:ignore U1000 used by the assembly only
+	best    float32
+	d       float32
+	shifted int64
 }
 
 // splitK holds the constants of splitSearchAVX2.

@@ -1,70 +1,28 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
-
-// Field offsets of splitConsts (K_) and splitTab (T_), named after the
-// fields; TestSplitTabLayout checks them.
-#define K_vf 0
-#define K_c 64
-#define K_dv01 192
-#define K_dv12 224
-#define K_dq01 256
-#define K_dq12 288
-#define K_v3 320
-#define K_vq3 352
-#define K_dx2 384
-#define K_dq 416
-#define K_bqScale 448
-#define K_rDiv 456
-#define K_slack 464
-
-#define T_xs 0
-#define T_xq 256
-#define T_ws 512
-#define T_qxt 768
-#define T_qqt 1792
-#define T_e 2816
-#define T_rrow 2848
-#define T_px 2880
-#define T_pq 2912
-#define T_g 2944
-#define T_r 3072
-#define T_rL 3080
-#define T_e2 3088
-#define T_sx 3096
-#define T_sq 3104
-#define T_xN 3112
-#define T_wN 3120
-#define T_minI3 3128
-#define T_hx 3136
-#define T_hq 3152
-#define T_qx 3168
-#define T_q2 3184
-#define T_qq 3200
-#define T_best 3216
-#define T_d 3220
-#define T_shifted 3224
 
 // RUPDATE recomputes what depends on r alone: the rows r, G_k = r*dq_k and
 // e = e2 + slack*(sx + r*sq). Clobbers Y8..Y11.
 #define RUPDATE \
-	VBROADCASTSD T_r(R8), Y8            \
-	VMOVUPD      Y8, T_rrow(R8)         \
-	VMULPD       K_dq(R11), Y8, Y9      \
+	VBROADCASTSD splitTab_r(R8), Y8            \
+	VMOVUPD      Y8, splitTab_rrow(R8)         \
+	VMULPD       splitConsts_dq(R11), Y8, Y9      \
 	VPERMPD      $0x00, Y9, Y10         \
-	VMOVUPD      Y10, T_g(R8)           \
+	VMOVUPD      Y10, splitTab_g(R8)           \
 	VPERMPD      $0x55, Y9, Y10         \
-	VMOVUPD      Y10, T_g+32(R8)        \
+	VMOVUPD      Y10, splitTab_g+32(R8)        \
 	VPERMPD      $0xAA, Y9, Y10         \
-	VMOVUPD      Y10, T_g+64(R8)        \
+	VMOVUPD      Y10, splitTab_g+64(R8)        \
 	VPERMPD      $0xFF, Y9, Y10         \
-	VMOVUPD      Y10, T_g+96(R8)        \
-	VMULSD       T_sq(R8), X8, X11      \
-	VADDSD       T_sx(R8), X11, X11     \
-	VMULSD       K_slack(R11), X11, X11 \
-	VADDSD       T_e2(R8), X11, X11     \
+	VMOVUPD      Y10, splitTab_g+96(R8)        \
+	VMULSD       splitTab_sq(R8), X8, X11      \
+	VADDSD       splitTab_sx(R8), X11, X11     \
+	VMULSD       splitConsts_slack(R11), X11, X11 \
+	VADDSD       splitTab_e2(R8), X11, X11     \
 	VBROADCASTSD X11, Y11               \
-	VMOVUPD      Y11, T_e(R8)
+	VMOVUPD      Y11, splitTab_e(R8)
 
 // func splitSearchAVX2(sumx, sumw *float32, n, maxI1 int, k *splitConsts, t *splitTab)
 //
@@ -87,12 +45,12 @@ TEXT ·splitSearchAVX2(SB), NOSPLIT, $0-48
 	XORQ BX, BX
 
 qtab:
-	VBROADCASTSD T_xs(R8)(AX*8), Y8
-	VMULPD       K_dv12(R11), Y8, Y8
-	VMOVUPD      Y8, T_qxt(R8)(BX*1)
-	VBROADCASTSD T_ws(R8)(AX*8), Y8
-	VMULPD       K_dq12(R11), Y8, Y8
-	VMOVUPD      Y8, T_qqt(R8)(BX*1)
+	VBROADCASTSD splitTab_xs(R8)(AX*8), Y8
+	VMULPD       splitConsts_dv12(R11), Y8, Y8
+	VMOVUPD      Y8, splitTab_qxt(R8)(BX*1)
+	VBROADCASTSD splitTab_ws(R8)(AX*8), Y8
+	VMULPD       splitConsts_dq12(R11), Y8, Y8
+	VMOVUPD      Y8, splitTab_qqt(R8)(BX*1)
 	ADDQ         $32, BX
 	INCQ         AX
 	CMPQ         AX, DX
@@ -104,25 +62,25 @@ qtab:
 
 i1loop:
 	// The i1 parts of cx and cq (with the xN, wN terms).
-	VBROADCASTSD T_xs(R8)(R9*8), Y8
-	VMULPD       K_dv01(R11), Y8, Y8
-	VBROADCASTSD T_xN(R8), Y9
-	VMULPD       K_v3(R11), Y9, Y9
+	VBROADCASTSD splitTab_xs(R8)(R9*8), Y8
+	VMULPD       splitConsts_dv01(R11), Y8, Y8
+	VBROADCASTSD splitTab_xN(R8), Y9
+	VMULPD       splitConsts_v3(R11), Y9, Y9
 	VADDPD       Y9, Y8, Y8
-	VMOVUPD      Y8, T_px(R8)
-	VBROADCASTSD T_ws(R8)(R9*8), Y8
-	VMULPD       K_dq01(R11), Y8, Y8
-	VBROADCASTSD T_wN(R8), Y9
-	VMULPD       K_vq3(R11), Y9, Y9
+	VMOVUPD      Y8, splitTab_px(R8)
+	VBROADCASTSD splitTab_ws(R8)(R9*8), Y8
+	VMULPD       splitConsts_dq01(R11), Y8, Y8
+	VBROADCASTSD splitTab_wN(R8), Y9
+	VMULPD       splitConsts_vq3(R11), Y9, Y9
 	VADDPD       Y9, Y8, Y8
-	VMOVUPD      Y8, T_pq(R8)
+	VMOVUPD      Y8, splitTab_pq(R8)
 	MOVQ         R9, R10
 
 pairs:
 	// start = max(i2, minI3); nothing to do when start >= n.
 	MOVQ    R10, BX
-	CMPQ    BX, T_minI3(R8)
-	CMOVQLT T_minI3(R8), BX
+	CMPQ    BX, splitTab_minI3(R8)
+	CMOVQLT splitTab_minI3(R8), BX
 	CMPQ    BX, DX
 	JGE     nextpair
 	MOVQ    BX, CX
@@ -138,13 +96,13 @@ setup:
 	// A = cx^2 + e - r*cq in Y10, then each variant's broadcast.
 	MOVQ         R10, BX
 	SHLQ         $5, BX
-	VMOVUPD      T_px(R8), Y12
-	VADDPD       T_qxt(R8)(BX*1), Y12, Y12
-	VMOVUPD      T_pq(R8), Y13
-	VADDPD       T_qqt(R8)(BX*1), Y13, Y13
-	VMULPD       K_dx2(R11), Y12, Y14
-	VMOVUPD      T_e(R8), Y10
-	VFNMADD231PD T_rrow(R8), Y13, Y10
+	VMOVUPD      splitTab_px(R8), Y12
+	VADDPD       splitTab_qxt(R8)(BX*1), Y12, Y12
+	VMOVUPD      splitTab_pq(R8), Y13
+	VADDPD       splitTab_qqt(R8)(BX*1), Y13, Y13
+	VMULPD       splitConsts_dx2(R11), Y12, Y14
+	VMOVUPD      splitTab_e(R8), Y10
+	VFNMADD231PD splitTab_rrow(R8), Y13, Y10
 	VFMADD231PD  Y12, Y12, Y10
 	VPERMPD      $0x00, Y10, Y0
 	VPERMPD      $0x55, Y10, Y1
@@ -156,25 +114,25 @@ setup:
 	VPERMPD      $0xFF, Y14, Y7
 
 group:
-	VMOVUPD      T_xs(R8)(CX*8), Y8
-	VMOVUPD      T_xq(R8)(CX*8), Y9
-	VMOVUPD      T_ws(R8)(CX*8), Y10
+	VMOVUPD      splitTab_xs(R8)(CX*8), Y8
+	VMOVUPD      splitTab_xq(R8)(CX*8), Y9
+	VMOVUPD      splitTab_ws(R8)(CX*8), Y10
 	VMOVAPD      Y0, Y11
 	VFMADD231PD  Y8, Y4, Y11
-	VFMADD231PD  K_c(R11), Y9, Y11
-	VFNMADD231PD T_g(R8), Y10, Y11
+	VFMADD231PD  splitConsts_c(R11), Y9, Y11
+	VFNMADD231PD splitTab_g(R8), Y10, Y11
 	VMOVAPD      Y1, Y12
 	VFMADD231PD  Y8, Y5, Y12
-	VFMADD231PD  K_c+32(R11), Y9, Y12
-	VFNMADD231PD T_g+32(R8), Y10, Y12
+	VFMADD231PD  splitConsts_c+32(R11), Y9, Y12
+	VFNMADD231PD splitTab_g+32(R8), Y10, Y12
 	VMOVAPD      Y2, Y13
 	VFMADD231PD  Y8, Y6, Y13
-	VFMADD231PD  K_c+64(R11), Y9, Y13
-	VFNMADD231PD T_g+64(R8), Y10, Y13
+	VFMADD231PD  splitConsts_c+64(R11), Y9, Y13
+	VFNMADD231PD splitTab_g+64(R8), Y10, Y13
 	VMOVAPD      Y3, Y14
 	VFMADD231PD  Y8, Y7, Y14
-	VFMADD231PD  K_c+96(R11), Y9, Y14
-	VFNMADD231PD T_g+96(R8), Y10, Y14
+	VFMADD231PD  splitConsts_c+96(R11), Y9, Y14
+	VFNMADD231PD splitTab_g+96(R8), Y10, Y14
 	// A lane's sign bit stays set only when all four bounds are negative.
 	VANDPD       Y12, Y11, Y11
 	VANDPD       Y14, Y13, Y13
@@ -222,14 +180,14 @@ hit:
 	VSUBSS       (DI)(R9*4), X11, X11 // b1
 	VBROADCASTSS X8, X8
 	VBROADCASTSS X9, X9
-	VMULPS       K_vf+16(R11), X9, X14  // a1*v1
-	VFMADD231PS  K_vf(R11), X8, X14     // hx = a0*v0 + that, fused
+	VMULPS       splitConsts_vf+16(R11), X9, X14  // a1*v1
+	VFMADD231PS  splitConsts_vf(R11), X8, X14     // hx = a0*v0 + that, fused
 	VBROADCASTSS X10, X10
 	VBROADCASTSS X11, X11
-	VMULPS       K_vf+16(R11), X11, X15 // b1*v1
-	VMULPS       K_vf+16(R11), X15, X15 // (b1*v1)*v1
-	VMULPS       K_vf(R11), X10, X13    // b0*v0
-	VFMADD231PS  K_vf(R11), X13, X15    // hq = (b0*v0)*v0 + that, fused
+	VMULPS       splitConsts_vf+16(R11), X11, X15 // b1*v1
+	VMULPS       splitConsts_vf+16(R11), X15, X15 // (b1*v1)*v1
+	VMULPS       splitConsts_vf(R11), X10, X13    // b0*v0
+	VFMADD231PS  splitConsts_vf(R11), X13, X15    // hq = (b0*v0)*v0 + that, fused
 
 	// Exact sums of all four variants at i3, as splitState.eval.
 	VMOVSS       (SI)(BX*4), X8
@@ -244,16 +202,16 @@ hit:
 	VBROADCASTSS X9, X9
 	VBROADCASTSS X10, X10
 	VBROADCASTSS X11, X11
-	VFMADD231PS  K_vf+32(R11), X8, X14  // a2*v2 + hx
-	VFMADD231PS  K_vf+48(R11), X9, X14  // a3*v3 + that: sumqx
-	VMULPS       K_vf+32(R11), X10, X13 // b2*v2
-	VFMADD231PS  K_vf+32(R11), X13, X15 // (b2*v2)*v2 + hq
-	VMULPS       K_vf+48(R11), X11, X13 // b3*v3
-	VFMADD231PS  K_vf+48(R11), X13, X15 // (b3*v3)*v3 + that: sumq2
+	VFMADD231PS  splitConsts_vf+32(R11), X8, X14  // a2*v2 + hx
+	VFMADD231PS  splitConsts_vf+48(R11), X9, X14  // a3*v3 + that: sumqx
+	VMULPS       splitConsts_vf+32(R11), X10, X13 // b2*v2
+	VFMADD231PS  splitConsts_vf+32(R11), X13, X15 // (b2*v2)*v2 + hq
+	VMULPS       splitConsts_vf+48(R11), X11, X13 // b3*v3
+	VFMADD231PS  splitConsts_vf+48(R11), X13, X15 // (b3*v3)*v3 + that: sumq2
 	VMULPS       X14, X14, X13
-	VMOVUPS      X14, T_qx(R8)
-	VMOVUPS      X15, T_q2(R8)
-	VMOVUPS      X13, T_qq(R8)
+	VMOVUPS      X14, splitTab_qx(R8)
+	VMOVUPS      X15, splitTab_q2(R8)
+	VMOVUPS      X13, splitTab_qq(R8)
 
 	// The reference's comparisons, variant by variant (BX = k, AX = changed).
 	XORQ   AX, AX
@@ -261,26 +219,26 @@ hit:
 	VXORPS X15, X15, X15
 
 variant:
-	VMOVSS    T_q2(R8)(BX*4), X9
+	VMOVSS    splitTab_q2(R8)(BX*4), X9
 	VUCOMISS  X15, X9
 	JLS       nextvariant             // not sumq2 > 0
-	VMULSS    T_best(R8), X9, X10     // best*sumq2
-	VMOVSS    T_qq(R8)(BX*4), X11
+	VMULSS    splitTab_best(R8), X9, X10     // best*sumq2
+	VMOVSS    splitTab_qq(R8)(BX*4), X11
 	VUCOMISS  X10, X11
 	JLS       nextvariant             // not sumqx^2 > best*sumq2
-	VMOVSS    T_qx(R8)(BX*4), X11
+	VMOVSS    splitTab_qx(R8)(BX*4), X11
 	VDIVSS    X9, X11, X12            // d = sumqx/sumq2
-	VMOVSS    X12, T_d(R8)
+	VMOVSS    X12, splitTab_d(R8)
 	VMULSS    X11, X12, X12           // best = d*sumqx
-	VMOVSS    X12, T_best(R8)
+	VMOVSS    X12, splitTab_best(R8)
 	VCVTSS2SD X12, X12, X12
-	VMULSD    K_bqScale(R11), X12, X12 // bq
-	VDIVSD    K_rDiv(R11), X12, X12    // bq/(1+1e-4)
-	VMAXSD    T_rL(R8), X12, X12       // r = max(that, rL)
-	VMOVSD    X12, T_r(R8)
+	VMULSD    splitConsts_bqScale(R11), X12, X12 // bq
+	VDIVSD    splitConsts_rDiv(R11), X12, X12    // bq/(1+1e-4)
+	VMAXSD    splitTab_rL(R8), X12, X12       // r = max(that, rL)
+	VMOVSD    X12, splitTab_r(R8)
 	MOVQ      BX, AX
 	ANDQ      $1, AX
-	MOVQ      AX, T_shifted(R8)
+	MOVQ      AX, splitTab_shifted(R8)
 	MOVQ      $1, AX
 
 nextvariant:

@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // One 8-wide chunk of the fit: Y0-Y3 hold the four grid points (scaled),
@@ -174,7 +175,7 @@ TEXT ·iq2ksErrorAVX2(SB), NOSPLIT, $0-44
 // squared distances (the compare masks are -1; the squares are finite and
 // >= +0 here, so comparing their bits as int32 orders them as floats and
 // keeps the float multiply pipes free), which VPERMPS maps through
-// the table at 128(R8) (v0 at lane 0, v1..v3 at lanes 7, 6, 5) to the grid
+// the grid's perm at R8 (v0 at lane 0, v1..v3 at lanes 7, 6, 5) to the grid
 // value q; then Σ(w·q)·x and Σ(w·q)·q accumulate, fused, as IQ2KS_CHUNK.
 #define COUNT_CHUNK(OP, off, ACCX, ACCQ) \
 	VMOVUPS     off(SI), Y10      \
@@ -191,7 +192,7 @@ TEXT ·iq2ksErrorAVX2(SB), NOSPLIT, $0-44
 	VMULPS      Y12, Y12, Y12     \
 	VPCMPGTD    Y12, Y11, Y14     \
 	VPADDD      Y14, Y13, Y13     \
-	VPERMPS     128(R8), Y13, Y14 \
+	VPERMPS     iq2ksGrid_perm(R8), Y13, Y14 \
 	VMULPS      off(DI), Y14, Y15 \
 	VFMADD231PS Y10, Y15, ACCX    \
 	VFMADD231PS Y14, Y15, ACCQ
@@ -213,10 +214,10 @@ TEXT ·iq2ksFitsCountAVX2(SB), NOSPLIT, $0-56
 cfits:
 	VBROADCASTSS (AX), Y15
 	VDIVPS       Y15, Y7, Y15        // d = maxv/den
-	VMULPS       0(R8), Y15, Y0
-	VMULPS       32(R8), Y15, Y1
-	VMULPS       64(R8), Y15, Y2
-	VMULPS       96(R8), Y15, Y3
+	VMULPS       iq2ksGrid_vb(R8), Y15, Y0
+	VMULPS       (iq2ksGrid_vb+32)(R8), Y15, Y1
+	VMULPS       (iq2ksGrid_vb+64)(R8), Y15, Y2
+	VMULPS       (iq2ksGrid_vb+96)(R8), Y15, Y3
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y4, Y4, Y4
@@ -278,8 +279,8 @@ cfits:
 // portable code, from sumqx1, sumq21, sumqx2, sumq22 in Y0-Y3 (ZERO = 0):
 // ok1 = sumq21 > 0, d1 = sumqx1/sumq21, s1 = sumqx1·d1, d2 = sumqx2/sumq22,
 // s2 = sumqx2·d2 and cond2 = (!ok1 || sumqx2² > s1·sumq22) && sumq22 > 0
-// give ok (a -1/0 mask), bestD and score (garbage where !ok), stored at
-// 0, 224 and 448(DI)(CX*1). Uses Y4-Y8, Y10-Y13.
+// give ok (a -1/0 mask), bestD and score (garbage where !ok), stored in
+// the iq2ksPicks at DI from byte CX. Uses Y4-Y8, Y10-Y13.
 #define PICK8(ZERO) \
 	VCMPPS    $0x1E, ZERO, Y1, Y4; \
 	VCMPPS    $0x1A, ZERO, Y1, Y10; \
@@ -296,9 +297,9 @@ cfits:
 	VBLENDVPS Y7, Y12, Y5, Y5; \
 	VBLENDVPS Y7, Y13, Y6, Y6; \
 	VORPS     Y7, Y4, Y4; \
-	VMOVUPS   Y4, 0(DI)(CX*1); \
-	VMOVUPS   Y5, 224(DI)(CX*1); \
-	VMOVUPS   Y6, 448(DI)(CX*1)
+	VMOVUPS   Y4, iq2ksPicks_ok(DI)(CX*1); \
+	VMOVUPS   Y5, iq2ksPicks_bestD(DI)(CX*1); \
+	VMOVUPS   Y6, iq2ksPicks_score(DI)(CX*1)
 
 // func iq2ksReducePickAVX2(raw *[56][4][8]float32, p *iq2ksPicks)
 // Reduces the raw sums of 56 fits as HSUM8 does and picks as
@@ -332,10 +333,10 @@ TEXT ·iq2ksPickAVX2(SB), NOSPLIT, $0-16
 	VXORPS Y15, Y15, Y15
 
 picks:
-	VMOVUPS   0(SI)(CX*1), Y0        // sumqx1
-	VMOVUPS   224(SI)(CX*1), Y1      // sumq21
-	VMOVUPS   448(SI)(CX*1), Y2      // sumqx2
-	VMOVUPS   672(SI)(CX*1), Y3      // sumq22
+	VMOVUPS   iq2ksFitSums_sumqx1(SI)(CX*1), Y0
+	VMOVUPS   iq2ksFitSums_sumq21(SI)(CX*1), Y1
+	VMOVUPS   iq2ksFitSums_sumqx2(SI)(CX*1), Y2
+	VMOVUPS   iq2ksFitSums_sumq22(SI)(CX*1), Y3
 	PICK8(Y15)
 	ADDQ      $32, CX
 	CMPQ      CX, $224

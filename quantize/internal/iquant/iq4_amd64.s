@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // func iq4SumsFMA(weight, xb *float32, L *[32]uint8, values *[17]float32) (sumqx, sumq2 float32)
@@ -27,49 +28,31 @@ loop:
 	MOVSS X1, sumq2+36(FP)
 	RET
 
-// Offsets in iq4TrialTables (iq4trials.go).
-#define TAB_T8 0
-#define TAB_C8 32
-#define TAB_C4 64
-#define TAB_C2 96
-#define TAB_C1 128
-#define TAB_TAB4 160
-#define TAB_TAB2 192
-#define TAB_TAB1 224
-#define TAB_VLO 256
-#define TAB_VHI 288
-#define TAB_UPLO 320
-#define TAB_UPHI 352
-#define TAB_DNLO 384
-#define TAB_DNHI 416
-#define TAB_INF 448
-#define TAB_C15 480
-
 // IQ4_TRIAL: for the eight trial scales at OFF(BX), x = id*v (v in Y14,
 // weight in Y15), the level by a binary search over the thresholds, q its
 // value, and QX += (w*q)*v, Q2 += (w*q)*q with the product w*q rounded.
 #define IQ4_TRIAL(OFF, QX, Q2) \
 	VMULPS      OFF(BX), Y14, Y0       \
-	VCMPPS      $13, TAB_T8(DX), Y0, Y1 \
-	VANDPS      TAB_C8(DX), Y1, Y2     \
+	VCMPPS      $13, iq4TrialTables_t8(DX), Y0, Y1 \
+	VANDPS      iq4TrialTables_c8(DX), Y1, Y2     \
 	VPSRLD      $1, Y2, Y3             \
-	VPERMPS     TAB_TAB4(DX), Y3, Y3   \
+	VPERMPS     iq4TrialTables_tab4(DX), Y3, Y3   \
 	VCMPPS      $13, Y3, Y0, Y1        \
-	VANDPS      TAB_C4(DX), Y1, Y1     \
+	VANDPS      iq4TrialTables_c4(DX), Y1, Y1     \
 	VORPS       Y1, Y2, Y2             \
 	VPSRLD      $1, Y2, Y3             \
-	VPERMPS     TAB_TAB2(DX), Y3, Y3   \
+	VPERMPS     iq4TrialTables_tab2(DX), Y3, Y3   \
 	VCMPPS      $13, Y3, Y0, Y1        \
-	VANDPS      TAB_C2(DX), Y1, Y1     \
+	VANDPS      iq4TrialTables_c2(DX), Y1, Y1     \
 	VORPS       Y1, Y2, Y2             \
 	VPSRLD      $1, Y2, Y3             \
-	VPERMPS     TAB_TAB1(DX), Y3, Y3   \
+	VPERMPS     iq4TrialTables_tab1(DX), Y3, Y3   \
 	VCMPPS      $13, Y3, Y0, Y1        \
-	VANDPS      TAB_C1(DX), Y1, Y1     \
+	VANDPS      iq4TrialTables_c1(DX), Y1, Y1     \
 	VORPS       Y1, Y2, Y2             \
 	VPSLLD      $28, Y2, Y1            \
-	VPERMPS     TAB_VLO(DX), Y2, Y3    \
-	VPERMPS     TAB_VHI(DX), Y2, Y4    \
+	VPERMPS     iq4TrialTables_vlo(DX), Y2, Y3    \
+	VPERMPS     iq4TrialTables_vhi(DX), Y2, Y4    \
 	VBLENDVPS   Y1, Y4, Y3, Y3         \
 	VMULPS      Y3, Y15, Y4            \
 	VFMADD231PS Y14, Y4, QX            \
@@ -122,8 +105,8 @@ trialLoop:
 #define IQ4_DESCENT(OFF, OFF4, STEP) \
 	VPMOVZXBD   OFF(BX), Y0            \
 	VPSLLD      $28, Y0, Y3            \
-	VPERMPS     TAB_VLO(DX), Y0, Y1    \
-	VPERMPS     TAB_VHI(DX), Y0, Y2    \
+	VPERMPS     iq4TrialTables_vlo(DX), Y0, Y1    \
+	VPERMPS     iq4TrialTables_vhi(DX), Y0, Y2    \
 	VBLENDVPS   Y3, Y2, Y1, Y1         \
 	VMOVUPS     OFF4(SI), Y2           \
 	VFMADD231PS Y14, Y1, Y2            \
@@ -133,19 +116,19 @@ trialLoop:
 	VCMPPS      $1, Y13, Y4, Y6        \
 	VPCMPGTD    Y13, Y0, Y7            \
 	VPAND       Y7, Y6, Y6             \
-	VMOVDQU     TAB_C15(DX), Y7        \
+	VMOVDQU     iq4TrialTables_c15(DX), Y7        \
 	VPCMPGTD    Y0, Y7, Y7             \
 	VPAND       Y5, Y7, Y7             \
 	VPOR        Y7, Y6, Y6             \
-	VPERMPS     TAB_UPLO(DX), Y0, Y1   \
-	VPERMPS     TAB_UPHI(DX), Y0, Y2   \
+	VPERMPS     iq4TrialTables_uplo(DX), Y0, Y1   \
+	VPERMPS     iq4TrialTables_uphi(DX), Y0, Y2   \
 	VBLENDVPS   Y3, Y2, Y1, Y1         \
-	VPERMPS     TAB_DNLO(DX), Y0, Y2   \
-	VPERMPS     TAB_DNHI(DX), Y0, Y8   \
+	VPERMPS     iq4TrialTables_dnlo(DX), Y0, Y2   \
+	VPERMPS     iq4TrialTables_dnhi(DX), Y0, Y8   \
 	VBLENDVPS   Y3, Y8, Y2, Y2         \
 	VBLENDVPS   Y5, Y1, Y2, Y1         \
 	VDIVPS      Y4, Y1, Y1             \
-	VMOVUPS     TAB_INF(DX), STEP      \
+	VMOVUPS     iq4TrialTables_inf(DX), STEP      \
 	VBLENDVPS   Y6, Y1, STEP, STEP     \
 	VMOVMSKPS   Y5, AX                 \
 	SHLQ        $OFF, AX               \
@@ -181,7 +164,7 @@ TEXT ·iq4DescentStepAVX2(SB), NOSPLIT, $0-56
 	VMINPS       X1, X0, X0
 	VPERMILPS    $0xB1, X0, X1
 	VMINPS       X1, X0, X0 // the smallest step in every lane
-	VMOVSS       TAB_INF(DX), X2
+	VMOVSS       iq4TrialTables_inf(DX), X2
 	VUCOMISS     X2, X0
 	JEQ          noMove
 	VINSERTF128  $1, X0, Y0, Y0

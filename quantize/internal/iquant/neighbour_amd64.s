@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 DATA nbFirstPos<>+0(SB)/4, $0
@@ -80,7 +81,7 @@ GLOBL nbMaxFloat<>(SB), RODATA|NOPTR, $4
 	VMOVD        X11, AX
 
 // func neighbourJobsAVX2(x, w *float32, q *[8]float32, expand *[4][8]int32, lanes *uint32, jobs *nbJob, njobs, dim int)
-// Each job is an nbJob of 24 bytes; its scale is at offset 20.
+// jobs is an array of njobs nbJobs (offsets from go_asm.h).
 TEXT ·neighbourJobsAVX2(SB), NOSPLIT, $0-64
 	MOVQ x+0(FP), SI
 	MOVQ w+8(FP), DI
@@ -94,9 +95,9 @@ TEXT ·neighbourJobsAVX2(SB), NOSPLIT, $0-64
 	JLE  end
 
 job:
-	MOVLQSX 0(R8), AX
+	MOVLQSX nbJob_group(R8), AX
 	IMULQ   DX, AX
-	VBROADCASTSS 20(R8), Y10
+	VBROADCASTSS nbJob_scale(R8), Y10
 	CMPQ    DX, $8
 	JEQ     load8
 
@@ -105,12 +106,12 @@ job:
 	NB_TABLES4(4, Y1, Y5)
 	NB_TABLES4(8, Y2, Y6)
 	NB_TABLES4(12, Y3, Y7)
-	MOVLQSX 8(R8), CX
+	MOVLQSX nbJob_chunks(R8), CX
 	CMPQ    CX, $1
 	JNE     tablesDone
 
 	// One chunk, as most dim-4 jobs have: no running minimum needed.
-	MOVLQSX      4(R8), BX
+	MOVLQSX      nbJob_laneOff(R8), BX
 	VMOVDQU      (R10)(BX*4), Y8
 	VXORPS       Y9, Y9, Y9
 	VPERMPS      Y0, Y8, Y10
@@ -136,11 +137,11 @@ oneReduce:
 	VCMPPS       $0x00, Y11, Y9, Y12
 	VMOVMSKPS    Y12, AX
 	BSFL         AX, AX // the first lane with the minimum
-	MOVL         AX, 12(R8)
+	MOVL         AX, nbJob_pos(R8)
 	JMP          next
 
 noneOne:
-	MOVL $-1, 12(R8)
+	MOVL $-1, nbJob_pos(R8)
 	JMP  next
 
 load8:
@@ -150,13 +151,13 @@ load8:
 	NB_TABLES(1, Y1, Y5)
 	NB_TABLES(2, Y2, Y6)
 	NB_TABLES(3, Y3, Y7)
-	MOVLQSX 8(R8), CX
+	MOVLQSX nbJob_chunks(R8), CX
 	CMPQ    CX, $1
 	JNE     tablesDone
 
 	// One chunk (padded with copies of the last candidate, so the first
 	// lane with the minimum is the first candidate with it).
-	MOVLQSX     4(R8), BX
+	MOVLQSX     nbJob_laneOff(R8), BX
 	VMOVDQU     (R10)(BX*4), Y8
 	VXORPS      Y9, Y9, Y9
 	VPERMPS     Y0, Y8, Y10
@@ -175,9 +176,9 @@ tablesDone:
 	VBROADCASTSS nbMaxFloat<>(SB), Y13
 	VPCMPEQD     Y14, Y14, Y14
 	VMOVDQU      nbFirstPos<>(SB), Y15
-	MOVLQSX      4(R8), BX
+	MOVLQSX      nbJob_laneOff(R8), BX
 	LEAQ         (R10)(BX*4), R13
-	MOVLQSX      8(R8), CX
+	MOVLQSX      nbJob_chunks(R8), CX
 	TESTQ        CX, CX
 	JLE          reduce
 	CMPQ         DX, $8
@@ -216,10 +217,10 @@ loop8:
 
 reduce:
 	NB_REDUCE
-	MOVL AX, 12(R8)
+	MOVL AX, nbJob_pos(R8)
 
 next:
-	ADDQ $24, R8
+	ADDQ $nbJob__size, R8
 	DECQ R11
 	JNZ  job
 

@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // The split searches of iq2_xs, iq1_s and iq1_m score every split (i1, i2)
@@ -274,8 +275,8 @@ TEXT ·splitScanAVX2(SB), NOSPLIT, $0-32
 	MOVQ   n+8(FP), DX
 	MOVQ   slots+16(FP), R9
 	MOVQ   st+24(FP), R10
-	VMOVSS 0(R10), X15
-	VMOVSS 4(R10), X14
+	VMOVSS splitState_best(R10), X15
+	VMOVSS splitState_scale(R10), X14
 	VXORPS Y13, Y13, Y13
 	XORQ   BX, BX
 
@@ -354,12 +355,12 @@ scSlot:
 	VDIVSS   X1, X0, X14 // scale = sumqx/sumq2
 	VMULSS   X0, X14, X15 // best = scale*sumqx
 	MOVQ     st+24(FP), R10
-	MOVL     BX, 8(R10)
+	MOVL     BX, splitState_i1(R10)
 	LEAL     (CX)(R13*1), R11
-	MOVL     R11, 12(R10)
+	MOVL     R11, splitState_i2(R10)
 	MOVL     AX, R11
 	SHRL     $3, R11
-	MOVL     R11, 16(R10)
+	MOVL     R11, splitState_slot(R10)
 	VUCOMISS X5, X15
 	JCC      scSkip // best did not decrease (ordered, >=)
 
@@ -390,7 +391,7 @@ scNext:
 	JLE  scI1
 
 	MOVQ   st+24(FP), R10
-	VMOVSS X15, 0(R10)
-	VMOVSS X14, 4(R10)
+	VMOVSS X15, splitState_best(R10)
+	VMOVSS X14, splitState_scale(R10)
 	VZEROUPPER
 	RET

@@ -1222,7 +1222,8 @@ type qkx3Lanes struct {
 	iscale        [8]float32
 	D, scale, min [8]float64
 	mad           [8]float64
-	xm            [64]float64 // scratch of qkx3Trials8AVX2
+	//lint:ignore U1000 scratch of qkx3Trials8AVX2, used by the assembly only
+	xm [64]float64
 }
 
 // qkx3Key identifies a table of trial numerators rmin + rdelta*is + nmax.

@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // 1.5*2^23: adding it to a float32 in (-2^22, 2^22) rounds to an integer,
@@ -112,7 +113,7 @@ value:
 	ORQ     AX, R12
 	RORQ    $16, R12
 	ADDQ    $64, BX
-	CMPQ    BX, $192
+	CMPQ    BX, $(const_qxLanes*4)
 	JLT     group
 	RORQ    $16, R12
 	MOVQ    R12, ret+88(FP)
@@ -136,13 +137,13 @@ TEXT ·qxFirstAVX2(SB), NOSPLIT, $0-56
 	MOVQ   out+48(FP), R8
 	FIRST_ABSMAX                   // max in X0, amax in X1
 
-	VMOVSS    X0, 0(R8)
-	VMOVSS    X1, 4(R8)
+	VMOVSS    X0, qxFirst_max(R8)
+	VMOVSS    X1, qxFirst_amax(R8)
 	VMOVSS    nmax+24(FP), X10     // nmax
 	VXORPS    X11, X11, X11
 	VSUBSS    X10, X11, X11        // lo = -nmax
 	VDIVSS    X0, X11, X2          // iscale = -nmax/max
-	VMOVSS    X2, 8(R8)
+	VMOVSS    X2, qxFirst_iscale(R8)
 	VMOVSS    qkx2One<>(SB), X12
 	VSUBSS    X12, X10, X12        // hi = nmax-1
 	VCVTTSS2SI X10, R9             // nmax as an integer
@@ -181,8 +182,8 @@ firstloop:
 	CMPQ        R10, CX
 	JLT         firstloop
 
-	VMOVSS X14, 12(R8)
-	VMOVSS X15, 16(R8)
+	VMOVSS X14, qxFirst_sumlx(R8)
+	VMOVSS X15, qxFirst_suml2(R8)
 	RET
 
 DATA qkx2One<>+0(SB)/4, $0x3f800000
@@ -190,7 +191,7 @@ GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 
 // QKX3_FIT evaluates the fit of four trials from their sums A (Σw·l),
 // B (Σw·l²), C (Σw·l·x) with Y14 = sumW, Y15 = sumX, Y7 = sumX2, and stores D, scale,
-// min and the error at OFF(R8) + 32, 96, 160, 224 (see qkx3Lanes). The
+// min and the error in the lanes of qkx3Lanes at R8, from byte OFF. The
 // operations are those of MakeQkx3Quants and quadraticError, fused where
 // they use math.FMA.
 #define QKX3_FIT(A, B, C, OFF) \
@@ -218,10 +219,10 @@ GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 	VFMADD231PD  B, Y6, Y5 \
 	VMULPD       Y2, Y2, Y6 \
 	VFMADD231PD  Y14, Y6, Y5 \
-	VMOVUPD      Y0, (32+OFF)(R8) \
-	VMOVUPD      Y1, (96+OFF)(R8) \
-	VMOVUPD      Y2, (160+OFF)(R8) \
-	VMOVUPD      Y5, (224+OFF)(R8)
+	VMOVUPD      Y0, (qkx3Lanes_D+OFF)(R8) \
+	VMOVUPD      Y1, (qkx3Lanes_scale+OFF)(R8) \
+	VMOVUPD      Y2, (qkx3Lanes_min+OFF)(R8) \
+	VMOVUPD      Y5, (qkx3Lanes_mad+OFF)(R8)
 
 // QKX3_CAND sets AX to the mask of the four lanes just fitted (D in Y0,
 // error in Y5) with D > 0 and error < bestMAD (in R9). Uses Y8-Y10.
@@ -254,7 +255,7 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 	MOVQ         out+96(FP), R8
 	VMOVUPS      (AX), Y0
 	VDIVPS       Y1, Y0, Y0        // iscale = num/den
-	VMOVUPS      Y0, (R8)
+	VMOVUPS      Y0, qkx3Lanes_iscale(R8)
 	VXORPS       Y15, Y15, Y15
 	XORQ         R10, R10
 	LEAQ         -4(CX), BX
@@ -266,7 +267,7 @@ diffs4:
 	VSUBPS    X14, X3, X3          // x - min
 	VMAXPS    X15, X3, X3          // clamped at 0, as setDiffs32
 	VCVTPS2PD X3, Y3
-	VMOVUPD   Y3, 288(R8)(R10*8)
+	VMOVUPD   Y3, qkx3Lanes_xm(R8)(R10*8)
 	ADDQ      $4, R10
 	JMP       diffs4
 
@@ -277,7 +278,7 @@ diffs1:
 	VSUBSS    X14, X3, X3
 	VMAXSS    X15, X3, X3
 	VCVTSS2SD X3, X3, X3
-	VMOVSD    X3, 288(R8)(R10*8)
+	VMOVSD    X3, qkx3Lanes_xm(R8)(R10*8)
 	INCQ      R10
 	JMP       diffs1
 
@@ -298,7 +299,7 @@ diffsdone:
 	XORQ         R10, R10
 
 trial8:
-	VBROADCASTSD 288(R8)(R10*8), Y3 // xm
+	VBROADCASTSD qkx3Lanes_xm(R8)(R10*8), Y3 // xm
 	VMOVAPD      Y3, Y4
 	VFMADD213PD  Y2, Y0, Y3        // iscale*xm + magic, rounded once
 	VFMADD213PD  Y2, Y1, Y4
@@ -349,7 +350,7 @@ GLOBL qkx2Abs<>(SB), RODATA|NOPTR, $32
 
 // QKX2_FIT evaluates the fit of eight trials from their float32 sums A
 // (Σw·l), B (Σw·l²), C (Σw·l·x) with Y14 = sumW, Y15 = sumX, and stores D,
-// scale and min at OFF(R8) + 64, 128, 192 (see qkx2Lanes). The operations
+// scale and min in the lanes of qkx2Lanes at R8, from byte OFF. The operations
 // are those of MakeQkx2Quants, fused where it uses FMA32. Uses Y0, Y1,
 // Y10-Y13.
 #define QKX2_FIT(A, B, C, OFF) \
@@ -366,9 +367,9 @@ GLOBL qkx2Abs<>(SB), RODATA|NOPTR, $32
 	VDIVPS       B, C, Y1 \
 	VBLENDVPS    Y0, Y1, Y11, Y11 \
 	VANDNPS      Y12, Y0, Y12 \
-	VMOVUPS      Y10, (64+OFF)(R8) \
-	VMOVUPS      Y11, (128+OFF)(R8) \
-	VMOVUPS      Y12, (192+OFF)(R8)
+	VMOVUPS      Y10, (qkx2Lanes_D+OFF)(R8) \
+	VMOVUPS      Y11, (qkx2Lanes_scale+OFF)(R8) \
+	VMOVUPS      Y12, (qkx2Lanes_min+OFF)(R8)
 
 // QKX2_XM broadcasts xm = max(x[R10] - min, 0) (float32, as setDiffs32)
 // into Y10.
@@ -378,11 +379,12 @@ GLOBL qkx2Abs<>(SB), RODATA|NOPTR, $32
 	VMAXSS       qkx2Zero<>(SB), X10, X10 \
 	VBROADCASTSS X10, Y10
 
-// QKX2_CAND sets AX to the mask of the eight lanes with D > 0 (at OFF(R8)
-// + 64) and an error (in E) below bestMAD (Y14). Uses Y12, Y13.
+// QKX2_CAND sets AX to the mask of the eight lanes with D > 0 (qkx2Lanes'
+// D at R8, from byte OFF) and an error (in E) below bestMAD (Y14). Uses
+// Y12, Y13.
 #define QKX2_CAND(E, OFF) \
 	VXORPS       Y13, Y13, Y13 \
-	VMOVUPS      (64+OFF)(R8), Y12 \
+	VMOVUPS      (qkx2Lanes_D+OFF)(R8), Y12 \
 	VCMPPS       $0x1e, Y13, Y12, Y12 \
 	VCMPPS       $0x11, Y14, E, Y13 \
 	VANDPS       Y13, Y12, Y12 \
@@ -452,8 +454,8 @@ TEXT ·qkx2Trials16AVX2(SB), 0, $4096-76
 	VMOVUPS      32(AX), Y3
 	VDIVPS       Y1, Y2, Y2        // iscale = num/den
 	VDIVPS       Y1, Y3, Y3
-	VMOVUPS      Y2, (R8)
-	VMOVUPS      Y3, 32(R8)
+	VMOVUPS      Y2, qkx2Lanes_iscale(R8)
+	VMOVUPS      Y3, (qkx2Lanes_iscale+32)(R8)
 	VBROADCASTSS nmax+44(FP), Y1
 	VBROADCASTSS qxMagic<>(SB), Y0
 	VXORPS       Y4, Y4, Y4
@@ -495,10 +497,10 @@ sums16:
 	VBROADCASTSS sumX+52(FP), Y15
 	QKX2_FIT(Y4, Y5, Y6, 0)
 	QKX2_FIT(Y7, Y8, Y9, 32)
-	VMOVUPS      128(R8), Y4       // scales
-	VMOVUPS      160(R8), Y5
-	VMOVUPS      192(R8), Y6       // mins
-	VMOVUPS      224(R8), Y7
+	VMOVUPS      qkx2Lanes_scale(R8), Y4       // scales
+	VMOVUPS      (qkx2Lanes_scale+32)(R8), Y5
+	VMOVUPS      qkx2Lanes_min(R8), Y6       // mins
+	VMOVUPS      (qkx2Lanes_min+32)(R8), Y7
 	VMOVUPS      qkx2Abs<>(SB), Y15
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
@@ -511,8 +513,8 @@ sums16:
 	QKX2_ERR16(ABS_PS, mad16)
 
 done16:
-	VMOVUPS      Y8, 256(R8)
-	VMOVUPS      Y9, 288(R8)
+	VMOVUPS      Y8, qkx2Lanes_mad(R8)
+	VMOVUPS      Y9, (qkx2Lanes_mad+32)(R8)
 	VBROADCASTSS bestMAD+60(FP), Y14
 	QKX2_CAND(Y8, 0)
 	MOVL         AX, BX
@@ -534,7 +536,7 @@ TEXT ·qkx2Trials8AVX2(SB), 0, $4096-76
 	MOVQ         out+64(FP), R8
 	VMOVUPS      (AX), Y2
 	VDIVPS       Y1, Y2, Y2        // iscale = num/den
-	VMOVUPS      Y2, (R8)
+	VMOVUPS      Y2, qkx2Lanes_iscale(R8)
 	VBROADCASTSS nmax+44(FP), Y1
 	VBROADCASTSS qxMagic<>(SB), Y0
 	VXORPS       Y4, Y4, Y4
@@ -563,8 +565,8 @@ sums8:
 	VBROADCASTSS sumW+48(FP), Y14
 	VBROADCASTSS sumX+52(FP), Y15
 	QKX2_FIT(Y4, Y5, Y6, 0)
-	VMOVUPS      128(R8), Y4       // scales
-	VMOVUPS      192(R8), Y6       // mins
+	VMOVUPS      qkx2Lanes_scale(R8), Y4       // scales
+	VMOVUPS      qkx2Lanes_min(R8), Y6       // mins
 	VMOVUPS      qkx2Abs<>(SB), Y15
 	VXORPS       Y8, Y8, Y8
 	LEAQ         0(SP), R9
@@ -576,7 +578,7 @@ sums8:
 	QKX2_ERR8(ABS_PS, mad8)
 
 done8:
-	VMOVUPS      Y8, 256(R8)
+	VMOVUPS      Y8, qkx2Lanes_mad(R8)
 	VBROADCASTSS bestMAD+60(FP), Y14
 	QKX2_CAND(Y8, 0)
 	MOVL         AX, ret+72(FP)
@@ -624,10 +626,10 @@ TEXT ·qkx2SumsAVX2(SB), NOSPLIT, $0-40
 	QKX2_SUMS(WX_ROUNDED, rounded)
 
 sumsdone:
-	VMOVSS X0, 0(R8)
-	VMOVSS X1, 4(R8)
-	VMOVSS X2, 8(R8)
-	VMOVSS X3, 12(R8)
+	VMOVSS X0, qkx2Sums_min(R8)
+	VMOVSS X1, qkx2Sums_max(R8)
+	VMOVSS X2, qkx2Sums_sumW(R8)
+	VMOVSS X3, qkx2Sums_sumX(R8)
 	RET
 
 // QKX2_FIRST is the loop of qkx2FirstErrorAVX2 under LOSS (SQUARE_SS or
@@ -895,11 +897,11 @@ sumsloop:
 	CMPQ        R10, CX
 	JLT         sumsloop
 
-	VMOVSS X0, 0(R8)
-	VMOVSS X1, 4(R8)
-	VMOVSD X2, 8(R8)
-	VMOVSD X3, 16(R8)
-	VMOVSD X4, 24(R8)
+	VMOVSS X0, qkx3Sums_min(R8)
+	VMOVSS X1, qkx3Sums_max(R8)
+	VMOVSD X2, qkx3Sums_sumW(R8)
+	VMOVSD X3, qkx3Sums_sumX(R8)
+	VMOVSD X4, qkx3Sums_sumX2(R8)
 	RET
 
 // func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64

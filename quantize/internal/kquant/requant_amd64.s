@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // The reference's nearest_int: add 1.5*2^23 (float32), then the low 23 bits
@@ -75,7 +76,7 @@ ternmax:
 	VMOVMSKPS Y1, AX
 	TESTL     AX, AX
 	JEQ       ternfinite
-	MOVB      $1, 12(DI)
+	MOVB      $1, ternarySums_nan(DI)
 	VZEROUPPER
 	RET
 
@@ -87,7 +88,7 @@ ternfinite:
 	VPERMILPS    $0xb1, X0, X1
 	VMAXPS       X1, X0, X0        // max in every lane
 	VZEROUPPER
-	VMOVSS       X0, 0(DI)
+	VMOVSS       X0, ternarySums_max(DI)
 	VMULSS       ternaryAbs<>+4(SB), X0, X1 // half = 0.5*max
 	VXORPS       X2, X2, X2
 	VSUBSS       X1, X2, X2        // -half
@@ -113,7 +114,7 @@ ternsums:
 	CMPQ      R10, CX
 	JLT       ternsums
 
-	VMOVSS X4, 4(DI)
-	VMOVSS X5, 8(DI)
-	MOVB   $0, 12(DI)
+	VMOVSS X4, ternarySums_mse0(DI)
+	VMOVSS X5, ternarySums_mse(DI)
+	MOVB   $0, ternarySums_nan(DI)
 	RET
