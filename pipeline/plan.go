@@ -56,6 +56,9 @@ type Config struct {
 	// Kernel holds the kernel switches (--symmetric-q40, --slow-iq2ks) every
 	// quantized tensor gets (Tensor.Kernel).
 	Kernel quantize.Options
+	// OnlyShards, when set, writes only the selected outputs (shards) and
+	// leaves the others to other runs (Output.Elsewhere; see shards.go).
+	OnlyShards *ShardSelection
 }
 
 // TensorPlan is the plan for one tensor, for reports.
@@ -230,6 +233,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if err := layoutOutputs(plan, in, cfg, md, imat, extra); err != nil {
 		return nil, err
 	}
+	if cfg.OnlyShards != nil {
+		if err := selectShards(plan, in, *cfg.OnlyShards); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.PartialRequant {
 		markExisting(plan, in)
 	}
@@ -351,6 +359,9 @@ func checkImatrix(choices []recipes.Choice, imat [][]float32) error {
 func markExisting(plan *Plan, in *gguf.Model) {
 	for i := range plan.Outputs {
 		o := &plan.Outputs[i]
+		if o.Elsewhere {
+			continue
+		}
 		if _, err := os.Lstat(o.Path); err != nil {
 			continue
 		}

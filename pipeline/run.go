@@ -49,6 +49,9 @@ type Output struct {
 	// Replace: the file exists but does not match the plan, and
 	// --partial-requant asks for it to be written again.
 	Replace bool
+	// Elsewhere: another run writes this output (Config.OnlyShards did not
+	// select it); Skip is set too.
+	Elsewhere bool
 
 	kept *Sidecar // the sidecar of a Skip file, for VerifyKept
 }
