@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -457,18 +456,7 @@ func otherShardSets(plan *Plan) []string {
 	if !ok {
 		return nil
 	}
-	entries, err := os.ReadDir(filepath.Dir(prefix))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		path := filepath.Join(filepath.Dir(prefix), e.Name())
-		if p, _, m, ok := gguf.ParseShardPath(path); ok && p == prefix && m != n {
-			out = append(out, path)
-		}
-	}
-	return out
+	return shardsOfOtherCounts(prefix, n)
 }
 
 // importance returns the mean importance for a tensor quantized as t:

@@ -1,0 +1,377 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// Checking a set of outputs written by several runs (issue 22): every
+// shard present, their split keys consistent, each shard's header the
+// plan's when the plan is known, and the tensor bytes those the sidecars
+// recorded, where there are sidecars.
+
+// SetCheck is the verdict of VerifySet on a file or a set of shards.
+type SetCheck struct {
+	// Count is the number of files of the set; Files lists them in order.
+	Count int
+	Files []FileCheck
+	// Tensors counts the tensors of the files present.
+	Tensors int
+	// Problems are the set's own (not one file's); Notes say what was not
+	// checked or is worth knowing.
+	Problems []string
+	Notes    []string
+}
+
+// OK reports whether the set and every file passed.
+func (c *SetCheck) OK() bool {
+	if len(c.Problems) > 0 {
+		return false
+	}
+	for _, f := range c.Files {
+		if len(f.Problems) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// FileCheck is the verdict on one file of a set.
+type FileCheck struct {
+	// Path is the file, Index its number in the set from 1.
+	Path  string
+	Index int
+	// Present: the file exists; Bytes and Tensors are its size and tensor
+	// count (zero when absent or unreadable).
+	Present bool
+	Bytes   int64
+	Tensors int
+	// Header is "ok" when the header is the plan's byte for byte,
+	// "differs" when it is not, "" when no plan was given.
+	Header string
+	// Sidecar is "ok" when the sidecar agrees with the file and every
+	// tensor's bytes hash to its record, "absent", or "differs".
+	Sidecar string
+	// Hashed is the count of tensors whose bytes were hashed and matched.
+	Hashed   int
+	Problems []string
+	Notes    []string
+}
+
+func (f *FileCheck) problem(format string, args ...any) {
+	f.Problems = append(f.Problems, fmt.Sprintf(format, args...))
+}
+
+// VerifySet checks a file or a set of shards. Without a plan, path names
+// the file or any shard of the set (NAME-0000K-of-0000N.gguf), and the set
+// is checked as such: every shard present and readable, split keys that
+// agree with the names and each other, no tensor twice, sizes that match
+// the headers, and each sidecar present against its file, re-hashing the
+// tensor bytes. With a plan (of the model in, the input of the run that
+// wrote the set), the files are the plan's outputs, those it leaves to
+// other runs (Output.Elsewhere) excepted, and each must also have exactly
+// the plan's header and size, and a sidecar, where there is one, the
+// plan's records. The returned error is only ctx's; everything found is
+// in the SetCheck.
+func VerifySet(ctx context.Context, path string, in *gguf.Model, plan *Plan) (*SetCheck, error) {
+	c := &SetCheck{}
+	var paths []string
+	var outs []int // plan outputs, by file
+	if plan != nil {
+		c.Count = len(plan.Outputs)
+		for i, o := range plan.Outputs {
+			if !o.Elsewhere {
+				paths = append(paths, o.Path)
+				outs = append(outs, i)
+			}
+		}
+		if len(paths) < c.Count {
+			c.Notes = append(c.Notes, fmt.Sprintf("%d of %d files checked (the others are other parts')", len(paths), c.Count))
+		}
+	} else if prefix, _, n, ok := gguf.ParseShardPath(path); ok {
+		c.Count = n
+		for i := range n {
+			paths = append(paths, gguf.ShardPath(prefix, i, n))
+		}
+	} else {
+		c.Count = 1
+		paths = []string{path}
+	}
+	seen := map[string]string{} // tensor name -> file
+	splitTensors := map[int64][]string{}
+	buf := make([]byte, 8<<20)
+	for k, p := range paths {
+		fc := FileCheck{Path: p, Index: k + 1}
+		if plan != nil {
+			fc.Index = outs[k] + 1
+		}
+		var o *Output
+		var size int64
+		if plan != nil {
+			o, size = &plan.Outputs[outs[k]], plan.Sizes[outs[k]]
+		}
+		h, err := checkFile(&fc, c.Count, o, size)
+		if err == nil && h != nil {
+			c.Tensors += len(h.Tensors)
+			for _, t := range h.Tensors {
+				if other, dup := seen[t.Name]; dup {
+					fc.problem("tensor %s is in %s too", t.Name, other)
+				}
+				seen[t.Name] = p
+			}
+			if n, present, err := h.Metadata.LookupInt(gguf.KeySplitTensorsCount); err == nil && present {
+				splitTensors[n] = append(splitTensors[n], p)
+			}
+			err = checkSidecar(ctx, &fc, h, in, o, buf)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.Files = append(c.Files, fc)
+	}
+	if len(splitTensors) > 1 {
+		c.Problems = append(c.Problems, fmt.Sprintf("the shards disagree on %s: %v", gguf.KeySplitTensorsCount, splitTensors))
+	} else if c.Count > 1 && len(c.Files) == c.Count && allPresent(c.Files) {
+		for n := range splitTensors {
+			if n != int64(c.Tensors) {
+				c.Problems = append(c.Problems, fmt.Sprintf("%s is %d, the shards hold %d tensors", gguf.KeySplitTensorsCount, n, c.Tensors))
+			}
+		}
+	}
+	if len(paths) > 0 {
+		if prefix, _, n, ok := gguf.ParseShardPath(paths[0]); ok {
+			if other := shardsOfOtherCounts(prefix, n); len(other) > 0 {
+				c.Notes = append(c.Notes, fmt.Sprintf("%d file(s) with the same prefix belong to a set of another size: %v", len(other), other))
+			}
+		}
+	}
+	return c, nil
+}
+
+func allPresent(files []FileCheck) bool {
+	for _, f := range files {
+		if !f.Present {
+			return false
+		}
+	}
+	return true
+}
+
+// checkFile reads the header of the file of fc and checks its split keys,
+// its size and, given the plan's output o of size bytes, that it is the
+// plan's header byte for byte. It returns the header, nil when the file is
+// missing or unreadable (a problem says so).
+func checkFile(fc *FileCheck, count int, o *Output, size int64) (*gguf.File, error) {
+	f, fileSize, err := gguf.OpenRegular(fc.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		fc.problem("missing")
+		if temps, err := gguf.TempFiles(fc.Path); err == nil {
+			for _, t := range temps {
+				state := "left by an interrupted run"
+				if t.Live {
+					state = "still being written"
+				}
+				fc.Notes = append(fc.Notes, fmt.Sprintf("%s (%d bytes) is %s", t.Path, t.Size, state))
+			}
+		}
+		return nil, nil
+	}
+	if err != nil {
+		fc.problem("%v", err)
+		return nil, nil
+	}
+	defer f.Close()
+	fc.Present, fc.Bytes = true, fileSize
+	h, err := gguf.Read(f, fileSize)
+	if err != nil {
+		fc.problem("%v", err)
+		return nil, nil
+	}
+	fc.Tensors = len(h.Tensors)
+	if n := len(h.Tensors); n > 0 {
+		last := h.Tensors[n-1]
+		for _, t := range h.Tensors {
+			if t.Offset > last.Offset {
+				last = t
+			}
+		}
+		if end := h.DataOffset + last.Offset + alignUp(last.Size, h.Alignment); end != fileSize {
+			fc.problem("%d bytes, its header describes %d", fileSize, end)
+		}
+	}
+	checkSplitKeys(fc, h.Metadata, count)
+	if o == nil {
+		return h, nil
+	}
+	infos := make([]gguf.TensorInfo, len(o.Tensors))
+	for j, t := range o.Tensors {
+		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+	}
+	want, err := gguf.EncodeHeader(o.Metadata, infos)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Path, err)
+	}
+	got := make([]byte, len(want))
+	if _, err := f.ReadAt(got, 0); err != nil && !errors.Is(err, io.EOF) {
+		fc.problem("%v", err)
+		return h, nil
+	}
+	fc.Header = "ok"
+	if fileSize != size || !slices.Equal(got, want) {
+		fc.Header = "differs"
+		why := CheckExisting(fc.Path, *o, size)
+		if why == nil {
+			why = metadataDifference(h.Metadata, o.Metadata)
+		}
+		fc.problem("not the plan's header: %v", why)
+	}
+	return h, nil
+}
+
+// checkSplitKeys checks a file's split keys against its place in a set of
+// count files.
+func checkSplitKeys(fc *FileCheck, md gguf.Metadata, count int) {
+	no, hasNo, err1 := md.LookupUint(gguf.KeySplitNo)
+	n, hasCount, err2 := md.LookupUint(gguf.KeySplitCount)
+	if err := errors.Join(err1, err2); err != nil {
+		fc.problem("%v", err)
+		return
+	}
+	switch {
+	case count == 1 && !hasCount:
+	case count == 1 && n <= 1 && (!hasNo || no == 0):
+	case count == 1:
+		fc.problem("%s is %d for a single file", gguf.KeySplitCount, n)
+	case !hasCount || !hasNo:
+		fc.problem("no split keys (%s, %s) in a shard of %d", gguf.KeySplitNo, gguf.KeySplitCount, count)
+	case n != uint64(count):
+		fc.problem("%s is %d, the set has %d files", gguf.KeySplitCount, n, count)
+	case no != uint64(fc.Index-1):
+		fc.problem("%s is %d, shard %d of the set has %d", gguf.KeySplitNo, no, fc.Index, fc.Index-1)
+	}
+}
+
+// metadataDifference names the first key where a file's metadata differs
+// from the plan's.
+func metadataDifference(got, want gguf.Metadata) error {
+	for i, kv := range want {
+		if i >= len(got) {
+			return fmt.Errorf("the file lacks %s and %d more key(s)", kv.Key, len(want)-i-1)
+		}
+		if got[i].Key != kv.Key {
+			return fmt.Errorf("key %d is %s, the plan has %s", i+1, got[i].Key, kv.Key)
+		}
+		if !got[i].Value.Equal(kv.Value) {
+			return fmt.Errorf("%s is %s, the plan has %s", kv.Key, got[i].Value, kv.Value)
+		}
+	}
+	if len(got) > len(want) {
+		return fmt.Errorf("the file has %s and %d more key(s) the plan has not", got[len(want)].Key, len(got)-len(want)-1)
+	}
+	return errors.New("the encoding differs")
+}
+
+// checkSidecar checks the sidecar of the file of fc, whose header is h:
+// it must describe this file (name, size, tensors at their offsets), with
+// the plan's records for output o when given, and every tensor's bytes
+// must hash to its record.
+func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Model, o *Output, buf []byte) error {
+	sc, err := ReadSidecar(fc.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		fc.Sidecar = "absent"
+		fc.Notes = append(fc.Notes, "no sidecar: the tensor bytes are not checked")
+		return nil
+	}
+	fc.Sidecar = "differs"
+	if err != nil {
+		fc.problem("%v", err)
+		return nil
+	}
+	switch {
+	case sc.File != filepath.Base(fc.Path):
+		fc.problem("its sidecar describes %s", sc.File)
+		return nil
+	case sc.Size != fc.Bytes:
+		fc.problem("its sidecar describes %d bytes, the file has %d", sc.Size, fc.Bytes)
+		return nil
+	case len(sc.Tensors) != len(h.Tensors):
+		fc.problem("its sidecar describes %d tensors, the file has %d", len(sc.Tensors), len(h.Tensors))
+		return nil
+	}
+	for i, t := range h.Tensors {
+		r := sc.Tensors[i]
+		if r.Name != t.Name || r.Offset != h.DataOffset+t.Offset || r.Size != t.Size {
+			fc.problem("its sidecar has %s at %d (%d bytes) where the file has %s at %d (%d bytes)",
+				r.Name, r.Offset, r.Size, t.Name, h.DataOffset+t.Offset, t.Size)
+			return nil
+		}
+	}
+	if o != nil && in != nil {
+		recs, _, err := planRecords(in, *o)
+		if err != nil {
+			return err
+		}
+		for i := range recs {
+			if why := sc.Tensors[i].differs(&recs[i]); why != "" {
+				fc.problem("its sidecar says %s", why)
+				return nil
+			}
+		}
+	}
+	f, _, err := gguf.OpenRegular(fc.Path)
+	if err != nil {
+		fc.problem("%v", err)
+		return nil
+	}
+	defer f.Close()
+	for _, r := range sc.Tensors {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := xxhash.New()
+		if _, err := io.CopyBuffer(d, io.NewSectionReader(f, r.Offset, r.Size), buf); err != nil {
+			fc.problem("reading %s: %v", r.Name, err)
+			return nil
+		}
+		if hashString(d.Sum64()) != r.Output {
+			fc.problem("the bytes of %s are not the ones its sidecar recorded", r.Name)
+			return nil
+		}
+		fc.Hashed++
+	}
+	fc.Sidecar = "ok"
+	return nil
+}
+
+func alignUp(n, a int64) int64 {
+	if a <= 0 {
+		return n
+	}
+	return (n + a - 1) / a * a
+}
+
+// shardsOfOtherCounts lists the files of prefix's directory that are shards
+// of prefix with another count than n.
+func shardsOfOtherCounts(prefix string, n int) []string {
+	entries, err := os.ReadDir(filepath.Dir(prefix))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		path := filepath.Join(filepath.Dir(prefix), e.Name())
+		if p, _, m, ok := gguf.ParseShardPath(path); ok && p == prefix && m != n {
+			out = append(out, path)
+		}
+	}
+	return out
+}

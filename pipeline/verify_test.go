@@ -1,0 +1,170 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/recipes"
+	"github.com/gquant/gquant/splitter"
+)
+
+// VerifySet on a set the runs of three parts wrote, intact and then
+// damaged in each way it must see.
+func TestVerifySet(t *testing.T) {
+	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	dir := t.TempDir()
+	build := func(ft string, only string, overrides ...KV) *Plan {
+		t.Helper()
+		f, _, _ := recipes.ParseFileType(ft)
+		cfg := Config{Selection: recipes.Options{FileType: f}, Output: filepath.Join(dir, "out"),
+			Split: &splitter.Limits{MaxTensors: 12}, Overrides: overrides}
+		if only != "" {
+			sel, _ := ParseShardSelection(only)
+			cfg.OnlyShards = &sel
+		}
+		plan, err := Build(in, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	var plan *Plan
+	for _, part := range []string{"1/3", "2/3", "3/3"} {
+		plan = build("Q8_0", part)
+		if err := Run(context.Background(), in, plan.Outputs, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan = build("Q8_0", "")
+	n := len(plan.Outputs)
+	shard := func(i int) string { return gguf.ShardPath(filepath.Join(dir, "out"), i, n) }
+	check := func(path string, p *Plan) *SetCheck {
+		t.Helper()
+		c, err := VerifySet(context.Background(), path, in, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// problems lists every problem, as "FILE-INDEX: problem".
+	problems := func(c *SetCheck) string {
+		var out []string
+		out = append(out, c.Problems...)
+		for _, f := range c.Files {
+			for _, p := range f.Problems {
+				out = append(out, filepath.Base(f.Path)+": "+p)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	for _, p := range []*Plan{nil, plan} {
+		c := check(shard(1), p)
+		if !c.OK() || c.Count != n || len(c.Files) != n || c.Tensors != len(in.Tensors) {
+			t.Fatalf("intact set (plan %v): ok %v, %d of %d files, %d tensors:\n%s", p != nil, c.OK(), len(c.Files), c.Count, c.Tensors, problems(c))
+		}
+		for _, f := range c.Files {
+			if f.Sidecar != "ok" || f.Hashed != f.Tensors || (p != nil) != (f.Header == "ok") {
+				t.Errorf("%s: sidecar %q, %d of %d tensors hashed, header %q", f.Path, f.Sidecar, f.Hashed, f.Tensors, f.Header)
+			}
+		}
+	}
+	if c := check(shard(0), build("Q8_0", "2")); !c.OK() || len(c.Files) != 1 || c.Files[0].Index != 2 {
+		t.Errorf("shard 2 alone: ok %v, %d files:\n%s", c.OK(), len(c.Files), problems(c))
+	}
+
+	for _, tc := range []struct {
+		name   string
+		damage func() (undo func())
+		plan   *Plan
+		want   string
+	}{
+		{"missing shard", func() func() { return move(t, shard(1), shard(1)+".away") }, nil, "out-00002-of-0000" + string(rune('0'+n)) + ".gguf: missing"},
+		{"changed byte", func() func() { return flipByte(t, shard(2), -100) }, nil, "are not the ones its sidecar recorded"},
+		{"shard in another's place", func() func() {
+			undo := move(t, shard(2), shard(2)+".away")
+			b, _ := os.ReadFile(shard(1))
+			os.WriteFile(shard(2), b, 0o644)
+			os.WriteFile(SidecarPath(shard(2)), nil, 0o644)
+			return func() { os.Remove(SidecarPath(shard(2))); undo() }
+		}, nil, "split.no is 1, shard 3 of the set has 2"},
+		{"other type", func() func() { return func() {} }, build("Q4_0", ""), "the plan has q4_0"},
+		{"other metadata", func() func() { return func() {} }, build("Q8_0", "", KV{"general.name", gguf.StringValue("other")}), "not the plan's header"},
+		{"sidecar of another file", func() func() {
+			b, _ := os.ReadFile(SidecarPath(shard(0)))
+			undo := move(t, SidecarPath(shard(1)), SidecarPath(shard(1))+".away")
+			os.WriteFile(SidecarPath(shard(1)), b, 0o644)
+			return func() { os.Remove(SidecarPath(shard(1))); undo() }
+		}, nil, "its sidecar describes out-00001"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			undo := tc.damage()
+			defer undo()
+			c := check(shard(0), tc.plan)
+			if c.OK() || !strings.Contains(problems(c), tc.want) {
+				t.Errorf("ok %v, problems:\n%s\nwant one with %q", c.OK(), problems(c), tc.want)
+			}
+		})
+	}
+
+	// No sidecar: checked on the header alone, with a note.
+	undo := move(t, SidecarPath(shard(0)), SidecarPath(shard(0))+".away")
+	c := check(shard(0), plan)
+	undo()
+	if !c.OK() || c.Files[0].Sidecar != "absent" || len(c.Files[0].Notes) == 0 {
+		t.Errorf("without a sidecar: ok %v, sidecar %q, notes %q:\n%s", c.OK(), c.Files[0].Sidecar, c.Files[0].Notes, problems(c))
+	}
+	// A single file.
+	one := filepath.Join(dir, "one.gguf")
+	f, _, _ := recipes.ParseFileType("Q8_0")
+	p1, err := Build(in, Config{Selection: recipes.Options{FileType: f}, Output: one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), in, p1.Outputs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := check(one, nil); !c.OK() || c.Count != 1 || c.Files[0].Hashed != len(in.Tensors) {
+		t.Errorf("one file: ok %v, %d files, %d hashed:\n%s", c.OK(), c.Count, c.Files[0].Hashed, problems(c))
+	}
+	if c := check(one, p1); !c.OK() || c.Files[0].Header != "ok" {
+		t.Errorf("one file with its plan: ok %v, header %q:\n%s", c.OK(), c.Files[0].Header, problems(c))
+	}
+}
+
+// move renames a file and returns the undo.
+func move(t *testing.T, from, to string) func() {
+	t.Helper()
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+	return func() { os.Rename(to, from) }
+}
+
+// flipByte changes the byte at off (from the end when negative) and
+// returns the undo.
+func flipByte(t *testing.T, path string, off int64) func() {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off < 0 {
+		off += int64(len(b))
+	}
+	b[off] ^= 0x40
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		b[off] ^= 0x40
+		os.WriteFile(path, b, 0o644)
+	}
+}
