@@ -1,5 +1,18 @@
 // Package kernel holds what the quantizer families share: the signature of a
 // quantization kernel and the numeric helpers the reference's searches use.
+//
+// Assembly, in every family, follows one scheme. The portable Go code is
+// always built and is the reference the assembly is tested against bit for
+// bit. Assembly and its Go declarations live in *_amd64.s / *_amd64.go
+// files tagged amd64 && !purego; each file pairs with a *_other.go tagged
+// !amd64 || purego that sets the same switches (use...) to false and
+// declares the same functions as stubs that do nothing and return zero
+// values ("nothing done", as klauspost/compress's generic files do): the
+// code calls assembly behind its switch, or reads a stub's zero result (n
+// = 0 values done, ok = false) and falls back. Struct fields the assembly
+// reads come from go_asm.h (qkx3Lanes_D ...), never from hand-written
+// offsets. The CI (.ci/run) checks that -tags purego builds list no
+// assembly.
 package kernel
 
 import "github.com/gquant/gquant/formats"

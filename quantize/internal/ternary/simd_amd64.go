@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 package ternary
 
 import "github.com/gquant/gquant/internal/cpu"

@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // FIT advances the three lane vectors of one trial sum pair for the

@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 DATA posInf<>+0(SB)/4, $0x7f800000

@@ -2,6 +2,10 @@
 
 package legacy
 
+// No assembly in this build (see package kernel's doc): the switches are
+// false, and the assembly functions are stubs that do nothing and return
+// zero values, "nothing done".
+
 // useAVX2 is false without assembly.
 var useAVX2 = false
 
