@@ -37,7 +37,12 @@ type costModel struct {
 	perKi   map[costKey]uint64
 	copyKiB uint64
 	slowest uint64 // for a type the table lacks
+	machine string // the "# machine: " line
 }
+
+// WorkCostMachine names the machine whose kernel speeds Plan.Work's
+// estimates are in: an estimated second is a second of one of its threads.
+func WorkCostMachine() string { return workCosts().machine }
 
 var workCosts = sync.OnceValue(func() costModel {
 	m, err := parseWorkCosts(workCostTSV)
@@ -56,6 +61,9 @@ func parseWorkCosts(text string) (costModel, error) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for line := 1; sc.Scan(); line++ {
 		row := strings.TrimSpace(sc.Text())
+		if machine, ok := strings.CutPrefix(row, "# machine: "); ok {
+			m.machine = machine
+		}
 		if row == "" || strings.HasPrefix(row, "#") {
 			continue
 		}
@@ -92,6 +100,9 @@ func parseWorkCosts(text string) (costModel, error) {
 	}
 	if m.copyKiB == 0 {
 		return m, fmt.Errorf("no copy row")
+	}
+	if m.machine == "" {
+		return m, fmt.Errorf("no '# machine: ' line")
 	}
 	return m, nil
 }

@@ -54,7 +54,14 @@ func TestWorkCostTable(t *testing.T) {
 	if w := TensorWork(Tensor{Name: "n", Shape: []int64{4096}, Type: formats.F32}, 4*4096); w <= 0 {
 		t.Errorf("copy of 16 KiB: %v, want more than nothing", w)
 	}
-	for _, bad := range []string{"q8_0\t1\n", "q8_0\t1\t0\ncopy\t-\t1\n", "nope\t1\t1\ncopy\t-\t1\n", "q8_0\t2\t1\ncopy\t-\t1\n", "q8_0\t1\t1\n", "q8_0\t1\t1\nq8_0\t1\t2\ncopy\t-\t1\n"} {
+	if m.machine == "" {
+		t.Error("workcost.tsv names no machine")
+	}
+	const ok = "# machine: x\ncopy\t-\t1\n"
+	if _, err := parseWorkCosts(ok + "q8_0\t1\t1\n"); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{ok + "q8_0\t1\n", ok + "q8_0\t1\t0\n", ok + "nope\t1\t1\n", ok + "q8_0\t2\t1\n", "# machine: x\nq8_0\t1\t1\n", "copy\t-\t1\n", ok + "q8_0\t1\t1\nq8_0\t1\t2\n"} {
 		if _, err := parseWorkCosts(bad); err == nil {
 			t.Errorf("parseWorkCosts(%q) = nil error", bad)
 		}
@@ -107,11 +114,12 @@ func writeWorkCosts(t *testing.T, path string) {
 	fmt.Fprintf(&b, "# --shards (pipeline/workcost.go). cpu_MB_per_s is bf16 input bytes (2 per weight) per second of\n")
 	fmt.Fprintf(&b, "# one thread's CPU time quantizing 64 rows x 4096 (BenchmarkQuantize), the median of %d runs of\n", len(runs[order[0]]))
 	fmt.Fprintf(&b, "#   go test ./quantize -run '^$' -bench 'Quantize/' -count %d\n", len(runs[order[0]]))
-	fmt.Fprintf(&b, "# on %s (Go's cpu line), a shared and loaded machine: CPU time,\n", cpu)
+	fmt.Fprintf(&b, "# on the machine below (Go's cpu line), a shared and loaded one: CPU time,\n")
 	fmt.Fprintf(&b, "# not wall time. imatrix 0: without importance data (only where the search differs).\n")
 	fmt.Fprintf(&b, "# copy: bytes copied per second (I/O, not measured: pipeline/workcost_test.go's copySpeed).\n")
 	fmt.Fprintf(&b, "# Written by go test ./pipeline -run TestWorkCostTable -workcost BENCH.txt; changing it changes\n")
 	fmt.Fprintf(&b, "# the parts of K/N, so every host of a job array must run the same gquant.\n")
+	fmt.Fprintf(&b, "# machine: %s\n", cpu)
 	fmt.Fprintf(&b, "# type\timatrix\tcpu_MB_per_s\n")
 	fmt.Fprintf(&b, "copy\t-\t%d\n", copySpeed)
 	for _, name := range order {

@@ -58,6 +58,8 @@ type File struct {
 	Overhead int64 `json:"overhead_bytes"`
 	// Skipped: the file exists and --partial-requant leaves it alone.
 	Skipped bool `json:"skipped,omitempty"`
+	// OtherPart: another run writes the file (--only-shards).
+	OtherPart bool `json:"other_part,omitempty"`
 }
 
 // Shadow is a tensor a rule matches that an earlier rule decides.
@@ -195,7 +197,7 @@ func New(in *gguf.Model, plan *pipeline.Plan, opts Options) (*Report, error) {
 
 	r.Files = make([]File, len(plan.Outputs))
 	for s, o := range plan.Outputs {
-		r.Files[s] = File{Path: o.Path, Bytes: plan.Sizes[s], Skipped: o.Skip}
+		r.Files[s] = File{Path: o.Path, Bytes: plan.Sizes[s], Skipped: o.Skip && !o.Elsewhere, OtherPart: o.Elsewhere}
 	}
 	for _, t := range r.Tensors {
 		f := &r.Files[t.File]

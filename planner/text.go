@@ -176,6 +176,9 @@ func (r *Report) writeFiles(b *errWriter, files []File) {
 		if f.Skipped {
 			skipped = " (exists: skipped, --partial-requant)"
 		}
+		if f.OtherPart {
+			skipped = " (another part's: not written, --only-shards)"
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%d tensor(s)\t%d bytes of tensor data + %d of header, metadata and padding%s\n",
 			f.Path, sizeString(f.Bytes), f.Tensors, f.TensorBytes, f.Overhead, skipped)
 	}

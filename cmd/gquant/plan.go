@@ -80,12 +80,24 @@ func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quan
 	if err != nil {
 		return usageError{err}
 	}
-	if q.jsonOut {
-		if err := cli.WriteJSON(w, newPlanDoc(rep, plan)); err != nil {
+	switch {
+	case q.jsonOut:
+		doc := newPlanDoc(rep, plan)
+		if q.shards.list {
+			l := newShardList(in, plan, q.shards.parts, q.threads)
+			doc.shardList = &l
+		}
+		if err := cli.WriteJSON(w, doc); err != nil {
 			return err
 		}
-	} else if err := rep.WriteText(w, planner.TextOptions{Tensors: !q.planning.summary, SkipWarnings: len(plan.Warnings)}); err != nil {
-		return err
+	case q.shards.list:
+		if err := newShardList(in, plan, q.shards.parts, q.threads).writeText(w, q.planning.summary); err != nil {
+			return err
+		}
+	default:
+		if err := rep.WriteText(w, planner.TextOptions{Tensors: !q.planning.summary, SkipWarnings: len(plan.Warnings)}); err != nil {
+			return err
+		}
 	}
 	if err := budgetError(rep); err != nil {
 		return err
@@ -104,6 +116,8 @@ type planDoc struct {
 	*planner.Report
 	Tensors  []planTensor  `json:"tensors"`
 	Warnings []cli.Warning `json:"warnings"`
+	// With --shards: the shard list (shards.go).
+	*shardList
 }
 
 type planTensor struct {

@@ -44,6 +44,11 @@ type quantizeFlags struct {
 	started    time.Time
 
 	iterate iterateFlags // --reuse, --resume (iterate.go)
+	shards  shardFlags   // --only-shards, --shards, --parts (shards.go)
+	threads int          // the THREADS argument (0: every core)
+
+	// verify, when set, takes the plan instead of a run (gquant verify).
+	verify func(in *gguf.Model, plan *pipeline.Plan) error
 
 	// rules are --custom-q, --tensor-type and --tensor-type-file in the
 	// order given (--recipe files come after them).
@@ -99,6 +104,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 	fs.BoolVar(&q.recordTool, "record-tool", false, "record this gquant's version line (gquant --version) as quantize.tool metadata; off, the output is llama-quantize's byte for byte")
 	q.planning.register(fs)
 	q.iterate.register(fs)
+	q.shards.register(fs)
 	registerForeignQuantizeFlags(fs)
 	fs.Usage = func() {
 		w := fs.Output()
@@ -229,6 +235,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if len(rest) > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", rest)}
 	}
+	q.threads = threads
 	if len(q.include) > 0 && len(q.exclude) > 0 {
 		return usageError{errors.New("--include-weights and --exclude-weights cannot be used together")}
 	}
@@ -313,6 +320,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		cfg.ExtraOutput = &t
 	}
 	cfg.Kernel = quantize.Options{SymmetricQ40: q.symmetricQ40, SlowIQ2KS: q.slowIQ2KS}
+	if cfg.OnlyShards, err = q.shards.selection(q.fs); err != nil {
+		return usageError{err}
+	}
 	loaded := 0 // importance matrix entries before --include/--exclude-weights
 	if q.imatrix != "" && !q.repack {
 		m, err := imatrix.Open(q.imatrix)
@@ -335,6 +345,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	plan, err := pipeline.Build(in, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
+	}
+	if q.verify != nil {
+		return q.verify(in, plan)
 	}
 	if q.dryRun {
 		for _, line := range cli.SummarizeWarnings(warningsOf(plan.Warnings, planNames(plan)), cli.SummaryLimit, q.verbose) {
@@ -396,12 +409,16 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	elapsed := time.Since(start)
 	for i, o := range plan.Outputs {
+		if o.Elsewhere {
+			continue
+		}
 		if o.Skip {
 			fmt.Fprintf(stderr, "gquant quantize: kept %s (exists and matches the plan)\n", o.Path)
 			continue
 		}
 		fmt.Fprintf(stderr, "gquant quantize: wrote %s (%d bytes, %s)\n", o.Path, plan.Sizes[i], humanBytes(plan.Sizes[i]))
 	}
+	onlyShardsSummary(stderr, cfg.OnlyShards, plan)
 	if q.jsonOut {
 		return cli.WriteJSON(stdout, newQuantizeDoc(in, plan, q.imatrix, log, append(warnings, log.warnings...), elapsed))
 	}
@@ -415,6 +432,8 @@ func (q *quantizeFlags) checkCombinations() error {
 	switch {
 	case !q.dryRun && q.planning.summary:
 		return errors.New("--summary shortens the plan: it needs --dry-run (or use gquant plan)")
+	case !q.dryRun && q.shards.list:
+		return errors.New("--shards lists the plan's shards: it needs --dry-run (or use gquant plan --shards)")
 	case !q.dryRun && q.planning.strict:
 		return errors.New("--strict fails a plan with warnings: it needs --dry-run (or use gquant plan)")
 	case q.repack && q.jsonOut:

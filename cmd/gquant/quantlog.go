@@ -47,7 +47,9 @@ type runLog struct {
 func newRunLog(stderr io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
 	l := &runLog{stderr: stderr, in: in, plan: plan, hasImatrix: hasImatrix, fallbacks: map[int]*pipeline.Fallback{}}
 	for _, t := range plan.Tensors {
-		l.total += in.Tensors[t.Index].Size
+		if !plan.Outputs[t.Output].Skip {
+			l.total += in.Tensors[t.Index].Size
+		}
 	}
 	// The bar moves the cursor, so it writes to the terminal itself; the
 	// tensor names it shows are escaped (cli.Escape).
@@ -273,6 +275,8 @@ type quantizeFileJSON struct {
 	Bytes   int64  `json:"bytes"`
 	Tensors int    `json:"tensors"`
 	Kept    bool   `json:"kept"` // --partial-requant left it as it was
+	// OtherPart: another run writes it (--only-shards).
+	OtherPart bool `json:"other_part,omitempty"`
 }
 
 type quantizeTensorJSON struct {
@@ -296,7 +300,8 @@ func newQuantizeDoc(in *gguf.Model, plan *pipeline.Plan, imatrixPath string, l *
 		Outputs: []quantizeFileJSON{}, Tensors: []quantizeTensorJSON{}, Fallbacks: plan.Selection.NFallback,
 		Seconds: elapsed.Seconds(), Warnings: cli.Warnings(warnings)}
 	for i, o := range plan.Outputs {
-		doc.Outputs = append(doc.Outputs, quantizeFileJSON{Index: i + 1, Path: o.Path, Bytes: plan.Sizes[i], Tensors: len(o.Tensors), Kept: o.Skip})
+		doc.Outputs = append(doc.Outputs, quantizeFileJSON{Index: i + 1, Path: o.Path, Bytes: plan.Sizes[i], Tensors: len(o.Tensors),
+			Kept: o.Skip && !o.Elsewhere, OtherPart: o.Elsewhere})
 	}
 	for i, t := range plan.Tensors {
 		src := in.Tensors[t.Index]
