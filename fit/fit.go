@@ -251,7 +251,7 @@ func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error
 	}
 	used := map[string]bool{}
 	for i, t := range in.Tensors {
-		r, err := placeRule(opts.Placement.Device(t.Name))
+		r, err := placeRule(opts.Placement.DeviceFor(t.Name))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: tensor %s: %w", ErrPlacement, t.Name, err)
 		}

@@ -53,10 +53,9 @@ func lowerHull(pts []point) []point {
 func closeTypes(ms map[formats.Type]*Measurement, types []formats.Type, shape []int64) []formats.Type {
 	ne0 := shape[0]
 	type pt struct {
-		t     formats.Type
-		x, y  float64
-		se    float64
-		exact bool
+		t    formats.Type
+		x, y float64
+		se   float64
 	}
 	var pts []pt
 	for _, t := range types {

@@ -32,6 +32,7 @@ type table struct {
 	ses     errorTable
 }
 
+//lint:ignore U1000 used by medium_test.go (-tags medium)
 func writeTable(w io.Writer, tb *table, comment string) error {
 	bw := bufio.NewWriter(w)
 	for _, l := range strings.Split(comment, "\n") {

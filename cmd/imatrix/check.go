@@ -128,7 +128,7 @@ func (c *checkFlags) run(path, typ string, stdout io.Writer) error {
 		c.print(stdout, path, m, ft, why, rep)
 	}
 	if rep.Failed() || c.strict && rep.Count(imatrix.Warning) > 0 {
-		return exitFailed
+		return errCheckFailed
 	}
 	return nil
 }

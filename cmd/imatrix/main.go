@@ -40,9 +40,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // usageError marks errors in the command line (exit status 2).
 type usageError struct{ error }
 
-// exitFailed is returned by a command that ran but found the input wanting
+// errCheckFailed is returned by a command that ran but found the input wanting
 // (check): exit status 1 without a further message.
-var exitFailed = errors.New("check failed")
+var errCheckFailed = errors.New("check failed")
 
 // exitStatus is returned by a command stopped by a signal: the message is
 // printed already, the status is 128 + the signal's number.
@@ -55,7 +55,7 @@ func finish(name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, exitFailed) {
+	if errors.Is(err, errCheckFailed) {
 		return 1
 	}
 	var st exitStatus

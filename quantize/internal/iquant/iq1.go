@@ -329,7 +329,7 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	iq1mSplitSums((*[24]float32)(s.sumx[:24]), &s.sumx2, (*[24]float32)(s.sumw[:24]), &s.sumw2, splits)
 	st := splitState{i1: -1, i2: -1, slot: -1}
 	splitScanScores(splits[:], s.scores[:], bs, 4, &st)
-	scale, bestScore := st.scale, st.best
+	scale = st.scale
 	besti1, besti2 := int(st.i1), int(st.i2)
 	bestK = int(st.slot)
 	if bestK < 0 {
@@ -390,7 +390,7 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 				sumq2[1] += mm
 			}
 		}
-		bestScore = 0
+		var bestScore float32
 		for k := 0; k < 4; k++ {
 			if sumqx[k] > 0 && sumq2[k] > 0 && float32(sumqx[k]*sumqx[k]) > float32(bestScore*sumq2[k]) {
 				scale = sumqx[k] / sumq2[k]

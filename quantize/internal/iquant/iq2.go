@@ -582,14 +582,3 @@ func allFinite(x []float32) bool {
 	return true
 }
 
-// levelsOfUnfused is levelOfUnfused over a group.
-func levelsOfUnfused(L []int8, id float32, x []float32, maxL int) {
-	L = L[:len(x)]
-	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 {
-		levelsUnfusedAVX2(&L[0], id, &x[0], len(x), maxL)
-		return
-	}
-	for i, v := range x {
-		L[i] = levelOfUnfused(id, v, maxL)
-	}
-}

@@ -111,3 +111,17 @@ func TestSumsOddTrialsMatchesSumsOdd(t *testing.T) {
 		}
 	}
 }
+
+// levelsOfUnfused is levelOfUnfused over a group, by levelsUnfusedAVX2
+// where useNeighbourAVX2 is set. No kernel calls it any more (iq2_s's
+// trials run levelsOfIQ2STrial); the test above keeps its assembly checked.
+func levelsOfUnfused(L []int8, id float32, x []float32, maxL int) {
+	L = L[:len(x)]
+	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 {
+		levelsUnfusedAVX2(&L[0], id, &x[0], len(x), maxL)
+		return
+	}
+	for i, v := range x {
+		L[i] = levelOfUnfused(id, v, maxL)
+	}
+}

@@ -12,8 +12,6 @@ func sumsOddFMA(weight, xval *float32, L *int8, n int) (sumqx, sumq2 float32) {
 	return
 }
 
-func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int) {}
-
 func sortRanksAVX2(x *float32, n int, idx *int) {}
 
 func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32) {}
