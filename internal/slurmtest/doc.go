@@ -14,7 +14,10 @@
 //
 // With GQUANT_SLURM_DIR set it uses (and leaves running) the cluster that
 // start-slurm.sh started there, as .ci/run does; without it the test starts
-// its own in a temporary folder and stops it at the end. The job script and
-// its stand-in for the quantize run are checked without the tag, by running
-// the script with the variables Slurm would set.
+// its own in a temporary folder and stops it at the end. The job, a gquant
+// built from this tree running quantize --only-shards
+// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT, is also checked without the
+// tag, by running the script with the variables Slurm would set: in both,
+// the union of the tasks' shards must be a one-host run's byte for byte, and
+// gquant verify must pass it.
 package slurmtest

@@ -1,6 +1,8 @@
 package slurmtest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,12 +20,10 @@ const taskShards = "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT"
 
 // jobScript is the batch script every task of an array of the given number of
 // tasks runs: bin with args, exec'd, each argument quoted for the shell except
-// taskShards, which the shell expands. This is where the real work goes: for
-// the quantize run, bin is the gquant binary the test built and args are
+// taskShards, which the shell expands: for the quantize run (quantizeJob),
+// bin is the gquant binary the test built and args are
 //
-//	quantize --only-shards taskShards --split-max-size SIZE IN OUT TYPE
-//
-// (see standIn for the stand-in used until then).
+//	quantize --only-shards taskShards --split-max-size SIZE IN OUT TYPE THREADS
 func jobScript(tasks int, bin string, args []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n#SBATCH --array=1-%d\n#SBATCH --job-name=gquant-slurmtest\nset -eu\nexec %s", tasks, shellQuote(bin))
@@ -54,50 +54,118 @@ type arrayJob struct {
 	check func(t *testing.T, tasks int)
 }
 
-// standIn is the array's work until gquant quantize takes --only-shards:
-// each task writes, into shared/out, a file named "K-of-N" that holds "K/N",
-// so the union of an array of N tasks is the N files 1-of-N ... N-of-N, which
-// is what one host running all N parts writes. The quantize run replaces it
-// with: bin a gquant built by the test, args a split quantize with
-// --only-shards taskShards, and check a byte-for-byte comparison of the
-// union of shards with a one-host run of the same arguments.
-func standIn(t *testing.T, shared string) arrayJob {
+// The quantize run of the array: the tiny model of testdata to Q4_K_M in
+// shards of at most 1 MB (four of them), one thread per task.
+const (
+	splitSize = "1M"
+	fileType  = "Q4_K_M"
+)
+
+// quantizeJob is docs/distributed.md's job on shared storage (any folder,
+// on one node): a gquant built from this tree into shared/bin, each task
+// running
+//
+//	gquant quantize --only-shards K/N --split-max-size 1M IN shared/out/tiny Q4_K_M 1
+//
+// and a check that runs the same command line without --only-shards into
+// shared/one, compares the two folders file for file and byte for byte
+// (shards and sidecars), and runs gquant verify on the union, with the
+// quantize arguments and with a shard alone.
+func quantizeJob(t *testing.T, shared string) arrayJob {
 	t.Helper()
-	out := filepath.Join(shared, "out")
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build gquant with:", err)
+	}
+	in, err := filepath.Abs(filepath.Join("..", "..", "testdata", "tiny-deepseek2-bf16.gguf"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	bin := filepath.Join(shared, "bin", "gquant")
+	build := exec.Command(goCmd, "build", "-o", bin, "github.com/gquant/gquant/cmd/gquant")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, one := filepath.Join(shared, "out"), filepath.Join(shared, "one")
+	for _, d := range []string{out, one} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(dir string) []string {
+		return []string{"--split-max-size", splitSize, in, filepath.Join(dir, "tiny"), fileType, "1"}
+	}
+	gquant := func(t *testing.T, args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		b, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("gquant %s: %v", strings.Join(args, " "), err)
+		}
+		return cmd.ProcessState.ExitCode(), string(b)
+	}
 	return arrayJob{
-		bin:  "/bin/sh",
-		args: []string{"-c", `echo "$2" > "$1/$(echo "$2" | sed 's,/,-of-,')"`, "stand-in", out, taskShards},
+		bin:  bin,
+		args: append([]string{"quantize", "--only-shards", taskShards}, run(out)...),
 		check: func(t *testing.T, tasks int) {
 			t.Helper()
-			entries, err := os.ReadDir(out)
-			if err != nil {
-				t.Fatal(err)
+			if code, text := gquant(t, append([]string{"quantize"}, run(one)...)...); code != 0 {
+				t.Fatalf("the one-host run: status %d\n%s", code, text)
 			}
-			var got, want []string
-			for _, e := range entries {
-				data, err := os.ReadFile(filepath.Join(out, e.Name()))
-				if err != nil {
-					t.Fatal(err)
+			want, got := readDir(t, one), readDir(t, out)
+			if len(want) < 2*tasks {
+				t.Fatalf("one host wrote %v: want %d shards or more, each with its sidecar", names(want), tasks)
+			}
+			if !slices.Equal(names(got), names(want)) {
+				t.Fatalf("the tasks wrote %v, one host %v", names(got), names(want))
+			}
+			for _, name := range names(want) {
+				if !bytes.Equal(got[name], want[name]) {
+					t.Errorf("%s: the tasks' file (%d bytes) differs from one host's (%d bytes)", name, len(got[name]), len(want[name]))
 				}
-				got = append(got, e.Name()+": "+string(data))
 			}
-			for k := 1; k <= tasks; k++ {
-				want = append(want, fmt.Sprintf("%d-of-%d: %d/%d\n", k, tasks, k, tasks))
-			}
-			slices.Sort(want) // ReadDir's order: by name
-			if !slices.Equal(got, want) {
-				t.Errorf("the tasks wrote %q, want %q", got, want)
+			shard := filepath.Join(out, names(got)[0])
+			for _, args := range [][]string{append([]string{"verify"}, run(out)...), {"verify", shard}} {
+				if code, text := gquant(t, args...); code != 0 {
+					t.Errorf("gquant %s: status %d\n%s", strings.Join(args, " "), code, text)
+				}
 			}
 		},
 	}
 }
 
+// readDir reads every file of dir, by name.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
+// names lists the keys of files, sorted.
+func names(files map[string][]byte) []string {
+	var out []string
+	for name := range files {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // The job script, run here by sh with the variables Slurm sets for each task
-// of the array, does the stand-in's work; arguments that need quoting reach
-// the program as they were.
+// of the array, writes the one-host run's shards (quantizeJob); arguments
+// that need quoting reach the program as they were.
 func TestJobScript(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -105,7 +173,7 @@ func TestJobScript(t *testing.T) {
 	}
 	const tasks = 3
 	shared := t.TempDir()
-	job := standIn(t, shared)
+	job := quantizeJob(t, shared)
 	script := jobScript(tasks, job.bin, job.args)
 	if !strings.Contains(script, "\n#SBATCH --array=1-3\n") {
 		t.Errorf("script lacks #SBATCH --array=1-3:\n%s", script)

@@ -144,12 +144,16 @@ func TestJobArray(t *testing.T) {
 	// Shared storage: on one node, any folder (the tasks run as the user
 	// who submitted them).
 	shared := t.TempDir()
-	job := standIn(t, shared)
+	job := quantizeJob(t, shared)
 	path := filepath.Join(shared, "job.sh")
 	if err := os.WriteFile(path, []byte(jobScript(tasks, job.bin, job.args)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c.runArray(t, path, filepath.Join(shared, "logs"), 5*time.Minute)
+	logs, _ := filepath.Glob(filepath.Join(shared, "logs", "*.out"))
+	if len(logs) != tasks {
+		t.Errorf("%d task logs %v, want %d", len(logs), logs, tasks)
+	}
 	job.check(t, tasks)
 	if t.Failed() {
 		c.logTails(t, filepath.Join(shared, "logs"))
