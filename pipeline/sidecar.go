@@ -74,7 +74,11 @@ type TensorRecord struct {
 // bytes: two records with the same recipe and input hash have the same
 // output bytes.
 func (r *TensorRecord) recipe() string {
-	b, _ := json.Marshal([]any{r.InputType, r.Shape, r.Imatrix, r.Type, r.Copied, r.Options, r.Kernel})
+	opts := r.Options
+	if len(opts) == 0 {
+		opts = nil // absent and [] are the same
+	}
+	b, _ := json.Marshal([]any{r.InputType, r.Shape, r.Imatrix, r.Type, r.Copied, opts, r.Kernel})
 	return string(b)
 }
 
