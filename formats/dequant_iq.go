@@ -1,6 +1,10 @@
 package formats
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/gquant/gquant/internal/tables"
+)
 
 // Dequantizers of the IQ grid types, in the reference's arithmetic order
 // (dequantize_row_iq* in ggml-quants.c and iqk_quantize.cpp). Every product is
@@ -46,8 +50,8 @@ func dequantIQ2XXS(dst []float32, src []byte, ne0 int) {
 			aux1 := binary.LittleEndian.Uint32(blk[2+8*ib+4:])
 			db := d * (0.5 + float32(aux1>>28)) * 0.25
 			for l := 0; l < 4; l++ {
-				g := IQ2XXSGrid[grids[l]]
-				signs := KSignsIQ2XS[(aux1>>(7*l))&127]
+				g := tables.IQ2XXSGrid[grids[l]]
+				signs := tables.KSignsIQ2XS[(aux1>>(7*l))&127]
 				for j := 0; j < 8; j++ {
 					y[32*ib+8*l+j] = signed(db*float32(uint8(g>>(8*j))), signs, j)
 				}
@@ -66,8 +70,8 @@ func dequantIQ2XS(dst []float32, src []byte, ne0 int) {
 			db := [2]float32{d * (0.5 + float32(scales[ib]&0xf)) * 0.25, d * (0.5 + float32(scales[ib]>>4)) * 0.25}
 			for l := 0; l < 4; l++ {
 				q := binary.LittleEndian.Uint16(blk[2+2*(4*ib+l):])
-				g := IQ2XSGrid[q&511]
-				signs := KSignsIQ2XS[q>>9]
+				g := tables.IQ2XSGrid[q&511]
+				signs := tables.KSignsIQ2XS[q>>9]
 				for j := 0; j < 8; j++ {
 					y[32*ib+8*l+j] = signed(db[l/2]*float32(uint8(g>>(8*j))), signs, j)
 				}
@@ -86,7 +90,7 @@ func dequantIQ2S(dst []float32, src []byte, ne0 int) {
 			db := [2]float32{d * (0.5 + float32(scales[ib]&0xf)) * 0.25, d * (0.5 + float32(scales[ib]>>4)) * 0.25}
 			for l := 0; l < 4; l++ {
 				idx := int(qs[4*ib+l]) | (int(qh[ib])<<(8-2*l))&0x300
-				g := IQ2SGrid[idx]
+				g := tables.IQ2SGrid[idx]
 				for j := 0; j < 8; j++ {
 					y[32*ib+8*l+j] = signed(db[l/2]*float32(uint8(g>>(8*j))), signs[4*ib+l], j)
 				}
@@ -105,8 +109,8 @@ func dequantIQ3XXS(dst []float32, src []byte, ne0 int) {
 			aux := binary.LittleEndian.Uint32(sas[4*ib:])
 			db := d * (0.5 + float32(aux>>28)) * 0.5
 			for l := 0; l < 4; l++ {
-				signs := KSignsIQ2XS[(aux>>(7*l))&127]
-				g1, g2 := IQ3XXSGrid[qs[8*ib+2*l]], IQ3XXSGrid[qs[8*ib+2*l+1]]
+				signs := tables.KSignsIQ2XS[(aux>>(7*l))&127]
+				g1, g2 := tables.IQ3XXSGrid[qs[8*ib+2*l]], tables.IQ3XXSGrid[qs[8*ib+2*l+1]]
 				for j := 0; j < 4; j++ {
 					y[32*ib+8*l+j] = signed(db*float32(uint8(g1>>(8*j))), signs, j)
 					y[32*ib+8*l+j+4] = signed(db*float32(uint8(g2>>(8*j))), signs, j+4)
@@ -127,8 +131,8 @@ func dequantIQ3S(dst []float32, src []byte, ne0 int) {
 			db := d * float32(1+2*int(sc))
 			h := int(qh[ib])
 			for l := 0; l < 4; l++ {
-				g1 := IQ3SGrid[int(qs[8*ib+2*l])|(h<<(8-2*l))&256]
-				g2 := IQ3SGrid[int(qs[8*ib+2*l+1])|(h<<(7-2*l))&256]
+				g1 := tables.IQ3SGrid[int(qs[8*ib+2*l])|(h<<(8-2*l))&256]
+				g2 := tables.IQ3SGrid[int(qs[8*ib+2*l+1])|(h<<(7-2*l))&256]
 				s := signs[4*ib+l]
 				for j := 0; j < 4; j++ {
 					y[32*ib+8*l+j] = signed(db*float32(uint8(g1>>(8*j))), s, j)
@@ -140,7 +144,7 @@ func dequantIQ3S(dst []float32, src []byte, ne0 int) {
 }
 
 // iq1Value is grid value j of iq1_s code idx (one of -1, 0, 1).
-func iq1Value(idx int, j int) float32 { return float32(int8(IQ1SGrid[idx] >> (8 * j))) }
+func iq1Value(idx int, j int) float32 { return float32(int8(tables.IQ1SGrid[idx] >> (8 * j))) }
 
 func dequantIQ1S(dst []float32, src []byte, ne0 int) {
 	for i := 0; i < ne0/iqSuper; i++ {
@@ -207,8 +211,8 @@ func dequantIQ4NL(dst []float32, src []byte, ne0 int) {
 		y := dst[i*32:]
 		for j := 0; j < 16; j++ {
 			q := blk[2+j]
-			y[j] = d * float32(KValuesIQ4NL[q&0xf])
-			y[j+16] = d * float32(KValuesIQ4NL[q>>4])
+			y[j] = d * float32(tables.KValuesIQ4NL[q&0xf])
+			y[j+16] = d * float32(tables.KValuesIQ4NL[q>>4])
 		}
 	}
 }
@@ -225,8 +229,8 @@ func dequantIQ4XS(dst []float32, src []byte, ne0 int) {
 			dl := d * float32(ls-32)
 			for j := 0; j < 16; j++ {
 				q := qs[16*ib+j]
-				y[32*ib+j] = dl * float32(KValuesIQ4NL[q&0xf])
-				y[32*ib+j+16] = dl * float32(KValuesIQ4NL[q>>4])
+				y[32*ib+j] = dl * float32(tables.KValuesIQ4NL[q&0xf])
+				y[32*ib+j+16] = dl * float32(tables.KValuesIQ4NL[q>>4])
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package formats
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // Dequantizers of the IQK non-linear types (ik_llama.cpp dequantize_row_iq*_k*).
@@ -47,7 +49,7 @@ func dequantIQ2K(y []float32, src []byte, ne0 int) {
 		for ib32 := 0; ib32 < 8; ib32++ {
 			dl1 := d * float32(int(scales[ib32]&0xf)-8)
 			dl2 := d * float32(int(scales[ib32]>>4)-8)
-			v1, v2 := IQ2NLValues[4*(extra&1):], IQ2NLValues[2*(extra&2):]
+			v1, v2 := tables.IQ2NLValues[4*(extra&1):], tables.IQ2NLValues[2*(extra&2):]
 			extra >>= 2
 			for j := 0; j < 16; j++ {
 				out[j] = dl1 * float32(v1[(qs[j]>>shift)&3])
@@ -81,7 +83,7 @@ func dequantIQ3K(y []float32, src []byte, ne0 int) {
 			}
 			sh >>= 2
 			dl1, dl2 := d*float32(s1), d*float32(s2)
-			v1, v2 := IQ3NLValues[8*(extra&1):], IQ3NLValues[4*(extra&2):]
+			v1, v2 := tables.IQ3NLValues[8*(extra&1):], tables.IQ3NLValues[4*(extra&2):]
 			extra >>= 2
 			shiftL, shiftH := uint(2*(ib32%4)), uint(ib32%8)
 			for j := 0; j < 16; j++ {
@@ -108,7 +110,7 @@ func dequantIQ4K(y []float32, src []byte, ne0 int) {
 			sh := scalesH[ib/2] >> (4 * (ib % 2))
 			dl1 := d * float32(int(scalesL[ib]&0xf|(sh<<4)&0x30)-32)
 			dl2 := d * float32(int(scalesL[ib]>>4|(sh<<2)&0x30)-32)
-			v1, v2 := IQ4KValues[16*(extra&1):], IQ4KValues[8*(extra&2):]
+			v1, v2 := tables.IQ4KValues[16*(extra&1):], tables.IQ4KValues[8*(extra&2):]
 			extra >>= 2
 			for j := 0; j < 16; j++ {
 				out[j] = dl1 * float32(v1[qs[j]&0xf])
@@ -133,8 +135,8 @@ func dequantIQ5K(y []float32, src []byte, ne0 int) {
 			dl2 := d * float32(int(sl[2*ib64]>>4|(sh[ib64]<<2)&0x30)-32)
 			dl3 := d * float32(int(sl[2*ib64+1]&0xf|sh[ib64]&0x30)-32)
 			dl4 := d * float32(int(sl[2*ib64+1]>>4|(sh[ib64]>>2)&0x30)-32)
-			v1, v2 := IQ5NLValues[32*(extra&1):], IQ5NLValues[16*(extra&2):]
-			v3, v4 := IQ5NLValues[8*(extra&4):], IQ5NLValues[4*(extra&8):]
+			v1, v2 := tables.IQ5NLValues[32*(extra&1):], tables.IQ5NLValues[16*(extra&2):]
+			v3, v4 := tables.IQ5NLValues[8*(extra&4):], tables.IQ5NLValues[4*(extra&8):]
 			for j := 0; j < 16; j++ {
 				out[j] = dl1 * float32(v1[qs[j]&0xf|((qh[j]>>shift)&1)<<4])
 				out[j+16] = dl2 * float32(v2[qs[j+16]&0xf|((qh[j+16]>>shift)&1)<<4])
@@ -150,6 +152,14 @@ func dequantIQ5K(y []float32, src []byte, ne0 int) {
 		}
 	}
 }
+
+// Coefficients of the iq6_k cubic: value(q) = A + q*(B + q*(-C + q*D)) (+1 when shifted).
+const (
+	iq6kA float32 = -127
+	iq6kB float32 = 6.2568
+	iq6kC float32 = 0.11218
+	iq6kD float32 = 0.0011972
+)
 
 // IQ6KValue evaluates the iq6_k cubic for a 6-bit index q, the way the
 // reference dequantizer does (GCC contracts the Horner steps into FMAs).
@@ -209,7 +219,7 @@ func dequantIQ2KS(y []float32, src []byte, ne0 int) {
 		for ib64 := 0; ib64 < 4; ib64++ {
 			dl1 := d * float32(int(uint16(scales[ib64]&0xf)|(extra>>4)&0x10)-16)
 			dl2 := d * float32(int(uint16(scales[ib64]>>4)|(extra>>5)&0x10)-16)
-			v1, v2 := IQ2NLValues[4*(extra&1):], IQ2NLValues[2*(extra&2):]
+			v1, v2 := tables.IQ2NLValues[4*(extra&1):], tables.IQ2NLValues[2*(extra&2):]
 			extra >>= 2
 			for j := 0; j < 32; j++ {
 				out[j] = dl1 * float32(v1[(qs[j]>>shift)&3])
@@ -238,8 +248,8 @@ func dequantIQ2KL(y []float32, src []byte, ne0 int) {
 			ls2 := int((scalesL[(2*ib64+1)%4]>>(4*(ib64/2)))&0xf) | int((scalesH>>(4*ib64+2))&3)<<4
 			dl1, dl2 := d*float32(ls1-32), d*float32(ls2-32)
 			for j := 0; j < 16; j++ {
-				p1 := IQ2KLValues[int(qs[j]&0xf)|int((qh[j]>>(2*ib64))&1)<<4]
-				p2 := IQ2KLValues[int(qs[j]>>4)|int((qh[j]>>(2*ib64+1))&1)<<4]
+				p1 := tables.IQ2KLValues[int(qs[j]&0xf)|int((qh[j]>>(2*ib64))&1)<<4]
+				p2 := tables.IQ2KLValues[int(qs[j]>>4)|int((qh[j]>>(2*ib64+1))&1)<<4]
 				out[2*j] = dl1 * float32(int8(p1))
 				out[2*j+1] = dl1 * float32(int8(p1>>8))
 				out[2*j+32] = dl2 * float32(int8(p2))
@@ -267,7 +277,7 @@ func dequantIQ3KS(y []float32, src []byte, ne0 int) {
 		out := y[i*256:]
 		for i128 := 0; i128 < 2; i128++ {
 			for ib := 0; ib < 4; ib++ {
-				v := IQ3NLValues[8*((extra>>(8+4*i128+ib))&1):]
+				v := tables.IQ3NLValues[8*((extra>>(8+4*i128+ib))&1):]
 				for j := 0; j < 32; j++ {
 					out[j] = dl[4*i128+ib] * float32(v[(qs[j]>>(2*ib))&3|((qh[j]>>(4*i128+ib))&1)<<2])
 				}
@@ -288,7 +298,7 @@ func dequantIQ4KS(y []float32, src []byte, ne0 int) {
 		out := y[i*256:]
 		for ib := 0; ib < 8; ib++ {
 			dl := d * float32(int(scales[ib]&254)-127)
-			v := IQ4KValues[16*(scales[ib]&1):]
+			v := tables.IQ4KValues[16*(scales[ib]&1):]
 			for j := 0; j < 16; j++ {
 				out[j] = dl * float32(v[qs[j]&0xf])
 				out[j+16] = dl * float32(v[qs[j]>>4])
@@ -316,7 +326,7 @@ func dequantIQ4KSS(y []float32, src []byte, ne0 int) {
 				binary.LittleEndian.PutUint16(aux[2*k:], a)
 				ls |= int(w&1) << k
 			}
-			v := IQ4KValues[16*(ls&1):]
+			v := tables.IQ4KValues[16*(ls&1):]
 			dl := d * float32((ls&254)-127)
 			for j := 0; j < 16; j++ {
 				out[j] = dl * float32(v[aux[j]&0xf])
@@ -338,8 +348,8 @@ func dequantIQ5KS(y []float32, src []byte, ne0 int) {
 		for ib64 := 0; ib64 < 4; ib64++ {
 			dl1 := d * float32(int(scales[2*ib64]&254)-127)
 			dl2 := d * float32(int(scales[2*ib64+1]&254)-127)
-			v1 := IQ5NLValues[32*(scales[2*ib64]&1):]
-			v2 := IQ5NLValues[32*(scales[2*ib64+1]&1):]
+			v1 := tables.IQ5NLValues[32*(scales[2*ib64]&1):]
+			v2 := tables.IQ5NLValues[32*(scales[2*ib64+1]&1):]
 			for j := 0; j < 32; j++ {
 				out[j] = dl1 * float32(v1[qs[j]&0xf|((qh[j]>>(2*ib64))&1)<<4])
 				out[j+32] = dl2 * float32(v2[qs[j]>>4|((qh[j]>>(2*ib64+1))&1)<<4])

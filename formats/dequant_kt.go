@@ -3,6 +3,8 @@ package formats
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // Dequantizers of the trellis types. Every row starts with a float32 scale;
@@ -41,7 +43,7 @@ func dequantRowIQ1KT(y []float32, d float32, x []byte) {
 		b := x[56*ibl : 56*ibl+56]
 		sh, ql, qh := b[:8], b[8:40], b[40:56]
 		for ib := 0; ib < 8; ib++ {
-			sl := d * float32(KTScaleValues[sh[ib]&0xf])
+			sl := d * float32(tables.KTScaleValues[sh[ib]&0xf])
 			for ig := 0; ig < 4; ig++ {
 				idx := uint32(ql[ib*4+ig]) | uint32(qh[(ib%4)*4+ig])<<(8-4*(ib/4))&0xf00
 				idx |= uint32(sh[ib]) << (8 - ig) & 0x1000
@@ -60,7 +62,7 @@ func dequantRowIQ2KT(y []float32, d float32, x []byte) {
 		b := x[68*ibl : 68*ibl+68]
 		scales, ql := b[:4], b[4:]
 		for ib := 0; ib < 8; ib++ {
-			sl := d * float32(KTScaleValues[scales[ib%4]>>(4*(ib/4))&0xf])
+			sl := d * float32(tables.KTScaleValues[scales[ib%4]>>(4*(ib/4))&0xf])
 			for ig := 0; ig < 4; ig++ {
 				idx := uint32(binary.LittleEndian.Uint16(ql[2*(4*ib+ig):]))
 				o := ktSuperBlock*ibl + 32*ib + 8*ig

@@ -3,6 +3,8 @@ package formats
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // Dequantizers of the plain float types, the 32-weight block types (q4_0 ..
@@ -169,10 +171,6 @@ func dequantQ1_0G128(dst []float32, src []byte, ne0 int) {
 	}
 }
 
-// MXFP4Values is the fp4 (e2m1) value table of mxfp4, doubled so that every
-// entry is an integer; E8M0ToFP32Half supplies the matching half scale.
-var MXFP4Values = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
-
 // E8M0ToFP32Half returns half of the power of two 2^(e-127) an e8m0 byte
 // encodes, as the reference does (subnormal for e = 0 and e = 1).
 func E8M0ToFP32Half(e uint8) float32 {
@@ -194,8 +192,8 @@ func dequantMXFP4(dst []float32, src []byte, ne0 int) {
 		y := dst[ib*32 : (ib+1)*32]
 		for j := range 16 {
 			q := b[1+j]
-			y[j] = d * float32(MXFP4Values[q&0xf])
-			y[j+16] = d * float32(MXFP4Values[q>>4])
+			y[j] = d * float32(tables.MXFP4Values[q&0xf])
+			y[j+16] = d * float32(tables.MXFP4Values[q>>4])
 		}
 	}
 }

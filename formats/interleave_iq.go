@@ -1,11 +1,15 @@
 package formats
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/gquant/gquant/internal/tables"
+)
 
 // Row interleaving of the IQ grid types (iqk_quantize.cpp repack_iq*). Each
 // interleaved block holds block ibl of 4 (iq4_xs_r8: 8) consecutive rows. The
 // iq2_xxs, iq2_xs and iq3_xxs forms also recode their 7 sign bits through
-// ScrambledSign; the iq3_s form transposes its sign bits.
+// tables.ScrambledSign; the iq3_s form transposes its sign bits.
 
 func init() {
 	registerInterleaver(IQ4_NL_R4, interleaver{interleave: interleaveIQ4NL, deinterleave: deinterleaveIQ4NL})
@@ -17,9 +21,9 @@ func init() {
 	registerInterleaver(IQ3_S_R4, interleaver{interleave: interleaveIQ3S, deinterleave: deinterleaveIQ3S})
 }
 
-// unscrambledSign inverts ScrambledSign.
+// unscrambledSign inverts tables.ScrambledSign.
 var unscrambledSign = func() (inv [128]uint8) {
-	for s, v := range ScrambledSign {
+	for s, v := range tables.ScrambledSign {
 		inv[v] = uint8(s)
 	}
 	return
@@ -147,7 +151,7 @@ func packSAS(aux uint32) uint32 {
 	scale := aux >> 28
 	var out uint32
 	for m := 0; m < 4; m++ {
-		s := uint32(ScrambledSign[(aux>>(7*m))&127])<<1 | (scale>>m)&1
+		s := uint32(tables.ScrambledSign[(aux>>(7*m))&127])<<1 | (scale>>m)&1
 		out |= s << (8 * m)
 	}
 	return out
@@ -201,7 +205,7 @@ func interleaveIQ2XS(group, base []byte, ne0 int) {
 			for ib := 0; ib < 8; ib++ {
 				for i := 0; i < 4; i++ {
 					v := binary.LittleEndian.Uint16(x[k][2+2*(4*ib+i):])
-					binary.LittleEndian.PutUint16(q[2*(16*ib+4*k+i):], v&511|uint16(ScrambledSign[v>>9])<<9)
+					binary.LittleEndian.PutUint16(q[2*(16*ib+4*k+i):], v&511|uint16(tables.ScrambledSign[v>>9])<<9)
 				}
 				sc[4*ib+k] = x[k][66+ib]
 			}

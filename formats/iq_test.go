@@ -9,6 +9,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // iqTypes are the IQ grid types and their interleaved forms (iq_*.go).
@@ -140,12 +141,12 @@ func TestIQGridTables(t *testing.T) {
 	u32 := func(g []uint32) func(k, i int) int { return func(k, i int) int { return int(uint8(g[k] >> (8 * i))) } }
 	idx := func(g []uint16) func(k int) uint16 { return func(k int) uint16 { return g[k] } }
 	grids := []grid{
-		{"iq2_xxs", 256, 8, 2, idx(formats.KGrid2Bit256[:]), u64(formats.IQ2XXSGrid[:]), []int{8, 25, 43}},
-		{"iq2_xs", 512, 8, 2, idx(formats.KGrid2Bit512[:]), u64(formats.IQ2XSGrid[:]), []int{8, 25, 43}},
-		{"iq2_s", 1024, 8, 2, idx(formats.KGrid2Bit1024[:]), u64(formats.IQ2SGrid[:]), []int{8, 25, 43}},
-		{"iq1_s", 2048, 8, 2, idx(formats.KGrid1Bit2048[:]), func(k, i int) int { return int(int8(formats.IQ1SGrid[k] >> (8 * i))) }, []int{-1, 0, 1}},
-		{"iq3_xxs", 256, 4, 3, idx(formats.KGrid3Bit256[:]), u32(formats.IQ3XXSGrid[:]), []int{4, 12, 20, 28, 36, 44, 52, 62}},
-		{"iq3_s", 512, 4, 3, idx(formats.KGrid3Bit512[:]), u32(formats.IQ3SGrid[:]), []int{1, 3, 5, 7, 9, 11, 13, 15}},
+		{"iq2_xxs", 256, 8, 2, idx(tables.KGrid2Bit256[:]), u64(tables.IQ2XXSGrid[:]), []int{8, 25, 43}},
+		{"iq2_xs", 512, 8, 2, idx(tables.KGrid2Bit512[:]), u64(tables.IQ2XSGrid[:]), []int{8, 25, 43}},
+		{"iq2_s", 1024, 8, 2, idx(tables.KGrid2Bit1024[:]), u64(tables.IQ2SGrid[:]), []int{8, 25, 43}},
+		{"iq1_s", 2048, 8, 2, idx(tables.KGrid1Bit2048[:]), func(k, i int) int { return int(int8(tables.IQ1SGrid[k] >> (8 * i))) }, []int{-1, 0, 1}},
+		{"iq3_xxs", 256, 4, 3, idx(tables.KGrid3Bit256[:]), u32(tables.IQ3XXSGrid[:]), []int{4, 12, 20, 28, 36, 44, 52, 62}},
+		{"iq3_s", 512, 4, 3, idx(tables.KGrid3Bit512[:]), u32(tables.IQ3SGrid[:]), []int{1, 3, 5, 7, 9, 11, 13, 15}},
 	}
 	for _, g := range grids {
 		for k := 0; k < g.n; k++ {
@@ -157,19 +158,19 @@ func TestIQGridTables(t *testing.T) {
 			}
 		}
 	}
-	for s, v := range formats.ScrambledSign {
-		if int(formats.ScrambledSign[s]) >= 128 {
+	for s, v := range tables.ScrambledSign {
+		if int(tables.ScrambledSign[s]) >= 128 {
 			t.Fatalf("ScrambledSign[%d] = %d", s, v)
 		}
 	}
 	seen := map[uint8]bool{}
-	for _, v := range formats.ScrambledSign {
+	for _, v := range tables.ScrambledSign {
 		seen[v] = true
 	}
 	if len(seen) != 128 {
 		t.Fatalf("ScrambledSign is not a permutation: %d distinct values", len(seen))
 	}
-	for i, s := range formats.KSignsIQ2XS {
+	for i, s := range tables.KSignsIQ2XS {
 		if int(s)&127 != i || popcount(s)%2 != 0 {
 			t.Fatalf("KSignsIQ2XS[%d] = %d: low 7 bits must be the index and the parity even", i, s)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // iqkBaseTypes are the IQK types whose golden outputs come with a reference
@@ -53,11 +54,11 @@ func TestIQKTables(t *testing.T) {
 		values []int8
 		shift  int8 // shifted half minus plain half
 	}{
-		{"iq2nl", formats.IQ2NLValues[:], 5},
-		{"iq3nl", formats.IQ3NLValues[:], 4},
-		{"iq4k", formats.IQ4KValues[:], 4},
-		{"iq5nl", formats.IQ5NLValues[:], 2},
-		{"iq6nl", formats.IQ6NLValues[:], 1},
+		{"iq2nl", tables.IQ2NLValues[:], 5},
+		{"iq3nl", tables.IQ3NLValues[:], 4},
+		{"iq4k", tables.IQ4KValues[:], 4},
+		{"iq5nl", tables.IQ5NLValues[:], 2},
+		{"iq6nl", tables.IQ6NLValues[:], 1},
 	}
 	for _, g := range grids {
 		half := len(g.values) / 2
@@ -70,23 +71,23 @@ func TestIQKTables(t *testing.T) {
 			}
 		}
 	}
-	if formats.IQ4KValues[0] != -127 || formats.IQ4KValues[15] != 113 || formats.IQ2NLValues[0] != -31 || formats.IQ5NLValues[31] != 121 {
+	if tables.IQ4KValues[0] != -127 || tables.IQ4KValues[15] != 113 || tables.IQ2NLValues[0] != -31 || tables.IQ5NLValues[31] != 121 {
 		t.Error("grid end points differ from ggml-common.h")
 	}
 	for q := 0; q < 64; q++ {
 		for s := 0; s < 2; s++ {
 			v := formats.IQ6KValue(q, s == 1)
-			if want := float32(formats.IQ6NLValues[64*s+q]); math.Abs(float64(v-want)) > 0.5 {
+			if want := float32(tables.IQ6NLValues[64*s+q]); math.Abs(float64(v-want)) > 0.5 {
 				t.Errorf("iq6 value %d shifted=%d: cubic %v, table %v", q, s, v, want)
 			}
 		}
 	}
 	inGrid := map[int8]bool{}
-	for _, v := range formats.IQ3NLValues[:8] {
+	for _, v := range tables.IQ3NLValues[:8] {
 		inGrid[v] = true
 	}
 	seen := map[uint16]bool{}
-	for i, p := range formats.IQ2KLValues {
+	for i, p := range tables.IQ2KLValues {
 		if !inGrid[int8(p)] || !inGrid[int8(p>>8)] || seen[p] {
 			t.Errorf("iq2kl entry %d (%#04x) is not a new pair of iq3 grid points", i, p)
 		}

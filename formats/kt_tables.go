@@ -3,7 +3,7 @@ package formats
 // The trellis types (iq1_kt .. iq4_kt) store, per group of 4 or 8 weights,
 // an index into a pseudo-random codebook instead of the weights: codeword i
 // is produced by a 32-bit linear congruential step from seed i+offset. The
-// quantizer (quantize/trellis) and the dequantizers share these definitions.
+// quantizer (quantize/internal/trellis) and the dequantizers share these definitions.
 
 const (
 	// KTOffset is the seed offset of the codebooks of all four types.
@@ -12,10 +12,6 @@ const (
 	// blocks whose scale byte has bit 0 set.
 	KTOffsetIQ4Alt = 4096 + 32768
 )
-
-// KTScaleValues are the non-linear block scales of iq1_kt and iq2_kt (the
-// reference's iq4k_values, first half).
-var KTScaleValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
 // ktMul is the multiplier of the codebook generator.
 const ktMul = 0xCBAC1FED

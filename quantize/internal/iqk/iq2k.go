@@ -4,7 +4,7 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // makeQxQuants picks a scale for the n values x (weights qw) on the integer
@@ -152,7 +152,7 @@ func prefixSums(xs, sumw, sumx []float32, order []int, xb, weight []float32, fus
 // segments of sorted values that the split search tries, in the reference's
 // order: plain, shifted, plain reversed, shifted reversed.
 var iq2Variants = func() (v [4][4]float32) {
-	p, s := formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]
+	p, s := tables.IQ2NLValues[:4], tables.IQ2NLValues[4:]
 	for j := 0; j < 4; j++ {
 		v[0][j], v[1][j] = float32(p[j]), float32(s[j])
 		v[2][j], v[3][j] = float32(p[3-j]), float32(s[3-j])
@@ -400,8 +400,8 @@ func bestIndexIQ2(values []int8, x float32) int {
 // shifted-grid bits, 4-bit scales of 16-weight blocks and 2-bit indices.
 func quantizeIQ2K(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes = 16, 256, 76
-	values := formats.IQ2NLValues[:4]
-	shiftedValues := formats.IQ2NLValues[4:]
+	values := tables.IQ2NLValues[:4]
+	shiftedValues := tables.IQ2NLValues[4:]
 	var weight [bs]float32
 	var sumx, sumw [bs + 1]float32
 	var scales, sw [sbs / bs]float32

@@ -3,7 +3,7 @@ package iqk
 import (
 	"math"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -33,11 +33,11 @@ var iq2klNeighbours = [32][8]uint8{
 }
 
 // iq2klGrid holds the two coordinates of each pair grid point, built from
-// iq2klIndex (the same points as formats.IQ2KLValues, checked by a test).
+// iq2klIndex (the same points as tables.IQ2KLValues, checked by a test).
 var iq2klGrid = func() (g [32][2]float32) {
 	for j, i := range iq2klIndex {
 		if i >= 0 {
-			g[i] = [2]float32{float32(formats.IQ3NLValues[j/8]), float32(formats.IQ3NLValues[j%8])}
+			g[i] = [2]float32{float32(tables.IQ3NLValues[j/8]), float32(tables.IQ3NLValues[j%8])}
 		}
 	}
 	return
@@ -231,12 +231,12 @@ const iq2klTrials = 1 + 2*5 + 1
 // order: the first estimate, then (itry+values[0])/maxv for itry -5..5,
 // each followed by its negation.
 func iq2klTrialIDs(ids *[2 * iq2klTrials]float32, maxv float32) {
-	v0 := float32(formats.IQ3NLValues[0])
+	v0 := float32(tables.IQ3NLValues[0])
 	d := -maxv / v0
 	id := 1 / d
 	ids[0], ids[1] = id, -id
 	for itry := -5; itry <= 5; itry++ {
-		id = float32(itry+int(formats.IQ3NLValues[0])) / maxv
+		id = float32(itry+int(tables.IQ3NLValues[0])) / maxv
 		m := 2 * (itry + 6)
 		ids[m], ids[m+1] = id, -id
 	}

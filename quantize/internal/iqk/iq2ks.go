@@ -4,7 +4,7 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // quantizeIQ2KS quantizes one iq2_ks row: an fp16 row scale, then per 256
@@ -70,8 +70,8 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 // searches do once they have their block scales and shifted bits.
 func iq2ksFinish(y []byte, x, qwRow, scales, sw []float32, Ls []int8) {
 	const bs, sbs, blockBytes = 32, 256, 70
-	values := formats.IQ2NLValues[:4]
-	shiftedValues := formats.IQ2NLValues[4:]
+	values := tables.IQ2NLValues[:4]
+	shiftedValues := tables.IQ2NLValues[4:]
 	d := makeQxQuants(16, scales, Ls, sw)
 	if d == 0 {
 		return
@@ -311,7 +311,7 @@ func iq2ksSearchAVX2(sc *iq2ksScratch, xb, weight []float32, d, maxv, amax float
 				params[f][j], params[f][4+j], params[f][8+j] = dv, float32(v), -dv
 			}
 		}
-		values, shiftedValues := formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]
+		values, shiftedValues := tables.IQ2NLValues[:4], tables.IQ2NLValues[4:]
 		set(0, d, values)
 		for itry := -13; itry <= 13; itry++ {
 			set(14+itry, maxv/kernel.FMA32(0.5, float32(itry), float32(values[0])), values)
@@ -350,7 +350,7 @@ type iq2ksScratch struct {
 var iq2ksValueTab = func() (t [2][8]float32) {
 	for s := range t {
 		for j := 0; j < 4; j++ {
-			t[s][j] = float32(formats.IQ2NLValues[4*s+j])
+			t[s][j] = float32(tables.IQ2NLValues[4*s+j])
 		}
 	}
 	return
@@ -361,10 +361,10 @@ var iq2ksValueTab = func() (t [2][8]float32) {
 // v0 + itry/2 (itry = -13..13) of the plain grid, then of the shifted grid
 // (computed as the reference does, though the values are exact).
 var iq2ksTrialDen = func() (den [55]float32) {
-	den[0] = float32(formats.IQ2NLValues[7])
+	den[0] = float32(tables.IQ2NLValues[7])
 	for itry := -13; itry <= 13; itry++ {
-		den[14+itry] = kernel.FMA32(0.5, float32(itry), float32(formats.IQ2NLValues[0]))
-		den[41+itry] = kernel.FMA32(0.5, float32(itry), float32(formats.IQ2NLValues[4]))
+		den[14+itry] = kernel.FMA32(0.5, float32(itry), float32(tables.IQ2NLValues[0]))
+		den[41+itry] = kernel.FMA32(0.5, float32(itry), float32(tables.IQ2NLValues[4]))
 	}
 	return
 }()
@@ -424,8 +424,8 @@ func iq2ksBlockErrorGo(d float32, xb, w []float32, values []int8, idx *[32]uint8
 // of each block scale.
 func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes = 32, 256, 70
-	values := formats.IQ2NLValues[:4]
-	shiftedValues := formats.IQ2NLValues[4:]
+	values := tables.IQ2NLValues[:4]
+	shiftedValues := tables.IQ2NLValues[4:]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	sw := make([]float32, nblock*sbs/bs)
@@ -465,7 +465,7 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 				scales[k] = 0
 				continue
 			}
-			d := maxv / float32(formats.IQ2NLValues[7])
+			d := maxv / float32(tables.IQ2NLValues[7])
 			if useIQ2KSAVX2 {
 				var shifted bool
 				scales[k], shifted = iq2ksSearchAVX2(scratch, xb, weight, d, maxv, amax)

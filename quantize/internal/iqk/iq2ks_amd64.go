@@ -3,8 +3,8 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/cpu"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // useIQ2KSAVX2 selects the assembly fit of the fast iq2_ks search; tests
@@ -38,7 +38,7 @@ type iq2ksGrid struct {
 // iq2ksGrids are the plain and the shifted grid.
 var iq2ksGrids = func() (g [2]iq2ksGrid) {
 	for s := range g {
-		v := formats.IQ2NLValues[4*s : 4*s+4]
+		v := tables.IQ2NLValues[4*s : 4*s+4]
 		for j := range v {
 			for l := range g[s].vb[j] {
 				g[s].vb[j][l] = float32(v[j])

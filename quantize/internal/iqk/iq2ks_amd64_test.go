@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // withIQ2KSPortable runs f with the assembly fit switched off.
@@ -44,7 +44,7 @@ func TestIQ2KSFitAVX2MatchesGo(t *testing.T) {
 		t.Skip("no AVX2+FMA")
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	grids := [][]int8{formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]}
+	grids := [][]int8{tables.IQ2NLValues[:4], tables.IQ2NLValues[4:]}
 	var xb, w [32]float32
 	for iter := range 20000 {
 		_, amax := randomIQ2KSBlock(rng, iter, &xb, &w)
@@ -107,7 +107,7 @@ func TestIQ2KSErrorAVX2MatchesGo(t *testing.T) {
 		t.Skip("no AVX2+FMA")
 	}
 	rng := rand.New(rand.NewPCG(9, 12))
-	grids := [][]int8{formats.IQ2NLValues[:4], formats.IQ2NLValues[4:]}
+	grids := [][]int8{tables.IQ2NLValues[:4], tables.IQ2NLValues[4:]}
 	var xb, w [32]float32
 	for iter := range 20000 {
 		mag, amax := randomIQ2KSBlock(rng, iter, &xb, &w)
@@ -173,7 +173,7 @@ func TestIQ2KSFitsCountMatchesBlend(t *testing.T) {
 				g = 1
 			}
 			d := maxv / iq2ksTrialDen[f]
-			for j, v := range formats.IQ2NLValues[4*g : 4*g+4] {
+			for j, v := range tables.IQ2NLValues[4*g : 4*g+4] {
 				dv := d * float32(v)
 				params[f][j], params[f][4+j], params[f][8+j] = dv, float32(v), -dv
 			}

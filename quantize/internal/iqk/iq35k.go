@@ -1,7 +1,7 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -17,7 +17,7 @@ func sigmaWeight(sigma2 float32) func(float32) float32 {
 // block scales, and 3-bit indices (2 low bits in qs, the high bit in qh).
 func quantizeIQ3K(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes, ntry = 16, 256, 110, 3
-	values := formats.IQ3NLValues[:]
+	values := tables.IQ3NLValues[:]
 	var weight [bs]float32
 	var scales [sbs / bs]float32
 	for ibl := 0; ibl < len(x)/sbs; ibl++ {
@@ -122,7 +122,7 @@ func quantizeIQ3K(y []byte, x, qwRow []float32) {
 // shifted-grid bits, 6-bit block scales and 5-bit indices (4 in qs, 1 in qh).
 func quantizeIQ5K(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes, ntry = 16, 256, 176, 5
-	values := formats.IQ5NLValues[:]
+	values := tables.IQ5NLValues[:]
 	var weight [bs]float32
 	var scales [sbs / bs]float32
 	for ibl := 0; ibl < len(x)/sbs; ibl++ {

@@ -1,7 +1,7 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -10,7 +10,7 @@ import (
 // scale nibbles and 3-bit indices (2 in qs, 1 in qh).
 func quantizeIQ3KS(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes, ntry = 32, 256, 102, 5
-	values := formats.IQ3NLValues[:]
+	values := tables.IQ3NLValues[:]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	extras := make([]uint16, nblock)

@@ -1,7 +1,7 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -12,7 +12,7 @@ func squareWeight(x float32) float32 { return x * x }
 // bytes of 4-bit indices.
 func quantizeIQ4KS(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes = 32, 256, 136
-	values := formats.IQ4KValues[:]
+	values := tables.IQ4KValues[:]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	var weight [bs]float32
@@ -98,7 +98,7 @@ func quantizeIQ4KS(y []byte, x, qwRow []float32) {
 // shifted-grid bits, 6-bit scales of 16-weight blocks and 4-bit indices.
 func quantizeIQ4K(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes = 16, 256, 144
-	values := formats.IQ4KValues[:]
+	values := tables.IQ4KValues[:]
 	var weight [bs]float32
 	var scales [sbs / bs]float32
 	var L [sbs]uint8

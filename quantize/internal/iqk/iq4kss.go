@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -38,7 +38,7 @@ type iq4kssPrune struct {
 func newIQ4KSSPrune(p *iq4kssPrune, values []int8, dl float32, blockOK bool) {
 	for i := range p.pv {
 		p.pv[i] = float64(dl) * float64(values[i])
-		p.plain[i] = float64(dl) * float64(formats.IQ4KValues[i])
+		p.plain[i] = float64(dl) * float64(tables.IQ4KValues[i])
 	}
 	p.approx = blockOK && abs32(dl) <= 1e7
 }
@@ -182,7 +182,7 @@ func iq4kssGatherBlock(gx, gw *[32]float32, xb, weight []float32) {
 // gw hold the block gathered by iq4kssGatherBlock.
 func iq4kssTrial(xb, weight []float32, gx, gw *[32]float32, values []int8, id float32, blockOK bool) (sqxP, sq2P, sqxM, sq2M float32) {
 	thisD := 1 / id
-	shifted := values[0] != formats.IQ4KValues[0]
+	shifted := values[0] != tables.IQ4KValues[0]
 	if useIQ4KSSTrialFMA {
 		if sqxP, sq2P, sqxM, sq2M, ok := iq4kssTrialAsm(gx, gw, shifted, id, thisD); ok {
 			return sqxP, sq2P, sqxM, sq2M
@@ -195,7 +195,7 @@ func iq4kssTrial(xb, weight []float32, gx, gw *[32]float32, values []int8, id fl
 // assembly one.
 func iq4kssTrialGo(xb, weight []float32, values []int8, id float32, blockOK bool) (sqxP, sq2P, sqxM, sq2M float32) {
 	thisD := 1 / id
-	t := grid4.half(values[0] != formats.IQ4KValues[0])
+	t := grid4.half(values[0] != tables.IQ4KValues[0])
 	var pr iq4kssPrune
 	newIQ4KSSPrune(&pr, values, thisD, blockOK)
 	var xv, wv [4]float32
@@ -227,8 +227,8 @@ func iq4kssTrialGo(xb, weight []float32, values []int8, id float32, blockOK bool
 // bits together hold the block's 7-bit scale and shifted-grid bit.
 func quantizeIQ4KSS(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes, ntry = 32, 256, 128, 7
-	values := formats.IQ4KValues[:16]
-	shiftedValues := formats.IQ4KValues[16:]
+	values := tables.IQ4KValues[:16]
+	shiftedValues := tables.IQ4KValues[16:]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	var weight [bs]float32

@@ -3,8 +3,8 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/cpu"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // useIQ4KSSTrialFMA selects the assembly iq4_kss trial, which runs the
@@ -29,8 +29,8 @@ var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
 	for s := range h {
 		t := &iq4kssHalfTables{}
 		for i := 0; i < 16; i++ {
-			t.vals[i] = float32(formats.IQ4KValues[16*s+i])
-			t.plain[i] = float32(formats.IQ4KValues[i])
+			t.vals[i] = float32(tables.IQ4KValues[16*s+i])
+			t.plain[i] = float32(tables.IQ4KValues[i])
 		}
 		for q, list := range &iq4kssNeighbours {
 			for k, iq := range list {

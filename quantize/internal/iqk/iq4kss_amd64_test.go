@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // TestIQ4KSSTrialFMAMatchesGo checks the assembly iq4_kss trial against the
@@ -27,14 +27,14 @@ func TestIQ4KSSTrialFMAMatchesGo(t *testing.T) {
 		if amax == 0 {
 			continue
 		}
-		values := formats.IQ4KValues[:16]
+		values := tables.IQ4KValues[:16]
 		if rng.IntN(2) == 0 {
-			values = formats.IQ4KValues[16:]
+			values = tables.IQ4KValues[16:]
 		}
 		id := randomInverseScale(rng, float32(values[0]), 15, maxv)
 		var gx, gw [32]float32
 		iq4kssGatherBlock(&gx, &gw, xb, w)
-		a, b, c, d, ok := iq4kssTrialAsm(&gx, &gw, values[0] != formats.IQ4KValues[0], id, 1/id)
+		a, b, c, d, ok := iq4kssTrialAsm(&gx, &gw, values[0] != tables.IQ4KValues[0], id, 1/id)
 		if !ok {
 			if !hasExtreme {
 				t.Fatalf("iter %d: assembly declined an ordinary block (id %v, x %v, w %v)", iter, id, xb, w)

@@ -1,7 +1,7 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -10,7 +10,7 @@ import (
 // of low index nibbles and 32 bytes of fifth bits.
 func quantizeIQ5KS(y []byte, x, qwRow []float32) {
 	const bs, sbs, blockBytes, ntry = 32, 256, 168, 5
-	values := formats.IQ5NLValues[:]
+	values := tables.IQ5NLValues[:]
 	nblock := len(x) / sbs
 	scales := make([]float32, nblock*sbs/bs)
 	var weight [bs]float32

@@ -1,7 +1,7 @@
 package iqk
 
 import (
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -23,7 +23,7 @@ var iq6nlIndex = [249]uint8{
 // quantizer does not use).
 var iq6Values = func() (v [128]float32) {
 	for i := 0; i < 64; i++ {
-		v[i] = float32(formats.IQ6NLValues[i])
+		v[i] = float32(tables.IQ6NLValues[i])
 		v[i+64] = v[i] + 1
 	}
 	return

@@ -4,7 +4,7 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // nearestTable finds the grid point nearest x for one half (plain or
@@ -101,9 +101,9 @@ func newNLGrid(index []int8, limit, n int, values []int8) nlGrid {
 }
 
 var (
-	grid3 = newNLGrid(iq3nlIndex[:], 111, 8, formats.IQ3NLValues[:])
-	grid4 = newNLGrid(formats.IQ4NLIndex[:], 241, 16, formats.IQ4KValues[:])
-	grid5 = newNLGrid(iq5nlIndex[:], 247, 32, formats.IQ5NLValues[:])
+	grid3 = newNLGrid(iq3nlIndex[:], 111, 8, tables.IQ3NLValues[:])
+	grid4 = newNLGrid(tables.IQ4NLIndex[:], 241, 16, tables.IQ4KValues[:])
+	grid5 = newNLGrid(iq5nlIndex[:], 247, 32, tables.IQ5NLValues[:])
 )
 
 // half returns the table of the plain or the shifted points.

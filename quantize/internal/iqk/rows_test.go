@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // rowKind makes one row of test weights of a kind the reference may treat
@@ -176,10 +176,10 @@ var rowKinds = []rowKind{
 			row[i] = float32(r.IntN(15)-7) * 0.5
 		}
 	}},
-	{name: "iq2-grid", make: func(r *rand.Rand, row []float32) { gridRow(r, row, formats.IQ2NLValues[:4], 0.01, false) }},
-	{name: "iq2-midpoints", make: func(r *rand.Rand, row []float32) { gridRow(r, row, formats.IQ2NLValues[:4], 0.01, true) }},
-	{name: "iq4-grid", make: func(r *rand.Rand, row []float32) { gridRow(r, row, formats.IQ4KValues[:16], 0.001, false) }},
-	{name: "iq4-midpoints", make: func(r *rand.Rand, row []float32) { gridRow(r, row, formats.IQ4KValues[:16], 0.001, true) }},
+	{name: "iq2-grid", make: func(r *rand.Rand, row []float32) { gridRow(r, row, tables.IQ2NLValues[:4], 0.01, false) }},
+	{name: "iq2-midpoints", make: func(r *rand.Rand, row []float32) { gridRow(r, row, tables.IQ2NLValues[:4], 0.01, true) }},
+	{name: "iq4-grid", make: func(r *rand.Rand, row []float32) { gridRow(r, row, tables.IQ4KValues[:16], 0.001, false) }},
+	{name: "iq4-midpoints", make: func(r *rand.Rand, row []float32) { gridRow(r, row, tables.IQ4KValues[:16], 0.001, true) }},
 	{name: "alternating", make: func(r *rand.Rand, row []float32) {
 		for i := range row {
 			row[i] = float32(1-2*(i%2)) * 0.5

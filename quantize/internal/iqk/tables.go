@@ -1,7 +1,7 @@
 package iqk
 
 // Nearest-point lookup tables of the 3- and 5-bit grids (see nlGrid); the
-// 4-bit one is formats.IQ4NLIndex (iq4_k's plain values are iq4_nl's). Ported from ik_llama.cpp iqk_quantize.cpp.
+// 4-bit one is tables.IQ4NLIndex (iq4_k's plain values are iq4_nl's). Ported from ik_llama.cpp iqk_quantize.cpp.
 
 var iq3nlIndex = [111]int8{
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 9,

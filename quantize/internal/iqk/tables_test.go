@@ -3,7 +3,7 @@ package iqk
 import (
 	"testing"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // TestIQ2KLGrid checks that the pair grid built from iq2klIndex is the one
@@ -20,10 +20,10 @@ func TestIQ2KLGrid(t *testing.T) {
 			t.Errorf("iq2klIndex[%d] = %d out of range", j, i)
 		}
 	}
-	for i, p := range formats.IQ2KLValues {
+	for i, p := range tables.IQ2KLValues {
 		want := [2]float32{float32(int8(p)), float32(int8(p >> 8))}
 		if iq2klGrid[i] != want {
-			t.Errorf("grid point %d = %v, formats.IQ2KLValues has %v", i, iq2klGrid[i], want)
+			t.Errorf("grid point %d = %v, tables.IQ2KLValues has %v", i, iq2klGrid[i], want)
 		}
 	}
 	for n, list := range iq2klNeighbours {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gquant/gquant/quantize/internal/kernel"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // A codeGrid is the quantizer's view of one IQ lattice, built the way the
@@ -408,31 +408,31 @@ var (
 
 // The grids are built on first use: the larger ones take a fraction of a second.
 func iq2xxsGrid() *codeGrid {
-	gridOnce[0].Do(func() { gridIQ2XXS = buildCodeGrid(formats.KGrid2Bit256[:], 8, 2, 43692, 2) })
+	gridOnce[0].Do(func() { gridIQ2XXS = buildCodeGrid(tables.KGrid2Bit256[:], 8, 2, 43692, 2) })
 	return gridIQ2XXS
 }
 
 func iq2xsGrid() *codeGrid {
-	gridOnce[1].Do(func() { gridIQ2XS = buildCodeGrid(formats.KGrid2Bit512[:], 8, 2, 43692, 2) })
+	gridOnce[1].Do(func() { gridIQ2XS = buildCodeGrid(tables.KGrid2Bit512[:], 8, 2, 43692, 2) })
 	return gridIQ2XS
 }
 
 func iq2sGrid() *codeGrid {
-	gridOnce[2].Do(func() { gridIQ2S = buildCodeGrid(formats.KGrid2Bit1024[:], 8, 2, 43692, 1) })
+	gridOnce[2].Do(func() { gridIQ2S = buildCodeGrid(tables.KGrid2Bit1024[:], 8, 2, 43692, 1) })
 	return gridIQ2S
 }
 
 func iq1sGrid() *codeGrid {
-	gridOnce[3].Do(func() { gridIQ1S = buildCodeGrid(formats.KGrid1Bit2048[:], 8, 2, 43692, 3) })
+	gridOnce[3].Do(func() { gridIQ1S = buildCodeGrid(tables.KGrid1Bit2048[:], 8, 2, 43692, 3) })
 	return gridIQ1S
 }
 
 func iq3xxsGrid() *codeGrid {
-	gridOnce[4].Do(func() { gridIQ3XXS = buildCodeGrid(formats.KGrid3Bit256[:], 4, 3, 4096, 2) })
+	gridOnce[4].Do(func() { gridIQ3XXS = buildCodeGrid(tables.KGrid3Bit256[:], 4, 3, 4096, 2) })
 	return gridIQ3XXS
 }
 
 func iq3sGrid() *codeGrid {
-	gridOnce[5].Do(func() { gridIQ3S = buildCodeGrid(formats.KGrid3Bit512[:], 4, 3, 4096, 3) })
+	gridOnce[5].Do(func() { gridIQ3S = buildCodeGrid(tables.KGrid3Bit512[:], 4, 3, 4096, 3) })
 	return gridIQ3S
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -355,8 +355,8 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 			}
 			blockWeights(weight[:], xb, qw, sigma2, iq2WeightUnfused(sigma2))
 			for k := 0; k < 2; k++ {
-				grid := formats.IQ2XSGrid[q2[2*ib+k]&511]
-				s := formats.KSignsIQ2XS[q2[2*ib+k]>>9]
+				grid := tables.IQ2XSGrid[q2[2*ib+k]&511]
+				s := tables.KSignsIQ2XS[q2[2*ib+k]>>9]
 				for j := 0; j < 8; j++ {
 					w := weight[8*k+j]
 					q := float32(0.125*float32(l)) * float32(uint8(grid>>(8*j)))
@@ -581,4 +581,3 @@ func allFinite(x []float32) bool {
 	}
 	return true
 }
-

@@ -3,11 +3,11 @@ package iquant
 import (
 	"encoding/binary"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-var iq4Values = &formats.KValuesIQ4NL
+var iq4Values = &tables.KValuesIQ4NL
 
 // iq4Level is one entry of iq4Levels: the lower candidate level for an
 // integer part of x and whether the level above it is also a candidate.
@@ -16,16 +16,16 @@ type iq4Level struct {
 	boundary uint8
 }
 
-// iq4Levels is formats.IQ4NLIndex split into base level and boundary flag,
+// iq4Levels is tables.IQ4NLIndex split into base level and boundary flag,
 // and iq4ValuesF the levels as float32 padded by one so base+1 is always in
 // range; both let bestIndexIQ4NL run without unpredictable branches.
 var (
-	iq4Levels  [len(formats.IQ4NLIndex)]iq4Level
+	iq4Levels  [len(tables.IQ4NLIndex)]iq4Level
 	iq4ValuesF [17]float32
 )
 
 func init() {
-	for i, l := range formats.IQ4NLIndex {
+	for i, l := range tables.IQ4NLIndex {
 		if l < 16 {
 			iq4Levels[i] = iq4Level{base: uint8(l)}
 		} else {

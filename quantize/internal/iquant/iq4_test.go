@@ -5,20 +5,20 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // bestIndexIQ4NLBranchy is the direct port of best_index_iq4nl, kept as the
 // reference for the table-driven bestIndexIQ4NL.
 func bestIndexIQ4NLBranchy(x float32) int {
 	ix := int(x) - int(iq4Values[0])
-	if ix < 0 || ix >= len(formats.IQ4NLIndex) {
+	if ix < 0 || ix >= len(tables.IQ4NLIndex) {
 		if ix < 0 {
 			return 0
 		}
 		return 15
 	}
-	l := int(formats.IQ4NLIndex[ix])
+	l := int(tables.IQ4NLIndex[ix])
 	if l < 16 {
 		return l
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 const (
@@ -14,10 +15,10 @@ const (
 )
 
 // mxfp4Values are the FP4 (E2M1) values in units of half the block scale
-// (kvalues_mxfp4): formats.MXFP4Values as float32, the form the search
+// (kvalues_mxfp4): tables.MXFP4Values as float32, the form the search
 // multiplies.
 var mxfp4Values = func() (v [16]float32) {
-	for i, x := range formats.MXFP4Values {
+	for i, x := range tables.MXFP4Values {
 		v[i] = float32(x)
 	}
 	return v

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // The codebooks must be the reference's exactly: a single codeword in a
@@ -96,7 +97,7 @@ func TestCodewords(t *testing.T) {
 // TestBestIndexIQ4NL checks the table-driven search against a plain scan
 // for the nearest scale value.
 func TestBestIndexIQ4NL(t *testing.T) {
-	values := formats.KTScaleValues
+	values := tables.KTScaleValues
 	for x := float32(-140); x <= 130; x += 1.0 / 64 {
 		got := bestIndexIQ4NL(x)
 		want, bestDist := 0, float32(math.Inf(1))

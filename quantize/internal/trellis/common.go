@@ -5,7 +5,7 @@ import (
 
 	"github.com/gquant/gquant/quantize/internal/kernel"
 
-	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 const (
@@ -40,11 +40,11 @@ func truncInt32(x float32) int {
 	return int(int32(x))
 }
 
-// bestIndexIQ4NL returns the index of the value of formats.KTScaleValues
+// bestIndexIQ4NL returns the index of the value of tables.KTScaleValues
 // nearest to x (the reference's best_index_iq4nl). KTScaleValues are
-// iq4_nl's values, so formats.IQ4NLIndex is their lookup table.
+// iq4_nl's values, so tables.IQ4NLIndex is their lookup table.
 func bestIndexIQ4NL(x float32) int {
-	values := &formats.KTScaleValues
+	values := &tables.KTScaleValues
 	ix := truncInt32(x) - int(values[0])
 	if ix < 0 || ix >= 241 {
 		if ix < 0 {
@@ -52,7 +52,7 @@ func bestIndexIQ4NL(x float32) int {
 		}
 		return 15
 	}
-	ix = int(formats.IQ4NLIndex[ix])
+	ix = int(tables.IQ4NLIndex[ix])
 	if ix < 16 {
 		return ix
 	}

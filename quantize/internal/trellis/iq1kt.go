@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 // iq1_kt uses 13-bit indices into a codebook of 8192 eight-value codewords.
@@ -100,7 +101,7 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		for ib := 0; ib < 8; ib++ {
 			o := ibl*superBlock + ib*blockSize
 			xb, weight := x[o:o+blockSize], allWeights[o:o+blockSize]
-			ls := float32(formats.KTScaleValues[sh[ib]&0xf])
+			ls := float32(tables.KTScaleValues[sh[ib]&0xf])
 			dl := float32(d * ls)
 			cb.findBestMatch(dl, xb, weight, bestIdx[:ng])
 			prev := allIdx[o/8 : o/8+ng]

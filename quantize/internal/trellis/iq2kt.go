@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/tables"
 )
 
 var iq2ktBook = sync.OnceValue(func() *codebook {
@@ -111,7 +112,7 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		for ib := 0; ib < 8; ib++ {
 			o := ibl*superBlock + ib*blockSize
 			xb, weight := x[o:o+blockSize], allWeights[o:o+blockSize]
-			ls := float32(formats.KTScaleValues[blk[ib%4]>>(4*(ib/4))&0xf])
+			ls := float32(tables.KTScaleValues[blk[ib%4]>>(4*(ib/4))&0xf])
 			dl := float32(d * ls)
 			cb.findBestMatch(dl, xb, weight, bestIdx[:ng])
 			prev := allIdx[o/8 : o/8+ng]
@@ -128,10 +129,10 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 }
 
 // fitRowScale searches the row scale (19 trials around maxScale/-127) that
-// best fits the block scales, quantized to formats.KTScaleValues, with the
+// best fits the block scales, quantized to tables.KTScaleValues, with the
 // chosen codewords.
 func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale float32, sc *rowScratch) float32 {
-	v0 := float32(formats.KTScaleValues[0])
+	v0 := float32(tables.KTScaleValues[0])
 	d := maxScale / v0
 	var best float32
 	var lanes *[2 * fitLanes]float32
@@ -145,8 +146,8 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 		dls := sc.dls[:len(scales)*fitLanes]
 		for ib, s := range scales {
 			for t := 0; t < 19; t++ {
-				id := float32(t-9+int(formats.KTScaleValues[0])) / maxScale
-				dls[ib*fitLanes+t] = float32(formats.KTScaleValues[bestIndexIQ4NL(float32(id*s))])
+				id := float32(t-9+int(tables.KTScaleValues[0])) / maxScale
+				dls[ib*fitLanes+t] = float32(tables.KTScaleValues[bestIndexIQ4NL(float32(id*s))])
 			}
 		}
 		lanes = new([2 * fitLanes]float32)
@@ -157,7 +158,7 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 		if lanes != nil {
 			sumqx, sumq2 = lanes[itry+9], lanes[fitLanes+itry+9]
 		} else {
-			id := float32(itry+int(formats.KTScaleValues[0])) / maxScale
+			id := float32(itry+int(tables.KTScaleValues[0])) / maxScale
 			var tie uint32
 			sumqx, sumq2, tie = fitSums(x, w, scales, idx, cb, id, false)
 			if tie != 0 {
@@ -178,7 +179,7 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 func fitSums(x, w, scales []float32, idx []int32, cb *codebook, id float32, exact bool) (sumqx, sumq2 float32, tie uint32) {
 	g := cb.group
 	for ib := range scales {
-		dl := float32(formats.KTScaleValues[bestIndexIQ4NL(float32(id*scales[ib]))])
+		dl := float32(tables.KTScaleValues[bestIndexIQ4NL(float32(id*scales[ib]))])
 		xb, wb := x[ib*blockSize:(ib+1)*blockSize], w[ib*blockSize:(ib+1)*blockSize]
 		for ig := 0; ig < blockSize/g; ig++ {
 			qb := cb.values[g*int(idx[(ib*blockSize)/g+ig]):]

@@ -6,7 +6,7 @@
 
 //go:generate go run ./internal/gentables
 
-package formats
+package tables
 
 // KValuesIQ4NL are the 16 non-linear levels of iq4_nl and iq4_xs.
 var KValuesIQ4NL = [16]int8{

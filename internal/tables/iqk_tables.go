@@ -1,4 +1,4 @@
-package formats
+package tables
 
 // Non-linear grids of the IQK types (ik_llama.cpp ggml-common.h). Each table
 // holds the plain grid followed by its "shifted" variant, which a block
@@ -48,11 +48,3 @@ var IQ6NLValues = [128]int8{
 	-1, 1, 4, 7, 10, 13, 15, 18, 21, 24, 28, 31, 34, 37, 41, 45,
 	48, 52, 56, 60, 64, 69, 73, 78, 83, 88, 93, 99, 104, 110, 116, 122,
 }
-
-// Coefficients of the iq6_k cubic: value(q) = A + q*(B + q*(-C + q*D)) (+1 when shifted).
-const (
-	iq6kA float32 = -127
-	iq6kB float32 = 6.2568
-	iq6kC float32 = 0.11218
-	iq6kD float32 = 0.0011972
-)

@@ -1,4 +1,4 @@
-package formats
+package tables
 
 import (
 	"crypto/sha256"

@@ -8,7 +8,7 @@ import (
 )
 
 // TestUpToDate: iq_grids.go is what the generator makes of iq_tables.go's
-// seeds, byte for byte (run `go generate ./formats` after changing a seed).
+// seeds, byte for byte (run `go generate ./internal/tables` after changing a seed).
 func TestUpToDate(t *testing.T) {
 	dir := filepath.Join("..", "..")
 	seeds, err := os.ReadFile(filepath.Join(dir, "iq_tables.go"))
@@ -24,7 +24,7 @@ func TestUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Error("formats/iq_grids.go is not what formats/internal/gentables generates from iq_tables.go: run go generate ./formats")
+		t.Error("internal/tables/iq_grids.go is not what internal/tables/internal/gentables generates from iq_tables.go: run go generate ./internal/tables")
 	}
 }
 
