@@ -9,6 +9,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/gquant/gquant/internal/text"
 )
 
 // Type is a ggml tensor type id. It prints by the reference's name ("q4_K").
@@ -190,7 +192,7 @@ func ParseType(name string) (Type, error) {
 	if p := byName[strings.ToLower(strings.TrimSpace(name))]; p != nil {
 		return p.ID, nil
 	}
-	if s := Suggest(name, TypeNames(), 3); len(s) > 0 {
+	if s := text.Suggest(name, TypeNames(), 3); len(s) > 0 {
 		return 0, fmt.Errorf("%w %q (did you mean %s?)", ErrUnknownType, name, strings.Join(s, ", "))
 	}
 	return 0, fmt.Errorf("%w %q", ErrUnknownType, name)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/text"
 )
 
 // FileType is a llama_ftype: the value stored in general.file_type and the
@@ -302,7 +303,7 @@ func ParseFileType(s string) (ft FileType, copyOnly bool, err error) {
 		}
 		return 0, false, fmt.Errorf("%w %q: no file type has number %d", ErrUnknownFileType, s, n)
 	}
-	if sug := formats.Suggest(s, FileTypeNames(), 3); len(sug) > 0 {
+	if sug := text.Suggest(s, FileTypeNames(), 3); len(sug) > 0 {
 		return 0, false, fmt.Errorf("%w %q (did you mean %s?)", ErrUnknownFileType, s, strings.Join(sug, ", "))
 	}
 	return 0, false, fmt.Errorf("%w %q", ErrUnknownFileType, s)

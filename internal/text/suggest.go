@@ -1,4 +1,6 @@
-package formats
+// Package text holds small helpers for the messages the commands and libraries
+// print.
+package text
 
 import (
 	"sort"
