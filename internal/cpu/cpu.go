@@ -11,4 +11,7 @@ var X86 struct {
 	HasAVX2 bool // AVX2 (with OS support for the YMM state)
 	HasFMA  bool // FMA3
 	HasF16C bool // VCVTPH2PS / VCVTPS2PH
+	// AVX-512 F, DQ, BW and VL (the Skylake-X / Zen 4 baseline) with OS
+	// support for the ZMM and opmask state.
+	HasAVX512 bool
 }
