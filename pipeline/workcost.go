@@ -17,10 +17,14 @@ import (
 // (and, where it differs, without an importance matrix), measured once by
 // BenchmarkQuantize on one machine and kept as a table, so that the
 // estimate, and the parts of a job array cut from it, depend on the plan
-// alone and never on the speed of the machine that computes them.
-// TestWorkCostTable checks it covers every type; go test ./pipeline -run
-// TestWorkCostTable -workcost BENCH.txt writes it again from the output of
-// go test ./quantize -run '^$' -bench 'Quantize/' -count 5.
+// alone and never on the speed of the machine that computes them. Two rows
+// cover what a run does besides the kernels, measured on whole runs of the
+// medium model (see workcost_test.go): io, the CPU time of reading and
+// writing a byte, and convert, that of turning the input into float32 rows,
+// checking and hashing them, per weight converted. TestWorkCostTable checks
+// it covers every type; go test ./pipeline -run TestWorkCostTable -workcost
+// BENCH.txt writes it again from the output of go test ./quantize -run '^$'
+// -bench 'Quantize/' -count 5.
 //
 //go:embed workcost.tsv
 var workCostTSV string
@@ -32,12 +36,14 @@ type costKey struct {
 }
 
 // costModel is the parsed table: nanoseconds of one thread per 1024
-// weights quantized, per type, and per 1024 bytes copied.
+// weights quantized, per type; per 1024 bytes read or written (io); per
+// 1024 weights converted (convert).
 type costModel struct {
-	perKi   map[costKey]uint64
-	copyKiB uint64
-	slowest uint64 // for a type the table lacks
-	machine string // the "# machine: " line
+	perKi     map[costKey]uint64
+	ioKiB     uint64
+	convertKi uint64
+	slowest   uint64 // for a type the table lacks
+	machine   string // the "# machine: " line
 }
 
 // WorkCostMachine names the machine whose kernel speeds Plan.Work's
@@ -52,8 +58,9 @@ var workCosts = sync.OnceValue(func() costModel {
 	return m
 })
 
-// parseWorkCosts reads the table: type, imatrix (1, 0, or - for the copy
-// row), cpu-MB/s of bf16 input (2 bytes per weight; for copy, bytes).
+// parseWorkCosts reads the table: type, imatrix (1, 0, or - for the io and
+// convert rows), cpu-MB/s: of bf16 input (2 bytes per weight) for a type
+// and convert, of bytes for io.
 // Costs are rounded to whole nanoseconds per 1024 weights here, once, so
 // that everything after is integer arithmetic.
 func parseWorkCosts(text string) (costModel, error) {
@@ -75,9 +82,13 @@ func parseWorkCosts(text string) (costModel, error) {
 		if err != nil || !(speed > 0) || math.IsInf(speed, 0) {
 			return m, fmt.Errorf("line %d: bad speed %q", line, f[2])
 		}
-		if f[0] == "copy" {
+		switch f[0] {
+		case "io":
 			// ns per byte = 1000 / MB/s.
-			m.copyKiB = uint64(math.Round(1024e3 / speed))
+			m.ioKiB = max(1, uint64(math.Round(1024e3/speed)))
+			continue
+		case "convert":
+			m.convertKi = max(1, uint64(math.Round(2048e3/speed)))
 			continue
 		}
 		t, err := formats.ParseType(f[0])
@@ -98,8 +109,8 @@ func parseWorkCosts(text string) (costModel, error) {
 	if err := sc.Err(); err != nil {
 		return m, err
 	}
-	if m.copyKiB == 0 {
-		return m, fmt.Errorf("no copy row")
+	if m.ioKiB == 0 || m.convertKi == 0 {
+		return m, fmt.Errorf("no io or no convert row")
 	}
 	if m.machine == "" {
 		return m, fmt.Errorf("no '# machine: ' line")
@@ -108,13 +119,29 @@ func parseWorkCosts(text string) (costModel, error) {
 }
 
 // TensorWork estimates the time one thread takes to write t from inBytes
-// of input: its weights at the table's cost for its type (with or without
-// importance data as t has it), or, for a copy and a conversion to f32,
-// the input bytes at the table's copy speed.
+// of input: reading the input and writing the output (io), and for a
+// tensor converted, turning its weights into float32 (convert) and
+// quantizing them at the table's cost for its type, with or without
+// importance data as t has it (a conversion to f32 has no kernel).
 func TensorWork(t Tensor, inBytes int64) time.Duration {
 	m := workCosts()
-	if !t.Convert || t.Type == formats.F32 {
-		return time.Duration(uint64(max(inBytes, 0)) * m.copyKiB / 1024)
+	outBytes := inBytes
+	if t.Convert {
+		if n, err := t.Type.TensorSize(t.Shape); err == nil {
+			outBytes = n
+		}
+	}
+	work := perKi(uint64(max(inBytes, 0))+uint64(max(outBytes, 0)), m.ioKiB)
+	if !t.Convert {
+		return time.Duration(work)
+	}
+	weights := uint64(1)
+	for _, d := range t.Shape {
+		weights *= uint64(max(d, 0))
+	}
+	work += perKi(weights, m.convertKi)
+	if t.Type == formats.F32 {
+		return time.Duration(work)
 	}
 	cost, ok := m.perKi[costKey{t.Type, t.Imatrix != nil}]
 	if !ok {
@@ -122,9 +149,8 @@ func TensorWork(t Tensor, inBytes int64) time.Duration {
 			cost = m.slowest
 		}
 	}
-	weights := uint64(1)
-	for _, d := range t.Shape {
-		weights *= uint64(max(d, 0))
-	}
-	return time.Duration(weights/1024*cost + weights%1024*cost/1024)
+	return time.Duration(work + perKi(weights, cost))
 }
+
+// perKi is n units at cost nanoseconds per 1024 of them.
+func perKi(n, cost uint64) uint64 { return n/1024*cost + n%1024*cost/1024 }

@@ -229,7 +229,7 @@ func workString(d time.Duration) string {
 	case d < time.Hour:
 		return d.Round(time.Second).String()
 	default:
-		return d.Round(time.Minute).String()
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	}
 }
 

@@ -203,3 +203,19 @@ func TestShardFlags(t *testing.T) {
 		t.Errorf("verify --json: %+v", v)
 	}
 }
+
+// With --keep-split the outputs are one shard per input shard, and
+// --only-shards picks among them: shard 2 alone is the reference's.
+func TestOnlyShardsKeepSplit(t *testing.T) {
+	chdirE2E(t)
+	dir := t.TempDir()
+	run, outputs := e2eArgs(t, "keep-split", filepath.Join(dir, "out.gguf"))
+	_, _, stderr := runGquant(append([]string{"quantize", "--only-shards", "2"}, run...)...)
+	if !strings.Contains(stderr, "--only-shards 2: 1 of 2 shard(s)") {
+		t.Errorf("no summary line in:\n%s", stderr)
+	}
+	sameFileBytes(t, filepath.Join(dir, "out-00002-of-00002.gguf"), golden.Path(t, "e2e", outputs[1]))
+	if got := keys(readDir(t, dir)); !slices.Equal(got, []string{"out-00002-of-00002.gguf", "out-00002-of-00002.gguf.gquant.json"}) {
+		t.Errorf("wrote %v", got)
+	}
+}
