@@ -19,7 +19,7 @@ var (
 // iq1Scratch is the working memory of the iq1 block searches.
 type iq1Scratch struct {
 	order      [32]int
-	sumx, sumw [40]float32 // prefix sums, readable to n+7 for the split scores
+	sumx, sumw [48]float32 // prefix sums, readable to n+15 for the split scores
 	sumx2      [24]float32
 	sumw2      [24]float32
 	splits     [iq1sSplitLen]float32
@@ -160,9 +160,11 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	}
 	bestScore := -float32(1.1754943508222875e-38) // -FLT_MIN
 	scale = max
-	iq1sSplitSums(s.sumx[:], s.sumw[:], bs, &s.splits)
 	st := splitState{best: bestScore, scale: scale, i1: -1, i2: -1, slot: -1}
-	splitScanScores(s.splits[:], s.scores[:], bs, 2, &st)
+	if !(useSplitAVX512 && bs == 32 && iq1sSplitSearch512(s.sumx[:], s.sumw[:], s.scores[:], &st)) {
+		iq1sSplitSums(s.sumx[:], s.sumw[:], bs, &s.splits)
+		splitScanScores(s.splits[:], s.scores[:], bs, 2, &st)
+	}
 	scale = st.scale
 	besti1, besti2, bestShift := int(st.i1), int(st.i2), 0
 	switch st.slot {

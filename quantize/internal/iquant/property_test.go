@@ -15,8 +15,9 @@ import (
 // TestAsmMatchesPortable quantizes seeded random rows of every kind of
 // rowKinds (the stress recipes and the edge cases) with every kernel of the
 // package, plain and with an importance vector that has zero columns and zero
-// blocks, once with the assembly paths and once with the portable Go, and
-// requires the same bytes, and the same fallback rows, from both.
+// blocks, with the portable Go and with each assembly level this CPU runs
+// (AVX2, AVX-512), and requires the same bytes, and the same fallback rows,
+// from all.
 func TestAsmMatchesPortable(t *testing.T) {
 	if !hasAsm {
 		t.Skip("no assembly in this build or on this CPU")
@@ -61,10 +62,10 @@ func TestAsmMatchesPortable(t *testing.T) {
 					continue // the quantize package refuses these
 				}
 				name := fmt.Sprintf("seed %d %s imatrix %v", seed, typ, w != nil)
-				var out [2][]byte
-				var rows [2][]int
-				for i, asm := range []bool{false, true} {
-					setAsm(asm)
+				var out [3][]byte
+				var rows [3][]int
+				for i, level := range asmLevels {
+					setAsmLevel(level)
 					out[i] = make([]byte, nrows*int(rs))
 					err := Kernels(kernel.Options{})[typ](out[i], src, nrows, cols, w)
 					var fb *FallbackError
@@ -75,20 +76,22 @@ func TestAsmMatchesPortable(t *testing.T) {
 						t.Fatalf("%s: %v", name, err)
 					}
 				}
-				if !slices.Equal(rows[0], rows[1]) {
-					t.Errorf("%s: fallback rows %v portable, %v assembly", name, rows[0], rows[1])
-				}
-				if bytes.Equal(out[0], out[1]) {
-					continue
-				}
-				for i := 0; i < nrows; i++ {
-					a, b := out[0][i*int(rs):(i+1)*int(rs)], out[1][i*int(rs):(i+1)*int(rs)]
-					if !bytes.Equal(a, b) {
-						kind := "padding"
-						if i < len(rowKinds) {
-							kind = rowKinds[i].name
+				for _, level := range asmLevels[1:] {
+					if !slices.Equal(rows[0], rows[level]) {
+						t.Errorf("%s: fallback rows %v portable, %v assembly level %d", name, rows[0], rows[level], level)
+					}
+					if bytes.Equal(out[0], out[level]) {
+						continue
+					}
+					for i := 0; i < nrows; i++ {
+						a, b := out[0][i*int(rs):(i+1)*int(rs)], out[level][i*int(rs):(i+1)*int(rs)]
+						if !bytes.Equal(a, b) {
+							kind := "padding"
+							if i < len(rowKinds) {
+								kind = rowKinds[i].name
+							}
+							t.Errorf("%s: row %d (%s, or its row group) differs between the portable and the assembly level %d", name, i, kind, level)
 						}
-						t.Errorf("%s: row %d (%s, or its row group) differs between the portable and the assembly paths", name, i, kind)
 					}
 				}
 			}

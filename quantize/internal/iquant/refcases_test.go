@@ -366,11 +366,7 @@ func TestRefCases(t *testing.T) {
 	if err != nil || len(manifests) == 0 {
 		t.Fatalf("no reference sets in testdata/refcases: %v", err)
 	}
-	paths := []bool{false}
-	if hasAsm {
-		paths = append(paths, true)
-		defer setAsm(true)
-	}
+	defer setAsm(true)
 	for _, mpath := range manifests {
 		dir := filepath.Dir(mpath)
 		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
@@ -415,9 +411,9 @@ func TestRefCases(t *testing.T) {
 					aborts = append(aborts, c.row)
 				}
 			}
-			for _, asm := range paths {
-				name := fmt.Sprintf("%s %s imatrix %v assembly %v", filepath.Base(dir), k.typ, k.imat, asm)
-				setAsm(asm)
+			for _, asm := range asmLevels {
+				name := fmt.Sprintf("%s %s imatrix %v assembly level %d", filepath.Base(dir), k.typ, k.imat, asm)
+				setAsmLevel(asm)
 				got := make([]byte, rows*int(rs))
 				err := Kernels(kernel.Options{})[k.typ](got, input, rows, cols, w)
 				var fb *FallbackError
@@ -516,11 +512,7 @@ func TestStressAbortRows(t *testing.T) {
 		}
 		want[k] = append(want[k], p[5])
 	}
-	paths := []bool{false}
-	if hasAsm {
-		paths = append(paths, true)
-		defer setAsm(true)
-	}
+	defer setAsm(true)
 	sets, cases := stressAbortCases(t)
 	if len(cases) == 0 {
 		t.Fatal("no stress case of this package aborts in the reference")
@@ -543,8 +535,8 @@ func TestStressAbortRows(t *testing.T) {
 			}
 		}
 		rs, _ := typ.RowSize(int64(c.Cols))
-		for _, asm := range paths {
-			setAsm(asm)
+		for _, asm := range asmLevels {
+			setAsmLevel(asm)
 			got := make([]byte, c.Rows*int(rs))
 			err := Kernels(kernel.Options{})[typ](got, input, c.Rows, c.Cols, imatrix)
 			var fb *FallbackError
@@ -556,11 +548,11 @@ func TestStressAbortRows(t *testing.T) {
 				t.Fatalf("%s: %v", key, err)
 			}
 			if !slices.Equal(fellBack, aborts) {
-				t.Errorf("%s assembly %v: fallback rows %v, want the rows where the reference aborts, %v", key, asm, fellBack, aborts)
+				t.Errorf("%s assembly level %d: fallback rows %v, want the rows where the reference aborts, %v", key, asm, fellBack, aborts)
 			}
 			for r, h := range hashes {
 				if h != "abort" && rowHash(got[r*int(rs):(r+1)*int(rs)]) != h {
-					t.Errorf("%s assembly %v: row %d (recipe %d) differs from the reference", key, asm, r, r%16)
+					t.Errorf("%s assembly level %d: row %d (recipe %d) differs from the reference", key, asm, r, r%16)
 				}
 			}
 		}

@@ -8,6 +8,10 @@ import "github.com/gquant/gquant/internal/cpu"
 // with the purego tag, which tests the portable code.
 var useSplitAVX2 = cpu.X86.HasFMA && cpu.X86.HasAVX2
 
+// useSplitAVX512 selects the AVX-512 split searches of iq1_s and iq1_m
+// (split512_amd64.s, on top of the AVX2 paths, which stay the fallback).
+var useSplitAVX512 = useSplitAVX2 && cpu.X86.HasAVX512
+
 //go:noescape
 func iq2xsSplitSumsAVX2(sumx, sumw *float32, out *float32)
 
@@ -24,3 +28,9 @@ func splitScanAVX2(out *float32, n, slots int, st *splitState)
 //
 //go:noescape
 func splitTopAVX2(out *float32, n, slots int, scores, chunkMax *float32, cand *[2 * splitTopMax]uint32) int
+
+// iq1sSplitTop512 lists the candidate chunks of the iq1_s split search
+// (split512_amd64.s; see splitTop512).
+//
+//go:noescape
+func iq1sSplitTop512(sumx, sumw *float32, vals *[6]float32, scores *float32, cand *[2 * splitTop512Max]uint64) int

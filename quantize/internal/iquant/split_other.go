@@ -8,6 +8,8 @@ package iquant
 
 var useSplitAVX2 = false
 
+var useSplitAVX512 = false
+
 func iq2xsSplitSumsAVX2(sumx, sumw *float32, out *float32) {}
 
 func iq1sSplitSumsAVX2(sumx, sumw *float32, n int, vals *[6]float32, out *float32) {}
@@ -17,5 +19,9 @@ func iq1mSplitSumsAVX2(sx1, sx2, sw1, sw2 *float32, vals *[6][8]float32, out *fl
 func splitScanAVX2(out *float32, n, slots int, st *splitState) {}
 
 func splitTopAVX2(out *float32, n, slots int, scores, chunkMax *float32, cand *[2 * splitTopMax]uint32) int {
+	return 0
+}
+
+func iq1sSplitTop512(sumx, sumw *float32, vals *[6]float32, scores *float32, cand *[2 * splitTop512Max]uint64) int {
 	return 0
 }
