@@ -5,9 +5,6 @@ package iquant
 // hasAsm reports whether this build and CPU run the assembly paths.
 const hasAsm = false
 
-// hasAVX512 reports whether the AVX-512 paths run here.
-const hasAVX512 = false
-
 // asmLevels are the kernel paths this build can run: the portable Go.
 var asmLevels = []int{0}
 
