@@ -67,11 +67,18 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 		fmt.Fprintln(stderr, "       gquant fit calibrate [flags] IN.gguf KLD.tsv [-o gains.txt]")
 		fmt.Fprintln(stderr, "\nMeasures every candidate type's error on a sample of each tensor (with the real kernels and")
 		fmt.Fprintln(stderr, "importance data), predicts quality with per-class gains, and picks per device the types")
-		fmt.Fprintln(stderr, "with the least predicted loss that fit the budget after reserves. Example:")
-		fmt.Fprintln(stderr, "  gquant fit --imatrix imat.dat --place exps=CPU --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB \\")
-		fmt.Fprintln(stderr, "      --reserve GPU=kv:32768:q8_0,GPU=3GiB --cache fit.cache model-bf16.gguf -o recipe.txt")
+		fmt.Fprintln(stderr, "with the least predicted loss that fit the budget after reserves.")
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
+		w := stderr
+		cli.PrintExamples(w,
+			cli.Example{About: "experts on the CPU, the rest on a 24 GiB GPU that keeps room for a 32k q8_0 KV cache",
+				Line: "gquant fit --imatrix imatrix.dat --place exps=CPU --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB --reserve GPU=kv:32768:q8_0 --cache fit.cache model-bf16.gguf -o recipe.txt"},
+			cli.Example{About: "then quantize with the recipe the fit chose (any file type: the recipe names every tensor)",
+				Line: "gquant quantize --imatrix imatrix.dat --recipe recipe.txt model-bf16.gguf out.gguf Q8_0"},
+			cli.Example{About: "one machine with 64 GiB, types llama.cpp also runs",
+				Line: "gquant fit --imatrix imatrix.dat --budget CPU=64GiB --types mainline model-bf16.gguf -o recipe.txt"},
+		)
 	}
 	return f
 }
@@ -113,11 +120,13 @@ func loadImatrix(path string, include, exclude []string) (*imatrix.Matrix, error
 }
 
 // measureOptions are the measuring flags, with a progress line on a
-// terminal.
+// terminal. The line moves the cursor, so it goes to the terminal itself,
+// under the escaping writer (which would print its control characters).
 func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func()) {
 	mo := fit.MeasureOptions{Threads: f.threads, ChunkWeights: f.chunkWeights, MaxChunks: f.maxChunks}
 	done := func() {}
-	if !f.quiet && isTerminal(stderr) {
+	if raw := cli.Raw(stderr); !f.quiet && isTerminal(raw) {
+		stderr := raw
 		last := time.Time{}
 		mo.Progress = func(d, n int) {
 			if now := time.Now(); now.Sub(last) > 200*time.Millisecond || d == n {
@@ -311,6 +320,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fits the gains so that the predicted loss matches the measured divergences.")
 		fmt.Fprintln(stderr, "\nflags (of gquant fit, these apply):")
 		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --threads, --json")
+		cli.PrintExamples(stderr,
+			cli.Example{About: "fit the quality model to the divergences llama-perplexity measured for some quants of this model",
+				Line: "gquant fit calibrate --imatrix imatrix.dat --cache fit.cache model-bf16.gguf kld.tsv -o gains.txt"},
+			cli.Example{About: "then fit with those gains",
+				Line: "gquant fit --gains gains.txt --imatrix imatrix.dat --budget CPU=64GiB --cache fit.cache model-bf16.gguf -o recipe.txt"},
+		)
 	}
 	const program = "gquant fit calibrate"
 	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {

@@ -153,3 +153,11 @@ func TestTensorTypeFlag(t *testing.T) {
 		}
 	}
 }
+
+// Every command's help ends with two or three examples that use only
+// flags the command has (TestHelpEveryCommand checks the streams).
+func TestHelpExamples(t *testing.T) {
+	for _, p := range commands.CheckExamples() {
+		t.Error(p)
+	}
+}

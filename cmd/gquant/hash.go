@@ -56,6 +56,14 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "every shard; the output is what llama-gguf-hash prints for each shard in turn.")
 		fmt.Fprintln(stderr, "\noptions:")
 		fs.PrintDefaults()
+		cli.PrintExamples(stderr,
+			cli.Example{About: "xxh64 of each tensor and of each file, as llama-gguf-hash prints them",
+				Line: "gquant hash model-Q4_K_M.gguf > model-Q4_K_M.manifest"},
+			cli.Example{About: "check a download (any shard names the set) against that manifest",
+				Line: "gquant hash -c model-Q4_K_M.manifest model-Q4_K_M-00001-of-00003.gguf"},
+			cli.Example{About: "only the whole-file sha256, for a model card",
+				Line: "gquant hash --sha256 --no-layer model-Q4_K_M.gguf"},
+		)
 	}
 	const program = "gquant hash"
 	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {

@@ -42,6 +42,12 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "size and bits per weight. Give any shard of a split model to see the whole set.")
 		fmt.Fprintln(w, "\noptions:")
 		fs.PrintDefaults()
+		cli.PrintExamples(w,
+			cli.Example{About: "metadata, tensors, and size per type of a quantized model",
+				Line: "gquant inspect model-Q4_K_M.gguf"},
+			cli.Example{About: "the types of a shard set's tensors, for a script",
+				Line: "gquant inspect --json model-00001-of-00003.gguf | jq -r '.tensors[] | .name + \" \" + .type'"},
+		)
 	}
 	const program = "gquant inspect"
 	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {

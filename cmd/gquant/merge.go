@@ -32,6 +32,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "llama-gguf-split's --merge is accepted and does nothing.")
 		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
+		cli.PrintExamples(w,
+			cli.Example{About: "one file from a shard set (llama-gguf-split --merge's job)",
+				Line: "gquant merge model-Q4_K_M-00001-of-00003.gguf model-Q4_K_M.gguf"},
+			cli.Example{About: "the same, with a report for a script",
+				Line: "gquant merge --json model-Q4_K_M-00001-of-00003.gguf model-Q4_K_M.gguf"},
+		)
 	}
 	const program = "gquant merge"
 	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {

@@ -29,14 +29,19 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "\nTakes the arguments of gquant quantize and prints what it would write, without")
 		fmt.Fprintln(w, "reading any tensor data: each tensor's type and the rule that chose it, the exact")
 		fmt.Fprintln(w, "size of each output file, what each rule matched, and with --place the bytes each")
-		fmt.Fprintln(w, "device holds (checked against --budget). Example:")
-		fmt.Fprintln(w, "  gquant plan --recipe r.txt --place 'exps=CPU' --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB \\")
-		fmt.Fprintln(w, "      --imatrix imat.dat model-bf16.gguf out.gguf IQ2_K_R4")
-		fmt.Fprintln(w, "Exit status 1 when a device is over its budget, and with --strict when the plan has")
-		fmt.Fprintln(w, "any warning.")
+		fmt.Fprintln(w, "device holds (checked against --budget). Exit status 1 when a device is over its")
+		fmt.Fprintln(w, "budget, and with --strict when the plan has any warning.")
 		fmt.Fprintln(w, "\nflags:")
 		q.fs.PrintDefaults()
-		fmt.Fprintf(w, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
+		fmt.Fprintf(w, "\nfile types: %s (gquant quantize --help lists their bits per weight)\n", strings.Join(recipes.FileTypeNames(), " "))
+		cli.PrintExamples(w,
+			cli.Example{About: "every tensor's type and the exact file size of a run, before the run",
+				Line: "gquant plan --imatrix imatrix.dat model-bf16.gguf out.gguf IQ4_KS"},
+			cli.Example{About: "will a recipe fit 240 GiB of RAM and a 24 GiB GPU with experts on the CPU?",
+				Line: "gquant plan --recipe recipe.txt --place exps=CPU --place '.*=GPU' --budget CPU=240GiB,GPU=23.5GiB model-bf16.gguf out.gguf IQ2_K_R4"},
+			cli.Example{About: "in CI: fail when a rule of the recipe matches nothing or more than meant",
+				Line: "gquant plan --strict --summary --recipe recipe.txt model-bf16.gguf out.gguf Q4_K_M"},
+		)
 	}
 	const program = "gquant plan"
 	if err := negativeThreads(args); err != nil {

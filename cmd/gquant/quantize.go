@@ -113,7 +113,15 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 		fmt.Fprintln(w, "Without OUT the output is ggml-model-TYPE.gguf beside the input.")
 		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
-		fmt.Fprintf(w, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
+		printFileTypes(w)
+		cli.PrintExamples(w,
+			cli.Example{About: "Q4_K_M with an importance matrix on 16 threads, as llama-quantize takes it",
+				Line: "gquant quantize --imatrix imatrix.dat model-bf16.gguf model-Q4_K_M.gguf Q4_K_M 16"},
+			cli.Example{About: "routed experts in IQ2_K_R4, everything else as Q8_0 chooses, in shards of 50 GB",
+				Line: "gquant quantize --imatrix imatrix.dat --custom-q 'ffn_.*_exps=iq2_k_r4' --split-max-size 50G model-bf16.gguf out.gguf Q8_0"},
+			cli.Example{About: "the tiny model of this repository, to try it out",
+				Line: "gquant quantize testdata/tiny-deepseek2-bf16.gguf /tmp/tiny-Q4_K_M.gguf Q4_K_M"},
+		)
 	}
 	return q
 }
@@ -514,4 +522,20 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// printFileTypes lists the file types as llama-quantize's usage does (the
+// number or the name selects one), each with the type most of its tensors
+// get and that type's bits per weight on rows of 4096.
+func printFileTypes(w io.Writer) {
+	fmt.Fprintln(w, "\nAllowed quantization types (number or name; most tensors get the type shown, the")
+	fmt.Fprintln(w, "built-in rules give some others more bits: gquant plan shows each tensor's):")
+	for _, ft := range recipes.FileTypes() {
+		t, err := ft.DefaultType()
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %3d  or  %-10s : %-10s %6.3f bpw\n", uint32(ft), ft, t, t.BitsPerWeight(4096))
+	}
+	fmt.Fprintf(w, "           %-10s : only copy tensors, no quantizing\n", "COPY")
 }

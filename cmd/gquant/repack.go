@@ -51,6 +51,14 @@ the same tensors per shard (OUT-0000K-of-0000N.gguf) unless --merge.
 options:
 `)
 	fs.PrintDefaults()
+	cli.PrintExamples(w,
+		cli.Example{About: "the q4_K, q6_K, iq4_xs, ... tensors of a model to the interleaved forms ik_llama.cpp's CPU kernels prefer",
+			Line: "gquant repack model-Q4_K_M.gguf model-Q4_K_R4.gguf"},
+		cli.Example{About: "only the routed experts (the rest stays for the GPU)",
+			Line: "gquant repack --pattern 'ffn_.*_exps' model-Q4_K_M.gguf model-mixed.gguf"},
+		cli.Example{About: "back to the plain types, byte for byte the original",
+			Line: "gquant repack --undo model-Q4_K_R4.gguf model-Q4_K_M.gguf"},
+	)
 }
 
 func runRepack(args []string, stdout, stderr io.Writer) int {

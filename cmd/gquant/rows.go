@@ -31,10 +31,21 @@ var notTargets = map[formats.Type]bool{
 const rowsUsage = `usage: gquant rows quantize --type TYPE --cols N [--imatrix W.f32] IN.f32 OUT.bin
        gquant rows dequantize --type TYPE --cols N IN.bin OUT.f32`
 
+// rowsExamples ends the help of rows and of its subcommands.
+func rowsExamples(w io.Writer) {
+	cli.PrintExamples(w,
+		cli.Example{About: "rows of 4096 float32 to iq4_ks, with an importance vector of 4096 float32",
+			Line: "gquant rows quantize --type iq4_ks --cols 4096 --imatrix w.f32 rows.f32 rows.iq4_ks"},
+		cli.Example{About: "and back, to measure the error against rows.f32",
+			Line: "gquant rows dequantize --type iq4_ks --cols 4096 rows.iq4_ks back.f32"},
+	)
+}
+
 func runRows(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "quantize" && args[0] != "dequantize") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprintln(stdout, rowsUsage)
+			rowsExamples(stdout)
 			return 0
 		}
 		if len(args) == 0 {
@@ -63,6 +74,7 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "rows = input size / (4 * cols). Files are little-endian and headerless.")
 		fmt.Fprintln(w, "\noptions:")
 		fs.PrintDefaults()
+		rowsExamples(w)
 	}
 	if status, done := cli.ParseFlags(program, fs, args[1:], stdout, stderr); done {
 		return status

@@ -36,6 +36,12 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "llama-gguf-split's --split is accepted and does nothing.")
 		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
+		cli.PrintExamples(w,
+			cli.Example{About: "shards of at most 50 GB of tensor data (llama-gguf-split --split-max-size 50G)",
+				Line: "gquant split --split-max-size 50G model-Q4_K_M.gguf model-Q4_K_M"},
+			cli.Example{About: "the shards and their tensors, without writing",
+				Line: "gquant split --dry-run --split-max-tensors 256 model-Q4_K_M.gguf model-Q4_K_M"},
+		)
 	}
 	const program = "gquant split"
 	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {

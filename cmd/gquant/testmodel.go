@@ -30,6 +30,12 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "usage: gquant testmodel [--preset NAME] [--header-only] OUT.gguf")
 		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
+		cli.PrintExamples(w,
+			cli.Example{About: "DeepSeek-R1's tensors and metadata with holes for data: plan and fit a 1.3 TB model in a few MB",
+				Line: "gquant testmodel --preset deepseek-r1 --header-only /tmp/r1.gguf"},
+			cli.Example{About: "a small model with real data, for a quick run",
+				Line: "gquant testmodel --preset tiny-llama /tmp/tiny-llama.gguf"},
+		)
 	}
 	const program = "gquant testmodel"
 	if status, done := cli.ParseFlags(program, fs, args, stdout, stderr); done {

@@ -56,6 +56,12 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "      --json      print the report as one JSON document (schema gquant.verify/1)")
 		fmt.Fprintln(w, "  -v, --verbose   list every file, not only those with problems or notes")
 		fmt.Fprintf(w, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
+		cli.PrintExamples(w,
+			cli.Example{About: "a shard set after copying it: every shard there, sizes and sidecar hashes right",
+				Line: "gquant verify model-IQ2_K_R4-00001-of-00009.gguf"},
+			cli.Example{About: "the outputs of a job array, against the command line that wrote them",
+				Line: "gquant verify --imatrix imatrix.dat --split-max-size 50G model-bf16.gguf model-IQ2_K_R4.gguf IQ2_K_R4"},
+		)
 	}
 	if err := negativeThreads(args); err != nil {
 		return cli.UsageError(program, q.fs, stderr, err)

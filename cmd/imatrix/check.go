@@ -36,7 +36,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			"'gquant quantize' chooses them for TYPE (default: the model's own file type if it\n"+
 			"is quantized, else Q4_K_M) with the given rules. Exit status 1 when the quantize\n"+
 			"would fail (with --strict also on warnings).",
-		stderr)
+		stderr,
+		cli.Example{About: "before a long run: does the imatrix cover what IQ2_K_R4 needs on this model?",
+			Line: "imatrix check --model model-bf16.gguf imatrix.dat IQ2_K_R4"},
+		cli.Example{About: "with the recipe the run will use; exit 1 on warnings too, for CI",
+			Line: "imatrix check --strict --model model-bf16.gguf --recipe recipe.txt imatrix.dat"},
+	)
 	var c checkFlags
 	fs.StringVar(&c.model, "model", "", "the model `GGUF` to be quantized (required; any shard of a split model)")
 	fs.StringArrayVar(&c.customQ, "custom-q", nil, "per-tensor rules `regex=type,...` as for quantize; repeatable")

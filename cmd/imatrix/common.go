@@ -15,14 +15,16 @@ import (
 	"github.com/gquant/gquant/internal/cli"
 )
 
-// newFlags makes a subcommand's flag set with a usage text.
-func newFlags(name, synopsis, about string, stderr io.Writer) *pflag.FlagSet {
+// newFlags makes a subcommand's flag set with a usage text that ends with
+// examples.
+func newFlags(name, synopsis, about string, stderr io.Writer, examples ...cli.Example) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: imatrix %s\n\n%s\n\noptions:\n", synopsis, about)
 		fs.PrintDefaults()
+		cli.PrintExamples(fs.Output(), examples...)
 	}
 	return fs
 }

@@ -28,7 +28,12 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 			"per tensor: GGUF per-expert counts are folded into it by scaling each expert's\n"+
 			"values, and an expert without data stays all zeros. For .dat -> GGUF the number\n"+
 			"of experts of each entry comes from --model, or is inferred (inspect shows how).",
-		stderr)
+		stderr,
+		cli.Example{About: "a legacy .dat to GGUF, with the model's shapes for per-expert counts",
+			Line: "imatrix convert --model model-bf16.gguf imatrix.dat imatrix.gguf"},
+		cli.Example{About: "and back to .dat for tools that read only that",
+			Line: "imatrix convert --to dat imatrix.gguf imatrix.dat"},
+	)
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")

@@ -41,3 +41,11 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// Every subcommand's help ends with two or three examples that use only
+// flags the subcommand has.
+func TestHelpExamples(t *testing.T) {
+	for _, p := range commands.CheckExamples() {
+		t.Error(p)
+	}
+}

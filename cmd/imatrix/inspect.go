@@ -25,7 +25,12 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			"min/mean/max of the per-column means, the share of zero columns, and the experts\n"+
 			"(or heads) that never received data. A .dat file does not record how many experts\n"+
 			"an entry holds: --model gives it, otherwise it is inferred and the report says how.",
-		stderr)
+		stderr,
+		cli.Example{About: "chunks, datasets and each entry's values; experts without data",
+			Line: "imatrix inspect --model model-bf16.gguf imatrix.dat"},
+		cli.Example{About: "for a script",
+			Line: "imatrix inspect --json imatrix.gguf"},
+	)
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text (schema gquant.imatrix-inspect/1)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	if status, done := parseFlags(fs, args, stdout, stderr); done {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 func init() {
@@ -22,7 +23,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			"expert where a file has per-expert counts), so the merged mean is the call-weighted\n"+
 			"mean. Chunk counts add up; every dataset name is kept (joined with \", \" in a .dat).\n"+
 			"Entries found in only some files are kept.",
-		stderr)
+		stderr,
+		cli.Example{About: "two calibration runs on different text, as llama-imatrix --in-file would combine them",
+			Line: "imatrix merge code.dat chat.dat -o imatrix.dat"},
+		cli.Example{About: "to GGUF, with per-expert counts from the model",
+			Line: "imatrix merge --model model-bf16.gguf code.dat chat.dat -o imatrix.gguf"},
+	)
 	out := fs.StringP("output", "o", "", "output `FILE` (required)")
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count (GGUF output)")

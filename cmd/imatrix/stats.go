@@ -26,7 +26,14 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 			"expert's importance relative to its layer's average expert (on a log scale centred\n"+
 			"on 1.0x), as bars in the terminal and, with --svg, as a picture. Experts are\n"+
 			"numbered from 0, as in the model.",
-		stderr)
+		stderr,
+		cli.Example{About: "importance per layer and per expert, as a chart in the terminal",
+			Line: "imatrix stats --model model-bf16.gguf imatrix.dat"},
+		cli.Example{About: "as an SVG picture (log scale centred on 1.0x)",
+			Line: "imatrix stats --model model-bf16.gguf --svg imatrix.svg imatrix.dat"},
+		cli.Example{About: "the numbers for a script",
+			Line: "imatrix stats --json imatrix.dat"},
+	)
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
 	svgOut := fs.String("svg", "", "also write the chart as an SVG picture to `FILE`")
 	force := fs.Bool("force", false, "replace the --svg file if it exists (never an input, never a read-only file)")

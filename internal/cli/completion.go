@@ -114,10 +114,12 @@ func CompletionCommand(s *Set) *Command {
 		Run: func(args []string, stdout, stderr io.Writer) int {
 			usage := func(w io.Writer) {
 				fmt.Fprintf(w, "usage: %s completion bash|zsh|fish\n\n", s.Program)
-				fmt.Fprintf(w, "Prints the completion script of a shell, made from the commands and their flags:\n")
-				fmt.Fprintf(w, "  source <(%s completion bash)                  # bash, now; add it to ~/.bashrc to keep it\n", s.Program)
-				fmt.Fprintf(w, "  %s completion zsh > \"${fpath[1]}/_%s\"       # zsh, then start a new shell\n", s.Program, s.Program)
-				fmt.Fprintf(w, "  %s completion fish > ~/.config/fish/completions/%s.fish\n", s.Program, s.Program)
+				fmt.Fprintf(w, "Prints the completion script of a shell, made from the commands and their flags.\n")
+				PrintExamples(w,
+					Example{About: "bash, now; add the line to ~/.bashrc to keep it", Line: "source <(" + s.Program + " completion bash)"},
+					Example{About: "zsh, then start a new shell", Line: s.Program + " completion zsh > \"${fpath[1]}/_" + s.Program + "\""},
+					Example{About: "fish", Line: s.Program + " completion fish > ~/.config/fish/completions/" + s.Program + ".fish"},
+				)
 			}
 			if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 				usage(stdout)

@@ -111,6 +111,10 @@ func VersionCommand(program string) *Command {
 			fs.Usage = func() {
 				fmt.Fprintf(fs.Output(), "usage: %s version [--json]\n\nPrints the version line (also: %s --version).\n\nflags:\n", program, program)
 				fs.PrintDefaults()
+				PrintExamples(fs.Output(),
+					Example{About: "the line to paste into a bug report", Line: program + " --version"},
+					Example{About: "the build's facts for a script (revision, dirty tree, Go, CPU features)", Line: program + " version --json"},
+				)
 			}
 			if status, done := ParseFlags(program+" version", fs, args, stdout, stderr); done {
 				return status
