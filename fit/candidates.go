@@ -2,27 +2,33 @@ package fit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
-	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
 )
 
-// DefaultTypes are the candidate types when none are given: the ik_llama.cpp
+// defaultTypes are the candidate types when none are given: the ik_llama.cpp
 // types that are on the error-per-byte frontier of some tensor of the
 // models we measured, plus the block-32 types the reference falls back to
 // for rows that are not a multiple of 256, and bf16. Slow searches that
 // never win (iq3_xxs, iq3_s, iq2_xs, iq4_kss, the trellis types) are left
 // out: name them with --types to consider them.
-var DefaultTypes = typeNames("bf16 q8_0 q6_0 q5_0 iq4_nl q6_K iq6_k iq5_k iq5_ks iq4_k iq4_ks iq4_xs q4_K iq3_k iq3_ks iq2_kl iq2_k iq2_ks iq2_xxs iq1_m iq1_s")
+var defaultTypes = typeNames("bf16 q8_0 q6_0 q5_0 iq4_nl q6_K iq6_k iq5_k iq5_ks iq4_k iq4_ks iq4_xs q4_K iq3_k iq3_ks iq2_kl iq2_k iq2_ks iq2_xxs iq1_m iq1_s")
 
-// MainlineTypes are candidates mainline llama.cpp also runs.
-var MainlineTypes = typeNames("bf16 q8_0 q5_0 q4_0 iq4_nl q6_K q5_K q4_K iq4_xs q3_K iq3_s iq3_xxs q2_K iq2_s iq2_xs iq2_xxs iq1_m iq1_s")
+// DefaultTypes returns the default candidates (a new slice each call).
+func DefaultTypes() []formats.Type { return slices.Clone(defaultTypes) }
+
+// MainlineTypes returns the candidates mainline llama.cpp also runs (a new
+// slice each call).
+func MainlineTypes() []formats.Type { return slices.Clone(mainlineTypes) }
+
+var mainlineTypes = typeNames("bf16 q8_0 q5_0 q4_0 iq4_nl q6_K q5_K q4_K iq4_xs q3_K iq3_s iq3_xxs q2_K iq2_s iq2_xs iq2_xxs iq1_m iq1_s")
 
 func typeNames(list string) []formats.Type {
 	var out []formats.Type
@@ -45,9 +51,9 @@ func ParseTypes(list string) ([]formats.Type, error) {
 		var ts []formats.Type
 		switch strings.ToLower(w) {
 		case "default":
-			ts = DefaultTypes
+			ts = defaultTypes
 		case "mainline":
-			ts = MainlineTypes
+			ts = mainlineTypes
 		default:
 			t, err := formats.ParseType(w)
 			if err != nil {
@@ -116,24 +122,13 @@ type model struct {
 
 // describe reads the type choice's view of in.
 func describe(in *gguf.Model) (model, error) {
-	params, err := modelParams(pipeline.ModelParams(in.Metadata))
+	params, err := recipes.ModelParams(in.Metadata)
 	if err != nil {
 		return model{}, err
 	}
 	m := model{params: params, tensors: make([]recipes.Tensor, len(in.Tensors))}
 	for i, t := range in.Tensors {
 		m.tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
-	return m, nil
-}
-
-// modelParams takes pipeline.ModelParams' results whether or not it
-// returns an error (its signature is changing while this is written).
-func modelParams(m recipes.Model, errs ...error) (recipes.Model, error) {
-	for _, err := range errs {
-		if err != nil {
-			return m, err
-		}
 	}
 	return m, nil
 }

@@ -149,13 +149,13 @@ type item struct {
 
 // Fit chooses every tensor's type for the budgets.
 func Fit(in *gguf.Model, opts Options) (*Result, error) {
-	gains := DefaultGains
+	gains := DefaultGains()
 	if opts.Gains != nil {
 		gains = *opts.Gains
 	}
 	types := opts.Types
 	if len(types) == 0 {
-		types = DefaultTypes
+		types = defaultTypes
 	}
 	m, err := describe(in)
 	if err != nil {
@@ -251,7 +251,7 @@ func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error
 	}
 	used := map[string]bool{}
 	for i, t := range in.Tensors {
-		r, err := placeRule(opts.Placement.DeviceFor(t.Name))
+		r, err := opts.Placement.DeviceFor(t.Name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: tensor %s: %w", ErrPlacement, t.Name, err)
 		}
@@ -267,17 +267,6 @@ func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error
 		}
 	}
 	return device, devices, nil
-}
-
-// placeRule takes Placement.Device's results whether or not it returns an
-// error (its signature is changing while this is written).
-func placeRule(r *planner.PlaceRule, errs ...error) (*planner.PlaceRule, error) {
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
 }
 
 // checkBudgets maps each device to its budget, refusing budgets and
@@ -626,14 +615,14 @@ func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice 
 	used := map[formats.Type]bool{}
 	for i, t := range ts {
 		used[choice[i]] = true
-		if t.Quantized && !slicesContains(MainlineTypes, choice[i]) && !mainlineExtra[choice[i]] {
+		if t.Quantized && !slicesContains(mainlineTypes, choice[i]) && !mainlineExtra[choice[i]] {
 			res.Mainline = false
 		}
 	}
 	if res.Mainline {
 		for _, f := range recipes.FileTypes() {
 			d, err := f.DefaultType()
-			if err == nil && d.IsQuantized() && slicesContains(MainlineTypes, d) && !used[d] && (hasIm || !f.RequiresImatrix()) {
+			if err == nil && d.IsQuantized() && slicesContains(mainlineTypes, d) && !used[d] && (hasIm || !f.RequiresImatrix()) {
 				res.MainlineFileType = f.String()
 				break
 			}
@@ -696,7 +685,7 @@ func standIn(m *imatrix.Matrix) *imatrix.Matrix {
 	return &imatrix.Matrix{Format: m.Format, Chunks: m.Chunks, Datasets: m.Datasets, Entries: m.Entries[small : small+1]}
 }
 
-// mainlineExtra are types mainline llama.cpp runs besides MainlineTypes'
+// mainlineExtra are types mainline llama.cpp runs besides mainlineTypes'
 // candidates (the types of copied tensors and other base types).
 var mainlineExtra = map[formats.Type]bool{formats.F32: true, formats.F16: true, formats.Q4_1: true, formats.Q5_1: true, formats.Q8_1: true}
 

@@ -51,7 +51,7 @@ func tinyImatrix(in *gguf.Model) *imatrix.Matrix {
 			strings.Contains(t.Name, "attn_k_b") || strings.Contains(t.Name, "attn_v_b") {
 			continue
 		}
-		ne0, _, mats := dims(t.Shape)
+		ne0, _, mats := gguf.Dims(t.Shape)
 		sums := make([]float32, ne0*mats)
 		for i := range sums {
 			sums[i] = float32(10 * r.ExpFloat64())
@@ -493,7 +493,7 @@ func TestMeasureCache(t *testing.T) {
 
 func TestReadGains(t *testing.T) {
 	var buf bytes.Buffer
-	g := DefaultGains
+	g := DefaultGains()
 	g.Class[ClassAttn] = 1.5
 	if err := WriteGains(&buf, g, "a comment"); err != nil {
 		t.Fatal(err)
@@ -503,10 +503,10 @@ func TestReadGains(t *testing.T) {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, g)
 	}
 	partial, err := ReadGains(strings.NewReader("attn_kv 2 # keys\n\nfirst 3\n"), "p.txt")
-	if err != nil || partial.Class[ClassAttnKV] != 2 || partial.First != 3 || partial.Class[ClassFFN] != DefaultGains.Class[ClassFFN] {
+	if err != nil || partial.Class[ClassAttnKV] != 2 || partial.First != 3 || partial.Class[ClassFFN] != DefaultGains().Class[ClassFFN] {
 		t.Errorf("partial file: %+v, %v", partial, err)
 	}
-	js, err := json.Marshal(DefaultGains)
+	js, err := json.Marshal(DefaultGains())
 	if err != nil || !strings.Contains(string(js), `"attn_kv":0.42,`) || !strings.Contains(string(js), `"saturation":0.799}`) {
 		t.Errorf("JSON: %s, %v", js, err)
 	}

@@ -41,7 +41,7 @@ func FuzzReadCache(f *testing.F) {
 // gains that write and read back unchanged.
 func FuzzReadGains(f *testing.F) {
 	var buf bytes.Buffer
-	if err := WriteGains(&buf, DefaultGains, "default"); err != nil {
+	if err := WriteGains(&buf, DefaultGains(), "default"); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.String())

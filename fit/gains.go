@@ -102,7 +102,7 @@ func (g *Gains) KLD(loss float64) float64 {
 	return loss / (1 + loss/g.Saturation)
 }
 
-// DefaultGains are fitted by `gquant fit calibrate` to the KL divergences
+// defaultGains are fitted by `gquant fit calibrate` to the KL divergences
 // measured by ik_llama.cpp's llama-perplexity on the medium DeepSeek-V2-Lite
 // shaped model (../shared/models/medium/kld.tsv, 18 quants, with its
 // importance matrix): see TestDefaultGainsAreCalibrated, which refits them
@@ -112,7 +112,7 @@ func (g *Gains) KLD(loss float64) float64 {
 // FFN cost most, then the token embeddings and the shared experts, the
 // output and the routed experts least; and the first blocks matter several
 // times more than the last.
-var DefaultGains = Gains{
+var defaultGains = Gains{
 	Class: [numClasses]float64{
 		ClassOther:      0.17, // no mix measured it: the geometric mean of the others
 		ClassAttn:       0.0621,
@@ -129,6 +129,9 @@ var DefaultGains = Gains{
 	Floor: 6.35e-05, FloorK: 0.000226,
 	Saturation: 0.799,
 }
+
+// DefaultGains returns the built-in gains (defaultGains, a copy).
+func DefaultGains() Gains { return defaultGains }
 
 // Depth returns the layer multiplier of layer l of n.
 func (g *Gains) Depth(layer, nLayer int) float64 {
@@ -178,7 +181,7 @@ func (g *Gains) field(key string) *float64 {
 // classes, first, last or floor), # comments. Names not given keep their
 // DefaultGains value.
 func ReadGains(r io.Reader, path string) (Gains, error) {
-	g := DefaultGains
+	g := DefaultGains()
 	sc := bufio.NewScanner(r)
 	line := 0
 	seen := map[string]int{}
@@ -222,7 +225,7 @@ func ReadGains(r io.Reader, path string) (Gains, error) {
 func LoadGains(path string) (Gains, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return DefaultGains, fmt.Errorf("fit: %w", err)
+		return DefaultGains(), fmt.Errorf("fit: %w", err)
 	}
 	defer f.Close()
 	return ReadGains(f, path)

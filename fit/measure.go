@@ -87,7 +87,7 @@ type sampler struct {
 }
 
 func newSampler(shape []int64, chunkWeights int) sampler {
-	ne0, rows, mats := dims(shape)
+	ne0, rows, mats := gguf.Dims(shape)
 	s := sampler{ne0: ne0, rows: rows, mats: mats}
 	s.perChunk = max(1, min(rows, int64(chunkWeights)/max(1, ne0*mats)))
 	// The step nearest rows/phi that is coprime to rows.

@@ -140,8 +140,8 @@ func writeMediumTable(t *testing.T, in *gguf.Model, im *imatrix.Matrix, cachePat
 	for i := range device {
 		device[i] = "CPU"
 	}
-	types := append(append([]formats.Type(nil), DefaultTypes...), MainlineTypes...)
-	ts, _, err := candidates(m, hasData, nil, types, device, DefaultGains)
+	types := append(append([]formats.Type(nil), DefaultTypes()...), MainlineTypes()...)
+	ts, _, err := candidates(m, hasData, nil, types, device, DefaultGains())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,19 +21,19 @@ func mediumRows(t *testing.T) ([]KLDRow, *table) {
 }
 
 // TestDefaultGainsAreCalibrated refits the gains to kld.tsv from the
-// measurements kept in testdata and checks DefaultGains are that fit (to
+// measurements kept in testdata and checks DefaultGains() are that fit (to
 // the three digits they are written with).
 func TestDefaultGainsAreCalibrated(t *testing.T) {
 	rows, tb := mediumRows(t)
-	cal, err := calibrate(tb.m, true, rows, tb.errs, DefaultGains)
+	cal, err := calibrate(tb.m, true, rows, tb.errs, DefaultGains())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("log-RMS error %.3f, %d of %d pairs discordant", cal.RMSLog, cal.Discordant, cal.Pairs)
-	got, want := cal.Gains, DefaultGains
+	got, want := cal.Gains, DefaultGains()
 	check := func(name string, g, w float64) {
 		if math.Abs(g-w) > 0.01*math.Abs(w) {
-			t.Errorf("%s: calibration gives %.4g, DefaultGains has %.4g", name, g, w)
+			t.Errorf("%s: calibration gives %.4g, DefaultGains() has %.4g", name, g, w)
 		}
 	}
 	for c := Class(0); c < numClasses; c++ {
@@ -51,7 +51,7 @@ func TestDefaultGainsAreCalibrated(t *testing.T) {
 // within 10 % of each on the log scale.
 func TestPredictedLossRanksKLD(t *testing.T) {
 	rows, tb := mediumRows(t)
-	g := DefaultGains
+	g := DefaultGains()
 	var fits []RowFit
 	for _, row := range rows {
 		terms, need, err := mixTerms(tb.m, true, row, tb.errs)
@@ -83,7 +83,7 @@ func TestPredictedLossRanksKLD(t *testing.T) {
 // the budget used to at least 99 %.
 func TestFittedBeatsHandRecipes(t *testing.T) {
 	rows, tb := mediumRows(t)
-	g := DefaultGains
+	g := DefaultGains()
 	n := 0
 	for _, row := range rows {
 		if !strings.HasPrefix(row.Mix, "hand:") {
@@ -108,7 +108,7 @@ func TestFittedBeatsHandRecipes(t *testing.T) {
 		}
 		handLoss := predict(terms, &g, tb.m.params.NLayer)
 
-		ts := tableTensors(t, tb, DefaultTypes, g, "CPU")
+		ts := tableTensors(t, tb, DefaultTypes(), g, "CPU")
 		budget := planner.Budget{Device: "CPU", Bytes: bytes, Text: "hand"}
 		res := &Result{}
 		if _, err := optimize(ts, []string{"CPU"}, map[string]*planner.Budget{"CPU": &budget}, Options{}, g, res); err != nil {

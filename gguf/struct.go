@@ -622,5 +622,22 @@ func (t TensorInfo) Rows() int64 {
 	return n
 }
 
+// Dims splits a shape as the kernels see it: the row length ne0, the rows
+// of each matrix ne1, and the matrices (ne2 x ne3, experts or heads).
+// Missing dimensions count as 1.
+func Dims(shape []int64) (ne0, rows, mats int64) {
+	ne0, rows, mats = 1, 1, 1
+	if len(shape) > 0 {
+		ne0 = shape[0]
+	}
+	if len(shape) > 1 {
+		rows = shape[1]
+	}
+	for _, d := range shape[min(2, len(shape)):] {
+		mats *= d
+	}
+	return ne0, rows, mats
+}
+
 // align rounds n up to a multiple of a (a power of two).
 func align(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }

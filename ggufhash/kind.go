@@ -80,7 +80,7 @@ func KindsOf(ks ...Kind) Kinds {
 
 // AllHashes is what --all selects: every hash but the uuid (an ID, not a
 // hash, in llama-gguf-hash's words).
-var AllHashes = KindsOf(XXH64, XXH3, SHA1, SHA256)
+const AllHashes Kinds = 1<<XXH64 | 1<<XXH3 | 1<<SHA1 | 1<<SHA256
 
 // Has reports whether k is in s.
 func (s Kinds) Has(k Kind) bool { return s&(1<<k) != 0 }

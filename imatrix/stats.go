@@ -184,8 +184,10 @@ const (
 	GroupOther   Group = "other"   // output, token embeddings, ...
 )
 
-// Groups lists the groups in display order.
-var Groups = []Group{GroupAttn, GroupFFN, GroupExperts, GroupShared, GroupOther}
+// Groups lists the groups in display order (a new slice each call).
+func Groups() []Group {
+	return []Group{GroupAttn, GroupFFN, GroupExperts, GroupShared, GroupOther}
+}
 
 // EntryGroup returns the layer (-1 outside blk.N.) and group of an entry name.
 func EntryGroup(name string) (layer int, g Group) {
@@ -295,7 +297,7 @@ func Summarize(m *Matrix, l *Layout) []LayerSummary {
 	for _, k := range layers {
 		a := accs[k]
 		s := LayerSummary{Layer: k, Mean: map[Group]float64{}}
-		for _, g := range Groups {
+		for _, g := range Groups() {
 			if a.n[g] > 0 {
 				s.Mean[g] = a.sum[g] / float64(a.n[g])
 			} else {

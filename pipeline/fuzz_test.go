@@ -44,7 +44,7 @@ func fuzzValue(kind byte, n int64, s string) gguf.Value {
 	}
 }
 
-// fuzzKeys are the keys ModelParams reads below the architecture.
+// fuzzKeys are the keys recipes.ModelParams reads below the architecture.
 var fuzzKeys = []string{"block_count", "expert_count", "attention.head_count", "attention.head_count_kv", "vocab_size", "embedding_length"}
 
 // fuzzMetadata builds a model's metadata from fuzz input: spec[0] picks the
@@ -122,7 +122,7 @@ func FuzzModelParams(f *testing.F) {
 	f.Add([]byte{1, 255, 255, 255, 255, 255, 255, 6, 6}, "", int64(0), "", uint8(0), uint8(0), int64(1))
 	f.Fuzz(func(t *testing.T, spec []byte, arch string, n int64, s string, ft, layers uint8, ne0 int64) {
 		md := fuzzMetadata(spec, arch, n, s)
-		params, err := ModelParams(md)
+		params, err := recipes.ModelParams(md)
 		if err != nil {
 			if !errors.Is(err, gguf.ErrKeyType) && params != (recipes.Model{}) {
 				t.Fatalf("error %v with a model %+v", err, params)

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -67,6 +66,9 @@ type TensorPlan struct {
 	Bytes       int64  // bytes of data written
 	ImatrixFrom string // entry the importance data came from ("" for none)
 	Note        string // how the importance data was adapted, if it was
+	// ImatrixIgnored is Importance.Ignored: why the entry of this tensor
+	// (token_embd.weight) was not used.
+	ImatrixIgnored string
 }
 
 // Plan is a whole quantize run, ready for Run.
@@ -110,59 +112,6 @@ func CheckOverrides(kvs []KV) error {
 // quantized again without Config.AllowRequantize.
 var ErrRequantize = errors.New("pipeline: tensor is quantized already")
 
-// ModelParams reads the hyper-parameters the type choice needs from
-// metadata. A key of the wrong type (a string block count, say) is an error
-// naming the key, the type wanted and the type found; absent keys read as 0.
-func ModelParams(md gguf.Metadata) (recipes.Model, error) {
-	arch, _, err := md.LookupText("general.architecture")
-	if err != nil {
-		return recipes.Model{}, err
-	}
-	var firstErr error
-	get := func(key string) int {
-		// Per-layer arrays (some architectures): use layer 0.
-		v, _, err := md.LookupIntOrFirst(arch+"."+key, 0)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		if v < 0 || v > math.MaxInt32 {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("%s.%s is %d, out of range", arch, key, v)
-			}
-			return 0
-		}
-		return int(v)
-	}
-	m := recipes.Model{Arch: arch, NLayer: get("block_count"), NExpert: get("expert_count"),
-		NHead: get("attention.head_count"), NHeadKV: get("attention.head_count_kv"), NVocab: get("vocab_size")}
-	embd := get("embedding_length")
-	if m.NHeadKV == 0 {
-		m.NHeadKV = m.NHead
-	}
-	if m.NVocab == 0 {
-		n, _, err := md.LookupArrayLen("tokenizer.ggml.tokens")
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		m.NVocab = n
-	}
-	ft, present, err := md.LookupUint("general.file_type")
-	if err == nil && ft > math.MaxUint32 {
-		err = fmt.Errorf("general.file_type is %d, out of range", ft)
-	}
-	if err != nil && firstErr == nil {
-		firstErr = err
-	}
-	if present && err == nil {
-		m.FileType = recipes.FileType(ft)
-	}
-	if firstErr != nil {
-		return recipes.Model{}, firstErr
-	}
-	m.Size = recipes.GuessModelSize(arch, m.NLayer, m.NVocab, m.NHead, m.NHeadKV, m.NExpert, embd)
-	return m, nil
-}
-
 // Build decides every tensor's type, attaches importance data and lays out
 // the output files with their metadata and exact sizes. It reads headers
 // only.
@@ -179,7 +128,7 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	for i, t := range in.Tensors {
 		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
 	}
-	params, err := ModelParams(in.Metadata)
+	params, err := recipes.ModelParams(in.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -200,13 +149,13 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
 			if sel.HasImatrix {
-				data, from, note, err := importance(cfg.Imatrix, src.TensorInfo, c.Type)
+				imp, err := TensorImportance(cfg.Imatrix, src.TensorInfo, c.Type)
 				if err != nil {
 					return nil, err
 				}
-				imat[i], tp.ImatrixFrom, tp.Note = data, from, note
-				if note != "" {
-					plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: %s", c.Name, note))
+				imat[i], tp.ImatrixFrom, tp.Note, tp.ImatrixIgnored = imp.Data, imp.From, imp.Note, imp.Ignored
+				if imp.Note != "" {
+					plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: %s", c.Name, imp.Note))
 				}
 			}
 		}
@@ -288,7 +237,7 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extr
 	}
 	t := in.Tensors[src]
 	typ := *cfg.ExtraOutput
-	if _, rows, _ := dims(t.Shape); rows%int64(typ.Interleave()) != 0 {
+	if _, rows, _ := gguf.Dims(t.Shape); rows%int64(typ.Interleave()) != 0 {
 		typ = typ.Base()
 	}
 	size, err := typ.TensorSize(t.Shape)
@@ -300,9 +249,11 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extr
 		return -1, nil
 	}
 	if imat[src] == nil && cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0 {
-		if imat[src], _, _, err = importance(cfg.Imatrix, t.TensorInfo, typ); err != nil {
+		imp, err := TensorImportance(cfg.Imatrix, t.TensorInfo, typ)
+		if err != nil {
 			return -1, err
 		}
+		imat[src] = imp.Data
 	}
 	plan.extra = &TensorPlan{Choice: recipes.Choice{Index: src, Name: "output_extra.weight", Shape: t.Shape, Source: t.Type, Type: typ,
 		Quantize: true, Reason: recipes.ReasonOverride, Option: "--extra-output-tensor",
@@ -459,16 +410,36 @@ func otherShardSets(plan *Plan) []string {
 	return shardsOfOtherCounts(prefix, n)
 }
 
-// importance returns the mean importance for a tensor quantized as t:
-// ne0 values per matrix. It follows the reference's name fallbacks and size
-// check, uses attn_kv_b data for every head of an MLA attn_v_b, and replaces
-// all-zero slices for the types that cannot handle them.
-func importance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (data []float32, from, note string, err error) {
+// Importance is the importance data a quantize run gives one tensor, found
+// and adapted as llama-quantize does.
+type Importance struct {
+	Data   []float32 // ne0 values per matrix; nil for none
+	From   string    // the entry it came from (another name for the reference's fallbacks); "" for none
+	Note   string    // how the data was adapted, if it was
+	Counts []float64 // each matrix's call count where the file has one per matrix (GGUF), else nil
+	// Ignored is set for token_embd.weight only, when its entry is not the
+	// tensor's size: the reference then quantizes without data and says
+	// so (this text, "imatrix size N is different from tensor size M").
+	Ignored string
+}
+
+// TensorImportance returns the importance data of tensor t quantized as
+// typ: the entry m.Find gives (with the reference's name fallbacks), the
+// attn_kv_b vector repeated for each head of an MLA attn_v_b, and uniform
+// importance for the all-zero slices of the types that fail on them
+// (quantize.FailsOnZeroImportance). The entry itself is never modified. An
+// entry of the wrong size is an error, except for token_embd.weight, as in
+// the reference.
+func TensorImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (Importance, error) {
+	var imp Importance
+	if m == nil {
+		return imp, nil
+	}
 	e, from, ok := m.Find(t.Name)
 	if !ok {
-		return nil, "", "", nil
+		return imp, nil
 	}
-	ne0, _, mats := dims(t.Shape)
+	ne0, _, mats := gguf.Dims(t.Shape)
 	ne2 := int64(1)
 	if len(t.Shape) > 2 {
 		ne2 = t.Shape[2]
@@ -476,45 +447,44 @@ func importance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (data []
 	mean := e.Mean()
 	switch {
 	case int64(len(mean)) == ne0*ne2 && ne2 == mats:
-		data = mean
+		imp.Data = mean
+		if int64(len(e.Counts)) == mats && mats > 1 {
+			imp.Counts = append([]float64(nil), e.Counts...)
+		}
 	case int64(len(mean)) == ne0 && mats > 1 && from != t.Name && strings.HasSuffix(t.Name, ".attn_v_b.weight"):
 		// The same activations feed every head: use the vector for each.
-		data = make([]float32, 0, ne0*mats)
+		imp.Data = make([]float32, 0, ne0*mats)
 		for h := int64(0); h < mats; h++ {
-			data = append(data, mean...)
+			imp.Data = append(imp.Data, mean...)
 		}
-		note = fmt.Sprintf("importance data of %s used for each of its %d heads", from, mats)
+		imp.Note = fmt.Sprintf("importance data of %s used for each of its %d heads", from, mats)
 	default:
 		if t.Name == "token_embd.weight" {
-			return nil, "", "", nil
+			return Importance{Ignored: fmt.Sprintf("imatrix size %d is different from tensor size %d", len(mean), ne0*ne2)}, nil
 		}
-		return nil, "", "", fmt.Errorf("tensor %s: importance matrix entry %s has %d values, the tensor needs %d (%d x %d)",
+		return imp, fmt.Errorf("tensor %s: importance matrix entry %s has %d values, the tensor needs %d (%d x %d)",
 			t.Name, from, len(mean), ne0*mats, ne0, mats)
 	}
+	imp.From = from
 	if quantize.FailsOnZeroImportance(typ) {
 		var fixed []int64
 		for s := int64(0); s < mats; s++ {
-			slice := data[s*ne0 : (s+1)*ne0]
-			if allZero(slice) {
-				if len(fixed) == 0 {
-					data = append([]float32(nil), data...) // do not touch the shared entry
-					slice = data[s*ne0 : (s+1)*ne0]
-				}
+			if slice := imp.Data[s*ne0 : (s+1)*ne0]; allZero(slice) {
 				for j := range slice {
-					slice[j] = 1
+					slice[j] = 1 // imp.Data is Mean's or the repeat's own copy
 				}
 				fixed = append(fixed, s)
 			}
 		}
 		if len(fixed) > 0 {
 			n := fmt.Sprintf("%d slice(s) without importance data (matrices %v) use uniform importance for %s", len(fixed), fixed, typ)
-			if note != "" {
-				n = note + "; " + n
+			if imp.Note != "" {
+				n = imp.Note + "; " + n
 			}
-			note = n
+			imp.Note = n
 		}
 	}
-	return data, from, note, nil
+	return imp, nil
 }
 
 func allZero(v []float32) bool {

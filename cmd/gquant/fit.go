@@ -360,7 +360,7 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	start := fit.DefaultGains
+	start := fit.DefaultGains()
 	if f.gains != "" {
 		if start, err = fit.LoadGains(f.gains); err != nil {
 			return err

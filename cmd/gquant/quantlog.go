@@ -202,7 +202,10 @@ func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) str
 				fmt.Fprintf(&b, "\n\nchange_type_if_necessary : tensor cols %s x %d are not divisible by 256, required for %s - using fallback quantization %s\n", m[1], ne1, m[2], m[3])
 			}
 		}
-		if hasImatrix && t.ImatrixFrom == "" {
+		switch {
+		case hasImatrix && t.ImatrixIgnored != "":
+			fmt.Fprintf(&b, "\n====== %s: %s for %s\n", refFunc, t.ImatrixIgnored, src.Name)
+		case hasImatrix && t.ImatrixFrom == "":
 			fmt.Fprintf(&b, "\n====== %s: did not find weights for %s\n", refFunc, src.Name)
 		}
 	}

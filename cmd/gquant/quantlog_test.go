@@ -11,6 +11,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/recipes"
@@ -148,5 +149,42 @@ func TestRunLogFallbackRows(t *testing.T) {
 	doc := newQuantizeDoc(in, plan, "", l, l.warnings, 0)
 	if rows := doc.Tensors[i].Fallback; len(rows) != 2 || rows[1] != 17 || doc.Warnings[0].Kind != "reference-abort-rows" || doc.Warnings[0].Tensor != name {
 		t.Errorf("JSON: rows %v, warnings %+v", rows, doc.Warnings)
+	}
+}
+
+// An importance entry for token_embd.weight of another size is ignored
+// with the reference's line (not "did not find weights"); a tensor
+// without an entry gets that one.
+func TestRunLogImatrixSizeIgnored(t *testing.T) {
+	in, err := gguf.Open(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var q int // a quantized tensor other than token_embd
+	for i, ti := range in.Tensors {
+		if ti.Name != "token_embd.weight" && len(ti.Shape) == 2 && ti.Shape[1] > 1 {
+			q = i
+			break
+		}
+	}
+	im := &imatrix.Matrix{Entries: []imatrix.Entry{{Name: "token_embd.weight", Sums: []float32{1, 2, 3}, Counts: []float64{1}}}}
+	plan, err := pipeline.Build(in, pipeline.Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0}, Imatrix: im, Output: "x.gguf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tp := range plan.Tensors {
+		text := tensorText(in, plan, i, true)
+		switch src := in.Tensors[tp.Index]; {
+		case src.Name == "token_embd.weight":
+			want := fmt.Sprintf("\n====== llama_model_quantize_internal: imatrix size 3 is different from tensor size %d for token_embd.weight\n", src.Shape[0])
+			if !strings.Contains(text, want) || strings.Contains(text, "did not find") {
+				t.Errorf("token_embd.weight:\n%s\nwant %q", text, want)
+			}
+		case i == q:
+			if !strings.Contains(text, "did not find weights for "+src.Name) {
+				t.Errorf("%s:\n%s", src.Name, text)
+			}
+		}
 	}
 }

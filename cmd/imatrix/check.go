@@ -7,7 +7,6 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
-	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -189,7 +188,7 @@ func (c *checkFlags) plan(model *gguf.Model, ft recipes.FileType, haveData bool)
 	for i, t := range model.Tensors {
 		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
 	}
-	params, err := pipeline.ModelParams(model.Metadata)
+	params, err := recipes.ModelParams(model.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.model, err)
 	}

@@ -148,7 +148,7 @@ func stats(path, modelPath, svgOut string, force, asJSON bool, stdout, stderr io
 // groupsPresent lists the groups that occur in any layer.
 func groupsPresent(layers []imatrix.LayerSummary) []imatrix.Group {
 	var out []imatrix.Group
-	for _, g := range imatrix.Groups {
+	for _, g := range imatrix.Groups() {
 		for _, s := range layers {
 			if !math.IsNaN(s.Mean[g]) {
 				out = append(out, g)
