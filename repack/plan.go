@@ -111,14 +111,6 @@ func forbidden(name string) bool {
 	return name == "token_embd.weight" || name == "per_layer_token_embd.weight"
 }
 
-// rowsPerMatrix is ne1: the rows of one matrix (of one expert, for 3-D tensors).
-func rowsPerMatrix(shape []int64) int64 {
-	if len(shape) < 2 {
-		return 1
-	}
-	return shape[1]
-}
-
 // RepackableTypeNames lists the base types a repack converts, with their
 // targets, for messages and help texts: "q2_K->q2_k_r4, ...". Pairs whose
 // interleaver this build lacks are left out.
@@ -293,8 +285,8 @@ func decide(t gguf.TensorInfo, undo bool) (formats.Type, string) {
 	case !formats.CanInterleave(target):
 		return t.Type, fmt.Sprintf("no interleaver for %s in this build", target)
 	}
-	if n, k := rowsPerMatrix(t.Shape), int64(target.Interleave()); n%k != 0 {
-		return t.Type, fmt.Sprintf("%d rows per matrix, not a multiple of %d", n, k)
+	if _, n, _ := gguf.Dims(t.Shape); n%int64(target.Interleave()) != 0 {
+		return t.Type, fmt.Sprintf("%d rows per matrix, not a multiple of %d", n, target.Interleave())
 	}
 	if err := formats.Interleave(target, ne0, nil, nil); err != nil {
 		return t.Type, err.Error()

@@ -75,11 +75,22 @@ type outputFile struct {
 // where depends only on the tensors, so md may be nil when only the paths
 // are wanted.
 func (p *Plan) splitPlan(md gguf.Metadata) (splitter.Plan, error) {
-	infos := make([]gguf.TensorInfo, len(p.Tensors))
-	for i, t := range p.Tensors {
-		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
+	all := make([]int, len(p.Tensors))
+	for i := range all {
+		all[i] = i
 	}
-	return splitter.PlanShards(md, infos, *p.Options.Split)
+	return splitter.PlanShards(md, p.infos(all), *p.Options.Split)
+}
+
+// infos returns the output headers of the tensors at indexes (into
+// Tensors): their names, shapes and target types.
+func (p *Plan) infos(indexes []int) []gguf.TensorInfo {
+	infos := make([]gguf.TensorInfo, len(indexes))
+	for j, i := range indexes {
+		t := p.Tensors[i]
+		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
+	}
+	return infos
 }
 
 // layout lays out the output files: their metadata and tensors.
@@ -173,11 +184,7 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
 			return nil, fmt.Errorf("repack: %w", err)
 		}
-		infos := make([]gguf.TensorInfo, len(f.tensors))
-		for j, ti := range f.tensors {
-			t := p.Tensors[ti]
-			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
-		}
+		infos := p.infos(f.tensors)
 		w, err := gguf.Create(f.path, f.md, infos, &gguf.CreateOptions{Inputs: inputs, Context: p.Options.Context})
 		if err != nil {
 			return nil, fmt.Errorf("repack: %w", err)
@@ -438,11 +445,7 @@ func (p *Plan) FileSizes(m *gguf.Model, out string) ([]int64, error) {
 	}
 	sizes := make([]int64, len(files))
 	for i, f := range files {
-		infos := make([]gguf.TensorInfo, len(f.tensors))
-		for j, ti := range f.tensors {
-			t := p.Tensors[ti]
-			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.To}
-		}
+		infos := p.infos(f.tensors)
 		if sizes[i], err = gguf.FileSize(f.md, infos); err != nil {
 			return nil, fmt.Errorf("repack: %s: %w", f.path, err)
 		}
