@@ -21,9 +21,10 @@ type feeder struct {
 	outs         []Output
 	records      [][]TensorRecord
 	reuse        *Reuse
-	slots        chan *buffers
+	mem          *memory
 	work         chan *piece
 	pieceWeights int
+	threads      int
 	note         func(string, ...any)
 
 	seq     int
@@ -66,17 +67,14 @@ func (f *feeder) send(p *piece) bool {
 }
 
 // slot borrows working memory for a piece; nil when the run is stopping.
-func (f *feeder) slot() *buffers {
-	select {
-	case b := <-f.slots:
-		return b
-	case <-f.ctx.Done():
-		return nil
-	}
-}
+func (f *feeder) slot(n need) *buffers { return f.mem.acquire(f.ctx, n) }
 
-// chunkBytes is the size of the byte pieces of copies.
-func (f *feeder) chunkBytes() int64 { return 4 * int64(f.pieceWeights) }
+// chunkBytes is the size of the byte pieces of copies: a sixteenth of the
+// memory budget, at most as many bytes as a piece's float32 rows, whatever
+// the number of workers (copies need none).
+func (f *feeder) chunkBytes() int64 {
+	return max(min(4*int64(f.pieceWeights), f.mem.limit/16), minChunk)
+}
 
 // tensor feeds one tensor; false when the run is stopping.
 func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
@@ -120,9 +118,10 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 	o := f.outs[oi]
 	f.hash.Reset()
-	for _, p := range planPieces(f.in, t, f.pieceWeights) {
+	pw := piecesFit(f.in, t, f.pieceWeights, f.mem.limit, f.threads)
+	for _, p := range planPieces(f.in, t, pw) {
 		p.out, p.tensor, p.global = oi, ti, global
-		if p.buf = f.slot(); p.buf == nil {
+		if p.buf = f.slot(pieceNeed(f.in, t, p)); p.buf == nil {
 			return false
 		}
 		if err := readPiece(f.in, t, p); err != nil {
@@ -179,7 +178,7 @@ func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, finish
 	sent := false
 	drop := func(err error) (bool, bool, error) {
 		if held != nil {
-			f.slots <- held.buf
+			f.mem.release(held.buf)
 		}
 		if sent && !f.send(&piece{kind: pieceRewind, out: oi, tensor: ti, global: global}) {
 			return false, false, err
@@ -189,15 +188,15 @@ func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, finish
 	for off := int64(0); off < size || off == 0; off += chunk {
 		n := min(chunk, size-off)
 		p := &piece{kind: pieceBytes, out: oi, tensor: ti, global: global}
-		if p.buf = f.slot(); p.buf == nil {
+		if p.buf = f.slot(need{raw: int(n)}); p.buf == nil {
 			if held != nil {
-				f.slots <- held.buf
+				f.mem.release(held.buf)
 			}
 			return false, false, nil
 		}
 		p.buf.raw = grow(p.buf.raw, int(n))
 		if _, err := r.ReadAt(p.buf.raw, off); err != nil {
-			f.slots <- p.buf
+			f.mem.release(p.buf)
 			return drop(err)
 		}
 		p.dst = p.buf.raw

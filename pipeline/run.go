@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -72,11 +73,16 @@ type Event struct {
 type Options struct {
 	// Threads is the number of quantizing workers (default: all cores).
 	Threads int
-	// PieceWeights bounds the weights of one work piece (default 1<<21);
-	// memory in flight is about 2 x Threads x PieceWeights x 6 bytes. A call
-	// the reference makes over more rows is only kept whole where the type
-	// needs it (see quantize.CallScoped).
+	// PieceWeights bounds the weights of one work piece (default 1<<21).
+	// Pieces are smaller where Memory would not otherwise hold two per
+	// worker. A call the reference makes over more rows is only kept whole
+	// where the type needs it (see quantize.CallScoped).
 	PieceWeights int
+	// Memory bounds the bytes the pieces in flight hold, from reading to
+	// writing: input rows, their float32 conversion and the output
+	// (default DefaultMemory). It does not grow with Threads; a piece
+	// larger than it on its own is worked on alone.
+	Memory int64
 	// Progress, if set, is called from the writer as pieces are written.
 	Progress func(Event)
 	// Inputs are paths that must not be overwritten (the input model's files).
@@ -97,6 +103,11 @@ type Options struct {
 	// is not an error: what was reused and what could not be, a sidecar
 	// that could not be written.
 	Notes func(string)
+
+	// memoryReport, if set, is called with the bytes lent to pieces in
+	// flight, the bytes of all buffers kept and the pieces in flight, on
+	// every change (tests).
+	memoryReport func(inUse, held int64, pieces int)
 }
 
 // pieceKind says what the writer does with a piece.
@@ -131,22 +142,37 @@ type piece struct {
 	err      error
 }
 
-// buffers are the reusable working memory of one piece in flight. There are
-// exactly as many as pieces may be in flight, so memory stays at that many
-// times the largest piece, whatever the model's size, and the garbage
-// collector never sees per-piece allocations.
+// buffers are the reusable working memory of one piece in flight, lent by
+// memory, which keeps them for the next pieces: the garbage collector
+// rarely sees per-piece allocations.
 type buffers struct {
-	raw []byte
-	f32 []float32
-	out []byte
-	deq []float32 // the output read back, for pieces checked by checkOutput
+	raw  []byte
+	f32  []float32
+	out  []byte
+	lent int64 // bytes memory counts for them while lent
 }
 
+// grow returns s with length n, reallocated with capacity sizeClass(n)
+// when it holds less.
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return make([]T, n, sizeClass(n))
 	}
 	return s[:n]
+}
+
+// sizeClass rounds n up to 8 to 16 times a power of two (12.5 % more at
+// most). Pieces of tensors of different shapes ask for slightly different
+// sizes; kept buffers of the class of the first fit the next ones, where
+// growing by each few bytes would leave the old buffer as garbage every
+// time (the heap, and the process, would grow up to twice the memory
+// budget before the collector runs).
+func sizeClass(n int) int {
+	e := bits.Len(uint(n)) - 4
+	if n <= 16 || e <= 0 {
+		return n
+	}
+	return ((n-1)>>e + 1) << e
 }
 
 // Run writes every output, and a sidecar beside each (see Sidecar). On
@@ -157,6 +183,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 	if opt.PieceWeights <= 0 {
 		opt.PieceWeights = 1 << 21
+	}
+	if opt.Memory <= 0 {
+		opt.Memory = DefaultMemory
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -242,17 +271,16 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		count += len(o.Tensors)
 	}
 
-	slots := make(chan *buffers, 2*opt.Threads)
-	for i := 0; i < cap(slots); i++ {
-		slots <- &buffers{}
-	}
+	// Two pieces per worker keep every worker busy while the writer waits
+	// for the next piece in order, within the memory budget.
+	mem := newMemory(opt.Memory, 2*opt.Threads, opt.memoryReport)
 	work := make(chan *piece, opt.Threads)
 	done := make(chan *piece, 2*opt.Threads)
 
 	// Reader: plans pieces in output order, reads their bytes (hashing
 	// them), and copies the tensors it can reuse.
-	fd := &feeder{ctx: ctx, in: in, outs: outs, records: records, reuse: opt.Reuse, slots: slots, work: work,
-		pieceWeights: opt.PieceWeights, note: note}
+	fd := &feeder{ctx: ctx, in: in, outs: outs, records: records, reuse: opt.Reuse, mem: mem, work: work,
+		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note}
 	go fd.run(first)
 
 	// Workers: quantize.
@@ -261,6 +289,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var deq []float32 // checkOutput's, one row group
 			for p := range work {
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
@@ -269,7 +298,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 						p.err = quantizePiece(t, p)
 					}
 					if p.err == nil {
-						p.err = checkOutput(t, p)
+						p.err = checkOutput(t, p, &deq)
 					}
 					if p.err != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
@@ -372,7 +401,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				tensorFallback = nil
 			}
 			if q.buf != nil {
-				slots <- q.buf
+				mem.release(q.buf)
 			}
 			q.buf, q.dst = nil, nil
 		}
@@ -486,6 +515,31 @@ func CallRows(t formats.Type, shape []int64) (rowsPerCall int64, wholeMatrix boo
 		per = 1
 	}
 	return per * int64(t.Interleave()), false
+}
+
+// piecesFit returns the weights of a piece of tensor t such that two
+// pieces per worker fit in memory bytes, at most pieceWeights: with more
+// workers the pieces get smaller, so that every worker has one while
+// memory bounds the bytes in flight. planPieces keeps at least one row
+// group, and call-scoped types their reference calls, whatever this says.
+func piecesFit(in *gguf.Model, t Tensor, pieceWeights int, memory int64, threads int) int {
+	ne0, _, _ := dims(t.Shape)
+	srcRow, err1 := in.Tensors[t.Source].Type.RowSize(ne0)
+	dstRow, err2 := t.Type.RowSize(ne0)
+	if err1 != nil || err2 != nil || ne0 <= 0 {
+		return pieceWeights
+	}
+	// 7/8: buffers are allocated in size classes (sizeClass).
+	rows := memory / int64(2*max(threads, 1)) * 7 / 8 / (srcRow + 4*ne0 + dstRow)
+	return int(min(int64(pieceWeights), rows*ne0))
+}
+
+// pieceNeed is the working memory of piece p of tensor t.
+func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
+	ne0, _, _ := dims(t.Shape)
+	srcRow, _ := in.Tensors[t.Source].Type.RowSize(ne0)
+	dstRow, _ := t.Type.RowSize(ne0)
+	return need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
 }
 
 // planPieces splits a converted tensor into work pieces. For
@@ -656,20 +710,36 @@ const overflowGate = 1 << 12
 // in f16, or a block scale of q8_0 or q4_K past fp16's range) would be
 // written as an infinity. The error names the row and the column of the
 // largest value of that row (for f16 and bf16, the value itself).
-func checkOutput(t Tensor, p *piece) error {
+//
+// It reads back one row group at a time into the worker's deq, so the
+// check costs no memory that grows with the piece or the workers.
+func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 	if !p.overGate || t.Type == formats.F32 {
 		return nil
 	}
 	ne0, rows, _ := dims(t.Shape)
-	p.buf.deq = grow(p.buf.deq, len(p.src))
-	if err := formats.DequantizeRows(t.Type, int(ne0), p.dst, p.buf.deq); err != nil {
+	rowSize, err := t.Type.RowSize(ne0)
+	if err != nil {
 		return err
 	}
-	i := formats.FirstNonFinite(p.buf.deq)
+	group := int64(t.Type.Interleave())
+	groupBytes := group * rowSize
+	*deq = grow(*deq, int(group*ne0))
+	back := *deq
+	i := -1
+	var at int64 // first row of the group read back
+	for ; at < p.rows; at += group {
+		if err := formats.DequantizeRows(t.Type, int(ne0), p.dst[at*rowSize:at*rowSize+groupBytes], back); err != nil {
+			return err
+		}
+		if i = formats.FirstNonFinite(back); i >= 0 {
+			break
+		}
+	}
 	if i < 0 {
 		return nil
 	}
-	r := int64(i) / ne0
+	r := at + int64(i)/ne0
 	col := int64(i) % ne0
 	if t.Type != formats.F16 && t.Type.Base() != formats.BF16 {
 		row := p.src[r*ne0 : (r+1)*ne0]
@@ -681,7 +751,7 @@ func checkOutput(t Tensor, p *piece) error {
 		}
 	}
 	return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (written, it would be %v)",
-		p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, p.buf.deq[i])
+		p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, back[i])
 }
 
 // quantizePiece converts the piece's float32 rows into the output type.

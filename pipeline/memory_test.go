@@ -1,0 +1,200 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/modelgen"
+	"github.com/gquant/gquant/recipes"
+)
+
+// writeModel writes a model of the given bf16 and f32 tensors, each filled
+// with small sines.
+func writeModel(t *testing.T, path string, infos []gguf.TensorInfo) {
+	t.Helper()
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, ti := range infos {
+		n := ti.Elements()
+		var buf []byte
+		for i := int64(0); i < n; i++ {
+			v := float32(math.Sin(float64(i*(int64(k)+3))) * 0.02)
+			if ti.Type == formats.F32 {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			} else {
+				buf = binary.LittleEndian.AppendUint16(buf, formats.FP32ToBF16(v))
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The bytes held by pieces in flight (read, not yet written: input rows,
+// float32 rows and output, and every buffer kept for reuse) never pass
+// Options.Memory, whatever the number of workers, on tensors several times
+// larger than it; a piece larger than the budget on its own goes alone. The
+// output is the same at every thread count and budget.
+func TestMemoryBudget(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	infos := []gguf.TensorInfo{
+		{Name: "blk.0.ffn_up.weight", Shape: []int64{2048, 512}, Type: formats.BF16},          // 7 MiB converted to q8_0
+		{Name: "blk.0.ffn_down.weight", Shape: []int64{512, 2048}, Type: formats.BF16},        // to iq4_xs_r8: 8-row groups
+		{Name: "blk.0.attn_norm.weight", Shape: []int64{2048}, Type: formats.F32},             // copied
+		{Name: "blk.0.ffn_gate.weight", Shape: []int64{4096, 320}, Type: formats.BF16},        // copied, 2.5 MiB
+		{Name: "blk.0.ffn_gate_exps.weight", Shape: []int64{256, 256, 4}, Type: formats.BF16}, // q2_K: one call per matrix
+		{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{512, 1024, 2}, Type: formats.F32},   // q2_K: a call above the budget
+	}
+	writeModel(t, in, infos)
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tensors := []Tensor{
+		{Name: infos[0].Name, Shape: infos[0].Shape, Source: 0, Type: formats.Q8_0, Convert: true},
+		{Name: infos[1].Name, Shape: infos[1].Shape, Source: 1, Type: formats.IQ4_XS_R8, Convert: true},
+		{Name: infos[2].Name, Shape: infos[2].Shape, Source: 2, Type: formats.F32},
+		{Name: infos[3].Name, Shape: infos[3].Shape, Source: 3, Type: formats.BF16},
+		{Name: infos[4].Name, Shape: infos[4].Shape, Source: 4, Type: formats.Q2_K, Convert: true},
+		{Name: infos[5].Name, Shape: infos[5].Shape, Source: 5, Type: formats.Q2_K, Convert: true},
+	}
+	// One q2_K call of the last tensor: a 512 x 1024 f32 matrix.
+	oversized := need{raw: 1024 * 512 * 4, f32: 1024 * 512, out: 1024 * 2 * 84}.bytes()
+	run := func(opt Options) []byte {
+		t.Helper()
+		out := filepath.Join(dir, "out.gguf")
+		if err := Run(context.Background(), m, []Output{{Path: out, Tensors: tensors}}, opt); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	want := run(Options{Threads: 2})
+	for _, budget := range []int64{1 << 20, 3 << 20} {
+		for _, threads := range []int{1, 2, 64, 128} {
+			t.Run(fmt.Sprintf("memory=%dMiB/threads=%d", budget>>20, threads), func(t *testing.T) {
+				var mu sync.Mutex
+				var peakInUse, peakHeld, peakNormal int64
+				report := func(inUse, held int64, pieces int) {
+					mu.Lock()
+					defer mu.Unlock()
+					peakInUse, peakHeld = max(peakInUse, inUse), max(peakHeld, held)
+					if held > budget && (pieces > 1 || held != oversized) {
+						t.Errorf("%d bytes held with a budget of %d (%d lent to %d pieces in flight)", held, budget, inUse, pieces)
+					}
+					if held <= budget {
+						peakNormal = max(peakNormal, held)
+					}
+				}
+				got := run(Options{Threads: threads, Memory: budget, memoryReport: report})
+				if !bytes.Equal(got, want) {
+					t.Errorf("output differs from the two-thread run with the default budget")
+				}
+				if peakHeld != oversized {
+					t.Errorf("peak %d bytes held, want the oversized call's %d", peakHeld, oversized)
+				}
+				// The bound is what limits: pieces fill it.
+				if threads >= 2 && peakNormal < budget/2 {
+					t.Errorf("at most %d bytes held outside the oversized call, under half the budget of %d", peakNormal, budget)
+				}
+				t.Logf("peak lent %d, held %d (outside the oversized call %d), budget %d", peakInUse, peakHeld, peakNormal, budget)
+			})
+		}
+	}
+}
+
+// rssModel has a few large bf16 tensors (424 MiB): with two pieces of 2^21
+// weights per worker, a quantize to Q8_0 with 64 workers peaked at 1.5 GiB
+// (before Options.Memory).
+var rssModel = modelgen.MoE{Name: "rss", Arch: "llama", Layers: 1, Embd: 4096, FF: 14336, Heads: 32, KVHeads: 8,
+	HeadDim: 128, Vocab: 512}
+
+// rssHelperEnv names the model a subprocess of the test binary quantizes
+// for TestPeakRSSThreads64.
+const rssHelperEnv = "GQUANT_TEST_RSS_MODEL"
+
+// A whole-file quantize with 64 workers stays under 512 MiB of peak RSS
+// (the process's maximum resident set, from the kernel's rusage of a
+// subprocess that does only that run).
+func TestPeakRSSThreads64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 270 MiB model")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	if err := modelgen.Write(in, rssModel.Model(), modelgen.WriteOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ft := range []string{"Q8_0"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPeakRSSHelper$", "-test.v")
+		cmd.Env = append(os.Environ(), rssHelperEnv+"="+in, "GQUANT_TEST_RSS_TYPE="+ft, "GQUANT_TEST_RSS_THREADS=64")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", ft, err, out)
+		}
+		if !bytes.Contains(out, []byte("quantized")) {
+			t.Fatalf("%s: the helper did not run:\n%s", ft, out)
+		}
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			t.Skip("no rusage on this system")
+		}
+		peak := ru.Maxrss << 10 // kilobytes on Linux
+		t.Logf("%s at 64 threads: peak RSS %d MiB", ft, peak>>20)
+		if peak >= 512<<20 {
+			t.Errorf("%s at 64 threads: peak RSS %d MiB, want under 512 MiB", ft, peak>>20)
+		}
+	}
+}
+
+// TestPeakRSSHelper is TestPeakRSSThreads64's subprocess; it does nothing
+// in a normal run.
+func TestPeakRSSHelper(t *testing.T) {
+	path := os.Getenv(rssHelperEnv)
+	if path == "" {
+		t.Skip("run by TestPeakRSSThreads64")
+	}
+	threads, _ := strconv.Atoi(os.Getenv("GQUANT_TEST_RSS_THREADS"))
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ft, _, err := recipes.ParseFileType(os.Getenv("GQUANT_TEST_RSS_TYPE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(m, Config{Selection: recipes.Options{FileType: ft}, Output: path + ".out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), m, plan.Outputs, Options{Threads: threads}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + ".out")
+	os.Remove(SidecarPath(path + ".out"))
+	t.Logf("quantized %s", path)
+}
