@@ -261,14 +261,21 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extr
 	return src, nil
 }
 
+// Headers returns the tensor headers of the file o is: names, shapes and
+// written types, in order (gguf.Create and gguf.FileSize take them).
+func (o Output) Headers() []gguf.TensorInfo {
+	infos := make([]gguf.TensorInfo, len(o.Tensors))
+	for j, t := range o.Tensors {
+		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
+	}
+	return infos
+}
+
 // splitOutputs re-lays a single-file plan into shards planned by the
 // splitter, so quantizing writes the shards directly.
 func splitOutputs(plan *Plan, md gguf.Metadata, limits splitter.Limits, prefix string) error {
 	all := plan.Outputs[0].Tensors
-	infos := make([]gguf.TensorInfo, len(all))
-	for i, t := range all {
-		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
+	infos := plan.Outputs[0].Headers()
 	sp, err := splitter.PlanShards(md, infos, limits)
 	if err != nil {
 		return err
@@ -352,10 +359,7 @@ func CheckExisting(path string, o Output, size int64) error {
 	if err != nil {
 		return err
 	}
-	infos := make([]gguf.TensorInfo, len(o.Tensors))
-	for i, t := range o.Tensors {
-		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
+	infos := o.Headers()
 	dataOffset, want, err := gguf.Layout(o.Metadata, infos)
 	if err != nil {
 		return err
@@ -590,10 +594,7 @@ func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, ima
 	}
 	plan.Sizes = make([]int64, nSplit)
 	for s, o := range plan.Outputs {
-		infos := make([]gguf.TensorInfo, len(o.Tensors))
-		for j, t := range o.Tensors {
-			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-		}
+		infos := o.Headers()
 		size, err := gguf.FileSize(o.Metadata, infos)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.Path, err)

@@ -175,10 +175,7 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		if err != nil {
 			return nil, err
 		}
-		infos := make([]gguf.TensorInfo, len(o.Tensors))
-		for j, t := range o.Tensors {
-			infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-		}
+		infos := o.Headers()
 		header, err := gguf.EncodeHeader(o.Metadata, infos)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Path, err)

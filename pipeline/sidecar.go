@@ -144,10 +144,7 @@ func hashImatrix(v []float32) string {
 // planRecords returns the records of output o as the plan makes them,
 // without the data hashes, and the file's size.
 func planRecords(in *gguf.Model, o Output) ([]TensorRecord, int64, error) {
-	infos := make([]gguf.TensorInfo, len(o.Tensors))
-	for j, t := range o.Tensors {
-		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
+	infos := o.Headers()
 	dataOffset, laid, err := gguf.Layout(o.Metadata, infos)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", o.Path, err)

@@ -212,10 +212,7 @@ func checkFile(fc *FileCheck, count int, o *Output, size int64) (*gguf.File, err
 	if o == nil {
 		return h, nil
 	}
-	infos := make([]gguf.TensorInfo, len(o.Tensors))
-	for j, t := range o.Tensors {
-		infos[j] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
+	infos := o.Headers()
 	want, err := gguf.EncodeHeader(o.Metadata, infos)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Path, err)

@@ -406,7 +406,13 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	stop := files.CatchInterrupts("gquant quantize", stderr, cli.DefaultGrace)
-	err = pipeline.Run(stop.Context(), in, plan.Outputs, iter.options(pipeline.Options{Threads: threads, Progress: log.event, Inputs: files.Inputs}))
+	opts := iter.options(pipeline.Options{Threads: threads, Progress: log.event, Inputs: files.Inputs})
+	if opts.Notes != nil {
+		// Notes of the run (a reused tensor, a resumed file) go above the
+		// bar, as the per-tensor lines do.
+		opts.Notes = log.note
+	}
+	err = pipeline.Run(stop.Context(), in, plan.Outputs, opts)
 	status, interrupted := stop.Finish()
 	log.finish(err == nil && !interrupted)
 	if interrupted {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -37,6 +38,7 @@ type runLog struct {
 	plan       *pipeline.Plan
 	hasImatrix bool
 
+	mu                sync.Mutex // Progress and Notes come from different goroutines
 	bar               *progressbar.ProgressBar
 	total, done, last int64 // input bytes: all, of finished tensors, shown
 
@@ -81,7 +83,14 @@ func (l *runLog) haveWeights(entries int) {
 	fmt.Fprintf(l.stderr, "================================ Have weights data with %d entries\n", entries)
 }
 
-// print writes text (whole lines) above the bar.
+// note is pipeline.Options.Notes: the line goes above the bar.
+func (l *runLog) note(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.print("note: " + cli.Escape(s) + "\n")
+}
+
+// print writes text (whole lines) above the bar; l.mu is held.
 func (l *runLog) print(text string) {
 	if l.bar != nil {
 		l.bar.Clear()
@@ -91,6 +100,8 @@ func (l *runLog) print(text string) {
 
 // event is pipeline.Options.Progress.
 func (l *runLog) event(ev pipeline.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	cur := l.done + ev.Done
 	if l.bar != nil {
 		l.bar.Describe(fmt.Sprintf("[%d/%d] %s", ev.Index+1, ev.Count, cli.Escape(ev.Name)))
