@@ -117,7 +117,7 @@ func isCPU(device string) bool {
 // tensors (name, shape, type), in file order.
 type model struct {
 	params  recipes.Model
-	tensors []recipes.Tensor
+	tensors []gguf.TensorInfo
 }
 
 // describe reads the type choice's view of in.
@@ -126,11 +126,7 @@ func describe(in *gguf.Model) (model, error) {
 	if err != nil {
 		return model{}, err
 	}
-	m := model{params: params, tensors: make([]recipes.Tensor, len(in.Tensors))}
-	for i, t := range in.Tensors {
-		m.tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
-	return m, nil
+	return model{params: params, tensors: in.Infos()}, nil
 }
 
 // selectAll runs the reference's type choice over the whole model with

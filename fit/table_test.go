@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -97,7 +98,7 @@ func readTable(t testing.TB, path string) *table {
 			if err != nil {
 				t.Fatalf("%s:%d: %v", path, line, err)
 			}
-			tb.m.tensors = append(tb.m.tensors, recipes.Tensor{Name: f[1], Shape: shape, Type: src})
+			tb.m.tensors = append(tb.m.tensors, gguf.TensorInfo{Name: f[1], Shape: shape, Type: src})
 			tb.hasData = append(tb.hasData, f[4] == "1")
 			errs, ses := map[formats.Type]float64{}, map[formats.Type]float64{}
 			for _, kv := range f[5:] {

@@ -32,6 +32,15 @@ type Tensor struct {
 	Shard int
 }
 
+// Infos returns each tensor's header, in order, without the shard index.
+func (m *Model) Infos() []TensorInfo {
+	infos := make([]TensorInfo, len(m.Tensors))
+	for i, t := range m.Tensors {
+		infos[i] = t.TensorInfo
+	}
+	return infos
+}
+
 // Shard is one file of a Model.
 type Shard struct {
 	Path string

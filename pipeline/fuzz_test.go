@@ -136,9 +136,9 @@ func FuzzModelParams(f *testing.F) {
 			ne0 = 256
 		}
 		tensors := fuzzTensors(int(layers%4), ne0)
-		rts := make([]recipes.Tensor, len(tensors))
+		rts := make([]gguf.TensorInfo, len(tensors))
 		for i, ti := range tensors {
-			rts[i] = recipes.Tensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type}
+			rts[i] = gguf.TensorInfo{Name: ti.Name, Shape: ti.Shape, Type: ti.Type}
 		}
 		ftype, copyOnly, err := recipes.ParseFileType(fuzzFileTypes[int(ft)%len(fuzzFileTypes)])
 		if err != nil {

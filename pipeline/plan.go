@@ -124,15 +124,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if !sel.HasImatrix && !sel.IgnoreImatrixRules && sel.FileType.RequiresImatrix() {
 		return nil, fmt.Errorf("file type %s: %w (llama-quantize refuses it without one)", sel.FileType, quantize.ErrNeedsImatrix)
 	}
-	tensors := make([]recipes.Tensor, len(in.Tensors))
-	for i, t := range in.Tensors {
-		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
 	params, err := recipes.ModelParams(in.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := recipes.Select(sel, params, tensors)
+	rp, err := recipes.Select(sel, params, in.Infos())
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 )
 
-var budgetTensors = []Tensor{
+var budgetTensors = []gguf.TensorInfo{
 	{Name: "token_embd.weight", Shape: []int64{256, 32}, Type: formats.BF16},
 	{Name: "blk.0.attn_q.weight", Shape: []int64{256, 256}, Type: formats.BF16},
 	{Name: "blk.0.ffn_down_shexp.weight", Shape: []int64{256, 256}, Type: formats.BF16},
@@ -27,7 +28,7 @@ func TestMatchTimeoutIsAnError(t *testing.T) {
 		rs.SetMatchTimeout(time.Millisecond)
 		names := []string{"blk.0.ffn_down_shexp.weight.and.a.much.longer.name.to.backtrack.over"}
 		_, err = Select(Options{FileType: FileTypeQ8_0, Rules: rs}, Model{Arch: "llama"},
-			[]Tensor{{Name: names[0] + ".weight", Shape: []int64{256, 256}, Type: formats.BF16}})
+			[]gguf.TensorInfo{{Name: names[0] + ".weight", Shape: []int64{256, 256}, Type: formats.BF16}})
 		var me *MatchError
 		if !errors.As(err, &me) || !errors.Is(err, ErrMatchTimeout) {
 			t.Fatalf("%s: error %v, want a *MatchError wrapping ErrMatchTimeout", rule, err)

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -20,13 +21,13 @@ func ExampleSelect() {
 		log.Fatal(err)
 	}
 	model := recipes.Model{Arch: "llama", NLayer: 1, NHead: 8, NHeadKV: 8, NVocab: 1000}
-	var tensors []recipes.Tensor
+	var tensors []gguf.TensorInfo
 	for _, name := range []string{"token_embd.weight", "blk.0.attn_norm.weight", "blk.0.attn_v.weight", "blk.0.ffn_down.weight", "output.weight"} {
 		shape := []int64{1024, 1024}
 		if name == "blk.0.attn_norm.weight" {
 			shape = shape[:1]
 		}
-		tensors = append(tensors, recipes.Tensor{Name: name, Shape: shape, Type: formats.BF16})
+		tensors = append(tensors, gguf.TensorInfo{Name: name, Shape: shape, Type: formats.BF16})
 	}
 	plan, err := recipes.Select(recipes.Options{FileType: ft, Rules: rules}, model, tensors)
 	if err != nil {

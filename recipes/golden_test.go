@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/golden"
 )
 
 // loggedTensor is one tensor as a reference llama-quantize log shows it.
 type loggedTensor struct {
-	Tensor
+	gguf.TensorInfo
 	want   formats.Type // type written to the output
 	custom bool         // the log says "Using custom type"
 }
@@ -79,7 +80,7 @@ func parseReferenceLog(t *testing.T, data []byte) referenceLog {
 				}
 				shape = append(shape, n)
 			}
-			cur = &loggedTensor{Tensor: Tensor{Name: m[1], Shape: shape, Type: mustType(t, m[6])}}
+			cur = &loggedTensor{TensorInfo: gguf.TensorInfo{Name: m[1], Shape: shape, Type: mustType(t, m[6])}}
 			segment.WriteString(m[7])
 			segment.WriteByte('\n')
 			continue
@@ -203,9 +204,9 @@ func TestGoldenLogs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			tensors := make([]Tensor, len(ref.tensors))
+			tensors := make([]gguf.TensorInfo, len(ref.tensors))
 			for i, lt := range ref.tensors {
-				tensors[i] = lt.Tensor
+				tensors[i] = lt.TensorInfo
 			}
 			plan, err := Select(opts, modelFromKV(t, ref.kv), tensors)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 )
 
 // Model holds the hyper-parameters the type choice reads, as plain values
@@ -21,22 +22,16 @@ type Model struct {
 	FileType FileType  // the input's general.file_type (used by --repack and COPY)
 }
 
-// Tensor is one input tensor, in file order.
-type Tensor struct {
-	Name  string
-	Shape []int64      // ne0 first; missing trailing dimensions count as 1
-	Type  formats.Type // type in the input file
-}
-
-func (t Tensor) ne() [4]int64 {
+// ne is a shape as ggml's four dimensions (missing ones count as 1).
+func ne(shape []int64) [4]int64 {
 	ne := [4]int64{1, 1, 1, 1}
-	copy(ne[:], t.Shape)
+	copy(ne[:], shape)
 	return ne
 }
 
 // nDims is ggml_n_dims: dimensions up to the last one larger than 1.
-func (t Tensor) nDims() int {
-	ne := t.ne()
+func nDims(shape []int64) int {
+	ne := ne(shape)
 	for i := 3; i >= 1; i-- {
 		if ne[i] > 1 {
 			return i + 1
@@ -148,8 +143,9 @@ type Plan struct {
 
 // Select decides the output type of every tensor, in order, as llama-quantize
 // would. The tensors must be the whole model in file order: the built-in
-// mixture counts attn_v/ffn_down tensors as it goes.
-func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
+// mixture counts attn_v/ffn_down tensors as it goes. Only each tensor's
+// Name, Shape (ne0 first) and Type are read.
+func Select(opts Options, model Model, tensors []gguf.TensorInfo) (*Plan, error) {
 	plan := &Plan{FileType: opts.FileType, Rules: opts.Rules}
 	if opts.Rules != nil {
 		plan.Warnings = append(plan.Warnings, opts.Rules.Warnings...)
@@ -204,7 +200,7 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 	for i, t := range tensors {
 		c := Choice{Index: i, Name: t.Name, Shape: t.Shape, Source: t.Type, Type: t.Type}
 		name := t.Name
-		ne := t.ne()
+		ne := ne(t.Shape)
 		why := copyReason(t, opts, posEmbd, tokenTypes)
 		if why != "" {
 			c.Why = why
@@ -323,14 +319,14 @@ func Select(opts Options, model Model, tensors []Tensor) (*Plan, error) {
 
 // copyReason says why the reference copies a tensor without quantizing it,
 // or "" when it is quantized. Name tests are the reference's.
-func copyReason(t Tensor, opts Options, posEmbd, tokenTypes string) string {
+func copyReason(t gguf.TensorInfo, opts Options, posEmbd, tokenTypes string) string {
 	name := t.Name
 	switch {
 	case typeIsAny(t.Type, formats.I8, formats.I16, formats.I32, formats.I64):
 		return "integer tensor"
 	case !endsWithWeight(name):
 		return "name does not end in \"weight\""
-	case t.nDims() < 2:
+	case nDims(t.Shape) < 2:
 		return "1-D tensor"
 	case strings.Contains(name, "_norm.weight"):
 		return "norm tensor"

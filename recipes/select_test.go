@@ -6,61 +6,62 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 )
 
 // llamaDense is a Llama-3-8B-shaped model: 32 layers, 32 heads sharing 8 KV
 // heads (n_gqa 4), a 128256-token vocabulary.
-func llamaDense(nLayer int, tiedOutput bool) (Model, []Tensor) {
+func llamaDense(nLayer int, tiedOutput bool) (Model, []gguf.TensorInfo) {
 	m := Model{Arch: "llama", NLayer: nLayer, NHead: 32, NHeadKV: 8, NVocab: 128256, FileType: FileTypeBF16}
 	m.Size = GuessModelSize(m.Arch, m.NLayer, m.NVocab, m.NHead, m.NHeadKV, m.NExpert, 4096)
-	ts := []Tensor{{Name: "token_embd.weight", Shape: []int64{4096, 128256}, Type: formats.BF16}}
+	ts := []gguf.TensorInfo{{Name: "token_embd.weight", Shape: []int64{4096, 128256}, Type: formats.BF16}}
 	for il := 0; il < nLayer; il++ {
 		p := fmt.Sprintf("blk.%d.", il)
 		ts = append(ts,
-			Tensor{p + "attn_norm.weight", []int64{4096}, formats.F32},
-			Tensor{p + "attn_q.weight", []int64{4096, 4096}, formats.BF16},
-			Tensor{p + "attn_k.weight", []int64{4096, 1024}, formats.BF16},
-			Tensor{p + "attn_v.weight", []int64{4096, 1024}, formats.BF16},
-			Tensor{p + "attn_output.weight", []int64{4096, 4096}, formats.BF16},
-			Tensor{p + "ffn_norm.weight", []int64{4096}, formats.F32},
-			Tensor{p + "ffn_gate.weight", []int64{4096, 14336}, formats.BF16},
-			Tensor{p + "ffn_up.weight", []int64{4096, 14336}, formats.BF16},
-			Tensor{p + "ffn_down.weight", []int64{14336, 4096}, formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_norm.weight", Shape: []int64{4096}, Type: formats.F32},
+			gguf.TensorInfo{Name: p + "attn_q.weight", Shape: []int64{4096, 4096}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_k.weight", Shape: []int64{4096, 1024}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_v.weight", Shape: []int64{4096, 1024}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_output.weight", Shape: []int64{4096, 4096}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_norm.weight", Shape: []int64{4096}, Type: formats.F32},
+			gguf.TensorInfo{Name: p + "ffn_gate.weight", Shape: []int64{4096, 14336}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_up.weight", Shape: []int64{4096, 14336}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_down.weight", Shape: []int64{14336, 4096}, Type: formats.BF16},
 		)
 	}
-	ts = append(ts, Tensor{"output_norm.weight", []int64{4096}, formats.F32})
+	ts = append(ts, gguf.TensorInfo{Name: "output_norm.weight", Shape: []int64{4096}, Type: formats.F32})
 	if !tiedOutput {
-		ts = append(ts, Tensor{"output.weight", []int64{4096, 128256}, formats.BF16})
+		ts = append(ts, gguf.TensorInfo{Name: "output.weight", Shape: []int64{4096, 128256}, Type: formats.BF16})
 	}
 	return m, ts
 }
 
 // llamaMoE is a Mixtral-shaped model: 8 experts, stacked expert tensors.
-func llamaMoE(nLayer int) (Model, []Tensor) {
+func llamaMoE(nLayer int) (Model, []gguf.TensorInfo) {
 	m := Model{Arch: "llama", NLayer: nLayer, NExpert: 8, NHead: 32, NHeadKV: 8, NVocab: 32000, FileType: FileTypeBF16}
-	ts := []Tensor{{Name: "token_embd.weight", Shape: []int64{4096, 32000}, Type: formats.BF16}}
+	ts := []gguf.TensorInfo{{Name: "token_embd.weight", Shape: []int64{4096, 32000}, Type: formats.BF16}}
 	for il := 0; il < nLayer; il++ {
 		p := fmt.Sprintf("blk.%d.", il)
 		ts = append(ts,
-			Tensor{p + "attn_norm.weight", []int64{4096}, formats.F32},
-			Tensor{p + "attn_q.weight", []int64{4096, 4096}, formats.BF16},
-			Tensor{p + "attn_k.weight", []int64{4096, 1024}, formats.BF16},
-			Tensor{p + "attn_v.weight", []int64{4096, 1024}, formats.BF16},
-			Tensor{p + "attn_output.weight", []int64{4096, 4096}, formats.BF16},
-			Tensor{p + "ffn_gate_inp.weight", []int64{4096, 8}, formats.F32},
-			Tensor{p + "ffn_norm.weight", []int64{4096}, formats.F32},
+			gguf.TensorInfo{Name: p + "attn_norm.weight", Shape: []int64{4096}, Type: formats.F32},
+			gguf.TensorInfo{Name: p + "attn_q.weight", Shape: []int64{4096, 4096}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_k.weight", Shape: []int64{4096, 1024}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_v.weight", Shape: []int64{4096, 1024}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "attn_output.weight", Shape: []int64{4096, 4096}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_gate_inp.weight", Shape: []int64{4096, 8}, Type: formats.F32},
+			gguf.TensorInfo{Name: p + "ffn_norm.weight", Shape: []int64{4096}, Type: formats.F32},
 			// experts deliberately out of the usual order: the layer comes from the name
-			Tensor{p + "ffn_down_exps.weight", []int64{14336, 4096, 8}, formats.BF16},
-			Tensor{p + "ffn_gate_exps.weight", []int64{4096, 14336, 8}, formats.BF16},
-			Tensor{p + "ffn_up_exps.weight", []int64{4096, 14336, 8}, formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_down_exps.weight", Shape: []int64{14336, 4096, 8}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_gate_exps.weight", Shape: []int64{4096, 14336, 8}, Type: formats.BF16},
+			gguf.TensorInfo{Name: p + "ffn_up_exps.weight", Shape: []int64{4096, 14336, 8}, Type: formats.BF16},
 		)
 	}
-	ts = append(ts, Tensor{"output_norm.weight", []int64{4096}, formats.F32},
-		Tensor{"output.weight", []int64{4096, 32000}, formats.BF16})
+	ts = append(ts, gguf.TensorInfo{Name: "output_norm.weight", Shape: []int64{4096}, Type: formats.F32},
+		gguf.TensorInfo{Name: "output.weight", Shape: []int64{4096, 32000}, Type: formats.BF16})
 	return m, ts
 }
 
-func mustSelect(t *testing.T, opts Options, m Model, ts []Tensor) map[string]Choice {
+func mustSelect(t *testing.T, opts Options, m Model, ts []gguf.TensorInfo) map[string]Choice {
 	t.Helper()
 	plan, err := Select(opts, m, ts)
 	if err != nil {
@@ -200,8 +201,8 @@ func TestLlamaMoEMixture(t *testing.T) {
 	}
 
 	// A tensor outside any block cannot be placed in a layer.
-	bad := append([]Tensor{}, ts...)
-	bad = append(bad, Tensor{"extra.ffn_down.weight", []int64{256, 256}, formats.BF16})
+	bad := append([]gguf.TensorInfo{}, ts...)
+	bad = append(bad, gguf.TensorInfo{Name: "extra.ffn_down.weight", Shape: []int64{256, 256}, Type: formats.BF16})
 	if _, err := Select(Options{FileType: FileTypeQ4_K_M}, m, bad); err == nil || !strings.Contains(err.Error(), "determine layer") {
 		t.Errorf("want a layer error, got %v", err)
 	}
@@ -219,7 +220,7 @@ func TestTiedOutputAndFallbacks(t *testing.T) {
 	}
 
 	// Rows of 4000 do not fit q6_K's 256-blocks: the reference falls back to q8_0.
-	ts2 := []Tensor{{"blk.0.ffn_down.weight", []int64{4000, 512}, formats.BF16}}
+	ts2 := []gguf.TensorInfo{{Name: "blk.0.ffn_down.weight", Shape: []int64{4000, 512}, Type: formats.BF16}}
 	m2 := Model{Arch: "llama", NLayer: 1, NHead: 8, NHeadKV: 8}
 	plan, err := Select(Options{FileType: FileTypeQ4_K_M}, m2, ts2)
 	if err != nil {
@@ -230,7 +231,7 @@ func TestTiedOutputAndFallbacks(t *testing.T) {
 	}
 
 	// 6 rows cannot be interleaved by 4: iq4_ks_r4 becomes iq4_ks.
-	ts3 := []Tensor{{"blk.0.ffn_up.weight", []int64{256, 6}, formats.BF16}}
+	ts3 := []gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 6}, Type: formats.BF16}}
 	got = mustSelect(t, Options{FileType: FileTypeIQ4_KS_R4}, m2, ts3)
 	if c := got["blk.0.ffn_up.weight"]; c.Type != formats.IQ4_KS {
 		t.Errorf("row-count fallback: %s", c)
@@ -366,23 +367,23 @@ func TestNeedsImatrix(t *testing.T) {
 func TestCopyRules(t *testing.T) {
 	m := Model{Arch: "bert", NLayer: 1}
 	for _, tc := range []struct {
-		tensor Tensor
+		tensor gguf.TensorInfo
 		quant  bool
 	}{
-		{Tensor{"blk.0.ffn_up.weight", []int64{256, 256}, formats.BF16}, true},
-		{Tensor{"blk.0.ffn_up.bias", []int64{256, 256}, formats.BF16}, false},
-		{Tensor{"abcde", []int64{256, 256}, formats.BF16}, true}, // the reference's size()-6 wrap-around
-		{Tensor{"abcd", []int64{256, 256}, formats.BF16}, false},
-		{Tensor{"blk.0.ffn_up.weight", []int64{256, 1, 1, 1}, formats.BF16}, false},
-		{Tensor{"blk.0.ffn_up.weight", []int64{256, 1, 4}, formats.BF16}, true},
-		{Tensor{"blk.0.attn_out_norm.weight", []int64{256, 256}, formats.BF16}, false},
-		{Tensor{"position_embd.weight", []int64{256, 256}, formats.BF16}, false},
-		{Tensor{"token_types.weight", []int64{256, 2}, formats.BF16}, false},
-		{Tensor{"blk.0.ssm_conv1d.weight", []int64{256, 256}, formats.BF16}, false},
-		{Tensor{"blk.0.attn_rel_b.weight", []int64{256, 256}, formats.BF16}, false},
-		{Tensor{"blk.0.idx.weight", []int64{256, 256}, formats.I32}, false},
+		{gguf.TensorInfo{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 256}, Type: formats.BF16}, true},
+		{gguf.TensorInfo{Name: "blk.0.ffn_up.bias", Shape: []int64{256, 256}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "abcde", Shape: []int64{256, 256}, Type: formats.BF16}, true}, // the reference's size()-6 wrap-around
+		{gguf.TensorInfo{Name: "abcd", Shape: []int64{256, 256}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 1, 1, 1}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 1, 4}, Type: formats.BF16}, true},
+		{gguf.TensorInfo{Name: "blk.0.attn_out_norm.weight", Shape: []int64{256, 256}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "position_embd.weight", Shape: []int64{256, 256}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "token_types.weight", Shape: []int64{256, 2}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "blk.0.ssm_conv1d.weight", Shape: []int64{256, 256}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "blk.0.attn_rel_b.weight", Shape: []int64{256, 256}, Type: formats.BF16}, false},
+		{gguf.TensorInfo{Name: "blk.0.idx.weight", Shape: []int64{256, 256}, Type: formats.I32}, false},
 	} {
-		plan, err := Select(Options{FileType: FileTypeQ8_0}, m, []Tensor{tc.tensor})
+		plan, err := Select(Options{FileType: FileTypeQ8_0}, m, []gguf.TensorInfo{tc.tensor})
 		if err != nil {
 			t.Fatal(err)
 		}

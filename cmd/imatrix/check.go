@@ -184,15 +184,11 @@ func (c *checkFlags) plan(model *gguf.Model, ft recipes.FileType, haveData bool)
 	if rules.Len() > 0 {
 		sel.Rules = rules
 	}
-	tensors := make([]recipes.Tensor, len(model.Tensors))
-	for i, t := range model.Tensors {
-		tensors[i] = recipes.Tensor{Name: t.Name, Shape: t.Shape, Type: t.Type}
-	}
 	params, err := recipes.ModelParams(model.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.model, err)
 	}
-	rp, err := recipes.Select(sel, params, tensors)
+	rp, err := recipes.Select(sel, params, model.Infos())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.model, err)
 	}
