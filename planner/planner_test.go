@@ -239,14 +239,14 @@ func containsLine(lines []string, prefix string) bool {
 }
 
 // childModelEnv makes the test binary a child that plans one model and
-// reports its time and peak memory (see TestPlanHugeModelsFast).
+// reports its time and peak memory (see TestPlanHugeModelsMemory).
 const childModelEnv = "GQUANT_PLANNER_CHILD_MODEL"
 
 // TestPlanChild is the child process's body; it does nothing in a normal run.
 func TestPlanChild(t *testing.T) {
 	path := os.Getenv(childModelEnv)
 	if path == "" {
-		t.Skip("only run as a child of TestPlanHugeModelsFast")
+		t.Skip("only run as a child of TestPlanHugeModelsMemory")
 	}
 	start := time.Now()
 	rep := planFile(t, path, planCase{fileType: "Q4_K_M", customQ: dsExperts + `,attn_.*=q8_0`,
@@ -282,12 +282,14 @@ func peakRSSKiB(t *testing.T) int64 {
 	return 0
 }
 
-// TestPlanHugeModelsFast plans each header-only 1T-class model in a fresh
-// process (so the peak memory is the planner's, not the test binary's
-// history) and checks it takes under a second and 100 MiB: opening the
-// file, the type choice, the layout with exact sizes, rule analysis,
-// placement, and printing the report as text and JSON.
-func TestPlanHugeModelsFast(t *testing.T) {
+// TestPlanHugeModelsMemory plans each header-only 1T-class model in a
+// fresh process (so the peak memory is the planner's, not the test
+// binary's history) and checks it stays under 100 MiB: opening the file,
+// the type choice, the layout with exact sizes, rule analysis, placement,
+// and printing the report as text and JSON. The time is logged only: a
+// unit test on a loaded machine is no measure of speed, so the claim of
+// well under a second rests on BenchmarkPlanDeepSeekR1.
+func TestPlanHugeModelsMemory(t *testing.T) {
 	if os.Getenv(childModelEnv) != "" {
 		t.Skip("in the child")
 	}
@@ -316,9 +318,6 @@ func TestPlanHugeModelsFast(t *testing.T) {
 			}
 			elapsed := time.Duration(ns)
 			t.Logf("%s: %d tensors planned in %v, peak RSS %.1f MiB", preset, tensors, elapsed.Round(time.Millisecond), float64(rss)/1024)
-			if elapsed >= time.Second {
-				t.Errorf("planning took %v, want under 1s", elapsed)
-			}
 			if rss >= 100<<10 {
 				t.Errorf("peak RSS %d KiB, want under 100 MiB", rss)
 			}
