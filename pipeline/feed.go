@@ -26,6 +26,7 @@ type feeder struct {
 	pieceWeights int
 	threads      int
 	note         func(string, ...any)
+	stats        *pipeStats // if set, the reader's CPU time is added to it
 
 	seq     int
 	hash    *xxhash.Digest
@@ -38,6 +39,9 @@ type feeder struct {
 // run feeds every tensor from first[output] on, then closes work.
 func (f *feeder) run(first []int) {
 	defer close(f.work)
+	if f.stats != nil {
+		defer f.stats.measure(&f.stats.reader)()
+	}
 	f.hash = xxhash.New()
 	global := 0
 	for oi, o := range f.outs {

@@ -22,7 +22,7 @@ import (
 
 // writeModel writes a model of the given bf16 and f32 tensors, each filled
 // with small sines.
-func writeModel(t *testing.T, path string, infos []gguf.TensorInfo) {
+func writeModel(t testing.TB, path string, infos []gguf.TensorInfo) {
 	t.Helper()
 	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
 	if err != nil {

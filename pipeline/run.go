@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -108,6 +109,31 @@ type Options struct {
 	// flight, the bytes of all buffers kept and the pieces in flight, on
 	// every change (tests).
 	memoryReport func(inUse, held int64, pieces int)
+	// quantize, if set, replaces quantizePiece (benchmarks: a stand-in
+	// kernel that measures the pipeline rather than the kernels).
+	quantize func(t Tensor, p *piece) error
+	// stats, if set, receives the CPU time of the reader and the writer.
+	stats *pipeStats
+}
+
+// pipeStats is the CPU time the one reader and the one writer goroutine of
+// a run used: the input bytes over either is the rate at which it alone
+// would bound the run, however many workers there are.
+type pipeStats struct {
+	reader, writer time.Duration
+	// threadCPU is the CPU time of the calling OS thread (benchmarks).
+	threadCPU func() time.Duration
+}
+
+// measure locks the goroutine to its thread, so that the thread's CPU time
+// is the goroutine's, and returns what adds that time to *d and unlocks.
+func (s *pipeStats) measure(d *time.Duration) func() {
+	runtime.LockOSThread()
+	start := s.threadCPU()
+	return func() {
+		*d += s.threadCPU() - start
+		runtime.UnlockOSThread()
+	}
 }
 
 // pieceKind says what the writer does with a piece.
@@ -186,6 +212,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 	if opt.Memory <= 0 {
 		opt.Memory = DefaultMemory
+	}
+	if opt.quantize == nil {
+		opt.quantize = quantizePiece
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -280,7 +309,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	// Reader: plans pieces in output order, reads their bytes (hashing
 	// them), and copies the tensors it can reuse.
 	fd := &feeder{ctx: ctx, in: in, outs: outs, records: records, reuse: opt.Reuse, mem: mem, work: work,
-		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note}
+		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note, stats: opt.stats}
 	go fd.run(first)
 
 	// Workers: quantize.
@@ -295,7 +324,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					t := outs[p.out].Tensors[p.tensor]
 					p.err = decodePiece(in, t, p)
 					if p.err == nil {
-						p.err = quantizePiece(t, p)
+						p.err = opt.quantize(t, p)
 					}
 					if p.err == nil {
 						p.err = checkOutput(t, p, &deq)
@@ -341,6 +370,10 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	var tensorFallback *Fallback // of the tensor being written
 	var firstErr error
 	outHash := xxhash.New()
+	var stopStats func()
+	if opt.stats != nil {
+		stopStats = opt.stats.measure(&opt.stats.writer)
+	}
 	for p := range done {
 		if firstErr != nil {
 			continue
@@ -405,6 +438,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			}
 			q.buf, q.dst = nil, nil
 		}
+	}
+	if stopStats != nil {
+		stopStats()
 	}
 	if firstErr == nil {
 		// Stopped from outside (an interrupt): the pieces stopped coming.
