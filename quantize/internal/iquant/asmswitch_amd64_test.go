@@ -6,7 +6,7 @@ package iquant
 var hasAsm = useNeighbourAVX2 && useSplitAVX2 && useIQ4SumsFMA
 
 // hasAVX512 reports whether the AVX-512 paths run here.
-var hasAVX512 = hasAsm && useSplitAVX512
+var hasAVX512 = hasAsm && useAVX512
 
 // asmLevels are the kernel paths this build and CPU can run, portable first:
 // 0 the portable Go, 1 the AVX2/FMA assembly, 2 that with the AVX-512
@@ -34,5 +34,5 @@ func setAsm(on bool) {
 // setAsmLevel selects one of asmLevels.
 func setAsmLevel(level int) {
 	useNeighbourAVX2, useSplitAVX2, useIQ4SumsFMA = level >= 1, level >= 1, level >= 1
-	useSplitAVX512 = level >= 2
+	useAVX512 = level >= 2
 }

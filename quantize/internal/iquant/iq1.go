@@ -20,8 +20,8 @@ var (
 type iq1Scratch struct {
 	order      [32]int
 	sumx, sumw [48]float32 // prefix sums, readable to n+15 for the split scores
-	sumx2      [24]float32
-	sumw2      [24]float32
+	sumx2      [32]float32 // iq1_m's second half, readable to index 31
+	sumw2      [32]float32
 	splits     [iq1sSplitLen]float32
 	scores     [iq1ScoresLen]float32 // splitScanScores scratch
 }
@@ -152,16 +152,21 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	}
 	g := iq1sGrid()
 	order := sortedOrder(xb, s.order[:])
-	sumx, sumw := s.sumx[:bs+1], s.sumw[:bs+1]
-	sumx[0], sumw[0] = 0, 0
-	for j, i := range order {
-		sumx[j+1] = kernel.FMA32(weight[i], xb[i], sumx[j])
-		sumw[j+1] = sumw[j] + weight[i]
+	if useNeighbourAVX2 {
+		_, _ = weight[bs-1], s.sumx[bs]
+		prefixFMA(&xb[0], &weight[0], &order[0], bs, &s.sumx[0], &s.sumw[0])
+	} else {
+		sumx, sumw := s.sumx[:bs+1], s.sumw[:bs+1]
+		sumx[0], sumw[0] = 0, 0
+		for j, i := range order {
+			sumx[j+1] = kernel.FMA32(weight[i], xb[i], sumx[j])
+			sumw[j+1] = sumw[j] + weight[i]
+		}
 	}
 	bestScore := -float32(1.1754943508222875e-38) // -FLT_MIN
 	scale = max
 	st := splitState{best: bestScore, scale: scale, i1: -1, i2: -1, slot: -1}
-	if !(useSplitAVX512 && bs == 32 && iq1sSplitSearch512(s.sumx[:], s.sumw[:], s.scores[:], &st)) {
+	if !(useAVX512 && bs == 32 && iq1sSplitSearch512(s.sumx[:], s.sumw[:], s.scores[:], &st)) {
 		iq1sSplitSums(s.sumx[:], s.sumw[:], bs, &s.splits)
 		splitScanScores(s.splits[:], s.scores[:], bs, 2, &st)
 	}
@@ -327,10 +332,12 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 		sw2[j+1] = sw2[j] + t2[0]
 		sx2[j+1] = sx2[j] + t2[1]
 	}
-	splits := (*[iq1mSplitLen]float32)(s.splits[:iq1mSplitLen])
-	iq1mSplitSums((*[24]float32)(s.sumx[:24]), &s.sumx2, (*[24]float32)(s.sumw[:24]), &s.sumw2, splits)
 	st := splitState{i1: -1, i2: -1, slot: -1}
-	splitScanScores(splits[:], s.scores[:], bs, 4, &st)
+	if !(useAVX512 && iq1mSplitSearch512((*[32]float32)(s.sumx[:32]), &s.sumx2, (*[32]float32)(s.sumw[:32]), &s.sumw2, s.scores[:], &st)) {
+		splits := (*[iq1mSplitLen]float32)(s.splits[:iq1mSplitLen])
+		iq1mSplitSums((*[24]float32)(s.sumx[:24]), (*[24]float32)(s.sumx2[:24]), (*[24]float32)(s.sumw[:24]), (*[24]float32)(s.sumw2[:24]), splits)
+		splitScanScores(splits[:], s.scores[:], bs, 4, &st)
+	}
 	scale = st.scale
 	besti1, besti2 := int(st.i1), int(st.i2)
 	bestK = int(st.slot)

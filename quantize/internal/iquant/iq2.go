@@ -184,6 +184,10 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 func sortedOrder(x []float32, idx []int) []int {
 	idx = idx[:len(x)]
 	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 && allFinite(x) {
+		if useAVX512 && (len(x) == 16 || len(x) == 32) {
+			sortRanks512(&x[0], len(x), &idx[0])
+			return idx
+		}
 		sortRanksAVX2(&x[0], len(x), &idx[0])
 		return idx
 	}

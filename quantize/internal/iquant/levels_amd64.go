@@ -7,11 +7,6 @@ package iquant
 //go:noescape
 func levelsAVX2(L *int8, id float32, x *float32, n, maxL int)
 
-// levelsUnfusedAVX2 is levelsOfUnfused for n values, n a multiple of 8.
-//
-//go:noescape
-func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int)
-
 // levelsIQ2STrialAVX2 is levelsOfIQ2STrial for 16 values (n = 16).
 //
 //go:noescape
@@ -34,3 +29,16 @@ func sortRanksAVX2(x *float32, n int, idx *int)
 //
 //go:noescape
 func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32)
+
+// sortRanks512 is sortRanksAVX2 for n = 16 or 32 with AVX-512 (sixteen
+// ranks per vector, masked counts).
+//
+//go:noescape
+func sortRanks512(x *float32, n int, idx *int)
+
+// prefixFMA writes the prefix sums of the iq1_s block search over the order
+// idx (n values): sumx[0] = sumw[0] = 0, sumx[j+1] = fma(w[i], x[i], sumx[j])
+// and sumw[j+1] = sumw[j] + w[i] with i = idx[j] (scalar FMA).
+//
+//go:noescape
+func prefixFMA(x, w *float32, idx *int, n int, sumx, sumw *float32)

@@ -10,7 +10,7 @@ DATA lvConsts<>+16(SB)/4, $0x00400000
 GLOBL lvConsts<>(SB), RODATA|NOPTR, $20
 
 // LEVELS_SETUP loads the arguments and constants of levelsAVX2 and
-// levelsUnfusedAVX2 (same frame).
+// levelsIQ2STrialAVX2 (same frame).
 #define LEVELS_SETUP \
 	MOVQ         L+0(FP), DI \
 	VBROADCASTSS id+8(FP), Y15 \
@@ -58,26 +58,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func levelsUnfusedAVX2(L *int8, id float32, x *float32, n, maxL int)
-// As levelsAVX2 with id*x rounded before 1 is subtracted.
-TEXT ·levelsUnfusedAVX2(SB), NOSPLIT, $0-40
-	LEVELS_SETUP
-	JZ udone
-
-uloop:
-	VMULPS (SI), Y15, Y0
-	VSUBPS Y13, Y0, Y0
-	LEVELS_FINISH
-	DECQ   CX
-	JNZ    uloop
-
-udone:
-	VZEROUPPER
-	RET
-
 // func levelsIQ2STrialAVX2(L *int8, id float32, x *float32, n, maxL int)
-// levelsOfIQ2STrial: x[0..7] as levelsUnfusedAVX2, x[8..15] as levelsAVX2
-// (n is 16), in one call.
+// levelsOfIQ2STrial: x[0..7] with id*x rounded before 1 is subtracted
+// (levelOfUnfused), x[8..15] as levelsAVX2 (n is 16), in one call.
 TEXT ·levelsIQ2STrialAVX2(SB), NOSPLIT, $0-40
 	LEVELS_SETUP
 	VMULPS      (SI), Y15, Y0

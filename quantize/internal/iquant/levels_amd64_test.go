@@ -39,13 +39,9 @@ func TestLevelsAndSumsAVX2MatchGo(t *testing.T) {
 				w[i] = float32(r.NormFloat64())
 			}
 		}
-		var got, want, gotU, wantU [32]int8
-		useNeighbourAVX2 = false
-		levelsOfUnfused(wantU[:n], id, x, maxL)
-		useNeighbourAVX2 = true
-		levelsOfUnfused(gotU[:n], id, x, maxL)
-		if gotU != wantU {
-			t.Fatalf("unfused levels id=%g x=%v: assembly %v, Go %v", id, x, gotU[:n], wantU[:n])
+		var got, want, wantU [32]int8
+		for i, v := range x {
+			wantU[i] = levelOfUnfused(id, v, maxL)
 		}
 		if n >= 16 {
 			var gotT, wantT [16]int8
@@ -109,19 +105,5 @@ func TestSumsOddTrialsMatchesSumsOdd(t *testing.T) {
 				t.Fatalf("case %d trial %d: (%v, %v), want (%v, %v)", n, tr, got[tr], got[32+tr], qx, q2)
 			}
 		}
-	}
-}
-
-// levelsOfUnfused is levelOfUnfused over a group, by levelsUnfusedAVX2
-// where useNeighbourAVX2 is set. No kernel calls it any more (iq2_s's
-// trials run levelsOfIQ2STrial); the test above keeps its assembly checked.
-func levelsOfUnfused(L []int8, id float32, x []float32, maxL int) {
-	L = L[:len(x)]
-	if useNeighbourAVX2 && len(x)%8 == 0 && len(x) > 0 {
-		levelsUnfusedAVX2(&L[0], id, &x[0], len(x), maxL)
-		return
-	}
-	for i, v := range x {
-		L[i] = levelOfUnfused(id, v, maxL)
 	}
 }

@@ -17,3 +17,7 @@ func sortRanksAVX2(x *float32, n int, idx *int) {}
 func sumsOddTrialsAVX2(weight, xval *float32, rows, cols *[32][32]int8, sums *[64]float32) {}
 
 func levelsIQ2STrialAVX2(L *int8, id float32, x *float32, n, maxL int) {}
+
+func sortRanks512(x *float32, n int, idx *int) {}
+
+func prefixFMA(x, w *float32, idx *int, n int, sumx, sumw *float32) {}

@@ -8,11 +8,14 @@ import (
 	"testing"
 )
 
-// TestSortedOrderMatchesStableSort checks the insertion sort of sortedOrder
-// against the library's stable sort, with many equal values and signed zeros.
+// TestSortedOrderMatchesStableSort checks sortedOrder (the insertion sort,
+// the AVX2 and the AVX-512 rank sorts) against the library's stable sort,
+// with many equal values and signed zeros.
 func TestSortedOrderMatchesStableSort(t *testing.T) {
+	defer setAsm(true)
 	r := rand.New(rand.NewPCG(9, 10))
 	for iter := 0; iter < 20000; iter++ {
+		setAsmLevel(asmLevels[iter%len(asmLevels)])
 		n := []int{16, 32, 40}[iter%3]
 		x := make([]float32, n)
 		for i := range x {

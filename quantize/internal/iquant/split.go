@@ -110,23 +110,33 @@ func iq1mSplitSums(sx1, sx2, sw1, sw2 *[24]float32, out *[iq1mSplitLen]float32) 
 	for i1 := 0; i1 <= bs; i1++ {
 		for c := i1; c <= bs; c += 8 {
 			for lane := 0; lane < 8 && c+lane <= bs; lane++ {
-				i2 := c + lane
-				a1, b1, c1 := sx1[i1]-sx1[0], sx1[i2]-sx1[i1], sx1[bs]-sx1[i2]
-				a2, b2, c2 := sx2[i1]-sx2[0], sx2[i2]-sx2[i1], sx2[bs]-sx2[i2]
-				wa1, wb1, wc1 := sw1[i1]-sw1[0], sw1[i2]-sw1[i1], sw1[bs]-sw1[i2]
-				wa2, wb2, wc2 := sw2[i1]-sw2[0], sw2[i2]-sw2[i1], sw2[bs]-sw2[i2]
-				for k, cb := range iq1mCombos {
-					u, v := cb[0], cb[1]
-					sumqx := kernel.FMA32(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
-					sumqx = kernel.FMA32(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
-					sumq2 := kernel.FMA32(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
-					sumq2 = kernel.FMA32(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
-					out[pos+16*k+lane], out[pos+16*k+8+lane] = sumqx, sumq2
+				sums := iq1mPositionSums(sx1, sx2, sw1, sw2, i1, c+lane)
+				for k, qs := range sums {
+					out[pos+16*k+lane], out[pos+16*k+8+lane] = qs[0], qs[1]
 				}
 			}
 			pos += 64
 		}
 	}
+}
+
+// iq1mPositionSums returns sumqx and sumq2 of the split (i1, i2) of 16
+// values for each shift combination (iq1mSplitSums' arithmetic).
+func iq1mPositionSums(sx1, sx2, sw1, sw2 *[24]float32, i1, i2 int) (sums [4][2]float32) {
+	const bs = 16
+	a1, b1, c1 := sx1[i1]-sx1[0], sx1[i2]-sx1[i1], sx1[bs]-sx1[i2]
+	a2, b2, c2 := sx2[i1]-sx2[0], sx2[i2]-sx2[i1], sx2[bs]-sx2[i2]
+	wa1, wb1, wc1 := sw1[i1]-sw1[0], sw1[i2]-sw1[i1], sw1[bs]-sw1[i2]
+	wa2, wb2, wc2 := sw2[i1]-sw2[0], sw2[i2]-sw2[i1], sw2[bs]-sw2[i2]
+	for k, cb := range iq1mCombos {
+		u, v := cb[0], cb[1]
+		sumqx := kernel.FMA32(c1, u[2], float32(a1*u[0])+float32(b1*u[1]))
+		sumqx = kernel.FMA32(c2, v[2], sumqx+float32(a2*v[0])+float32(b2*v[1]))
+		sumq2 := kernel.FMA32(float32(wc1*u[2]), u[2], float32(float32(wa1*u[0])*u[0])+float32(float32(wb1*u[1])*u[1]))
+		sumq2 = kernel.FMA32(float32(wc2*v[2]), v[2], sumq2+float32(float32(wa2*v[0])*v[0])+float32(float32(wb2*v[1])*v[1]))
+		sums[k] = [2]float32{sumqx, sumq2}
+	}
+	return sums
 }
 
 // splitState is the running choice of a split search: the best score, its

@@ -160,3 +160,60 @@ func splitSelect(pos []splitPos, st *splitState) bool {
 	st.best, st.scale, st.i1, st.i2, st.slot = best, scale, i1, i2, slot
 	return true
 }
+
+// The positions of the iq1_m layout: the 153 splits (i1, i2) of 16 values
+// in the reference's order, sixteen per vector, their i1 at
+// iq1mTop512Idx[v][0:16] and i2 at [v][16:32] (the padding lanes of the
+// last vector repeat (16, 16) and are masked off).
+const (
+	iq1mTop512Vecs = 10
+	iq1mTop512Len  = iq1mTop512Vecs * 64
+)
+
+var iq1mTop512Idx = func() (idx [iq1mTop512Vecs][32]int32) {
+	p := 0
+	for i1 := 0; i1 <= 16; i1++ {
+		for i2 := i1; i2 <= 16; i2++ {
+			idx[p/16][p%16], idx[p/16][16+p%16] = int32(i1), int32(i2)
+			p++
+		}
+	}
+	for ; p < 16*iq1mTop512Vecs; p++ {
+		idx[p/16][p%16], idx[p/16][16+p%16] = 16, 16
+	}
+	return idx
+}()
+
+// iq1mSplitSearch512 is the split search of iq1_m (n = 16, the four shift
+// combinations in slots 0..3) from each half's prefix sums (index 0 holding
+// 0, readable to index 31) with scratch for iq1mTop512Len scores. It
+// reports false, st unchanged, where the AVX2 search has to run.
+func iq1mSplitSearch512(sx1, sx2, sw1, sw2 *[32]float32, scores []float32, st *splitState) bool {
+	scores = scores[:iq1mTop512Len]
+	var cand [2 * splitTop512Max]uint64
+	nc := iq1mSplitTop512(&sx1[0], &sx2[0], &sw1[0], &sw2[0], &iq1sVals, &iq1mTop512Idx, &scores[0], &cand)
+	if nc < 0 {
+		return false
+	}
+	var pos [splitPosMax]splitPos
+	np := 0
+	for e := 0; e < nc; e++ {
+		v, mask := int(cand[2*e]%iq1mTop512Vecs), cand[2*e+1]
+		for lanes := uint16(mask | mask>>16 | mask>>32 | mask>>48); lanes != 0; lanes &= lanes - 1 {
+			lane := bits.TrailingZeros16(lanes)
+			i1, i2 := int(iq1mTop512Idx[v][lane]), int(iq1mTop512Idx[v][16+lane])
+			sums := iq1mPositionSums((*[24]float32)(sx1[:24]), (*[24]float32)(sx2[:24]), (*[24]float32)(sw1[:24]), (*[24]float32)(sw2[:24]), i1, i2)
+			for k := 0; k < 4; k++ {
+				if mask>>(16*k+lane)&1 == 0 {
+					continue
+				}
+				if np == splitPosMax {
+					return false
+				}
+				pos[np] = splitPos{int32(i1), int32(i2), int32(k), sums[k][0], sums[k][1]}
+				np++
+			}
+		}
+	}
+	return splitSelect(pos[:np], st)
+}

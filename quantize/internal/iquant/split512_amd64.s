@@ -211,3 +211,184 @@ unsafe:
 	MOVQ $-1, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// IQ1M_GATHER512 loads the prefix sums at P (tables LO = s[0..15], HI =
+// s[16..31]) of the vector's i1 and i2 (dword indices at 0(R11) and 64(R11))
+// and leaves A = s[i1] - s[0], B = s[i2] - s[i1], C = s[16] - s[i2].
+#define IQ1M_GATHER512(P, LO, HI, A, B, C) \
+	VMOVDQU32    0(R11), A \
+	VPERMI2PS    HI, LO, A \
+	VMOVDQU32    64(R11), B \
+	VPERMI2PS    HI, LO, B \
+	VBROADCASTSS 64(P), C \
+	VSUBPS       B, C, C \
+	VSUBPS       A, B, B \
+	VSUBPS.BCST  (P), A, A
+
+// func iq1mSplitTop512(sx1, sx2, sw1, sw2 *float32, vals *[6]float32, idx *[iq1mTop512Vecs][32]int32, scores *float32, cand *[2 * splitTop512Max]uint64) int
+// n = 16, each half's prefix sums readable to index 31. Vector v holds the
+// positions 16v .. 16v+15 (of 153) of the reference's (i1, i2) order, their
+// i1 at idx[v][0:16] and i2 at idx[v][16:32]; it stores a[16] of the shift
+// combinations ++, +-, -+, -- (iq1mSplitSums' arithmetic). cand receives
+// (vector, mask) pairs, mask bit 16*combination + lane.
+TEXT ·iq1mSplitTop512(SB), NOSPLIT, $0-72
+	MOVQ      sx1+0(FP), SI
+	MOVQ      sx2+8(FP), DI
+	MOVQ      sw1+16(FP), R8
+	MOVQ      sw2+24(FP), R12
+	MOVQ      vals+32(FP), R9
+	MOVQ      idx+40(FP), R11
+	MOVQ      scores+48(FP), R10
+	TOP512_INIT
+	VMOVUPS   (SI), Z0
+	VMOVUPS   64(SI), Z1
+	VMOVUPS   (DI), Z2
+	VMOVUPS   64(DI), Z3
+	VMOVUPS   (R8), Z4
+	VMOVUPS   64(R8), Z5
+	VMOVUPS   (R12), Z6
+	VMOVUPS   64(R12), Z7
+	MOVQ      $153, BX // positions left
+
+m512Vec:
+	MOVL  BX, CX
+	CMPL  CX, $16
+	JLE   m512Mask
+	MOVL  $16, CX
+
+m512Mask:
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+
+	// First half, x: Z11 = fma(c1, u2, a1*u0 + b1*u1) for u = plus, Z12
+	// for minus.
+	IQ1M_GATHER512(SI, Z0, Z1, Z8, Z9, Z10)
+	VMULPS.BCST       0(R9), Z8, Z11
+	VMULPS.BCST       4(R9), Z9, Z13
+	VADDPS            Z13, Z11, Z11
+	VFMADD231PS.BCST  8(R9), Z10, Z11
+	VMULPS.BCST       12(R9), Z8, Z12
+	VMULPS.BCST       16(R9), Z9, Z13
+	VADDPS            Z13, Z12, Z12
+	VFMADD231PS.BCST  20(R9), Z10, Z12
+
+	// First half, w: Z13 = fma(c1*u2, u2, (a1*u0)*u0 + (b1*u1)*u1) for
+	// plus, Z23 for minus.
+	IQ1M_GATHER512(R8, Z4, Z5, Z8, Z9, Z10)
+	VMULPS.BCST       0(R9), Z8, Z13
+	VMULPS.BCST       0(R9), Z13, Z13
+	VMULPS.BCST       4(R9), Z9, Z22
+	VMULPS.BCST       4(R9), Z22, Z22
+	VADDPS            Z22, Z13, Z13
+	VMULPS.BCST       8(R9), Z10, Z22
+	VFMADD231PS.BCST  8(R9), Z22, Z13
+	VMULPS.BCST       12(R9), Z8, Z23
+	VMULPS.BCST       12(R9), Z23, Z23
+	VMULPS.BCST       16(R9), Z9, Z22
+	VMULPS.BCST       16(R9), Z22, Z22
+	VADDPS            Z22, Z23, Z23
+	VMULPS.BCST       20(R9), Z10, Z22
+	VFMADD231PS.BCST  20(R9), Z22, Z23
+
+	// Second half, w: the terms (a2*v0)*v0, (b2*v1)*v1, c2*v2 of plus in
+	// Z24, Z25, Z22, of minus in Z8, Z9, Z10; then sumq2 of ++ (Z13), +-
+	// (Z16), -+ (Z23), -- (Z17).
+	IQ1M_GATHER512(R12, Z6, Z7, Z8, Z9, Z10)
+	VMULPS.BCST       0(R9), Z8, Z24
+	VMULPS.BCST       0(R9), Z24, Z24
+	VMULPS.BCST       12(R9), Z8, Z8
+	VMULPS.BCST       12(R9), Z8, Z8
+	VMULPS.BCST       4(R9), Z9, Z25
+	VMULPS.BCST       4(R9), Z25, Z25
+	VMULPS.BCST       16(R9), Z9, Z9
+	VMULPS.BCST       16(R9), Z9, Z9
+	VMULPS.BCST       8(R9), Z10, Z22
+	VMULPS.BCST       20(R9), Z10, Z10
+	VADDPS            Z8, Z13, Z16
+	VADDPS            Z9, Z16, Z16
+	VFMADD231PS.BCST  20(R9), Z10, Z16
+	VADDPS            Z24, Z13, Z13
+	VADDPS            Z25, Z13, Z13
+	VFMADD231PS.BCST  8(R9), Z22, Z13
+	VADDPS            Z8, Z23, Z17
+	VADDPS            Z9, Z17, Z17
+	VFMADD231PS.BCST  20(R9), Z10, Z17
+	VADDPS            Z24, Z23, Z23
+	VADDPS            Z25, Z23, Z23
+	VFMADD231PS.BCST  8(R9), Z22, Z23
+
+	// Second half, x: a2*v0 and b2*v1 of plus in Z24, Z25, of minus in
+	// Z8, Z9; then sumqx of ++ (Z18), +- (Z19), -+ (Z20), -- (Z21).
+	IQ1M_GATHER512(DI, Z2, Z3, Z8, Z9, Z10)
+	VMULPS.BCST       0(R9), Z8, Z24
+	VMULPS.BCST       12(R9), Z8, Z8
+	VMULPS.BCST       4(R9), Z9, Z25
+	VMULPS.BCST       16(R9), Z9, Z9
+	VADDPS            Z24, Z11, Z18
+	VADDPS            Z25, Z18, Z18
+	VFMADD231PS.BCST  8(R9), Z10, Z18
+	VADDPS            Z8, Z11, Z19
+	VADDPS            Z9, Z19, Z19
+	VFMADD231PS.BCST  20(R9), Z10, Z19
+	VADDPS            Z24, Z12, Z20
+	VADDPS            Z25, Z20, Z20
+	VFMADD231PS.BCST  8(R9), Z10, Z20
+	VADDPS            Z8, Z12, Z21
+	VADDPS            Z9, Z21, Z21
+	VFMADD231PS.BCST  20(R9), Z10, Z21
+
+	TOP512_SCORE(Z18, Z13)
+	TOP512_SCORE(Z19, Z16)
+	TOP512_SCORE(Z20, Z23)
+	TOP512_SCORE(Z21, Z17)
+	ADDQ $128, R11
+	SUBQ $16, BX
+	JG   m512Vec
+
+	TOP512_CHECK
+	MOVQ scores+48(FP), R10
+	MOVQ cand+56(FP), R8
+	XORQ R13, R13 // entries
+	XORQ SI, SI   // vector
+
+m512List:
+	VCMPPS   $0x12, (R10), Z14, K1 // T <= a
+	VCMPPS   $0x12, 64(R10), Z14, K2
+	VCMPPS   $0x12, 128(R10), Z14, K3
+	VCMPPS   $0x12, 192(R10), Z14, K4
+	KORW     K1, K2, K5
+	KORW     K3, K4, K6
+	KORTESTW K5, K6
+	JZ       m512Next
+	CMPQ     R13, $(2*8) // splitTop512Max entries
+	JGE      unsafe
+	KMOVW    K1, AX
+	KMOVW    K2, CX
+	SHLQ     $16, CX
+	ORQ      CX, AX
+	KMOVW    K3, CX
+	SHLQ     $32, CX
+	ORQ      CX, AX
+	KMOVW    K4, CX
+	SHLQ     $48, CX
+	ORQ      CX, AX
+	MOVQ     SI, (R8)(R13*8)
+	MOVQ     AX, 8(R8)(R13*8)
+	ADDQ     $2, R13
+
+m512Next:
+	ADDQ $256, R10
+	INCQ SI
+	CMPQ SI, $10
+	JLT  m512List
+	SHRQ $1, R13
+	MOVQ R13, ret+64(FP)
+	VZEROUPPER
+	RET
+
+unsafe:
+	MOVQ $-1, ret+64(FP)
+	VZEROUPPER
+	RET

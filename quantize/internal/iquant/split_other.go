@@ -8,7 +8,7 @@ package iquant
 
 var useSplitAVX2 = false
 
-var useSplitAVX512 = false
+var useAVX512 = false
 
 func iq2xsSplitSumsAVX2(sumx, sumw *float32, out *float32) {}
 
@@ -23,5 +23,9 @@ func splitTopAVX2(out *float32, n, slots int, scores, chunkMax *float32, cand *[
 }
 
 func iq1sSplitTop512(sumx, sumw *float32, vals *[6]float32, scores *float32, cand *[2 * splitTop512Max]uint64) int {
+	return 0
+}
+
+func iq1mSplitTop512(sx1, sx2, sw1, sw2 *float32, vals *[6]float32, idx *[iq1mTop512Vecs][32]int32, scores *float32, cand *[2 * splitTop512Max]uint64) int {
 	return 0
 }
