@@ -217,3 +217,142 @@ reduce:
 	MOVL         X0, AX
 	MOVL         AX, ret+16(FP)
 	RET
+
+// func fp32ToFP16AVX512(dst *byte, src *float32, n int) uint32
+// fp32ToFP16F16C with 512-bit vectors, 64 values per step and one step of
+// 32 for the rest (n a multiple of 32): VCVTPS2PH rounds each zmm of 16
+// values to nearest even as the ymm form does, and the finiteness maximum
+// is the same VPAND/VPMAXUD. Half the instructions per value of the AVX2
+// loop, which leaves the loop bound by the loads and stores alone.
+TEXT ·fp32ToFP16AVX512(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z8            // magnitude mask
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	MOVQ         CX, DX
+	SHRQ         $6, CX
+	JZ           tail
+
+loop:
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VMOVUPS      128(SI), Z2
+	VMOVUPS      192(SI), Z3
+	VCVTPS2PH    $0, Z0, Y4
+	VCVTPS2PH    $0, Z1, Y5
+	VCVTPS2PH    $0, Z2, Y6
+	VCVTPS2PH    $0, Z3, Y7
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VINSERTI64X4 $1, Y7, Z6, Z6
+	VMOVDQU64    Z4, (DI)
+	VMOVDQU64    Z6, 64(DI)
+	VPANDD       Z8, Z0, Z0
+	VPANDD       Z8, Z1, Z1
+	VPANDD       Z8, Z2, Z2
+	VPANDD       Z8, Z3, Z3
+	VPMAXUD      Z0, Z9, Z9
+	VPMAXUD      Z1, Z10, Z10
+	VPMAXUD      Z2, Z9, Z9
+	VPMAXUD      Z3, Z10, Z10
+	ADDQ         $256, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JNZ          loop
+
+tail:
+	TESTQ        $32, DX
+	JZ           reduce
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VCVTPS2PH    $0, Z0, Y4
+	VCVTPS2PH    $0, Z1, Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQU64    Z4, (DI)
+	VPANDD       Z8, Z0, Z0
+	VPANDD       Z8, Z1, Z1
+	VPMAXUD      Z0, Z9, Z9
+	VPMAXUD      Z1, Z10, Z10
+
+reduce:
+	VPMAXUD       Z10, Z9, Z9
+	VEXTRACTI64X4 $1, Z9, Y10
+	VPMAXUD       Y10, Y9, Y9
+	VEXTRACTI128  $1, Y9, X10
+	VPMAXUD       X10, X9, X9
+	VPSHUFD       $0x4e, X9, X10
+	VPMAXUD       X10, X9, X9
+	VPSHUFD       $0xb1, X9, X10
+	VPMAXUD       X10, X9, X9
+	VZEROUPPER
+	MOVL          X9, AX
+	MOVL          AX, ret+24(FP)
+	RET
+
+// BF16_ROUND16 rounds the 16 float32 in zmm x as FP32ToBF16 does for every
+// value but a NaN, the high half of u + 0x7fff + ((u >> 16) & 1), and
+// leaves the 16 results in order in ymm out (VPMOVDW keeps the low word of
+// each dword). t is clobbered. Z11 = 0x7fff, Z12 = 1 in every dword.
+#define BF16_ROUND16(x, t, out) \
+	VPSRLD  $16, x, t; \
+	VPANDD  Z12, t, t; \
+	VPADDD  Z11, t, t; \
+	VPADDD  x, t, t; \
+	VPSRLD  $16, t, t; \
+	VPMOVDW t, out
+
+// func fp32ToBF16AVX512(dst *byte, src *float32, n int) uint32
+// fp32ToBF16AVX2's rounding with 512-bit vectors (n a multiple of 32): the
+// rounding bit is taken with a shift (AVX-512 has the shift throughput the
+// AVX2 loop saved with VPMULLW) and VPMOVDW narrows in order, so no pack
+// and permute. It returns the largest magnitude bit pattern read, as
+// fp32ToFP16F16C does: at least 0x7f800000 exactly when some value is an
+// infinity or a NaN (whose conversion here is wrong: the caller redoes the
+// row).
+TEXT ·fp32ToBF16AVX512(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z8            // magnitude mask
+	MOVL         $0x7fff, AX
+	VPBROADCASTD AX, Z11
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z12
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	SHRQ         $5, CX
+	JZ           reduce
+
+loop:
+	VMOVDQU32    (SI), Z0
+	VMOVDQU32    64(SI), Z1
+	BF16_ROUND16(Z0, Z2, Y4)
+	BF16_ROUND16(Z1, Z3, Y5)
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQU64    Z4, (DI)
+	VPANDD       Z8, Z0, Z0
+	VPANDD       Z8, Z1, Z1
+	VPMAXUD      Z0, Z9, Z9
+	VPMAXUD      Z1, Z10, Z10
+	ADDQ         $128, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          loop
+
+reduce:
+	VPMAXUD       Z10, Z9, Z9
+	VEXTRACTI64X4 $1, Z9, Y10
+	VPMAXUD       Y10, Y9, Y9
+	VEXTRACTI128  $1, Y9, X10
+	VPMAXUD       X10, X9, X9
+	VPSHUFD       $0x4e, X9, X10
+	VPMAXUD       X10, X9, X9
+	VPSHUFD       $0xb1, X9, X10
+	VPMAXUD       X10, X9, X9
+	VZEROUPPER
+	MOVL          X9, AX
+	MOVL          AX, ret+24(FP)
+	RET

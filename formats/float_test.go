@@ -1,8 +1,10 @@
 package formats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -95,17 +97,58 @@ func TestFP32ToFP16FastMatchesSlow(t *testing.T) {
 	}
 }
 
-// TestFloatRows checks PutFP16Row and PutBF16Row, with whatever SIMD the
-// CPU offers and with the portable code, against the one-value conversions,
-// at lengths that leave every possible tail.
+// simdLevel is one setting of the assembly switches: the best the CPU
+// offers, AVX2 without AVX-512, or none.
+type simdLevel struct {
+	name           string
+	avx2f16c, x512 bool
+}
+
+// simdLevels lists the settings this CPU can run, best first, and a func
+// that restores the switches.
+func simdLevels() ([]simdLevel, func()) {
+	a, z := useAVX2F16C, useAVX512
+	var levels []simdLevel
+	if a && z {
+		levels = append(levels, simdLevel{"avx512", true, true})
+	}
+	if a {
+		levels = append(levels, simdLevel{"avx2", true, false})
+	}
+	levels = append(levels, simdLevel{"portable", false, false})
+	return levels, func() { useAVX2F16C, useAVX512 = a, z }
+}
+
+func (l simdLevel) set() { useAVX2F16C, useAVX512 = l.avx2f16c, l.x512 }
+
+// TestFloatRows checks PutFP16Row and PutBF16Row at every assembly level
+// the CPU offers and with the portable code against the one-value
+// conversions, at lengths that leave every possible tail.
 func TestFloatRows(t *testing.T) {
-	t.Logf("AVX2/F16C assembly in use: %v", useAVX2F16C)
+	levels, restore := simdLevels()
+	defer restore()
+	for _, l := range levels {
+		l.set()
+		t.Run(l.name, func(t *testing.T) { testFloatRows(t) })
+	}
+}
+
+func testFloatRows(t *testing.T) {
 	bits := fp16TestValues()
 	src := make([]float32, len(bits))
 	for i, b := range bits {
 		src[i] = math.Float32frombits(b)
 	}
 	rand.New(rand.NewPCG(3, 4)).Shuffle(len(src), func(i, j int) { src[i], src[j] = src[j], src[i] })
+	// A row with an infinity or NaN takes the portable path after the
+	// assembly: the finite values alone, in one long row, hold the
+	// assembly to every finite pattern.
+	var finite []float32
+	for _, v := range src {
+		if math.Float32bits(v)&0x7f800000 != 0x7f800000 {
+			finite = append(finite, v)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		put  func(dst []byte, src []float32)
@@ -117,8 +160,11 @@ func TestFloatRows(t *testing.T) {
 		{"putBF16RowGeneric", putBF16RowGeneric, FP32ToBF16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, len(src)} {
-				x := src[len(src)-n:]
+			for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 95, 96, 97, 127, 128, 160, len(src), -len(finite)} {
+				x := src[len(src)-max(n, 0):]
+				if n < 0 {
+					x, n = finite, len(finite)
+				}
 				dst := make([]byte, 2*n+2)
 				dst[2*n], dst[2*n+1] = 0xaa, 0x55
 				tc.put(dst, x)
@@ -156,33 +202,57 @@ func TestBF16FastMatchesBitRule(t *testing.T) {
 }
 
 func BenchmarkPutFP16Row(b *testing.B) {
-	benchmarkFloatRow(b, PutFP16Row)
+	benchmarkFloatRowLevels(b, PutFP16Row)
 }
 
 func BenchmarkPutFP16RowGeneric(b *testing.B) {
-	benchmarkFloatRow(b, putFP16RowGeneric)
+	benchmarkFloatRow(b, 64*4096, putFP16RowGeneric)
 }
 
 func BenchmarkPutBF16Row(b *testing.B) {
-	benchmarkFloatRow(b, PutBF16Row)
+	benchmarkFloatRowLevels(b, PutBF16Row)
 }
 
 func BenchmarkPutBF16RowGeneric(b *testing.B) {
-	benchmarkFloatRow(b, putBF16RowGeneric)
+	benchmarkFloatRow(b, 64*4096, putBF16RowGeneric)
 }
 
-// benchmarkFloatRow converts 64x4096 normal weights (sigma 0.02), counting
-// 2 bytes per weight as the quantizer benchmarks do.
-func benchmarkFloatRow(b *testing.B, put func([]byte, []float32)) {
+// benchmarkFloatRowLevels runs benchmarkFloatRow at every assembly level
+// the CPU offers, on one row of 4096 weights (input and output stay in L1,
+// so the loop's own speed shows) and on 64 such rows (1.5 MiB moved per
+// call, more than L2: bound by the caches' bandwidth).
+func benchmarkFloatRowLevels(b *testing.B, put func([]byte, []float32)) {
+	levels, restore := simdLevels()
+	defer restore()
+	for _, l := range levels {
+		for _, n := range []int{4096, 64 * 4096} {
+			b.Run(fmt.Sprintf("%s/%d", l.name, n), func(b *testing.B) {
+				l.set()
+				benchmarkFloatRow(b, n, put)
+			})
+		}
+	}
+}
+
+// benchmarkFloatRow converts n normal weights (sigma 0.02), counting 2
+// bytes per weight as the quantizer benchmarks do, and reports cpu-MB/s
+// (against the CPU time of its locked thread) besides MB/s.
+func benchmarkFloatRow(b *testing.B, n int, put func([]byte, []float32)) {
 	r := rand.New(rand.NewPCG(42, 4096))
-	src := make([]float32, 64*4096)
+	src := make([]float32, n)
 	for i := range src {
 		src[i] = float32(0.02 * r.NormFloat64())
 	}
 	dst := make([]byte, 2*len(src))
 	b.SetBytes(int64(2 * len(src)))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start, ok := threadCPUTime()
 	for b.Loop() {
 		put(dst, src)
+	}
+	if end, ok2 := threadCPUTime(); ok && ok2 && end > start {
+		b.ReportMetric(float64(b.N)*float64(2*n)/1e6/(end-start).Seconds(), "cpu-MB/s")
 	}
 }
 
@@ -213,8 +283,8 @@ func TestFirstNonFinite(t *testing.T) {
 // with the assembly and with the portable code, and convert as PutFP16Row
 // and PutBF16Row do.
 func TestPutRowFinite(t *testing.T) {
-	simd := useAVX2F16C
-	defer func() { useAVX2F16C = simd }()
+	levels, restore := simdLevels()
+	defer restore()
 	for _, tc := range []struct {
 		name string
 		put  func(dst []byte, src []float32) bool
@@ -223,9 +293,10 @@ func TestPutRowFinite(t *testing.T) {
 		{"fp16", PutFP16RowFinite, FP32ToFP16},
 		{"bf16", PutBF16RowFinite, FP32ToBF16},
 	} {
-		for _, use := range []bool{simd, false} {
-			useAVX2F16C = use
-			for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 1024} {
+		for _, l := range levels {
+			l.set()
+			use := l.name
+			for _, n := range []int{0, 1, 31, 32, 33, 64, 96, 100, 160, 1024} {
 				src := make([]float32, n)
 				for i := range src {
 					src[i] = float32(i) - 50.5
@@ -235,7 +306,7 @@ func TestPutRowFinite(t *testing.T) {
 				}
 				dst := make([]byte, 2*n)
 				if !tc.put(dst, src) {
-					t.Fatalf("%s simd=%v n=%d: finite row reported as not finite", tc.name, use, n)
+					t.Fatalf("%s %s n=%d: finite row reported as not finite", tc.name, use, n)
 				}
 				// Huge finite values whose sum overflows (the bf16
 				// assembly's check) are still finite.
@@ -244,11 +315,11 @@ func TestPutRowFinite(t *testing.T) {
 					huge[i] = math.MaxFloat32 * float32(1-2*(i/40%2))
 				}
 				if !tc.put(dst, huge) {
-					t.Fatalf("%s simd=%v n=%d: huge finite row reported as not finite", tc.name, use, n)
+					t.Fatalf("%s %s n=%d: huge finite row reported as not finite", tc.name, use, n)
 				}
 				for i, v := range huge {
 					if got, want := uint16(dst[2*i])|uint16(dst[2*i+1])<<8, tc.one(v); got != want {
-						t.Fatalf("%s simd=%v n=%d: huge value %d -> %#04x, want %#04x", tc.name, use, n, i, got, want)
+						t.Fatalf("%s %s n=%d: huge value %d -> %#04x, want %#04x", tc.name, use, n, i, got, want)
 					}
 				}
 				for _, bad := range []uint32{0x7f800000, 0xff800000, 0x7fc00000, 0xffffffff, 0x7f800001} {
@@ -259,11 +330,11 @@ func TestPutRowFinite(t *testing.T) {
 						x := append([]float32(nil), src...)
 						x[at] = math.Float32frombits(bad)
 						if tc.put(dst, x) {
-							t.Fatalf("%s simd=%v n=%d: %#08x at %d not reported", tc.name, use, n, bad, at)
+							t.Fatalf("%s %s n=%d: %#08x at %d not reported", tc.name, use, n, bad, at)
 						}
 						for i, v := range x {
 							if got, want := uint16(dst[2*i])|uint16(dst[2*i+1])<<8, tc.one(v); got != want {
-								t.Fatalf("%s simd=%v n=%d: value %d (%#08x) -> %#04x, want %#04x", tc.name, use, n, i, math.Float32bits(v), got, want)
+								t.Fatalf("%s %s n=%d: value %d (%#08x) -> %#04x, want %#04x", tc.name, use, n, i, math.Float32bits(v), got, want)
 							}
 						}
 					}
