@@ -38,9 +38,8 @@ func quantizeBF16R16(dst []byte, src []float32, nrows, ne0 int, _ []float32) err
 			xk[k] = src[g+k*ne0 : g+(k+1)*ne0]
 		}
 		y := dst[2*g : 2*(g+group)]
-		if m, ok := bf16R16Rows8SIMD(y, src[g:], ne0, ne0); ok {
-			m2, _ := bf16R16Rows8SIMD(y[32:], src[g+8*ne0:], ne0, ne0)
-			if !finiteBits(max(m, m2)) {
+		if m, ok := bf16R16Rows16SIMD(y, src[g:], ne0, ne0); ok {
+			if !finiteBits(m) {
 				return ErrNotFinite
 			}
 			continue

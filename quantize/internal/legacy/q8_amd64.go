@@ -21,7 +21,7 @@ func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float3
 func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
 
 //go:noescape
-func bf16R16Rows8AVX2(dst *byte, src *float32, stride, n int) uint32
+func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n int) uint32
 
 // absMaxSIMD returns absMax(x) and true when x has a multiple of 32 values
 // and the CPU has AVX2 (the maximum of finite values does not depend on the
@@ -69,16 +69,16 @@ func quantizeQ8_0SIMD(dst []byte, x []float32) int {
 	return nb
 }
 
-// bf16R16Rows8SIMD stores 8 rows of a bf16_r16 group (row k's values
+// bf16R16Rows16SIMD stores a bf16_r16 group of 16 rows (row k's values
 // x[k*stride : k*stride+n] truncated to bf16, its pair of columns 2j, 2j+1
 // as the word at y[64*j+4*k:]) with AVX2 and returns the largest magnitude
 // bit pattern read and true, when n is a multiple of 16; otherwise it
 // returns false.
-func bf16R16Rows8SIMD(y []byte, x []float32, stride, n int) (uint32, bool) {
-	if !useAVX2 || n == 0 || n%16 != 0 || len(y) < 32*n-32 || len(x) < 7*stride+n {
+func bf16R16Rows16SIMD(y []byte, x []float32, stride, n int) (uint32, bool) {
+	if !useAVX2 || n == 0 || n%16 != 0 || len(y) < 32*n || len(x) < 15*stride+n {
 		return 0, false
 	}
-	return bf16R16Rows8AVX2(&y[0], &x[0], stride, n), true
+	return bf16R16Rows16AVX2(&y[0], &x[0], stride, n), true
 }
 
 //go:noescape

@@ -141,20 +141,22 @@ sum:
 	VPERMD       Y8, Y15, out; \
 	ADDQ         BX, R8
 
-// BF16_ROW truncates the 16 float32 at R8 to their high halves, in order,
-// into out, folds their magnitude bit patterns into the maxima Y12/Y13, and
-// moves R8 to the next row.
+// BF16_ROW truncates the 16 float32 at R8 to their high halves into out,
+// folds the magnitudes of those halves into the word maxima Y12 (Y14 =
+// 0x7fff in every word: a bf16 value is an infinity or a NaN exactly when
+// its magnitude is at least 0x7f80, as its float32 is) and moves R8 to the
+// next row. The pack leaves the pairs of columns in the dword order 0, 1,
+// 4, 5, 2, 3, 6, 7 (it works per 128-bit lane); the stores undo that. The
+// rows are loaded before the shifts: a VPSRLD with a memory operand exists
+// only in EVEX (AVX-512) form, which the assembler would pick silently.
 #define BF16_ROW(out) \
 	VMOVDQU   (R8), Y8; \
 	VMOVDQU   32(R8), Y9; \
-	VPAND     Y14, Y8, Y10; \
-	VPAND     Y14, Y9, Y11; \
-	VPMAXUD   Y10, Y12, Y12; \
-	VPMAXUD   Y11, Y13, Y13; \
 	VPSRLD    $16, Y8, Y8; \
 	VPSRLD    $16, Y9, Y9; \
-	VPACKUSDW Y9, Y8, Y8; \
-	VPERMQ    $0xd8, Y8, out; \
+	VPACKUSDW Y9, Y8, out; \
+	VPAND     Y14, out, Y10; \
+	VPMAXUW   Y10, Y12, Y12; \
 	ADDQ      BX, R8
 
 // TRANSPOSE_WORDS_8X8 transposes the 8x8 dwords of Y0-Y7 (Yk holds row k's
@@ -354,24 +356,27 @@ done:
 	VZEROUPPER
 	RET
 
-// func bf16R16Rows8AVX2(dst *byte, src *float32, stride, n int) uint32
-// Truncates n float32 of each of 8 rows (row k at src + 4*stride*k bytes; n
-// a multiple of 16) to their high 16 bits and stores the pair of columns
+// func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n int) uint32
+// Truncates n float32 of each of 16 rows (row k at src + 4*stride*k bytes;
+// n a multiple of 16) to their high 16 bits and stores the pair of columns
 // 2j, 2j+1 of row k as the 4-byte word at dst + 64*j + 4*k: the layout of
-// rows 0-7 of a bf16_r16 group (rows 8-15 when dst points 32 bytes on). The
-// words are transposed in registers so that each store writes 32 bytes. It returns the largest
-// magnitude bit pattern (bits & 0x7fffffff) read.
-TEXT ·bf16R16Rows8AVX2(SB), NOSPLIT, $0-36
+// a bf16_r16 group. Per 16 columns the words of rows 0-7 and of rows 8-15
+// are transposed in registers and stored as the two 32-byte halves of each
+// 64-byte line, one after the other, so every output line is written whole
+// while it is in L1. It returns the largest magnitude of the bf16 values
+// (bits & 0x7fff) shifted to the high half: the magnitude bit pattern of a
+// float32, at least 0x7f800000 exactly when some value is an infinity or a
+// NaN.
+TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-36
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         stride+16(FP), BX
 	SHLQ         $2, BX
 	MOVQ         n+24(FP), CX
-	MOVL         $0x7fffffff, AX
+	MOVL         $0x7fff7fff, AX
 	MOVQ         AX, X14
 	VPBROADCASTD X14, Y14          // magnitude mask
 	VPXOR        Y12, Y12, Y12     // largest magnitudes
-	VPXOR        Y13, Y13, Y13
 	SHRQ         $4, CX
 	JZ           reduce
 
@@ -386,7 +391,17 @@ loop:
 	BF16_ROW(Y6)
 	BF16_ROW(Y7)
 	TRANSPOSE_WORDS_8X8
-	STORE_COLUMNS(0, 64, 128, 192, 256, 320, 384, 448)
+	STORE_COLUMNS(0, 64, 256, 320, 128, 192, 384, 448)
+	BF16_ROW(Y0)
+	BF16_ROW(Y1)
+	BF16_ROW(Y2)
+	BF16_ROW(Y3)
+	BF16_ROW(Y4)
+	BF16_ROW(Y5)
+	BF16_ROW(Y6)
+	BF16_ROW(Y7)
+	TRANSPOSE_WORDS_8X8
+	STORE_COLUMNS(32, 96, 288, 352, 160, 224, 416, 480)
 
 	ADDQ $64, SI
 	ADDQ $512, DI
@@ -394,18 +409,19 @@ loop:
 	JNZ  loop
 
 reduce:
-	VPMAXUD      Y13, Y12, Y12
 	VEXTRACTI128 $1, Y12, X13
-	VPMAXUD      X13, X12, X12
+	VPMAXUW      X13, X12, X12
 	VPSHUFD      $0x4e, X12, X13
-	VPMAXUD      X13, X12, X12
+	VPMAXUW      X13, X12, X12
 	VPSHUFD      $0xb1, X12, X13
-	VPMAXUD      X13, X12, X12
+	VPMAXUW      X13, X12, X12
+	VPSRLD       $16, X12, X13
+	VPMAXUW      X13, X12, X12
 	VZEROUPPER
 	MOVL         X12, AX
+	SHLL         $16, AX
 	MOVL         AX, ret+32(FP)
 	RET
-
 
 // func quantizeQ8KVRowAVX2(dst *byte, src, next *float32, n int, mul float32) int32
 // Quantizes one q8_KV row as quantizeQ8AVX2 does (VMULPS by mul, VCVTPS2DQ

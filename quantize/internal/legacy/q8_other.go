@@ -19,6 +19,6 @@ func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32)
 
 func quantizeQ8_0SIMD(dst []byte, x []float32) int { return 0 }
 
-func bf16R16Rows8SIMD(y []byte, x []float32, stride, n int) (uint32, bool) { return 0, false }
+func bf16R16Rows16SIMD(y []byte, x []float32, stride, n int) (uint32, bool) { return 0, false }
 
 func quantizeQ8KVRowSIMD(q []byte, x, next []float32, mul float32) (int32, bool) { return 0, false }
