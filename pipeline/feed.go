@@ -12,9 +12,10 @@ import (
 
 // feeder is Run's reader: it goes through the tensors to write in output
 // order and sends the writer, through the workers, the pieces of each:
-// rows to quantize, or bytes copied from the input or reused from an
-// earlier output. It hashes every input tensor as its bytes stream in, so
-// the sidecar costs no second read.
+// rows to quantize (the workers read them), or bytes copied from the input
+// or reused from an earlier output, which it reads and hashes itself.
+// Every input tensor is hashed as its bytes stream in (rows to quantize by
+// the writer), so the sidecar costs no second read.
 type feeder struct {
 	ctx          context.Context
 	in           *gguf.Model
@@ -119,22 +120,16 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 }
 
 // quantize feeds the rows of a tensor to convert.
+//
+// The workers read the rows (readPiece) and the writer hashes them in
+// order: the reader only plans and lends memory, so that it never bounds
+// the run however many workers read at once.
 func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
-	o := f.outs[oi]
-	f.hash.Reset()
 	pw := piecesFit(f.in, t, f.pieceWeights, f.mem.limit, f.threads)
 	for _, p := range planPieces(f.in, t, pw) {
 		p.out, p.tensor, p.global = oi, ti, global
 		if p.buf = f.slot(pieceNeed(f.in, t, p)); p.buf == nil {
 			return false
-		}
-		if err := readPiece(f.in, t, p); err != nil {
-			p.err = fmt.Errorf("%s: tensor %s: %w", o.Path, t.Name, err)
-		} else {
-			f.hash.Write(p.buf.raw)
-		}
-		if p.last {
-			p.inSum = f.hash.Sum64()
 		}
 		if !f.send(p) {
 			return false

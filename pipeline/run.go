@@ -306,13 +306,13 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	work := make(chan *piece, opt.Threads)
 	done := make(chan *piece, 2*opt.Threads)
 
-	// Reader: plans pieces in output order, reads their bytes (hashing
-	// them), and copies the tensors it can reuse.
+	// Reader: plans pieces in output order, lends them memory, and reads
+	// (and hashes) the tensors it copies.
 	fd := &feeder{ctx: ctx, in: in, outs: outs, records: records, reuse: opt.Reuse, mem: mem, work: work,
 		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note, stats: opt.stats}
 	go fd.run(first)
 
-	// Workers: quantize.
+	// Workers: read, convert and quantize.
 	var wg sync.WaitGroup
 	for w := 0; w < opt.Threads; w++ {
 		wg.Add(1)
@@ -322,16 +322,11 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			for p := range work {
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
-					p.err = decodePiece(in, t, p)
-					if p.err == nil {
-						p.err = opt.quantize(t, p)
-					}
-					if p.err == nil {
-						p.err = checkOutput(t, p, &deq)
-					}
-					if p.err != nil {
+					if err := readPiece(in, t, p); err != nil {
+						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, err)
+					} else if err := convertPiece(in, t, p, opt.quantize, &deq); err != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
-						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, p.err)
+						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
 					}
 				}
 				p.src = nil
@@ -363,13 +358,15 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 
 	// Writer: emit pieces in sequence order while later ones are computed,
-	// hash what is written, and record each complete tensor.
+	// hash what is written and the input rows quantized, and record each
+	// complete tensor.
 	pending := map[int]*piece{}
 	next := 0
 	var tensorDone int64
 	var tensorFallback *Fallback // of the tensor being written
 	var firstErr error
 	outHash := xxhash.New()
+	inHash := xxhash.New() // of the tensor being quantized
 	var stopStats func()
 	if opt.stats != nil {
 		stopStats = opt.stats.measure(&opt.stats.writer)
@@ -402,6 +399,13 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			} else {
 				_, err = w.Write(q.dst)
 				outHash.Write(q.dst)
+			}
+			if q.kind == pieceQuantize {
+				inHash.Write(q.buf.raw)
+				if q.last {
+					q.inSum = inHash.Sum64()
+					inHash.Reset()
+				}
 			}
 			if err == nil && q.last {
 				rec := &records[q.out][q.tensor]
@@ -601,9 +605,21 @@ func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 	return out
 }
 
-// readPiece reads the piece's rows. The reader goroutine only does I/O;
-// decoding to float32 happens in the workers (decodePiece), so it scales
-// with the cores.
+// convertPiece converts the piece's input rows to float32, quantizes them
+// (with quantize: quantizePiece, or a benchmark's stand-in) and checks the
+// output.
+func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
+	if err := decodePiece(in, t, p); err != nil {
+		return err
+	}
+	if err := quantize(t, p); err != nil {
+		return err
+	}
+	return checkOutput(t, p, deq)
+}
+
+// readPiece reads the piece's rows, in a worker: reads of many pieces are
+// under way at once.
 func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	src := in.Tensors[t.Source]
 	ne0, rows, _ := dims(t.Shape)
