@@ -74,11 +74,12 @@ func (f *feeder) send(p *piece) bool {
 // slot borrows working memory for a piece; nil when the run is stopping.
 func (f *feeder) slot(n need) *buffers { return f.mem.acquire(f.ctx, n) }
 
-// chunkBytes is the size of the byte pieces of copies: a sixteenth of the
-// memory budget, at most as many bytes as a piece's float32 rows, whatever
-// the number of workers (copies need none).
+// chunkBytes is the size of the byte pieces of copies: as many bytes as a
+// piece's float32 rows, at most a sixteenth of the memory budget, whatever
+// the number of workers (copies need none). copyBytes holds one while it
+// reads the next, and both always fit.
 func (f *feeder) chunkBytes() int64 {
-	return max(min(4*int64(f.pieceWeights), f.mem.limit/16), minChunk)
+	return min(4*int64(f.pieceWeights), f.mem.limit/16)
 }
 
 // tensor feeds one tensor; false when the run is stopping.

@@ -12,8 +12,11 @@ import (
 // a run stays under about twice this plus the plan, well under 512 MiB.
 const DefaultMemory = 128 << 20
 
-// minChunk is the smallest byte piece of a copy.
-const minChunk = 64 << 10
+// minMemory is the smallest Options.Memory: a copy holds two of its byte
+// pieces (of a sixteenth of the budget) while it reads, so they must fit
+// beside each other, and pieces smaller than 64 KiB cost more in system
+// calls than they save.
+const minMemory = 1 << 20
 
 // need is the working memory a piece asks for, in elements of each buffer
 // (what grow is called with for it).

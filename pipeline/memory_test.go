@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
@@ -93,6 +94,19 @@ func TestMemoryBudget(t *testing.T) {
 		return b
 	}
 	want := run(Options{Threads: 2})
+	t.Run("below the floor", func(t *testing.T) {
+		// Raised to minMemory: a copy's two byte pieces fit beside each
+		// other (a deadlock would end at the deadline).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out := filepath.Join(dir, "small.gguf")
+		if err := Run(ctx, m, []Output{{Path: out, Tensors: tensors}}, Options{Threads: 3, Memory: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+			t.Error("output differs")
+		}
+	})
 	for _, budget := range []int64{1 << 20, 3 << 20} {
 		for _, threads := range []int{1, 2, 64, 128} {
 			t.Run(fmt.Sprintf("memory=%dMiB/threads=%d", budget>>20, threads), func(t *testing.T) {

@@ -81,8 +81,8 @@ type Options struct {
 	PieceWeights int
 	// Memory bounds the bytes the pieces in flight hold, from reading to
 	// writing: input rows, their float32 conversion and the output
-	// (default DefaultMemory). It does not grow with Threads; a piece
-	// larger than it on its own is worked on alone.
+	// (default DefaultMemory, at least 1 MiB). It does not grow with
+	// Threads; a piece larger than it on its own is worked on alone.
 	Memory int64
 	// Progress, if set, is called from the writer as pieces are written.
 	Progress func(Event)
@@ -213,6 +213,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	if opt.Memory <= 0 {
 		opt.Memory = DefaultMemory
 	}
+	opt.Memory = max(opt.Memory, minMemory)
 	if opt.quantize == nil {
 		opt.quantize = quantizePiece
 	}
