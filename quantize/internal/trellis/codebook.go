@@ -33,6 +33,10 @@ type codebook struct {
 	flatLanes []byte
 	spans     []uint32
 
+	// The pruned search's layout, built on first use (see prune.go).
+	prunedOnce sync.Once
+	pruned     pruneLayout
+
 	// The portable search's layout, built on first use (see portableLanes).
 	portableOnce sync.Once
 	portable     []floatLanes // per cluster, then every codeword (groups of 8)

@@ -180,8 +180,8 @@ func readManifest(t *testing.T, path string) []refCase {
 	return cases
 }
 
-// TestRefCases quantizes the rows of every set of testdata/refcases with the
-// assembly and the portable searches and compares each row with the
+// TestRefCases quantizes the rows of every set of testdata/refcases at every
+// assembly level (see asmLevels) and compares each row with the
 // reference's (by hash). With -refquant it first rewrites the sets.
 func TestRefCases(t *testing.T) {
 	if *refquant != "" {
@@ -193,10 +193,7 @@ func TestRefCases(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no reference sets in testdata/refcases: %v", err)
 	}
-	paths := []bool{false}
-	if useAVX2 {
-		paths = append(paths, true)
-	}
+	defer setAsmLevel(asmLevels[len(asmLevels)-1])
 	for _, mpath := range dirs {
 		dir := filepath.Dir(mpath)
 		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
@@ -222,18 +219,16 @@ func TestRefCases(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, asm := range paths {
+				for _, level := range asmLevels {
 					got := make([]byte, rows*int(rs))
-					saved := useAVX2
-					useAVX2 = asm
+					setAsmLevel(level)
 					err := Kernels(kernel.Options{})[typ](got, input, rows, cols, w)
-					useAVX2 = saved
 					if err != nil {
 						t.Fatalf("%s %s: %v", dir, typ, err)
 					}
 					for _, c := range want {
 						if h := rowHash(got[c.row*int(rs) : (c.row+1)*int(rs)]); h != c.hash {
-							t.Errorf("%s %s imatrix %v assembly %v: row %d (%s) differs from the reference", filepath.Base(dir), typ, imat, asm, c.row, c.kind)
+							t.Errorf("%s %s imatrix %v assembly level %d: row %d (%s) differs from the reference", filepath.Base(dir), typ, imat, level, c.row, c.kind)
 						}
 					}
 				}

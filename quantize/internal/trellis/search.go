@@ -27,6 +27,13 @@ var laneCandidate4 = [8]int32{0, 2, 4, 6, 1, 3, 5, 7}
 // off to compare the two.
 var useBlockSearch = true
 
+// usePrunedSearch selects, with useAVX2 and useBlockSearch, the pruned
+// block search for groups of 8 (prune.go), which scores a fraction of each
+// cluster and gives the same codewords; off, the block search scans every
+// codeword of the cluster as the reference does. The tests turn it off to
+// hold that exhaustive scan to the same bytes.
+var usePrunedSearch = true
+
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
 // index to bestIdx. A zero d gives index 0 everywhere.
@@ -78,11 +85,19 @@ func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums
 }
 
 // searchBlock runs the whole of findBestMatch's search (and, with sums not
-// nil, the sums of findBestScale) in one assembly call. It reports false
-// when a cluster is empty or a search finds nothing; the caller then takes
-// the per-group path, which handles those cases.
+// nil, the sums of findBestScale) in one assembly call: for groups of 8 the
+// pruned search where usePrunedSearch is on and the inputs are in its range,
+// else the exhaustive one. It reports false when a cluster is empty or a
+// search finds nothing; the caller then takes the per-group path, which
+// handles those cases.
 func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
 	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
+	if cb.group == 8 && usePrunedSearch {
+		if p := cb.prunedLayout(); p.spans != nil && searchPruned8AVX2(&p.runs[0], &p.boxes[0], &p.ids[0], &p.spans[0], &cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
+			return true
+		}
+		// Out of the pruned search's range: the exhaustive one decides.
+	}
 	if cb.group == 8 {
 		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
 	}

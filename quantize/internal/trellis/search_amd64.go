@@ -50,3 +50,32 @@ func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32,
 //
 //go:noescape
 func searchBlock8AVX2(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+
+// searchPruned8AVX2 is searchBlock8AVX2 with the pruned search of each
+// group's cluster (runs, boxes, ids, spans: the codebook's pruneLayout; see
+// prune.go), falling back to the reference's scan over lanes and lspans
+// (flatLanes and spans) where the smallest score is not unique. It returns
+// nonzero, with idx incomplete, if a scaled input is beyond 2^60 in
+// magnitude or NaN, a weight is negative, +Inf or NaN, a cluster has no
+// pruned runs, or a search finds no codeword.
+//
+//go:noescape
+func searchPruned8AVX2(runs, boxes *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+
+// pruneLeftPack is, for each mask of eight runs, the positions of its set
+// bits in increasing order (then zeros): the pruned search's list pass
+// gathers the listed runs' positions with it (VPERMD).
+//
+//lint:ignore U1000 used by the assembly only
+var pruneLeftPack = func() (t [256][8]uint32) {
+	for m := range t {
+		n := 0
+		for i := 0; i < 8; i++ {
+			if m>>i&1 != 0 {
+				t[m][n] = uint32(i)
+				n++
+			}
+		}
+	}
+	return t
+}()

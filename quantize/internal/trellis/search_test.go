@@ -199,13 +199,14 @@ func TestFMAFast(t *testing.T) {
 
 // TestKernelsPortable quantizes seeded random rows of every rowKind (256 or
 // 512 weights, plain and with an importance vector that is zero on whole
-// blocks) with the assembly searches and with the portable ones and wants
-// the same bytes (the portable ones follow the reference: TestRefCases and
-// the golden tests in ../ check them).
+// blocks) at every assembly level and wants the portable search's bytes
+// (the portable search follows the reference: TestRefCases and the golden
+// tests in ../ check it).
 func TestKernelsPortable(t *testing.T) {
-	if !useAVX2 {
+	if len(asmLevels) < 2 {
 		t.Skip("no assembly searches on this CPU")
 	}
+	defer setAsmLevel(asmLevels[len(asmLevels)-1])
 	perKind := 3
 	if testing.Short() {
 		perKind = 1
@@ -232,18 +233,20 @@ func TestKernelsPortable(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				asm, portable := make([]byte, rs), make([]byte, rs)
-				if err := k(asm, src, 1, cols, w); err != nil {
+				portable := make([]byte, rs)
+				setAsmLevel(0)
+				if err := k(portable, src, 1, cols, w); err != nil {
 					t.Fatal(err)
 				}
-				useAVX2 = false
-				err = k(portable, src, 1, cols, w)
-				useAVX2 = true
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(asm, portable) {
-					t.Errorf("%s, %s row %d of %d (imatrix %v): portable search gives other bytes", typ, kind.name, n, cols, w != nil)
+				for _, level := range asmLevels[1:] {
+					setAsmLevel(level)
+					asm := make([]byte, rs)
+					if err := k(asm, src, 1, cols, w); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(asm, portable) {
+						t.Errorf("%s, %s row %d of %d (imatrix %v): level %d gives other bytes than the portable search", typ, kind.name, n, cols, w != nil, level)
+					}
 				}
 			}
 		}
@@ -283,19 +286,26 @@ func TestFindBestScale(t *testing.T) {
 	}
 }
 
-// TestSearchBlock checks the one-call block search (indices and the scale
-// sums) against the per-group searches and findBestScale on the real
-// codebooks, with inputs spread over and beyond the codewords' range,
-// zero and tiny weights, and equal inputs (ties).
+// TestSearchBlock checks the one-call block searches, exhaustive and pruned
+// (indices and the scale sums), against the per-group searches and
+// findBestScale on the real codebooks: inputs spread over and beyond the
+// codewords' range, zero and tiny weights, equal inputs, integer inputs with
+// integer weights at scale 1 (exact ties between codewords, which the
+// pruned search hands to the reference's scan), groups of zero weights
+// (every score 0), the codewords themselves (a score of 0), negative
+// weights and inputs near 2^60 after scaling (outside the pruned search's
+// range).
 func TestSearchBlock(t *testing.T) {
-	if !useAVX2 {
+	if len(asmLevels) < 3 {
 		t.Skip("no assembly searches on this CPU")
 	}
+	defer setAsmLevel(asmLevels[len(asmLevels)-1])
 	books := []struct {
 		name string
 		book func() *codebook
 	}{{"iq1_kt", iq1ktBook}, {"iq2_kt", iq2ktBook}, {"iq3_kt", iq3ktBook}, {"iq4_kt", iq4ktBook}, {"iq4_kt/alt", iq4ktBookAlt}}
 	r := rand.New(rand.NewPCG(13, 14))
+	const kinds = 9
 	for _, tc := range books {
 		if testing.Short() && tc.name != "iq1_kt" && tc.name != "iq4_kt" {
 			continue
@@ -304,48 +314,81 @@ func TestSearchBlock(t *testing.T) {
 		ng := blockSize / cb.group
 		trials := 3000
 		if cb.group == 8 && tc.name != "iq1_kt" {
-			trials = 300
+			trials = 600
 		}
 		for trial := 0; trial < trials; trial++ {
+			kind := trial % kinds
 			xb, w := make([]float32, blockSize), make([]float32, blockSize)
+			d := float32(r.NormFloat64()) / 60
 			for i := range xb {
-				switch trial % 4 {
+				switch kind {
 				case 0:
 					xb[i] = float32(r.NormFloat64())
 				case 1:
 					xb[i] = float32(r.IntN(5) - 2) // many equal distances
 				case 2:
 					xb[i] = float32(3 * r.NormFloat64()) // far outside the codewords
-				default:
+				case 3:
 					xb[i] = float32(r.NormFloat64() / 1e3)
-				}
-				if cb.abs {
-					xb[i] = abs32(xb[i])
+				default:
+					xb[i] = float32(r.NormFloat64())
 				}
 				w[i] = float32(r.ExpFloat64())
 				if r.IntN(8) == 0 {
 					w[i] = [...]float32{0, 1e-30, 1e-4}[r.IntN(3)]
 				}
 			}
-			d := float32(r.NormFloat64()) / 60
+			switch kind {
+			case 4: // integers at scale 1, integer weights: exact ties
+				d = 1
+				for i := range xb {
+					xb[i] = float32(r.IntN(81) - 40)
+					w[i] = float32(1 + r.IntN(2))
+				}
+			case 5: // a group of zero weights: every score 0
+				g := r.IntN(ng) * cb.group
+				clear(w[g : g+cb.group])
+			case 6: // codewords, scaled by d
+				d = 1 / float32(1+r.IntN(64))
+				for l := 0; l < ng; l++ {
+					cw := r.IntN(len(cb.values) / cb.group)
+					for k := 0; k < cb.group; k++ {
+						xb[l*cb.group+k] = d * cb.values[cw*cb.group+k]
+					}
+				}
+			case 7: // a negative weight
+				w[r.IntN(blockSize)] = -float32(r.ExpFloat64())
+			case 8: // near 2^60 after scaling, on either side
+				d = 1
+				xb[r.IntN(blockSize)] = [...]float32{0x1p60, 0x1.000002p60, -0x1.8p60, 0x1.fffffep59}[r.IntN(4)]
+			}
+			if cb.abs {
+				for i := range xb {
+					xb[i] = abs32(xb[i])
+				}
+			}
 			if trial%50 == 0 {
 				d = 0
 			}
-			gotIdx, wantIdx := make([]int32, ng), make([]int32, ng)
-			gotScale, gotScore := cb.matchAndScale(d, xb, w, gotIdx)
+			wantIdx := make([]int32, ng)
 			useBlockSearch = false
 			cb.findBestMatch(d, xb, w, wantIdx)
 			wantScale, wantScore := cb.findBestScale(xb, w, wantIdx)
 			useBlockSearch = true
-			if !slices.Equal(gotIdx, wantIdx) {
-				t.Fatalf("%s trial %d: block search %v, per-group search %v", tc.name, trial, gotIdx, wantIdx)
-			}
-			if math.Float32bits(gotScale) != math.Float32bits(wantScale) || math.Float32bits(gotScore) != math.Float32bits(wantScore) {
-				t.Fatalf("%s trial %d: block search scale %v score %v, per-group %v %v", tc.name, trial, gotScale, gotScore, wantScale, wantScore)
-			}
-			cb.findBestMatch(d, xb, w, gotIdx)
-			if !slices.Equal(gotIdx, wantIdx) {
-				t.Fatalf("%s trial %d: findBestMatch %v, per-group search %v", tc.name, trial, gotIdx, wantIdx)
+			for _, level := range asmLevels[1:] {
+				setAsmLevel(level)
+				gotIdx := make([]int32, ng)
+				gotScale, gotScore := cb.matchAndScale(d, xb, w, gotIdx)
+				if !slices.Equal(gotIdx, wantIdx) {
+					t.Fatalf("%s trial %d (kind %d) level %d: block search %v, per-group search %v", tc.name, trial, kind, level, gotIdx, wantIdx)
+				}
+				if math.Float32bits(gotScale) != math.Float32bits(wantScale) || math.Float32bits(gotScore) != math.Float32bits(wantScore) {
+					t.Fatalf("%s trial %d (kind %d) level %d: block search scale %v score %v, per-group %v %v", tc.name, trial, kind, level, gotScale, gotScore, wantScale, wantScore)
+				}
+				cb.findBestMatch(d, xb, w, gotIdx)
+				if !slices.Equal(gotIdx, wantIdx) {
+					t.Fatalf("%s trial %d (kind %d) level %d: findBestMatch %v, per-group search %v", tc.name, trial, kind, level, gotIdx, wantIdx)
+				}
 			}
 		}
 	}

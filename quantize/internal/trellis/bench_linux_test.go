@@ -1,0 +1,88 @@
+package trellis
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gquant/gquant/quantize/internal/kernel"
+)
+
+// threadCPU is the CPU time of the calling thread.
+func threadCPU(b *testing.B) time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		b.Skip("no thread CPU time here:", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAsmLevels quantizes the rows of quantize's BenchmarkQuantize
+// (normal weights, sigma 0.02, an importance vector; 4096 columns) eight
+// rows at a time, alternating between the assembly levels (see asmLevels),
+// and reports each level's CPU time per eight rows and its speed against
+// level 1 (the exhaustive block search). On a loaded machine, interleaving
+// keeps the comparison fair where separate runs drift with the load; eight
+// rows per call let each level's layout settle in the caches, as in a real
+// run, rather than run on the other level's leftovers.
+func BenchmarkAsmLevels(b *testing.B) {
+	if len(asmLevels) < 3 {
+		b.Skip("no assembly levels here")
+	}
+	const rows, cols = 64, 4096
+	r := rand.New(rand.NewPCG(42, 4096))
+	src := make([]float32, rows*cols)
+	for i := range src {
+		src[i] = float32(0.02 * r.NormFloat64())
+	}
+	imatrix := make([]float32, cols)
+	for i := range imatrix {
+		imatrix[i] = float32(r.ExpFloat64())
+	}
+	for _, typ := range refTypes {
+		b.Run(typ.String(), func(b *testing.B) {
+			defer setAsmLevel(asmLevels[len(asmLevels)-1])
+			k := Kernels(kernel.Options{})[typ]
+			rs, err := typ.RowSize(cols)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst := make([]byte, 8*rs)
+			levels := asmLevels[1:]
+			spent := make([]time.Duration, len(levels))
+			for _, level := range levels { // build the tables
+				setAsmLevel(level)
+				if err := k(dst, src[:cols], 1, cols, imatrix); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			n := 0
+			for b.Loop() {
+				row := src[n%8*cols:][:8*cols]
+				for j := range levels {
+					// Alternate which level goes first.
+					i := (j + n) % len(levels)
+					setAsmLevel(levels[i])
+					start := threadCPU(b)
+					if err := k(dst, row, 8, cols, imatrix); err != nil {
+						b.Fatal(err)
+					}
+					spent[i] += threadCPU(b) - start
+				}
+				n++
+			}
+			for i, level := range levels {
+				b.ReportMetric(float64(spent[i].Microseconds())/float64(n), fmt.Sprintf("level%d-cpu-us/8rows", level))
+				if i > 0 && spent[i] > 0 {
+					b.ReportMetric(float64(spent[0])/float64(spent[i]), fmt.Sprintf("level%d-speedup", level))
+				}
+			}
+		})
+	}
+}
