@@ -84,7 +84,9 @@ type Options struct {
 	// (default DefaultMemory, at least 1 MiB). It does not grow with
 	// Threads; a piece larger than it on its own is worked on alone.
 	Memory int64
-	// Progress, if set, is called from the writer as pieces are written.
+	// Progress, if set, is called as pieces are written, from one
+	// goroutine at a time and in order; a Finished tensor is on disk and
+	// in the progress record (see syncer).
 	Progress func(Event)
 	// Inputs are paths that must not be overwritten (the input model's files).
 	Inputs []string
@@ -301,6 +303,18 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		count += len(o.Tensors)
 	}
 
+	temps := make([]string, len(outs))
+	for i, w := range writers {
+		if w != nil {
+			temps[i] = w.TempPath()
+		}
+	}
+	sy, err := newSyncer(temps, journals, outs, opt.Progress, cancel)
+	if err != nil {
+		abortAll()
+		return err
+	}
+
 	// Two pieces per worker keep every worker busy while the writer waits
 	// for the next piece in order, within the memory budget.
 	mem := newMemory(opt.Memory, 2*opt.Threads, opt.memoryReport)
@@ -408,21 +422,20 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					inHash.Reset()
 				}
 			}
-			if err == nil && q.last {
-				rec := &records[q.out][q.tensor]
-				rec.Input, rec.Output = hashString(q.inSum), hashString(outHash.Sum64())
-				outHash.Reset()
-				// The bytes first, then the record that claims them.
-				if err = w.Sync(); err == nil {
-					if err = journals[q.out].add(*rec); err != nil {
-						err = fmt.Errorf("%s: progress record: %w", outs[q.out].Path, err)
-					}
-				}
-			}
 			if err != nil {
 				firstErr = err
 				cancel()
 				break
+			}
+			// The syncer makes a finished tensor durable and records it,
+			// then reports progress, while the writer goes on.
+			item := syncItem{out: q.out}
+			if q.last {
+				rec := &records[q.out][q.tensor]
+				rec.Input, rec.Output = hashString(q.inSum), hashString(outHash.Sum64())
+				outHash.Reset()
+				copied := *rec
+				item.rec = &copied
 			}
 			tensorDone += q.inBytes
 			tensorFallback = tensorFallback.merge(q.fallback)
@@ -432,7 +445,10 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				if q.last {
 					ev.Fallback = tensorFallback
 				}
-				opt.Progress(ev)
+				item.ev = &ev
+			}
+			if item.rec != nil || item.ev != nil {
+				sy.queue <- item
 			}
 			if q.last {
 				tensorDone = 0
@@ -446,6 +462,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 	if stopStats != nil {
 		stopStats()
+	}
+	if err := sy.stop(); firstErr == nil {
+		firstErr = err
 	}
 	if firstErr == nil {
 		// Stopped from outside (an interrupt): the pieces stopped coming.
