@@ -30,13 +30,12 @@ type codeGrid struct {
 	// tells whether u is on the grid and where its candidates are) one word
 	// per candidate, padded to a multiple of eight with copies of the last,
 	// holding for each coordinate c the 3-bit lane (c<<bits + level) & 7 of
-	// its table register at bit 3c; laneGrid holds the candidate's grid
-	// index. expand[p][j] is the coordinate of lane j of table register p,
-	// qvec the value 2l+1 of the level of each lane.
-	lanes    []uint32
-	laneGrid []uint16
-	expand   [4][8]int32
-	qvec     [8]float32
+	// its table register at bit 3c (laneIndex turns a word back into the
+	// candidate's grid index). expand[p][j] is the coordinate of lane j of
+	// table register p, qvec the value 2l+1 of the level of each lane.
+	lanes  []uint32
+	expand [4][8]int32
+	qvec   [8]float32
 }
 
 func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
@@ -161,7 +160,6 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 		g.kmap[u] = ^int32(len(g.lanes)<<9 | chunks)
 		for k := 0; k < chunks*8; k++ {
 			n := int(cands[min(k, len(cands)-1)])
-			g.laneGrid = append(g.laneGrid, uint16(n))
 			var word uint32
 			for c := 0; c < dim; c++ {
 				word |= uint32((c<<bits+int(g.levels[n*dim+c]))&7) << (3 * c)
@@ -170,6 +168,26 @@ func buildCodeGrid(kgrid []uint16, dim, bits, mapSize, nwant int) *codeGrid {
 		}
 	}
 	return g
+}
+
+// laneIndex returns the grid index of the candidate in lanes[i]. The low
+// bits of each coordinate's 3-bit lane field are its level, so the word
+// packs into the candidate's kmap key: a lookup in kmap (a few hundred KB,
+// and just read for the searched vector) instead of in a table of grid
+// indices parallel to lanes (3 MB for iq1_s, a cache miss on the critical
+// path after every search).
+func (g *codeGrid) laneIndex(i int) int {
+	w := g.lanes[i]
+	if g.bits == 3 {
+		return int(g.kmap[w&0xfff]) // fields of 3 bits are the levels as pack lays them out
+	}
+	// Eight 2-bit levels in the low bits of 3-bit fields: drop the top bit
+	// of each field, then close the gaps in three halving steps.
+	w &= 0x6db6db
+	w = w&0x0c30c3 | w&0x618618>>1 // fields at 0, 2, 6, 8, 12, 14, 18, 20
+	w = w&0x00f00f | w&0x3c03c0>>2 // nibbles at 0, 4, 12, 16
+	w = w&0xff | w>>4&0xff00
+	return int(g.kmap[w])
 }
 
 // An nbJob is one off-grid group for the vector search: the group's
@@ -232,7 +250,7 @@ func (g *codeGrid) findBestNeighbours(jobs []nbJob, xval, weight []float32, scal
 			// portable path panics in setLevels.
 			kernel.Overflow("iquant: no grid neighbour at a finite distance")
 		}
-		g.setLevels(int(g.laneGrid[j.laneOff+j.pos]), L[int(j.group)*g.dim:])
+		g.setLevels(g.laneIndex(int(j.laneOff+j.pos)), L[int(j.group)*g.dim:])
 	}
 }
 
@@ -310,7 +328,7 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 		g.searchJobs(xval, weight, scale, &g.qvec, jobs[:])
 		idx = -1
 		if k := jobs[0].pos; k >= 0 {
-			idx = int(g.laneGrid[jobs[0].laneOff+k])
+			idx = g.laneIndex(int(jobs[0].laneOff + k))
 		}
 	} else {
 		var diffs, wdiffs [8 * 8]float32 // [coordinate*8 + level]

@@ -42,7 +42,7 @@ func slowNeighbours(g *codeGrid, u, nwant int) []uint16 {
 
 // TestCodeGridNeighbours checks the table-driven neighbour lists (and their
 // vector-search lanes) against the direct construction on a sample of the
-// off-grid vectors of every grid.
+// off-grid vectors of every grid, and laneIndex on every lane.
 func TestCodeGridNeighbours(t *testing.T) {
 	grids := []struct {
 		name  string
@@ -70,8 +70,8 @@ func TestCodeGridNeighbours(t *testing.T) {
 			lanes := g.lanes[j.laneOff:][:j.chunks*8]
 			for k, word := range lanes {
 				n := int(got[min(k, len(got)-1)])
-				if g.laneGrid[int(j.laneOff)+k] != uint16(n) {
-					t.Fatalf("%s: u=%d lane %d: grid index %d, want %d", tc.name, u, k, g.laneGrid[int(j.laneOff)+k], n)
+				if got := g.laneIndex(int(j.laneOff) + k); got != n {
+					t.Fatalf("%s: u=%d lane %d: grid index %d, want %d", tc.name, u, k, got, n)
 				}
 				for c := 0; c < g.dim; c++ {
 					if f := int(word>>(3*c)) & 7; f != (c<<g.bits+int(g.levels[n*g.dim+c]))&7 {
@@ -83,6 +83,19 @@ func TestCodeGridNeighbours(t *testing.T) {
 		}
 		if checked == 0 {
 			t.Fatalf("%s: no off-grid vector checked", tc.name)
+		}
+		// Every lane word, not only the sample's, names a grid point
+		// whose levels it holds.
+		for i, word := range g.lanes {
+			n := g.laneIndex(i)
+			if n < 0 || n >= len(g.levels)/g.dim {
+				t.Fatalf("%s: lane %d: grid index %d", tc.name, i, n)
+			}
+			for c := 0; c < g.dim; c++ {
+				if f := int(word>>(3*c)) & 7; f != (c<<g.bits+int(g.levels[n*g.dim+c]))&7 {
+					t.Fatalf("%s: lane %d (grid index %d) coordinate %d: field %d", tc.name, i, n, c, f)
+				}
+			}
 		}
 	}
 }

@@ -55,7 +55,7 @@ func findBestNeighbour2(g *codeGrid, u int, xval, weight []float32, scale float3
 	if useNeighbourAVX2 {
 		jobs := [1]nbJob{g.job(0, u)}
 		g.searchJobs(xval, weight, scale, iq1Lanes(xx), jobs[:])
-		idx := int(g.laneGrid[jobs[0].laneOff+max(jobs[0].pos, 0)])
+		idx := g.laneIndex(int(jobs[0].laneOff + max(jobs[0].pos, 0)))
 		g.setLevels(idx, L)
 		return idx
 	}
@@ -225,7 +225,7 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 			if pos < 0 { // every distance NaN, as findBestNeighbour2
 				pos = 0
 			}
-			gi := int(g.laneGrid[j.laneOff+pos])
+			gi := g.laneIndex(int(j.laneOff + pos))
 			g.setLevels(gi, L[8*j.group:])
 			index[j.group] = uint16(gi)
 		}

@@ -469,7 +469,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 				for _, j := range jobs[first:trialJobsEnd[t]] {
 					o := 8 * int(j.group)
 					if useNeighbourAVX2 {
-						g.setLevels(int(g.laneGrid[j.laneOff+j.pos]), Lt[o:])
+						g.setLevels(g.laneIndex(int(j.laneOff+j.pos)), Lt[o:])
 					} else {
 						g.findBestNeighbour(int(j.u), xval[o:o+8], waux[o:o+8], j.scale, Lt[o:])
 					}
