@@ -5,10 +5,15 @@
 
 // The pruned block search (see prune.go): per group, the bounds of all the
 // cluster's runs (eight runs per vector), the best score U of the run with
-// the smallest bound, the list of the runs whose bound is not above U, a
-// scan of those, and the reference's scan of the whole cluster where the
-// smallest score is not reached exactly once. Scores are computed as in
-// search_amd64.s, from int8 codewords (exact in float32).
+// the smallest bound, two stages of listed runs scored, and the reference's
+// scan of the whole cluster where the smallest score is not reached exactly
+// once. Scores are computed as in search_amd64.s, from int8 codewords
+// (exact in float32).
+//
+// The four groups of a block go through each step in turn (bounds for all,
+// then U for all, ...): each step waits on runs fetched from memory by the
+// step before, so the four groups' cache misses overlap rather than stall
+// one group after the other.
 
 DATA prunePosInf<>+0(SB)/4, $0x7f800000
 GLOBL prunePosInf<>(SB), RODATA|NOPTR, $4
@@ -79,23 +84,35 @@ GLOBL pruneLanes<>(SB), RODATA|NOPTR, $32
 	VPERMD Y5, Y2, Y2 \
 	VMOVD X2, BX
 
-// The frame of searchPruned8AVX2:
-//   0     the group's weights, broadcast (8 x 32 bytes)
-//   256   vx (32 float32)
-//   384   the groups' clusters (4 int32)
-//   416   T, the first stage's limit, broadcast (32 bytes)
-//   448   the runs' bounds (pruneMaxRuns float32)
-//   4544  the listed runs' positions (pruneMaxRuns+8 uint32)
-//   8672  the winners' values (4 x 8 int32)
-//   8800  the winners' positions in ids, or -1 (4 int32)
+// The frame of searchPruned8AVX2. Per group g (R12 = 256*g):
+//   0+R12      the group's weights, broadcast (8 x 32 bytes)
+//   1536+R12   the group's record: first block (8 bytes), blocks (8),
+//              runs base (8), the first run's address (8), list length (8);
+//              at 64 lbmin, at 96 T, at 128..223 the lanes' state (Y4, Y5,
+//              Y7) between the stages, each broadcast or 32 bytes
+//   2560+16*R12  the runs' bounds (pruneMaxRuns float32)
+//   18944+18*R12 the listed runs' positions (pruneMaxRuns+8 uint32)
+// and once: 1024 vx (32 float32), 1152 the clusters (4 int32), 1168 the
+// winners' values (4 x 8 int32), 1296 the winners' positions in ids, or -1
+// (4 int32).
 #define P8_W 0
-#define P8_VX 256
-#define P8_C 384
-#define P8_T 416
-#define P8_LB 448
-#define P8_LIST (448+4*const_pruneMaxRuns)
-#define P8_Q (P8_LIST+4*const_pruneMaxRuns+32)
-#define P8_POS (P8_Q+128)
+#define P8_VX 1024
+#define P8_C 1152
+#define P8_Q 1168
+#define P8_POS 1296
+#define P8_R 1536
+#define R_FIRST (P8_R+0)
+#define R_BLOCKS (P8_R+8)
+#define R_RUNS (P8_R+16)
+#define R_RUN0 (P8_R+24)
+#define R_N (P8_R+32)
+#define R_LMIN (P8_R+64)
+#define R_T (P8_R+96)
+#define R_Y4 (P8_R+128)
+#define R_Y5 (P8_R+160)
+#define R_Y7 (P8_R+192)
+#define P8_LB 2560
+#define P8_LIST 18944
 
 // One coordinate's term of a run's bound: the distance from x (xr) to the
 // box [lo, hi] of eight runs (boxes at SI, coordinate k), clamped at zero
@@ -119,44 +136,45 @@ GLOBL pruneLanes<>(SB), RODATA|NOPTR, $32
 	VCVTDQ2PS dst, dst
 
 // SCORE8 is the score of the run at SI in Y0, as in searchBlock8AVX2
-// (Y6 = 1.0, vx broadcast in Y8..Y15, Y1..Y3 scratch).
+// (Y6 = 1.0, vx broadcast in Y8..Y15, the group's weights at R12, Y1..Y3
+// scratch).
 #define SCORE8 \
 	QK(0, Y0) \
 	VFMSUB132PS Y6, Y8, Y0 \
 	VMULPS Y0, Y0, Y0 \
-	VMULPS (P8_W+0)(SP), Y0, Y0 \
+	VMULPS (P8_W+0)(SP)(R12*1), Y0, Y0 \
 	QK(4, Y1) \
 	VFMSUB132PS Y6, Y12, Y1 \
 	VMULPS Y1, Y1, Y1 \
-	VMULPS (P8_W+128)(SP), Y1, Y1 \
+	VMULPS (P8_W+128)(SP)(R12*1), Y1, Y1 \
 	VADDPS Y1, Y0, Y0 \
 	QK(2, Y1) \
 	VFMSUB132PS Y6, Y10, Y1 \
 	VMULPS Y1, Y1, Y1 \
-	VMULPS (P8_W+64)(SP), Y1, Y1 \
+	VMULPS (P8_W+64)(SP)(R12*1), Y1, Y1 \
 	QK(6, Y2) \
 	VFMSUB132PS Y6, Y14, Y2 \
 	VMULPS Y2, Y2, Y2 \
-	VMULPS (P8_W+192)(SP), Y2, Y2 \
+	VMULPS (P8_W+192)(SP)(R12*1), Y2, Y2 \
 	VADDPS Y2, Y1, Y1 \
 	VADDPS Y1, Y0, Y0 \
 	QK(1, Y1) \
 	VSUBPS Y9, Y1, Y1 \
 	VMULPS Y1, Y1, Y1 \
-	VMULPS (P8_W+32)(SP), Y1, Y1 \
+	VMULPS (P8_W+32)(SP)(R12*1), Y1, Y1 \
 	QK(5, Y2) \
 	VSUBPS Y13, Y2, Y2 \
 	VMULPS Y2, Y2, Y2 \
-	VMULPS (P8_W+160)(SP), Y2, Y2 \
+	VMULPS (P8_W+160)(SP)(R12*1), Y2, Y2 \
 	VADDPS Y2, Y1, Y1 \
 	QK(3, Y2) \
 	VSUBPS Y11, Y2, Y2 \
 	VMULPS Y2, Y2, Y2 \
-	VMULPS (P8_W+96)(SP), Y2, Y2 \
+	VMULPS (P8_W+96)(SP)(R12*1), Y2, Y2 \
 	QK(7, Y3) \
 	VSUBPS Y15, Y3, Y3 \
 	VMULPS Y3, Y3, Y3 \
-	VMULPS (P8_W+224)(SP), Y3, Y3 \
+	VMULPS (P8_W+224)(SP)(R12*1), Y3, Y3 \
 	VADDPS Y3, Y2, Y2 \
 	VADDPS Y2, Y1, Y1 \
 	VADDPS Y1, Y0, Y0
@@ -173,10 +191,23 @@ GLOBL pruneLanes<>(SB), RODATA|NOPTR, $32
 	VORPS Y2, Y7, Y7 \
 	VMINPS Y0, Y4, Y4
 
+// SCAN(label) scores the CX > 0 runs listed at DX (runs at R8), updating
+// the lanes' state (KEEP). AX, SI scratch.
+#define SCAN(label) \
+label: \
+	MOVL (DX), SI \
+	LEAQ (R8)(SI*8), SI \
+	SCORE8 \
+	VPBROADCASTD (DX), Y3 \
+	VPADDD pruneLanes<>(SB), Y3, Y3 \
+	KEEP \
+	ADDQ $4, DX \
+	DECQ CX \
+	JNE label
+
 // FETCH(label) prefetches the CX > 0 runs listed at DX (runs at R8)
-// before they are scored: they are scattered over megabytes, and the loads
-// of a scoring loop reach only a few runs ahead, so this overlaps many more
-// cache misses. AX, BX and SI are scratch.
+// before they are scored: they are scattered over megabytes. AX, BX and SI
+// are scratch.
 #define FETCH(label) \
 	MOVQ CX, AX \
 	MOVQ DX, SI \
@@ -187,6 +218,36 @@ label: \
 	DECQ AX \
 	JNE label
 
+// GROUPVX loads the group's vx (32*group in SI) broadcast into Y8..Y15.
+#define GROUPVX \
+	VBROADCASTSS (P8_VX+0)(SP)(SI*1), Y8 \
+	VBROADCASTSS (P8_VX+4)(SP)(SI*1), Y9 \
+	VBROADCASTSS (P8_VX+8)(SP)(SI*1), Y10 \
+	VBROADCASTSS (P8_VX+12)(SP)(SI*1), Y11 \
+	VBROADCASTSS (P8_VX+16)(SP)(SI*1), Y12 \
+	VBROADCASTSS (P8_VX+20)(SP)(SI*1), Y13 \
+	VBROADCASTSS (P8_VX+24)(SP)(SI*1), Y14 \
+	VBROADCASTSS (P8_VX+28)(SP)(SI*1), Y15
+
+// GROUP sets R12 = 256*DI and loads the group's vx into Y8..Y15.
+#define GROUP \
+	MOVQ DI, R12 \
+	SHLQ $8, R12 \
+	MOVQ DI, SI \
+	SHLQ $5, SI \
+	GROUPVX
+
+// LISTBASE sets AX to the group's list.
+#define LISTBASE \
+	IMUL3Q $18, R12, AX \
+	LEAQ (P8_LIST)(SP)(AX*1), AX
+
+// LBBASE sets DX to the group's bounds.
+#define LBBASE \
+	MOVQ R12, DX \
+	SHLQ $4, DX \
+	LEAQ (P8_LB)(SP)(DX*1), DX
+
 // searchPruned8AVX2 is searchBlock8AVX2 with the pruned search of each
 // group's cluster (runs, boxes, ids and spans of a pruneLayout; lanes and
 // lspans are the codebook's flatLanes and spans, for the reference's scan).
@@ -195,7 +256,7 @@ label: \
 // codeword.
 //
 // func searchPruned8AVX2(runs, boxes *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
-TEXT ·searchPruned8AVX2(SB), 0, $8816-112
+TEXT ·searchPruned8AVX2(SB), 0, $37376-112
 	MOVQ spans+24(FP), R9
 	MOVQ mid+48(FP), AX
 	VMOVUPS 0(AX), Y6
@@ -233,65 +294,57 @@ TEXT ·searchPruned8AVX2(SB), 0, $8816-112
 	CLUSTER8(3)
 #undef CLUSTER8
 
-	XORQ DI, DI // group
+	// Step 1, each group: the bounds of all runs (blocks of eight), their
+	// minimum lbmin, and a fetch of the run with the smallest bound.
+	XORQ DI, DI
 
-group:
-	MOVQ DI, R12
-	SHLQ $5, R12 // 32*group (R12 is scratch after the broadcasts)
+bounds1:
+	GROUP
 	MOVL (P8_C)(SP)(DI*4), AX
 	MOVL 0(R9)(AX*8), R13 // first block
 	MOVL 4(R9)(AX*8), CX  // runs
 	TESTL CX, CX
 	JEQ fail
-	VBROADCASTSS (P8_VX+0)(SP)(R12*1), Y8
-	VBROADCASTSS (P8_VX+4)(SP)(R12*1), Y9
-	VBROADCASTSS (P8_VX+8)(SP)(R12*1), Y10
-	VBROADCASTSS (P8_VX+12)(SP)(R12*1), Y11
-	VBROADCASTSS (P8_VX+16)(SP)(R12*1), Y12
-	VBROADCASTSS (P8_VX+20)(SP)(R12*1), Y13
-	VBROADCASTSS (P8_VX+24)(SP)(R12*1), Y14
-	VBROADCASTSS (P8_VX+28)(SP)(R12*1), Y15
-	VBROADCASTSS 0(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+0)(SP)
-	VBROADCASTSS 4(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+32)(SP)
-	VBROADCASTSS 8(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+64)(SP)
-	VBROADCASTSS 12(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+96)(SP)
-	VBROADCASTSS 16(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+128)(SP)
-	VBROADCASTSS 20(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+160)(SP)
-	VBROADCASTSS 24(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+192)(SP)
-	VBROADCASTSS 28(R10)(R12*1), Y0
-	VMOVUPS Y0, (P8_W+224)(SP)
-
-	// Pass 1: the bounds of all runs (blocks of eight), and their minimum.
+	MOVQ R13, (R_FIRST)(SP)(R12*1)
+	VBROADCASTSS 0(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+0)(SP)(R12*1)
+	VBROADCASTSS 4(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+32)(SP)(R12*1)
+	VBROADCASTSS 8(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+64)(SP)(R12*1)
+	VBROADCASTSS 12(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+96)(SP)(R12*1)
+	VBROADCASTSS 16(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+128)(SP)(R12*1)
+	VBROADCASTSS 20(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+160)(SP)(R12*1)
+	VBROADCASTSS 24(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+192)(SP)(R12*1)
+	VBROADCASTSS 28(R10)(SI*1), Y0
+	VMOVUPS Y0, (P8_W+224)(SP)(R12*1)
 	ADDL $7, CX
 	SHRL $3, CX // blocks
-	MOVQ CX, R14
+	MOVQ CX, (R_BLOCKS)(SP)(R12*1)
 	MOVQ R13, SI
 	SHLQ $8, SI // pruneBoxBytes per block
 	ADDQ boxes+8(FP), SI
-	LEAQ (P8_LB)(SP), DX
+	LBBASE
 	VXORPS Y6, Y6, Y6
 	VBROADCASTSS prunePosInf<>(SB), Y4
 
 bounds:
-	BOXTERM(0, Y8, (P8_W+0)(SP), Y0, Y1)
-	BOXTERM(4, Y12, (P8_W+128)(SP), Y1, Y2)
+	BOXTERM(0, Y8, (P8_W+0)(SP)(R12*1), Y0, Y1)
+	BOXTERM(4, Y12, (P8_W+128)(SP)(R12*1), Y1, Y2)
 	VADDPS Y1, Y0, Y0
-	BOXTERM(2, Y10, (P8_W+64)(SP), Y1, Y2)
-	BOXTERM(6, Y14, (P8_W+192)(SP), Y2, Y3)
+	BOXTERM(2, Y10, (P8_W+64)(SP)(R12*1), Y1, Y2)
+	BOXTERM(6, Y14, (P8_W+192)(SP)(R12*1), Y2, Y3)
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
-	BOXTERM(1, Y9, (P8_W+32)(SP), Y1, Y2)
-	BOXTERM(5, Y13, (P8_W+160)(SP), Y2, Y3)
+	BOXTERM(1, Y9, (P8_W+32)(SP)(R12*1), Y1, Y2)
+	BOXTERM(5, Y13, (P8_W+160)(SP)(R12*1), Y2, Y3)
 	VADDPS Y2, Y1, Y1
-	BOXTERM(3, Y11, (P8_W+96)(SP), Y2, Y3)
-	BOXTERM(7, Y15, (P8_W+224)(SP), Y3, Y5)
+	BOXTERM(3, Y11, (P8_W+96)(SP)(R12*1), Y2, Y3)
+	BOXTERM(7, Y15, (P8_W+224)(SP)(R12*1), Y3, Y5)
 	VADDPS Y3, Y2, Y2
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
@@ -302,11 +355,9 @@ bounds:
 	DECL CX
 	JNE bounds
 
-	// U: the best score of the run with the smallest bound (lbmin, kept
-	// in Y7).
 	HMIN
-	VMOVAPS Y0, Y7
-	LEAQ (P8_LB)(SP), DX
+	VMOVUPS Y0, (R_LMIN)(SP)(R12*1)
+	LBBASE
 	XORQ AX, AX
 
 argmin:
@@ -320,121 +371,154 @@ argmin:
 	MOVQ R13, R8
 	SHLQ $9, R8 // 8 runs of pruneRunBytes per block
 	ADDQ runs+0(FP), R8
+	MOVQ R8, (R_RUNS)(SP)(R12*1)
 	SHLQ $6, AX
-	LEAQ (R8)(AX*1), SI
+	ADDQ R8, AX
+	MOVQ AX, (R_RUN0)(SP)(R12*1)
+	PREFETCHT0 (AX)
+	INCQ DI
+	CMPQ DI, $4
+	JNE bounds1
+
+	// Step 2, each group: U, the best score of the run with the smallest
+	// bound, and T = lbmin + (U-lbmin)/5; list the runs whose bound is at
+	// most T, without branches (pruneLeftPack moves the positions of a
+	// block's listed runs to the front), and fetch them. The list has the
+	// run of U, unless T is NaN (lbmin is +Inf: no score is below +Inf).
 	VBROADCASTSS pruneOne<>(SB), Y6
+	XORQ DI, DI
+
+stage2:
+	GROUP
+	MOVQ (R_RUN0)(SP)(R12*1), SI
 	SCORE8
 	VMOVAPS Y0, Y4
 	HMIN
-
-	// The runs are scored in two stages: first those whose bound is at
-	// most T = lbmin + (U-lbmin)/5, which finds a score near the smallest,
-	// then those whose bound is above T and at most the best score of the
-	// first stage. Any T gives the same result; this one scores about as
-	// few runs as scoring in order of bound would.
+	VMOVUPS (R_LMIN)(SP)(R12*1), Y7
 	VSUBPS Y7, Y0, Y1
 	VBROADCASTSS pruneFifth<>(SB), Y2
 	VMULPS Y2, Y1, Y1
 	VADDPS Y7, Y1, Y0
-	VMOVUPS Y0, (P8_T)(SP)
-
-	// List the positions of the runs whose bound is not above T (Y0),
-	// eight runs at a time without branches: pruneLeftPack moves the
-	// positions of a block's listed runs to the front. The list has the
-	// run of U, unless T is NaN (lbmin is +Inf: no score is below +Inf).
-	LEAQ (P8_LB)(SP), DX
-	LEAQ (P8_LIST)(SP), AX
+	VMOVUPS Y0, (R_T)(SP)(R12*1)
+	LBBASE
+	LISTBASE
 	LEAQ ·pruneLeftPack(SB), BX
 	VMOVDQU prunePos<>(SB), Y7
 	VPBROADCASTD pruneBlockPos<>(SB), Y3
-	MOVQ R14, CX
+	MOVQ (R_BLOCKS)(SP)(R12*1), CX
 
 listA:
 	VCMPPS $0x1D, (DX), Y0, Y1 // T >= bound
 	VMOVMSKPS Y1, SI
-	POPCNTL SI, R12
+	POPCNTL SI, R14
 	SHLQ $5, SI
 	VMOVDQU (BX)(SI*1), Y2
 	VPERMD Y7, Y2, Y2
 	VMOVDQU Y2, (AX)
-	LEAQ (AX)(R12*4), AX
+	LEAQ (AX)(R14*4), AX
 	VPADDD Y3, Y7, Y7
 	ADDQ $32, DX
 	DECQ CX
 	JNE listA
 
-	LEAQ (P8_LIST)(SP), DX
-	SUBQ DX, AX
-	SHRQ $2, AX
 	MOVQ AX, CX
+	LISTBASE
+	SUBQ AX, CX
+	SHRQ $2, CX
+	MOVQ CX, (R_N)(SP)(R12*1)
+	TESTQ CX, CX
+	JEQ next2
+	MOVQ AX, DX
+	MOVQ (R_RUNS)(SP)(R12*1), R8
+	FETCH(fetchA)
+
+next2:
+	INCQ DI
+	CMPQ DI, $4
+	JNE stage2
+
+	// Step 3, each group: score the listed runs, each lane keeping its
+	// smallest score, that candidate's position and a tie flag (KEEP);
+	// then list the runs whose bound is above T and not above the
+	// smallest score so far, fetch them, and keep the lanes' state.
+	XORQ DI, DI
+
+stage3:
+	GROUP
+	MOVQ (R_RUNS)(SP)(R12*1), R8
 	VBROADCASTSS prunePosInf<>(SB), Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y7, Y7, Y7
+	MOVQ (R_N)(SP)(R12*1), CX
 	TESTQ CX, CX
-	JEQ stageB
-	FETCH(fetchA)
+	JEQ listB0
+	LISTBASE
+	MOVQ AX, DX
+	SCAN(scanA)
 
-scanA:
-	MOVL (DX), SI
-	LEAQ (R8)(SI*8), SI
-	SCORE8
-	VPBROADCASTD (DX), Y3
-	VPADDD pruneLanes<>(SB), Y3, Y3
-	KEEP
-	ADDQ $4, DX
-	DECQ CX
-	JNE scanA
-
-stageB:
-	// List the runs whose bound is above T and not above the best score
-	// so far (Y0); Y4, Y5, Y7 hold the lanes' state meanwhile.
+listB0:
 	HMIN
-	LEAQ (P8_LB)(SP), DX
-	LEAQ (P8_LIST)(SP), AX
+	LBBASE
+	LISTBASE
 	LEAQ ·pruneLeftPack(SB), BX
 	VMOVDQU prunePos<>(SB), Y6
 	VPBROADCASTD pruneBlockPos<>(SB), Y3
-	MOVQ R14, CX
+	MOVQ (R_BLOCKS)(SP)(R12*1), CX
 
 listB:
 	VMOVUPS (DX), Y1
-	VCMPPS $0x1E, (P8_T)(SP), Y1, Y2 // bound > T
+	VCMPPS $0x1E, (R_T)(SP)(R12*1), Y1, Y2 // bound > T
 	VCMPPS $0x12, Y0, Y1, Y1 // bound <= best
 	VANDPS Y2, Y1, Y1
 	VMOVMSKPS Y1, SI
-	POPCNTL SI, R12
+	POPCNTL SI, R14
 	SHLQ $5, SI
 	VMOVDQU (BX)(SI*1), Y2
 	VPERMD Y6, Y2, Y2
 	VMOVDQU Y2, (AX)
-	LEAQ (AX)(R12*4), AX
+	LEAQ (AX)(R14*4), AX
 	VPADDD Y3, Y6, Y6
 	ADDQ $32, DX
 	DECQ CX
 	JNE listB
 
 	VBROADCASTSS pruneOne<>(SB), Y6
-	LEAQ (P8_LIST)(SP), DX
-	SUBQ DX, AX
-	SHRQ $2, AX
+	VMOVUPS Y4, (R_Y4)(SP)(R12*1)
+	VMOVUPS Y5, (R_Y5)(SP)(R12*1)
+	VMOVUPS Y7, (R_Y7)(SP)(R12*1)
 	MOVQ AX, CX
+	LISTBASE
+	SUBQ AX, CX
+	SHRQ $2, CX
+	MOVQ CX, (R_N)(SP)(R12*1)
 	TESTQ CX, CX
-	JEQ winner
+	JEQ next3
+	MOVQ AX, DX
 	FETCH(fetchB)
 
-scanB:
-	MOVL (DX), SI
-	LEAQ (R8)(SI*8), SI
-	SCORE8
-	VPBROADCASTD (DX), Y3
-	VPADDD pruneLanes<>(SB), Y3, Y3
-	KEEP
-	ADDQ $4, DX
-	DECQ CX
-	JNE scanB
+next3:
+	INCQ DI
+	CMPQ DI, $4
+	JNE stage3
+
+	// Step 4, each group: score the second list, and take the winner if
+	// exactly one candidate has the smallest score.
+	XORQ DI, DI
+
+stage4:
+	GROUP
+	MOVQ (R_RUNS)(SP)(R12*1), R8
+	VMOVUPS (R_Y4)(SP)(R12*1), Y4
+	VMOVUPS (R_Y5)(SP)(R12*1), Y5
+	VMOVUPS (R_Y7)(SP)(R12*1), Y7
+	MOVQ (R_N)(SP)(R12*1), CX
+	TESTQ CX, CX
+	JEQ winner
+	LISTBASE
+	MOVQ AX, DX
+	SCAN(scanB)
 
 winner:
-	// The winner, if exactly one candidate has the smallest score.
 	HMIN
 	VBROADCASTSS prunePosInf<>(SB), Y1
 	VUCOMISS X1, X0
@@ -479,10 +563,11 @@ winner:
 	MOVBLSX 56(AX), SI
 	MOVL SI, (P8_Q+28)(SP)(CX*1)
 	// Its codeword is looked up after the last group (see ids below).
-	SHLQ $6, R13 // 64 candidates per block
-	ADDQ R13, BX
+	MOVQ (R_FIRST)(SP)(R12*1), AX
+	SHLQ $6, AX // 64 candidates per block
+	ADDQ AX, BX
 	MOVL BX, (P8_POS)(SP)(DI*4)
-	JMP next
+	JMP next4
 
 tie:
 	// The reference's scan of the whole cluster (searchBlock8AVX2's).
@@ -499,39 +584,39 @@ full:
 	VCVTPH2PS 0(SI), Y0
 	VFMSUB132PS Y6, Y8, Y0
 	VMULPS Y0, Y0, Y0
-	VMULPS (P8_W+0)(SP), Y0, Y0
+	VMULPS (P8_W+0)(SP)(R12*1), Y0, Y0
 	VCVTPH2PS 64(SI), Y1
 	VFMSUB132PS Y6, Y12, Y1
 	VMULPS Y1, Y1, Y1
-	VMULPS (P8_W+128)(SP), Y1, Y1
+	VMULPS (P8_W+128)(SP)(R12*1), Y1, Y1
 	VADDPS Y1, Y0, Y0
 	VCVTPH2PS 32(SI), Y1
 	VFMSUB132PS Y6, Y10, Y1
 	VMULPS Y1, Y1, Y1
-	VMULPS (P8_W+64)(SP), Y1, Y1
+	VMULPS (P8_W+64)(SP)(R12*1), Y1, Y1
 	VCVTPH2PS 96(SI), Y2
 	VFMSUB132PS Y6, Y14, Y2
 	VMULPS Y2, Y2, Y2
-	VMULPS (P8_W+192)(SP), Y2, Y2
+	VMULPS (P8_W+192)(SP)(R12*1), Y2, Y2
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
 	VCVTPH2PS 16(SI), Y1
 	VSUBPS Y9, Y1, Y1
 	VMULPS Y1, Y1, Y1
-	VMULPS (P8_W+32)(SP), Y1, Y1
+	VMULPS (P8_W+32)(SP)(R12*1), Y1, Y1
 	VCVTPH2PS 80(SI), Y2
 	VSUBPS Y13, Y2, Y2
 	VMULPS Y2, Y2, Y2
-	VMULPS (P8_W+160)(SP), Y2, Y2
+	VMULPS (P8_W+160)(SP)(R12*1), Y2, Y2
 	VADDPS Y2, Y1, Y1
 	VCVTPH2PS 48(SI), Y2
 	VSUBPS Y11, Y2, Y2
 	VMULPS Y2, Y2, Y2
-	VMULPS (P8_W+96)(SP), Y2, Y2
+	VMULPS (P8_W+96)(SP)(R12*1), Y2, Y2
 	VCVTPH2PS 112(SI), Y3
 	VSUBPS Y15, Y3, Y3
 	VMULPS Y3, Y3, Y3
-	VMULPS (P8_W+224)(SP), Y3, Y3
+	VMULPS (P8_W+224)(SP)(R12*1), Y3, Y3
 	VADDPS Y3, Y2, Y2
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
@@ -543,7 +628,6 @@ full:
 	JNE full
 
 	REDUCE(fail)
-
 	MOVL BX, 0(R11)(DI*4)
 	MOVL $-1, (P8_POS)(SP)(DI*4)
 	SHLQ $5, BX
@@ -553,13 +637,13 @@ full:
 	SHLQ $5, CX
 	VMOVDQU Y0, (P8_Q)(SP)(CX*1)
 
-next:
+next4:
 	INCQ DI
 	CMPQ DI, $4
-	JNE group
+	JNE stage4
 
 	// The codewords of the pruned winners: four independent loads, whose
-	// cache misses overlap (one per group would each stall its group).
+	// cache misses overlap.
 	MOVQ ids+16(FP), DX
 	MOVL (P8_POS+0)(SP), AX
 	TESTL AX, AX
@@ -589,7 +673,6 @@ ids3:
 	MOVL AX, 12(R11)
 
 ids4:
-
 	MOVQ sums+96(FP), CX
 	TESTQ CX, CX
 	JEQ ok
