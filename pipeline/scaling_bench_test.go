@@ -62,8 +62,8 @@ func threadCPU() time.Duration {
 //     of the one reader and the one writer goroutine (their thread's, on
 //     Linux), the rate at which each alone would stop the run from going
 //     faster, however many workers there are. Time blocked in a system
-//     call does not count: an fsync waiting for the disk, a read waiting
-//     for it (the input is in the page cache here).
+//     call does not count (a write waiting for the disk; the input is in
+//     the page cache here, and the fsyncs are the syncer's).
 //
 // work=0 is the pipeline alone (bf16 conversion, I/O, hashing, ordering);
 // work=16 costs about as much per weight as a k-quant, so that the
