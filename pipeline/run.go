@@ -448,7 +448,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				item.ev = &ev
 			}
 			if item.rec != nil || item.ev != nil {
-				sy.queue <- item
+				sy.add(item)
 			}
 			if q.last {
 				tensorDone = 0

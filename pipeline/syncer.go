@@ -15,10 +15,14 @@ import (
 // of its own (gguf.Writer is not safe for concurrent use; an fsync
 // flushes the file whichever handle asks), then appends the tensor's
 // record to the progress journal, and only then reports the event, so a
-// tensor reported Finished is always one --resume finds.
+// tensor reported Finished is always one --resume finds. At most
+// syncBehind finished tensors wait for it: an interrupt is not kept
+// waiting for a long queue of fsyncs, and when the disk is slower than the
+// run, the writer waits for it after all.
 type syncer struct {
 	queue    chan syncItem
-	files    []*os.File // per output: the temporary file, for fsync; nil where not written
+	behind   chan struct{} // a token per finished tensor queued
+	files    []*os.File    // per output: the temporary file, for fsync; nil where not written
 	journals []*journal
 	outs     []Output
 	progress func(Event)
@@ -38,7 +42,7 @@ type syncItem struct {
 // newSyncer opens a handle on each writer's temporary file and starts the
 // syncer; the caller closes it with stop.
 func newSyncer(temps []string, journals []*journal, outs []Output, progress func(Event), cancel func()) (*syncer, error) {
-	s := &syncer{queue: make(chan syncItem, 4096), files: make([]*os.File, len(temps)), journals: journals,
+	s := &syncer{queue: make(chan syncItem, 4096), behind: make(chan struct{}, syncBehind), files: make([]*os.File, len(temps)), journals: journals,
 		outs: outs, progress: progress, cancel: cancel, done: make(chan struct{})}
 	// Windows flushes only through a handle that may write; elsewhere a
 	// handle that may only read does, and needs no write permission.
@@ -61,29 +65,49 @@ func newSyncer(temps []string, journals []*journal, outs []Output, progress func
 	return s, nil
 }
 
+// syncBehind is how many finished tensors may wait for the syncer.
+const syncBehind = 2
+
+// add queues an item, waiting while syncBehind finished tensors wait.
+func (s *syncer) add(it syncItem) {
+	if it.rec != nil {
+		s.behind <- struct{}{}
+	}
+	s.queue <- it
+}
+
 func (s *syncer) run() {
 	defer close(s.done)
 	for it := range s.queue {
-		if s.err != nil {
-			continue
-		}
+		s.handle(it)
 		if it.rec != nil {
-			// The bytes first, then the record that claims them.
-			err := s.files[it.out].Sync()
-			if err == nil {
-				if err = s.journals[it.out].add(*it.rec); err != nil {
-					err = fmt.Errorf("%s: progress record: %w", s.outs[it.out].Path, err)
-				}
-			}
-			if err != nil {
-				s.err = err
-				s.cancel()
-				continue
+			<-s.behind
+		}
+	}
+}
+
+// handle makes it.rec durable and reports it.ev, unless the syncer failed
+// before.
+func (s *syncer) handle(it syncItem) {
+	if s.err != nil {
+		return
+	}
+	if it.rec != nil {
+		// The bytes first, then the record that claims them.
+		err := s.files[it.out].Sync()
+		if err == nil {
+			if err = s.journals[it.out].add(*it.rec); err != nil {
+				err = fmt.Errorf("%s: progress record: %w", s.outs[it.out].Path, err)
 			}
 		}
-		if it.ev != nil && s.progress != nil {
-			s.progress(*it.ev)
+		if err != nil {
+			s.err = err
+			s.cancel()
+			return
 		}
+	}
+	if it.ev != nil && s.progress != nil {
+		s.progress(*it.ev)
 	}
 }
 
