@@ -2,14 +2,19 @@
 
 package trellis
 
-// hasAVX2 is useAVX2 as this CPU sets it (the tests switch useAVX2).
-var hasAVX2 = useAVX2
+// hasAVX2 and hasAVX512 are useAVX2 and useBlock4AVX512 as this CPU sets
+// them (the tests switch them).
+var hasAVX2, hasAVX512 = useAVX2, useBlock4AVX512
 
 // asmLevels are the search paths this build and CPU can run, portable
 // first: 0 the portable Go, 1 the AVX2 assembly with the exhaustive block
-// search, 2 that with the pruned block search (the default).
+// search, 2 that with the pruned block search for groups of 8, 3 that with
+// the AVX-512 block search for groups of 4.
 var asmLevels = func() []int {
-	if hasAVX2 {
+	switch {
+	case hasAVX512:
+		return []int{0, 1, 2, 3}
+	case hasAVX2:
 		return []int{0, 1, 2}
 	}
 	return []int{0}
@@ -19,4 +24,5 @@ var asmLevels = func() []int {
 func setAsmLevel(level int) {
 	useAVX2 = hasAVX2 && level >= 1
 	usePrunedSearch = level >= 2
+	useBlock4AVX512 = hasAVX512 && level >= 3
 }

@@ -37,6 +37,11 @@ type codebook struct {
 	prunedOnce sync.Once
 	pruned     pruneLayout
 
+	// The AVX-512 search's layout for groups of 4, built on first use (see
+	// pair4.go).
+	pairOnce sync.Once
+	pair     pairLayout
+
 	// The portable search's layout, built on first use (see portableLanes).
 	portableOnce sync.Once
 	portable     []floatLanes // per cluster, then every codeword (groups of 8)

@@ -12,10 +12,11 @@ import (
 
 // TestGoldenAsmLevels runs the golden kernel and stress cases of this
 // package's types at each assembly level between the portable Go and the
-// highest level this CPU runs: the highest (the pruned search) runs in the
-// quantize package's TestGoldenKernels and TestGoldenStress, the portable Go
-// there with -tags purego. This holds the exhaustive block search, which
-// usePrunedSearch switches to, to the reference's bytes too.
+// highest level this CPU runs: the highest runs in the quantize package's
+// TestGoldenKernels and TestGoldenStress, the portable Go there with -tags
+// purego. This holds the paths below the highest (the exhaustive block
+// search; the pruned one on AVX-512 machines), which other machines run,
+// to the reference's bytes too.
 func TestGoldenAsmLevels(t *testing.T) {
 	if len(asmLevels) < 3 {
 		t.Skip("no assembly level below the highest here")

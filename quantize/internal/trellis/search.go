@@ -101,6 +101,12 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 	if cb.group == 8 {
 		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
 	}
+	if useBlock4AVX512 {
+		if p := cb.pairs(); p.spans != nil && searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
+			return true
+		}
+		// Out of the AVX-512 search's range: the AVX2 one decides.
+	}
 	return searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0
 }
 

@@ -8,6 +8,12 @@ import "github.com/gquant/gquant/internal/cpu"
 // operating system that saves the YMM registers.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
+// useBlock4AVX512 selects, with useAVX2 and useBlockSearch, the AVX-512
+// block search for groups of 4 (iq4_kt; search4_amd64.s), which scores two
+// runs per 16-lane vector and gives the same codewords; off, the AVX2 block
+// search runs. The tests turn it off to hold that one to the same bytes.
+var useBlock4AVX512 = useAVX2 && cpu.X86.HasAVX512
+
 // nearest8AVX2 runs the reference's search over nblock runs of eight
 // codewords in lane layout (toLanes) and stores each lane's best score and
 // the position of the codeword that reached it (-1 if none did).
@@ -79,3 +85,12 @@ var pruneLeftPack = func() (t [256][8]uint32) {
 	}
 	return t
 }()
+
+// searchBlock4AVX512 is searchBlock4AVX2 over a pairLayout (lanes, spans),
+// two runs per vector. It also returns nonzero, with idx incomplete, if a
+// scaled input is beyond 2^60 in magnitude or NaN, or a weight is negative,
+// +Inf or NaN: scores are then never NaN, and the lanes of even and odd
+// runs can be searched apart and merged.
+//
+//go:noescape
+func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int

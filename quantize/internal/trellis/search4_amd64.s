@@ -1,0 +1,242 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 block search for groups of 4 (see pair4.go): searchBlock4AVX2
+// with two runs per 16-lane vector. Lanes 0..7 see the even runs of a
+// cluster and lanes 8..15 the odd ones; each lane keeps its first strict
+// minimum, its codeword and its run, and the two halves are merged at the
+// end: the smaller score, on a tie the earlier run. With no NaN score (the
+// range check) that is each reference lane's first strict minimum over all
+// its runs, and the reference's lane reduction follows.
+
+DATA s4PosInf<>+0(SB)/4, $0x7f800000
+GLOBL s4PosInf<>(SB), RODATA|NOPTR, $4
+DATA s4Abs<>+0(SB)/4, $0x7fffffff
+GLOBL s4Abs<>(SB), RODATA|NOPTR, $4
+DATA s4Big<>+0(SB)/4, $0x5d800000 // 2^60
+GLOBL s4Big<>(SB), RODATA|NOPTR, $4
+DATA s4Two<>+0(SB)/4, $2
+GLOBL s4Two<>(SB), RODATA|NOPTR, $4
+DATA s4Bins<>+0(SB)/4, $0xc2400000  // -48
+DATA s4Bins<>+4(SB)/4, $0xc1800000  // -16
+DATA s4Bins<>+8(SB)/4, $0x41800000  // 16
+DATA s4Bins<>+12(SB)/4, $0x42400000 // 48
+GLOBL s4Bins<>(SB), RODATA|NOPTR, $16
+// The run of each lane in the first pair: 0 below, 1 above.
+DATA s4Runs<>+0(SB)/8, $0
+DATA s4Runs<>+8(SB)/8, $0
+DATA s4Runs<>+16(SB)/8, $0
+DATA s4Runs<>+24(SB)/8, $0
+DATA s4Runs<>+32(SB)/8, $0x0000000100000001
+DATA s4Runs<>+40(SB)/8, $0x0000000100000001
+DATA s4Runs<>+48(SB)/8, $0x0000000100000001
+DATA s4Runs<>+56(SB)/8, $0x0000000100000001
+GLOBL s4Runs<>(SB), RODATA|NOPTR, $64
+
+// REDUCE4 is search_amd64.s's REDUCE: the winner of the eight lanes (best
+// in Y4, indices in Y5, +Inf in Y7) in BX, or a jump to fail.
+#define REDUCE4(fail) \
+	VCMPPS $3, Y4, Y4, Y0 \
+	VBLENDVPS Y0, Y7, Y4, Y4 \
+	VPERM2F128 $1, Y4, Y4, Y0 \
+	VMINPS Y0, Y4, Y0 \
+	VPERMILPS $0x4E, Y0, Y1 \
+	VMINPS Y1, Y0, Y0 \
+	VPERMILPS $0xB1, Y0, Y1 \
+	VMINPS Y1, Y0, Y0 \
+	VCMPPS $0, Y0, Y4, Y1 \
+	VCMPPS $0x11, Y7, Y4, Y2 \
+	VANDPS Y2, Y1, Y1 \
+	VMOVMSKPS Y1, AX \
+	TESTL AX, AX \
+	JEQ fail \
+	BSFL AX, AX \
+	VMOVD AX, X2 \
+	VPERMD Y5, Y2, Y2 \
+	VMOVD X2, BX
+
+// Frame: 0(SP) vx (32 float32), 128(SP) the bins (32 int32).
+//
+// func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+TEXT ·searchBlock4AVX512(SB), NOSPLIT, $256-72
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ x+24(FP), AX
+	MOVQ w+32(FP), R10
+	MOVQ idx+40(FP), R11
+	MOVQ values+48(FP), R13
+
+	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
+	VBROADCASTSS id+16(FP), Z0
+	VMULPS 0(AX), Z0, Z1
+	VMULPS 64(AX), Z0, Z2
+	VBROADCASTSS s4Abs<>(SB), Z3
+	VANDPS Z3, Z1, Z1
+	VANDPS Z3, Z2, Z2
+	VBROADCASTSS s4Big<>(SB), Z3
+	VCMPPS $0x12, Z3, Z1, K1
+	VCMPPS $0x12, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VMOVUPS 0(R10), Z1
+	VMOVUPS 64(R10), Z2
+	VXORPS Z3, Z3, Z3
+	VCMPPS $0x1D, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x1D, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VBROADCASTSS s4PosInf<>(SB), Z3
+	VCMPPS $0x11, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x11, Z3, Z2, K2
+	KANDW K2, K1, K1
+	KMOVW K1, BX
+	CMPL BX, $0xffff
+	JNE fail
+
+	VBROADCASTSS id+16(FP), Y0
+	VBROADCASTSS s4Bins<>+0(SB), Y4
+	VBROADCASTSS s4Bins<>+4(SB), Y5
+	VBROADCASTSS s4Bins<>+8(SB), Y6
+	VBROADCASTSS s4Bins<>+12(SB), Y7
+
+#define BINS4(off) \
+	VMULPS off(AX), Y0, Y1 \
+	VMOVUPS Y1, off(SP) \
+	VPXOR Y3, Y3, Y3 \
+	VCMPPS $0x15, Y4, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VCMPPS $0x15, Y5, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VCMPPS $0x15, Y6, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VCMPPS $0x15, Y7, Y1, Y2 \
+	VPSUBD Y2, Y3, Y3 \
+	VMOVDQU Y3, 128+off(SP)
+
+	BINS4(0)
+	BINS4(32)
+	BINS4(64)
+	BINS4(96)
+#undef BINS4
+
+	VPBROADCASTD s4Two<>(SB), Z18
+	XORQ DI, DI // group
+	XORQ R12, R12 // 16*group
+
+group:
+	MOVL 128(SP)(R12*1), AX
+	MOVL 132(SP)(R12*1), BX
+	LEAL (BX)(BX*4), BX
+	ADDL BX, AX
+	MOVL 136(SP)(R12*1), BX
+	IMUL3L $25, BX, BX
+	ADDL BX, AX
+	MOVL 140(SP)(R12*1), BX
+	IMUL3L $125, BX, BX
+	ADDL BX, AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail
+	ADDQ R8, SI
+	VBROADCASTSS 0(SP)(R12*1), Z8
+	VBROADCASTSS 4(SP)(R12*1), Z9
+	VBROADCASTSS 8(SP)(R12*1), Z10
+	VBROADCASTSS 12(SP)(R12*1), Z11
+	VBROADCASTSS 0(R10)(R12*1), Z12
+	VBROADCASTSS 4(R10)(R12*1), Z13
+	VBROADCASTSS 8(R10)(R12*1), Z14
+	VBROADCASTSS 12(R10)(R12*1), Z15
+	VBROADCASTSS s4PosInf<>(SB), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
+	VMOVDQU32 s4Runs<>(SB), Z16
+	VPXORD Z17, Z17, Z17
+	PCALIGN $64
+
+scan:
+	VCVTPH2PS 0(SI), Z0
+	VSUBPS Z8, Z0, Z0
+	VMULPS Z0, Z0, Z0
+	VMULPS Z12, Z0, Z0
+	VCVTPH2PS 64(SI), Z1
+	VSUBPS Z10, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z14, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCVTPH2PS 32(SI), Z1
+	VSUBPS Z9, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z13, Z1, Z1
+	VCVTPH2PS 96(SI), Z2
+	VSUBPS Z11, Z2, Z2
+	VMULPS Z2, Z2, Z2
+	VMULPS Z15, Z2, Z2
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCMPPS $0x11, Z4, Z0, K1 // score < best
+	VMOVDQU32 128(SI), K1, Z5
+	VMOVDQA32 Z16, K1, Z17
+	VMINPS Z0, Z4, Z4
+	VPADDD Z18, Z16, Z16
+	ADDQ $192, SI
+	DECL CX
+	JNE scan
+
+	// Merge the odd runs' lanes (above) into the even runs' (below).
+	VEXTRACTF32X8 $1, Z4, Y20
+	VEXTRACTI32X8 $1, Z5, Y21
+	VEXTRACTI32X8 $1, Z17, Y22
+	VCMPPS $0x11, Y4, Y20, K1 // odd < even
+	VCMPPS $0, Y4, Y20, K2    // equal
+	VPCMPD $1, Y17, Y22, K3   // odd run < even run
+	KANDB K3, K2, K2
+	KORB K2, K1, K1
+	VMOVAPS Y20, K1, Y4
+	VMOVDQA32 Y21, K1, Y5
+	VBROADCASTSS s4PosInf<>(SB), Y7
+
+	REDUCE4(fail)
+	MOVL BX, 0(R11)(DI*4)
+	SHLQ $4, BX
+	PREFETCHT0 (R13)(BX*1)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE group
+
+	MOVQ sums+56(FP), CX
+	TESTQ CX, CX
+	JEQ ok
+	MOVQ x+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+#define SUMS4(j) \
+	MOVL (8*j)(R11), AX \
+	SHLQ $4, AX \
+	MOVL (8*j+4)(R11), BX \
+	SHLQ $4, BX \
+	VMOVUPS (R13)(AX*1), X2 \
+	VINSERTF128 $1, (R13)(BX*1), Y2, Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	SUMS4(0)
+	SUMS4(1)
+	SUMS4(2)
+	SUMS4(3)
+#undef SUMS4
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+
+ok:
+	MOVQ $0, ret+64(FP)
+	VZEROUPPER
+	RET
+
+fail:
+	MOVQ $1, ret+64(FP)
+	VZEROUPPER
+	RET
