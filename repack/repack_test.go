@@ -349,3 +349,19 @@ func TestFileTypes(t *testing.T) {
 		t.Errorf("guess %s", got)
 	}
 }
+
+// The buffers in flight do not grow with the thread count: at most
+// memoryBudget of them, and a run with more threads than buffer sets
+// gives the same bytes.
+func TestConverterMemoryBounded(t *testing.T) {
+	for _, threads := range []int{1, 2, 8, 64, 128} {
+		c := newConverter(threads)
+		if n := cap(c.free); n > max(3, memoryBudget/(2*chunkBytes)) || n < min(threads+2, 3) {
+			t.Errorf("%d threads: %d buffer sets", threads, n)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "repacked.gguf")
+	convertFile(t, golden.Path(t, "e2e", "out-q4_k_m.gguf"), out, Options{Threads: 64})
+	sameBytes(t, out, golden.Path(t, "e2e", "out-q4_k_m-repacked.gguf"))
+}

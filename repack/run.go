@@ -15,9 +15,15 @@ import (
 )
 
 // chunkBytes is about how much of a tensor one shuffle step reads. Chunks
-// are whole row groups; a few are in flight at a time (see converter), so
-// memory stays near (Threads+2) x 2 x chunkBytes whatever the tensor size.
-const chunkBytes = 4 << 20
+// are whole row groups; a few are in flight at a time (see converter): at
+// most memoryBudget / (2 x chunkBytes) sets of input and output buffers,
+// so memory stays near memoryBudget whatever the tensor size and however
+// many threads (a shuffle is bound by memory bandwidth long before 16
+// threads are busy).
+const (
+	chunkBytes   = 4 << 20
+	memoryBudget = 128 << 20
+)
 
 // Outputs returns the files Run writes for the output name out: out itself,
 // or, for a shard set kept as one (Options.Merge unset), the shards
@@ -263,8 +269,9 @@ type converter struct {
 }
 
 func newConverter(threads int) *converter {
-	c := &converter{threads: threads, free: make(chan *buffers, threads+2)}
-	for range threads + 2 {
+	sets := min(threads+2, max(3, memoryBudget/(2*chunkBytes)))
+	c := &converter{threads: threads, free: make(chan *buffers, sets)}
+	for range sets {
 		c.free <- &buffers{}
 	}
 	return c
