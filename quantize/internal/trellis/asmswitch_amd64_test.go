@@ -2,9 +2,9 @@
 
 package trellis
 
-// hasAVX2 and hasAVX512 are useAVX2 and useBlock4AVX512 as this CPU sets
+// hasAVX2 and hasAVX512 are useAVX2 and useBlockAVX512 as this CPU sets
 // them (the tests switch them).
-var hasAVX2, hasAVX512 = useAVX2, useBlock4AVX512
+var hasAVX2, hasAVX512 = useAVX2, useBlockAVX512
 
 // asmLevels are the search paths this build and CPU can run, portable
 // first: 0 the portable Go, 1 the AVX2 assembly with the exhaustive block
@@ -24,5 +24,5 @@ var asmLevels = func() []int {
 func setAsmLevel(level int) {
 	useAVX2 = hasAVX2 && level >= 1
 	usePrunedSearch = level >= 2
-	useBlock4AVX512 = hasAVX512 && level >= 3
+	useBlockAVX512 = hasAVX512 && level >= 3
 }

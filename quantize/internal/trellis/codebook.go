@@ -37,10 +37,14 @@ type codebook struct {
 	prunedOnce sync.Once
 	pruned     pruneLayout
 
-	// The AVX-512 search's layout for groups of 4, built on first use (see
-	// pair4.go).
+	// The AVX-512 searches' layout, built on first use (see pair.go).
 	pairOnce sync.Once
 	pair     pairLayout
+
+	// smallClusters: the clusters (of groups of 8) average fewer than
+	// pairScanRuns runs, so the AVX-512 scan of all their codewords costs
+	// less than the pruned search (see searchBlock).
+	smallClusters bool
 
 	// The portable search's layout, built on first use (see portableLanes).
 	portableOnce sync.Once
@@ -344,6 +348,11 @@ func (cb *codebook) finalizeClusters(neighbours int) {
 		}
 	})
 	cb.inCluster = in
+	total := 0
+	for _, pts := range in {
+		total += len(pts)
+	}
+	cb.smallClusters = total/8 < pairScanRuns*len(in)
 	cb.buildLanes()
 }
 

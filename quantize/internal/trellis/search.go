@@ -86,13 +86,18 @@ func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums
 
 // searchBlock runs the whole of findBestMatch's search (and, with sums not
 // nil, the sums of findBestScale) in one assembly call: for groups of 8 the
-// pruned search where usePrunedSearch is on and the inputs are in its range,
-// else the exhaustive one. It reports false when a cluster is empty or a
+// AVX-512 scan where the clusters are small, else the pruned search, for
+// groups of 4 the AVX-512 scan, where they are switched on and the inputs
+// are in their range, else the AVX2 scan. It reports false when a cluster is empty or a
 // search finds nothing; the caller then takes the per-group path, which
 // handles those cases.
 func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
 	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
-	if cb.group == 8 && usePrunedSearch {
+	if cb.group == 8 && useBlockAVX512 && cb.smallClusters {
+		if p := cb.pairs(); p.spans != nil && searchBlock8AVX512(&p.lanes[0], &p.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
+			return true
+		}
+	} else if cb.group == 8 && usePrunedSearch {
 		if p := cb.prunedLayout(); p.spans != nil && searchPruned8AVX2(&p.runs[0], &p.boxes[0], &p.ids[0], &p.spans[0], &cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
 			return true
 		}
@@ -101,7 +106,7 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 	if cb.group == 8 {
 		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
 	}
-	if useBlock4AVX512 {
+	if useBlockAVX512 {
 		if p := cb.pairs(); p.spans != nil && searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
 			return true
 		}

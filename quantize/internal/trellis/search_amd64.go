@@ -8,11 +8,13 @@ import "github.com/gquant/gquant/internal/cpu"
 // operating system that saves the YMM registers.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
-// useBlock4AVX512 selects, with useAVX2 and useBlockSearch, the AVX-512
-// block search for groups of 4 (iq4_kt; search4_amd64.s), which scores two
-// runs per 16-lane vector and gives the same codewords; off, the AVX2 block
-// search runs. The tests turn it off to hold that one to the same bytes.
-var useBlock4AVX512 = useAVX2 && cpu.X86.HasAVX512
+// useBlockAVX512 selects, with useAVX2 and useBlockSearch, the AVX-512
+// block searches (search512_amd64.s), which score two runs per 16-lane
+// vector and give the same codewords: for groups of 4 (iq4_kt), and for
+// groups of 8 where the clusters are small (iq1_kt; see searchBlock); off,
+// the AVX2 block searches run. The tests turn it off to hold those to the
+// same bytes.
+var useBlockAVX512 = useAVX2 && cpu.X86.HasAVX512
 
 // nearest8AVX2 runs the reference's search over nblock runs of eight
 // codewords in lane layout (toLanes) and stores each lane's best score and
@@ -94,3 +96,9 @@ var pruneLeftPack = func() (t [256][8]uint32) {
 //
 //go:noescape
 func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+
+// searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
+// block (searchBlock8AVX2 over a pairLayout).
+//
+//go:noescape
+func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int

@@ -9,8 +9,8 @@ package trellis
 // useAVX2 is false off amd64 and with purego: the portable searches run.
 var useAVX2 = false
 
-// useBlock4AVX512 is false: no assembly.
-var useBlock4AVX512 = false
+// useBlockAVX512 is false: no assembly.
+var useBlockAVX512 = false
 
 func nearest8AVX2(lanes *byte, nblock int, vx, w *[8]float32, best *[8]float32, index *[8]int32) {}
 
@@ -35,5 +35,9 @@ func searchPruned8AVX2(runs, boxes *byte, ids, spans *uint32, lanes *byte, lspan
 }
 
 func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
+	return 0
+}
+
+func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int {
 	return 0
 }

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The AVX-512 block search for groups of 4 (see pair4.go): searchBlock4AVX2
+// The AVX-512 block search for groups of 4 (see pair.go): searchBlock4AVX2
 // with two runs per 16-lane vector. Lanes 0..7 see the even runs of a
 // cluster and lanes 8..15 the odd ones; each lane keeps its first strict
 // minimum, its codeword and its run, and the two halves are merged at the
@@ -238,5 +238,202 @@ ok:
 
 fail:
 	MOVQ $1, ret+64(FP)
+	VZEROUPPER
+	RET
+
+// searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
+// block: the clusters are vx > mid, a pair of runs is 320 bytes (coordinate
+// k at 32*k, the indices at 256), the weights live in Z16..Z23 and the
+// scores add up in searchBlock8AVX2's order.
+//
+// Frame: 0(SP) vx (32 float32), 128(SP) the clusters (4 int32).
+//
+// func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+TEXT ·searchBlock8AVX512(SB), NOSPLIT, $256-80
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ x+32(FP), AX
+	MOVQ w+40(FP), R10
+	MOVQ idx+48(FP), R11
+	MOVQ values+56(FP), R13
+
+	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
+	VBROADCASTSS id+24(FP), Z0
+	VMULPS 0(AX), Z0, Z1
+	VMULPS 64(AX), Z0, Z2
+	VBROADCASTSS s4Abs<>(SB), Z3
+	VANDPS Z3, Z1, Z1
+	VANDPS Z3, Z2, Z2
+	VBROADCASTSS s4Big<>(SB), Z3
+	VCMPPS $0x12, Z3, Z1, K1
+	VCMPPS $0x12, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VMOVUPS 0(R10), Z1
+	VMOVUPS 64(R10), Z2
+	VXORPS Z3, Z3, Z3
+	VCMPPS $0x1D, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x1D, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VBROADCASTSS s4PosInf<>(SB), Z3
+	VCMPPS $0x11, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x11, Z3, Z2, K2
+	KANDW K2, K1, K1
+	KMOVW K1, BX
+	CMPL BX, $0xffff
+	JNE fail8
+
+	MOVQ mid+16(FP), DX
+	VMOVUPS 0(DX), Y6
+	VBROADCASTSS id+24(FP), Y0
+
+#define CLUSTER8(g) \
+	VMULPS (32*g)(AX), Y0, Y1 \
+	VMOVUPS Y1, (32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, BX \
+	MOVL BX, (128+4*g)(SP)
+
+	CLUSTER8(0)
+	CLUSTER8(1)
+	CLUSTER8(2)
+	CLUSTER8(3)
+#undef CLUSTER8
+
+	VPBROADCASTD s4Two<>(SB), Z26
+	XORQ DI, DI // group
+	XORQ R12, R12 // 32*group
+
+group8:
+	MOVL 128(SP)(DI*4), AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail8
+	ADDQ R8, SI
+	VBROADCASTSS 0(SP)(R12*1), Z8
+	VBROADCASTSS 4(SP)(R12*1), Z9
+	VBROADCASTSS 8(SP)(R12*1), Z10
+	VBROADCASTSS 12(SP)(R12*1), Z11
+	VBROADCASTSS 16(SP)(R12*1), Z12
+	VBROADCASTSS 20(SP)(R12*1), Z13
+	VBROADCASTSS 24(SP)(R12*1), Z14
+	VBROADCASTSS 28(SP)(R12*1), Z15
+	VBROADCASTSS 0(R10)(R12*1), Z16
+	VBROADCASTSS 4(R10)(R12*1), Z17
+	VBROADCASTSS 8(R10)(R12*1), Z18
+	VBROADCASTSS 12(R10)(R12*1), Z19
+	VBROADCASTSS 16(R10)(R12*1), Z20
+	VBROADCASTSS 20(R10)(R12*1), Z21
+	VBROADCASTSS 24(R10)(R12*1), Z22
+	VBROADCASTSS 28(R10)(R12*1), Z23
+	VBROADCASTSS s4PosInf<>(SB), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
+	VMOVDQU32 s4Runs<>(SB), Z24
+	VPXORD Z25, Z25, Z25
+	PCALIGN $64
+
+scan8:
+	VCVTPH2PS 0(SI), Z0
+	VSUBPS Z8, Z0, Z0
+	VMULPS Z0, Z0, Z0
+	VMULPS Z16, Z0, Z0
+	VCVTPH2PS 128(SI), Z1
+	VSUBPS Z12, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z20, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCVTPH2PS 64(SI), Z1
+	VSUBPS Z10, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z18, Z1, Z1
+	VCVTPH2PS 192(SI), Z2
+	VSUBPS Z14, Z2, Z2
+	VMULPS Z2, Z2, Z2
+	VMULPS Z22, Z2, Z2
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCVTPH2PS 32(SI), Z1
+	VSUBPS Z9, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z17, Z1, Z1
+	VCVTPH2PS 160(SI), Z2
+	VSUBPS Z13, Z2, Z2
+	VMULPS Z2, Z2, Z2
+	VMULPS Z21, Z2, Z2
+	VADDPS Z2, Z1, Z1
+	VCVTPH2PS 96(SI), Z2
+	VSUBPS Z11, Z2, Z2
+	VMULPS Z2, Z2, Z2
+	VMULPS Z19, Z2, Z2
+	VCVTPH2PS 224(SI), Z3
+	VSUBPS Z15, Z3, Z3
+	VMULPS Z3, Z3, Z3
+	VMULPS Z23, Z3, Z3
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCMPPS $0x11, Z4, Z0, K1 // score < best
+	VMOVDQU32 256(SI), K1, Z5
+	VMOVDQA32 Z24, K1, Z25
+	VMINPS Z0, Z4, Z4
+	VPADDD Z26, Z24, Z24
+	ADDQ $320, SI
+	DECL CX
+	JNE scan8
+
+	// Merge the odd runs' lanes (above) into the even runs' (below).
+	VEXTRACTF32X8 $1, Z4, Y20
+	VEXTRACTI32X8 $1, Z5, Y21
+	VEXTRACTI32X8 $1, Z25, Y22
+	VCMPPS $0x11, Y4, Y20, K1 // odd < even
+	VCMPPS $0, Y4, Y20, K2    // equal
+	VPCMPD $1, Y25, Y22, K3   // odd run < even run
+	KANDB K3, K2, K2
+	KORB K2, K1, K1
+	VMOVAPS Y20, K1, Y4
+	VMOVDQA32 Y21, K1, Y5
+	VBROADCASTSS s4PosInf<>(SB), Y7
+
+	REDUCE4(fail8)
+	MOVL BX, 0(R11)(DI*4)
+	SHLQ $5, BX
+	PREFETCHT0 (R13)(BX*1)
+	ADDQ $32, R12
+	INCQ DI
+	CMPQ DI, $4
+	JNE group8
+
+	MOVQ sums+64(FP), CX
+	TESTQ CX, CX
+	JEQ ok8
+	MOVQ x+32(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+#define SUMS8(j) \
+	MOVL (4*j)(R11), AX \
+	SHLQ $5, AX \
+	VMOVUPS (R13)(AX*1), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	SUMS8(0)
+	SUMS8(1)
+	SUMS8(2)
+	SUMS8(3)
+#undef SUMS8
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+
+ok8:
+	MOVQ $0, ret+72(FP)
+	VZEROUPPER
+	RET
+
+fail8:
+	MOVQ $1, ret+72(FP)
 	VZEROUPPER
 	RET
