@@ -87,10 +87,10 @@ func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums
 // searchBlock runs the whole of findBestMatch's search (and, with sums not
 // nil, the sums of findBestScale) in one assembly call: for groups of 8 the
 // AVX-512 scan where the clusters are small, else the pruned search, for
-// groups of 4 the AVX-512 scan, where they are switched on and the inputs
-// are in their range, else the AVX2 scan. It reports false when a cluster is empty or a
-// search finds nothing; the caller then takes the per-group path, which
-// handles those cases.
+// groups of 4 the AVX-512 scan, each where it is switched on and the inputs
+// are in its range, else the AVX2 scan. It reports false when a cluster is
+// empty or a search finds nothing; the caller then takes the per-group path,
+// which handles those cases.
 func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
 	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
 	if cb.group == 8 && useBlockAVX512 && cb.smallClusters {
