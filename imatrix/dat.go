@@ -18,6 +18,13 @@ import (
 // ReadDat reads a legacy .dat importance matrix. size is the file size, used
 // to reject absurd lengths before allocating.
 func ReadDat(r io.Reader, size int64) (*Matrix, error) {
+	return readDat(r, size, nil)
+}
+
+// readDat reads a .dat file from r. With at nil it keeps every entry's
+// values; otherwise (an index, see ReadIndex) it checks them as they stream
+// past, in chunks, and records where they are in at, the same file.
+func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	left := size
 	readI32 := func(what string) (int32, error) {
@@ -50,6 +57,7 @@ func ReadDat(r io.Reader, size int64) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %d entries cannot fit in %d bytes", ErrFormat, n, size)
 	}
 	m := &Matrix{Format: FormatDat, Entries: make([]Entry, 0, n)}
+	var firstBad error // an index's first invalid value, reported as Validate would
 	seen := make(map[string]int, n)
 	for i := 0; i < int(n); i++ {
 		nameLen, err := readI32(fmt.Sprintf("name length of entry %d", i+1))
@@ -80,6 +88,15 @@ func ReadDat(r io.Reader, size int64) (*Matrix, error) {
 		}
 		if nval < 1 || int64(nval)*4 > left {
 			return nil, fmt.Errorf("%w: entry %s: %d values with %d bytes left", ErrFormat, name, nval, left)
+		}
+		if at != nil {
+			e := Entry{Name: string(name), Counts: []float64{float64(ncall)}, src: at, at: size - left, n: int(nval)}
+			if err := streamDat(br, e.Name, int(nval), &firstBad); err != nil {
+				return nil, err
+			}
+			left -= int64(nval) * 4
+			m.Entries = append(m.Entries, e)
+			continue
 		}
 		raw, err := readBytes(nval*4, fmt.Sprintf("values of %s", name))
 		if err != nil {
@@ -112,10 +129,34 @@ func ReadDat(r io.Reader, size int64) (*Matrix, error) {
 			m.Datasets = []string{string(ds)}
 		}
 	}
+	if firstBad != nil {
+		return nil, firstBad
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// streamDat reads the n values of entry name from br a chunk at a time,
+// checking them as Validate does; the first invalid value's error goes to
+// *firstBad (unless it holds one), since Validate reports only after the
+// whole file has been read.
+func streamDat(br *bufio.Reader, name string, n int, firstBad *error) error {
+	var raw [4 << 10]byte
+	var vals [1 << 10]float32
+	for done := 0; done < n; {
+		k := min(n-done, len(vals))
+		if _, err := io.ReadFull(br, raw[:4*k]); err != nil {
+			return fmt.Errorf("%w: reading %s: %v", ErrFormat, "values of "+name, unexpected(err))
+		}
+		decodeF32(raw[:4*k], vals[:k])
+		if *firstBad == nil {
+			*firstBad = checkSums(name, done, vals[:k])
+		}
+		done += k
+	}
+	return nil
 }
 
 func unexpected(err error) error {

@@ -55,6 +55,13 @@ func Open(path string) (*Matrix, error) {
 
 // ReadGGUF reads a GGUF importance matrix.
 func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
+	return readGGUF(r, size, false)
+}
+
+// readGGUF reads a GGUF importance matrix; as an index (see ReadIndex) it
+// checks the values as they stream past, a chunk at a time, and keeps only
+// where they are.
+func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 	g, err := gguf.Read(r, size)
 	if err != nil {
 		return nil, err
@@ -78,6 +85,7 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	m.Chunks = int(n)
+	var firstBad error // an index's first invalid value, reported as Validate would
 	for i, t := range g.Tensors {
 		name, ok := strings.CutSuffix(t.Name, suffixSums)
 		if !ok {
@@ -95,8 +103,14 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 		if c.Elements() != nmat {
 			return nil, fmt.Errorf("%w: %s: %d counts for %d matrices", ErrFormat, name, c.Elements(), nmat)
 		}
-		sums, err := readF32(g.TensorReader(i), t.Elements())
-		if err != nil {
+		var sums []float32
+		var src *io.SectionReader
+		if index {
+			src = g.TensorReader(i)
+			if err := streamF32(src, name, t.Elements(), &firstBad); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+		} else if sums, err = readF32(g.TensorReader(i), t.Elements()); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Name, err)
 		}
 		counts32, err := readF32(g.TensorReader(ci), nmat)
@@ -107,7 +121,14 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 		for j, v := range counts32 {
 			counts[j] = float64(v)
 		}
-		m.Entries = append(m.Entries, Entry{Name: name, Sums: sums, Counts: counts})
+		e := Entry{Name: name, Sums: sums, Counts: counts}
+		if index {
+			e.src, e.n = src, int(t.Elements())
+			if firstBad == nil {
+				firstBad = checkCounts(name, counts)
+			}
+		}
+		m.Entries = append(m.Entries, e)
 	}
 	if len(m.Entries) == 0 {
 		if arch, ok, _ := g.Metadata.LookupText("general.architecture"); ok {
@@ -115,10 +136,33 @@ func ReadGGUF(r io.ReaderAt, size int64) (*Matrix, error) {
 		}
 		return nil, fmt.Errorf("%w: no %s tensors", ErrNotImatrix, suffixSums)
 	}
+	if firstBad != nil {
+		return nil, firstBad
+	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// streamF32 reads the n float32 values of entry name from r a chunk at a
+// time, checking them as Validate does (the first error goes to *firstBad
+// unless it holds one), where readF32 would fail the same way.
+func streamF32(r io.Reader, name string, n int64, firstBad *error) error {
+	var raw [4 << 10]byte
+	var vals [1 << 10]float32
+	for done := int64(0); done < n; {
+		k := int(min(n-done, int64(len(vals))))
+		if _, err := io.ReadFull(r, raw[:4*k]); err != nil {
+			return err
+		}
+		decodeF32(raw[:4*k], vals[:k])
+		if *firstBad == nil {
+			*firstBad = checkSums(name, int(done), vals[:k])
+		}
+		done += int64(k)
+	}
+	return nil
 }
 
 func readF32(r io.Reader, n int64) ([]float32, error) {

@@ -6,10 +6,13 @@
 package imatrix
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
+	"sync"
 )
 
 // Format names a file format.
@@ -32,6 +35,79 @@ type Entry struct {
 	// Counts holds the number of calls per matrix. A legacy .dat entry has one
 	// count for all its matrices (len 1); a GGUF entry has one per matrix.
 	Counts []float64
+
+	// An entry of an index (ReadIndex) has no Sums: its n values are read
+	// from src at byte at when asked for (ReadSums).
+	src io.ReaderAt
+	at  int64
+	n   int
+}
+
+// Values returns the number of stored values: len(Sums), or for an entry
+// of an index, how many the file holds.
+func (e *Entry) Values() int {
+	if e.src != nil {
+		return e.n
+	}
+	return len(e.Sums)
+}
+
+// ReadSums reads the stored values [from, from+len(dst)) into dst, from
+// Sums or, for an entry of an index, from the file.
+func (e *Entry) ReadSums(from int, dst []float32) error {
+	if from < 0 || from+len(dst) > e.Values() {
+		return fmt.Errorf("imatrix: entry %s: values %d..%d of %d", e.Name, from, from+len(dst), e.Values())
+	}
+	if e.src == nil {
+		copy(dst, e.Sums[from:])
+		return nil
+	}
+	raw := rawPool.Get().(*[]byte)
+	defer rawPool.Put(raw)
+	for len(dst) > 0 {
+		k := min(len(dst), len(*raw)/4)
+		if _, err := e.src.ReadAt((*raw)[:4*k], e.at+4*int64(from)); err != nil {
+			return fmt.Errorf("imatrix: entry %s: reading values %d..%d: %w", e.Name, from, from+k, err)
+		}
+		decodeF32((*raw)[:4*k], dst[:k])
+		dst, from = dst[k:], from+k
+	}
+	return nil
+}
+
+// rawPool holds ReadSums's read buffers.
+var rawPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// decodeF32 decodes little-endian float32 values from raw into dst.
+func decodeF32(raw []byte, dst []float32) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+}
+
+// ReadMean reads the means of the stored values [from, from+len(dst)) into
+// dst, exactly as Mean computes them.
+func (e *Entry) ReadMean(from int, dst []float32) error {
+	if err := e.ReadSums(from, dst); err != nil {
+		return err
+	}
+	e.divide(from, dst)
+	return nil
+}
+
+// divide turns the stored values [from, from+len(v)) in v into means: each
+// divided by its matrix's call count (a count of zero leaves it as stored).
+func (e *Entry) divide(from int, v []float32) {
+	per := e.Values() / max(1, len(e.Counts))
+	for j := range v {
+		c := e.Counts[0]
+		if len(e.Counts) > 1 {
+			c = e.Counts[(from+j)/per]
+		}
+		if c > 0 {
+			v[j] /= float32(c) // the reference divides in float32
+		}
+	}
 }
 
 // Matrices returns how many matrices the entry covers (1 when unknown, as for
@@ -46,18 +122,19 @@ func (e *Entry) Matrices() int {
 // Mean returns the per-column mean of squared activations, as the reference
 // computes it: each stored value divided by its call count (a count of zero
 // leaves the values as stored, all zeros for a matrix that never saw data).
+// For an entry of an index it reads them from the file (see ReadMean for a
+// part of them).
 func (e *Entry) Mean() []float32 {
-	out := make([]float32, len(e.Sums))
-	per := len(e.Sums) / max(1, len(e.Counts))
-	for i, v := range e.Sums {
-		c := e.Counts[0]
-		if len(e.Counts) > 1 {
-			c = e.Counts[i/per]
+	out := make([]float32, e.Values())
+	if e.src != nil {
+		if e.ReadMean(0, out) != nil {
+			return nil
 		}
-		if c > 0 {
-			v /= float32(c) // the reference divides in float32
-		}
-		out[i] = v
+		return out
+	}
+	copy(out, e.Sums)
+	if len(out) > 0 {
+		e.divide(0, out)
 	}
 	return out
 }
@@ -69,6 +146,7 @@ type Matrix struct {
 	Chunks   int     // calibration chunks processed (0 when the file does not say)
 	Datasets []string
 	index    map[string]int
+	closer   io.Closer // the file of an index (OpenIndex)
 }
 
 // Lookup returns the entry stored under exactly name.
@@ -137,18 +215,35 @@ func indexAny(s string, subs ...string) int {
 // Validate checks every value is finite and every count non-negative.
 func (m *Matrix) Validate() error {
 	for _, e := range m.Entries {
-		for i, v := range e.Sums {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("imatrix: entry %s: value %d is %v", e.Name, i, v)
-			}
-			if v < 0 {
-				return fmt.Errorf("imatrix: entry %s: value %d is negative (%v)", e.Name, i, v)
-			}
+		if err := checkSums(e.Name, 0, e.Sums); err != nil {
+			return err
 		}
-		for i, c := range e.Counts {
-			if math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
-				return fmt.Errorf("imatrix: entry %s: call count %d is %v", e.Name, i, c)
-			}
+		if err := checkCounts(e.Name, e.Counts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSums checks the values of entry name from index from on, as
+// Validate does.
+func checkSums(name string, from int, sums []float32) error {
+	for i, v := range sums {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("imatrix: entry %s: value %d is %v", name, from+i, v)
+		}
+		if v < 0 {
+			return fmt.Errorf("imatrix: entry %s: value %d is negative (%v)", name, from+i, v)
+		}
+	}
+	return nil
+}
+
+// checkCounts checks the call counts of entry name, as Validate does.
+func checkCounts(name string, counts []float64) error {
+	for i, c := range counts {
+		if math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
+			return fmt.Errorf("imatrix: entry %s: call count %d is %v", name, i, c)
 		}
 	}
 	return nil
