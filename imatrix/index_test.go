@@ -127,11 +127,10 @@ func TestOpenIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, from, ok := m.Find("blk.0.ffn_gate.weight")
-	if ok {
+	if _, from, ok := m.Find("blk.0.ffn_gate.weight"); ok {
 		t.Fatalf("found %s for an unknown tensor", from)
 	}
-	e, _, ok = m.Find("a.weight")
+	e, _, ok := m.Find("a.weight")
 	if !ok || e.Values() != 3000 {
 		t.Fatalf("a.weight: %v, %v", e, ok)
 	}
