@@ -567,12 +567,16 @@ func TestImportanceMatchesPipeline(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(got) != len(pt.Imatrix) {
-					t.Fatalf("%s as %s: %d importance values, pipeline %d", pt.Name, pt.Type, len(got), len(pt.Imatrix))
+				want, err := pt.ImportanceData()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s as %s: %d importance values, pipeline %d", pt.Name, pt.Type, len(got), len(want))
 				}
 				for j := range got {
-					if got[j] != pt.Imatrix[j] {
-						t.Fatalf("%s as %s: value %d is %v, pipeline %v", pt.Name, pt.Type, j, got[j], pt.Imatrix[j])
+					if got[j] != want[j] {
+						t.Fatalf("%s as %s: value %d is %v, pipeline %v", pt.Name, pt.Type, j, got[j], want[j])
 					}
 				}
 			}

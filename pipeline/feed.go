@@ -31,7 +31,8 @@ type feeder struct {
 
 	seq     int
 	hash    *xxhash.Digest
-	hashBuf []byte // for hashing a tensor before deciding to reuse it
+	hashBuf []byte    // for hashing a tensor before deciding to reuse it
+	im      []float32 // the importance data of the matrix being fed
 
 	converted, reused int // tensors to convert, of them reused
 	reusedBytes       int64
@@ -125,12 +126,30 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 // The workers read the rows (readPiece) and the writer hashes them in
 // order: the reader only plans and lends memory, so that it never bounds
 // the run however many workers read at once.
+//
+// A planned tensor's importance data (Tensor.importance) is made here, once
+// per matrix, as the pieces reach it; each piece takes a copy in its
+// buffers, so what the run holds of it is bounded with the pieces.
 func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 	pw := piecesFit(f.in, t, f.pieceWeights, f.mem.limit, f.threads)
+	loaded := int64(-1) // the first stored value f.im is made of
 	for _, p := range planPieces(f.in, t, pw) {
 		p.out, p.tensor, p.global = oi, ti, global
+		if is := t.importance; is != nil && is.first(p.matrix) != loaded {
+			f.im = grow(f.im, int(is.ne0))
+			if _, err := is.matrix(p.matrix, f.im); err != nil {
+				p.err = fmt.Errorf("%s: tensor %s: importance data of matrix %d: %w", f.outs[oi].Path, t.Name, p.matrix, err)
+				return f.send(p)
+			}
+			loaded = is.first(p.matrix)
+		}
 		if p.buf = f.slot(pieceNeed(f.in, t, p)); p.buf == nil {
 			return false
+		}
+		if t.importance != nil {
+			p.buf.im = grow(p.buf.im, len(f.im))
+			copy(p.buf.im, f.im)
+			p.im = p.buf.im
 		}
 		if !f.send(p) {
 			return false

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,16 @@ func TestTensorImportance(t *testing.T) {
 		{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{1, 1, 0, 0}, Counts: []float64{1, 4}},
 	}}
 	before := slices.Clone(m.Entries[3].Sums)
+	// The same from an index of the matrix written as a GGUF file.
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := imatrix.WriteGGUF(path, m, nil, 512); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := imatrix.OpenIndex(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
 	for _, tc := range []struct {
 		name    string
 		tensor  gguf.TensorInfo
@@ -45,22 +56,24 @@ func TestTensorImportance(t *testing.T) {
 		{name: "an expert without data is uniform where the type fails on zeros", tensor: gguf.TensorInfo{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{2, 4, 2}}, typ: formats.IQ2_XXS,
 			data: []float32{1, 1, 1, 1}, from: "blk.0.ffn_up_exps.weight", counts: []float64{1, 4}, note: "1 slice(s) without importance data (matrices [1])"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			imp, err := TensorImportance(m, tc.tensor, tc.typ)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want one with %q", err, tc.err)
+		for _, src := range []*imatrix.Matrix{m, idx} {
+			t.Run(tc.name, func(t *testing.T) {
+				imp, err := TensorImportance(src, tc.tensor, tc.typ)
+				if tc.err != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.err) {
+						t.Fatalf("error %v, want one with %q", err, tc.err)
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(imp.Data, tc.data) || imp.From != tc.from || !slices.Equal(imp.Counts, tc.counts) || imp.Ignored != tc.ignored ||
-				!strings.Contains(imp.Note, tc.note) || (tc.note == "") != (imp.Note == "") {
-				t.Fatalf("got %+v, want data %v from %q counts %v note %q ignored %q", imp, tc.data, tc.from, tc.counts, tc.note, tc.ignored)
-			}
-		})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(imp.Data, tc.data) || imp.From != tc.from || !slices.Equal(imp.Counts, tc.counts) || imp.Ignored != tc.ignored ||
+					!strings.Contains(imp.Note, tc.note) || (tc.note == "") != (imp.Note == "") {
+					t.Fatalf("got %+v, want data %v from %q counts %v note %q ignored %q", imp, tc.data, tc.from, tc.counts, tc.note, tc.ignored)
+				}
+			})
+		}
 	}
 	if !slices.Equal(m.Entries[3].Sums, before) {
 		t.Fatalf("the matrix changed: %v, was %v", m.Entries[3].Sums, before)
@@ -68,4 +81,14 @@ func TestTensorImportance(t *testing.T) {
 	if imp, err := TensorImportance(nil, gguf.TensorInfo{Name: "x", Shape: []int64{4}}, formats.Q4_0); err != nil || imp.Data != nil {
 		t.Fatalf("nil matrix: %+v, %v", imp, err)
 	}
+}
+
+// importanceData is tp.ImportanceData, failing t on an error.
+func importanceData(t *testing.T, tp Tensor) []float32 {
+	t.Helper()
+	data, err := tp.ImportanceData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -94,8 +94,8 @@ func TestSidecarRecords(t *testing.T) {
 			}
 		case r.Kernel != quantize.KernelVersion:
 			t.Errorf("%s: kernel %q", r.Name, r.Kernel)
-		case (r.Imatrix != "") != (pt.Imatrix != nil) || r.Imatrix != hashImatrix(pt.Imatrix):
-			t.Errorf("%s: importance hash %q, has data %v", r.Name, r.Imatrix, pt.Imatrix != nil)
+		case (r.Imatrix != "") != pt.hasImatrix() || r.Imatrix != hashImatrix(importanceData(t, pt)):
+			t.Errorf("%s: importance hash %q, has data %v", r.Name, r.Imatrix, pt.hasImatrix())
 		case r.Imatrix != "":
 			withImatrix++
 		}

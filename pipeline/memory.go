@@ -20,19 +20,19 @@ const minMemory = 1 << 20
 
 // need is the working memory a piece asks for, in elements of each buffer
 // (what grow is called with for it).
-type need struct{ raw, f32, out int }
+type need struct{ raw, f32, out, im int }
 
 // bytes is what new buffers for n hold.
 func (n need) bytes() int64 { return (&buffers{}).grownBytes(n) }
 
 // capBytes is what the buffers hold (their capacity).
 func (b *buffers) capBytes() int64 {
-	return int64(cap(b.raw)) + 4*int64(cap(b.f32)) + int64(cap(b.out))
+	return int64(cap(b.raw)) + 4*int64(cap(b.f32)) + int64(cap(b.out)) + 4*int64(cap(b.im))
 }
 
 // grownBytes is what the buffers will hold once grown to n (by grow).
 func (b *buffers) grownBytes(n need) int64 {
-	return grownCap(cap(b.raw), n.raw) + 4*grownCap(cap(b.f32), n.f32) + grownCap(cap(b.out), n.out)
+	return grownCap(cap(b.raw), n.raw) + 4*grownCap(cap(b.f32), n.f32) + grownCap(cap(b.out), n.out) + 4*grownCap(cap(b.im), n.im)
 }
 
 func grownCap(c, n int) int64 {

@@ -134,8 +134,9 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	}
 	plan := &Plan{Selection: rp, Warnings: append([]string(nil), rp.Warnings...)}
 
-	// Importance data per tensor.
-	imat := make([][]float32, len(in.Tensors))
+	// Where each tensor's importance data comes from: Build reads each
+	// entry once, a matrix at a time, to check it, and keeps none of it.
+	imat := make([]*importanceSource, len(in.Tensors))
 	plan.Tensors = make([]TensorPlan, len(rp.Choices))
 	for i, c := range rp.Choices {
 		tp := TensorPlan{Choice: c}
@@ -145,11 +146,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
 			if sel.HasImatrix {
-				imp, err := TensorImportance(cfg.Imatrix, src.TensorInfo, c.Type)
+				is, imp, err := findImportance(cfg.Imatrix, src.TensorInfo, c.Type)
 				if err != nil {
 					return nil, err
 				}
-				imat[i], tp.ImatrixFrom, tp.Note, tp.ImatrixIgnored = imp.Data, imp.From, imp.Note, imp.Ignored
+				imat[i], tp.ImatrixFrom, tp.Note, tp.ImatrixIgnored = is, imp.From, imp.Note, imp.Ignored
 				if imp.Note != "" {
 					plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: %s", c.Name, imp.Note))
 				}
@@ -196,7 +197,7 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 // about each quantized tensor the importance matrix has no data for, and
 // once more when no entry matches any tensor of the model (an imatrix of
 // another model, or entries filtered away).
-func unusedImatrix(cfg Config, choices []recipes.Choice, imat [][]float32) []string {
+func unusedImatrix(cfg Config, choices []recipes.Choice, imat []*importanceSource) []string {
 	var out []string
 	quantized, with := 0, 0
 	for i, c := range choices {
@@ -219,7 +220,7 @@ func unusedImatrix(cfg Config, choices []recipes.Choice, imat [][]float32) []str
 
 // extraOutput plans --extra-output-tensor: the index of the tensor it
 // duplicates and its plan, or -1.
-func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extra int, err error) {
+func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat []*importanceSource) (extra int, err error) {
 	if cfg.ExtraOutput == nil {
 		return -1, nil
 	}
@@ -245,11 +246,11 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat [][]float32) (extr
 		return -1, nil
 	}
 	if imat[src] == nil && cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0 {
-		imp, err := TensorImportance(cfg.Imatrix, t.TensorInfo, typ)
+		is, _, err := findImportance(cfg.Imatrix, t.TensorInfo, typ)
 		if err != nil {
 			return -1, err
 		}
-		imat[src] = imp.Data
+		imat[src] = is
 	}
 	plan.extra = &TensorPlan{Choice: recipes.Choice{Index: src, Name: "output_extra.weight", Shape: t.Shape, Source: t.Type, Type: typ,
 		Quantize: true, Reason: recipes.ReasonOverride, Option: "--extra-output-tensor",
@@ -296,7 +297,7 @@ func splitOutputs(plan *Plan, md gguf.Metadata, limits splitter.Limits, prefix s
 // type choice marks as needing importance data (recipes.Choice.NeedsImatrix,
 // never set with --ignore-imatrix-rules) and that has none (imat, by input
 // tensor).
-func checkImatrix(choices []recipes.Choice, imat [][]float32) error {
+func checkImatrix(choices []recipes.Choice, imat []*importanceSource) error {
 	for _, c := range choices {
 		if c.Quantize && c.NeedsImatrix && imat[c.Index] == nil {
 			return fmt.Errorf("tensor %s as %s: %w (llama-quantize refuses very low-bit types without importance data for the tensor)", c.Name, c.Type, quantize.ErrNeedsImatrix)
@@ -429,60 +430,14 @@ type Importance struct {
 // importance for the all-zero slices of the types that fail on them
 // (quantize.FailsOnZeroImportance). The entry itself is never modified. An
 // entry of the wrong size is an error, except for token_embd.weight, as in
-// the reference.
+// the reference. m may be an index (imatrix.OpenIndex).
 func TensorImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (Importance, error) {
-	var imp Importance
-	if m == nil {
-		return imp, nil
+	src, imp, err := findImportance(m, t, typ)
+	if err != nil || src == nil {
+		return imp, err
 	}
-	e, from, ok := m.Find(t.Name)
-	if !ok {
-		return imp, nil
-	}
-	ne0, _, mats := gguf.Dims(t.Shape)
-	ne2 := int64(1)
-	if len(t.Shape) > 2 {
-		ne2 = t.Shape[2]
-	}
-	mean := e.Mean()
-	switch {
-	case int64(len(mean)) == ne0*ne2 && ne2 == mats:
-		imp.Data = mean
-		if int64(len(e.Counts)) == mats && mats > 1 {
-			imp.Counts = append([]float64(nil), e.Counts...)
-		}
-	case int64(len(mean)) == ne0 && mats > 1 && from != t.Name && strings.HasSuffix(t.Name, ".attn_v_b.weight"):
-		// The same activations feed every head: use the vector for each.
-		imp.Data = make([]float32, 0, ne0*mats)
-		for h := int64(0); h < mats; h++ {
-			imp.Data = append(imp.Data, mean...)
-		}
-		imp.Note = fmt.Sprintf("importance data of %s used for each of its %d heads", from, mats)
-	default:
-		if t.Name == "token_embd.weight" {
-			return Importance{Ignored: fmt.Sprintf("imatrix size %d is different from tensor size %d", len(mean), ne0*ne2)}, nil
-		}
-		return imp, fmt.Errorf("tensor %s: importance matrix entry %s has %d values, the tensor needs %d (%d x %d)",
-			t.Name, from, len(mean), ne0*mats, ne0, mats)
-	}
-	imp.From = from
-	if quantize.FailsOnZeroImportance(typ) {
-		var fixed []int64
-		for s := int64(0); s < mats; s++ {
-			if slice := imp.Data[s*ne0 : (s+1)*ne0]; allZero(slice) {
-				for j := range slice {
-					slice[j] = 1 // imp.Data is Mean's or the repeat's own copy
-				}
-				fixed = append(fixed, s)
-			}
-		}
-		if len(fixed) > 0 {
-			n := fmt.Sprintf("%d slice(s) without importance data (matrices %v) use uniform importance for %s", len(fixed), fixed, typ)
-			if imp.Note != "" {
-				n = imp.Note + "; " + n
-			}
-			imp.Note = n
-		}
+	if imp.Data, err = (Tensor{Name: t.Name, importance: src}).ImportanceData(); err != nil {
+		return Importance{}, err
 	}
 	return imp, nil
 }
@@ -538,7 +493,7 @@ func truncate127(s string) string {
 // layoutOutputs assigns tensors to output files: one file, or with
 // KeepSplit one per input shard (the first with the model's metadata, the
 // others with the split keys only, as llama-quantize writes them).
-func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, imat [][]float32, extra int) error {
+func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, imat []*importanceSource, extra int) error {
 	nSplit := 1
 	if cfg.KeepSplit {
 		for _, t := range in.Tensors {
@@ -572,16 +527,16 @@ func layoutOutputs(plan *Plan, in *gguf.Model, cfg Config, md gguf.Metadata, ima
 		tensors = append(tensors, tp)
 		plan.Outputs[s].Tensors = append(plan.Outputs[s].Tensors, Tensor{
 			Name: tp.Name, Shape: tp.Shape, Source: i, Type: tp.Type,
-			Convert: tp.Quantize,
-			Imatrix: imat[i],
-			Kernel:  cfg.Kernel,
+			Convert:    tp.Quantize,
+			importance: imat[i],
+			Kernel:     cfg.Kernel,
 		})
 		if i == extra && plan.extra != nil {
 			e := *plan.extra
 			e.Output = s
 			tensors = append(tensors, e)
 			plan.Outputs[s].Tensors = append(plan.Outputs[s].Tensors, Tensor{
-				Name: e.Name, Shape: e.Shape, Source: i, Type: e.Type, Convert: true, Imatrix: imat[i], Kernel: cfg.Kernel})
+				Name: e.Name, Shape: e.Shape, Source: i, Type: e.Type, Convert: true, importance: imat[i], Kernel: cfg.Kernel})
 		}
 	}
 	plan.Tensors = tensors

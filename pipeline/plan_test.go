@@ -42,11 +42,12 @@ func TestZeroImportanceSlices(t *testing.T) {
 	}
 	checked := 0
 	for _, tp := range plan.Outputs[0].Tensors {
-		if !strings.Contains(tp.Name, "_exps.") || tp.Imatrix == nil {
+		if !strings.Contains(tp.Name, "_exps.") || !tp.hasImatrix() {
 			continue
 		}
 		ne0 := int(tp.Shape[0])
-		slice := tp.Imatrix[5*ne0 : 6*ne0]
+		data := importanceData(t, tp)
+		slice := data[5*ne0 : 6*ne0]
 		switch tp.Type {
 		case formats.Q4_K:
 			checked++
@@ -59,7 +60,7 @@ func TestZeroImportanceSlices(t *testing.T) {
 				t.Errorf("%s: %d warnings, want one", tp.Name, warned[tp.Name])
 			}
 			// Other experts keep their data.
-			if tp.Imatrix[0] == 1 && tp.Imatrix[1] == 1 {
+			if data[0] == 1 && data[1] == 1 {
 				t.Errorf("%s: expert 0 was replaced too", tp.Name)
 			}
 		case formats.Q6_K:
@@ -95,13 +96,14 @@ func TestMLAImportanceForEveryHead(t *testing.T) {
 			continue
 		}
 		ne0 := int(tp.Shape[0])
-		heads := len(tp.Imatrix) / ne0
+		data := importanceData(t, tp)
+		heads := len(data) / ne0
 		if heads != int(tp.Shape[2]) || len(want) != ne0 {
 			t.Fatalf("importance for %d heads of %d, entry has %d values", heads, ne0, len(want))
 		}
 		for h := 0; h < heads; h++ {
 			for i := 0; i < ne0; i++ {
-				if tp.Imatrix[h*ne0+i] != want[i] {
+				if data[h*ne0+i] != want[i] {
 					t.Fatalf("head %d column %d differs", h, i)
 				}
 			}

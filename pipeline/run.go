@@ -33,8 +33,11 @@ type Tensor struct {
 	// Convert is false when the input bytes are copied unchanged.
 	Convert bool
 	// Imatrix holds ne0 mean importance weights per matrix (ne2*ne3 of them),
-	// or is nil.
+	// or is nil. A plan's tensors leave it nil and have their data made a
+	// matrix at a time as the run reaches them (importance).
 	Imatrix []float32
+	// importance, set by Build, makes the tensor's importance data.
+	importance *importanceSource
 	// Kernel holds the kernel switches the tensor is quantized with
 	// (Config.Kernel).
 	Kernel quantize.Options
@@ -164,6 +167,7 @@ type piece struct {
 
 	buf      *buffers // borrowed from the pool for the piece's lifetime
 	src      []float32
+	im       []float32 // the matrix's importance data (a planned tensor's, see importanceSource)
 	dst      []byte
 	overGate bool      // some |src| reaches overflowGate (see checkOutput)
 	fallback *Fallback // rows written by a substitute encoding (tensor rows)
@@ -177,7 +181,8 @@ type buffers struct {
 	raw  []byte
 	f32  []float32
 	out  []byte
-	lent int64 // bytes memory counts for them while lent
+	im   []float32 // the piece's matrix's importance data
+	lent int64     // bytes memory counts for them while lent
 }
 
 // grow returns s with length n, reallocated with capacity sizeClass(n)
@@ -544,6 +549,17 @@ func checkTensor(in *gguf.Model, t Tensor) error {
 	return nil
 }
 
+// hasImatrix reports whether the tensor is quantized with importance data.
+func (t Tensor) hasImatrix() bool { return t.Imatrix != nil || t.importance != nil }
+
+// imatrixHash is hashImatrix of the tensor's importance data.
+func (t Tensor) imatrixHash() string {
+	if t.importance != nil {
+		return t.importance.hash
+	}
+	return hashImatrix(t.Imatrix)
+}
+
 // dims returns the row length, rows per matrix and number of matrices.
 func dims(shape []int64) (ne0, rows, mats int64) {
 	ne0, rows, mats = 1, 1, 1
@@ -599,7 +615,11 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 	ne0, _, _ := dims(t.Shape)
 	srcRow, _ := in.Tensors[t.Source].Type.RowSize(ne0)
 	dstRow, _ := t.Type.RowSize(ne0)
-	return need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
+	n := need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
+	if t.importance != nil {
+		n.im = int(ne0)
+	}
+	return n
 }
 
 // planPieces splits a converted tensor into work pieces. For
@@ -610,7 +630,7 @@ func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 	ne0, rows, mats := dims(t.Shape)
 	group := int64(t.Type.Interleave())
 	step := max(int64(pieceWeights)/ne0/group*group, group)
-	if quantize.CallScoped(t.Type, t.Imatrix != nil) {
+	if quantize.CallScoped(t.Type, t.hasImatrix()) {
 		step, _ = CallRows(t.Type, t.Shape)
 	}
 	srcRow, _ := src.Type.RowSize(ne0)
@@ -837,8 +857,8 @@ func quantizePiece(t Tensor, p *piece) error {
 		}
 		return nil
 	}
-	var im []float32
-	if t.Imatrix != nil {
+	im := p.im
+	if im == nil && t.Imatrix != nil {
 		im = t.Imatrix[p.matrix*ne0 : (p.matrix+1)*ne0]
 	}
 	rowSize, err := t.Type.RowSize(ne0)

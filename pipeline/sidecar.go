@@ -161,7 +161,7 @@ func planRecords(in *gguf.Model, o Output) ([]TensorRecord, int64, error) {
 		r := TensorRecord{Name: t.Name, Shape: slices.Clone(t.Shape), InputType: in.Tensors[t.Source].Type.String(),
 			Type: t.Type.String(), Copied: !t.Convert, Offset: dataOffset + laid[j].Offset, Size: laid[j].Size}
 		if t.Convert {
-			r.Imatrix = hashImatrix(t.Imatrix)
+			r.Imatrix = t.imatrixHash()
 			r.Options = t.Kernel.Switches(t.Type)
 			r.Kernel = quantize.KernelVersion
 		}

@@ -143,7 +143,7 @@ func TensorWork(t Tensor, inBytes int64) time.Duration {
 	if t.Type == formats.F32 {
 		return time.Duration(work)
 	}
-	cost, ok := m.perKi[costKey{t.Type, t.Imatrix != nil}]
+	cost, ok := m.perKi[costKey{t.Type, t.hasImatrix()}]
 	if !ok {
 		if cost, ok = m.perKi[costKey{t.Type, true}]; !ok {
 			cost = m.slowest
