@@ -333,10 +333,13 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	loaded := 0 // importance matrix entries before --include/--exclude-weights
 	if q.imatrix != "" && !q.repack {
-		m, err := imatrix.Open(q.imatrix)
+		// An index: the run reads each tensor's data when it gets there,
+		// not the whole file (a gigabyte with per-expert data).
+		m, err := imatrix.OpenIndex(q.imatrix)
 		if err != nil {
 			return err
 		}
+		defer m.Close()
 		loaded = m.Len()
 		m.Filter(q.include, q.exclude)
 		cfg.Imatrix = m
