@@ -3,9 +3,11 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,5 +130,28 @@ func TestPlanFromIndex(t *testing.T) {
 				t.Error("the sidecars differ")
 			}
 		})
+	}
+}
+
+// A run whose importance matrix file can no longer be read fails, naming
+// the tensor and the matrix, and leaves no output.
+func TestPlanFromIndexReadError(t *testing.T) {
+	m, _ := openGolden(t)
+	im, err := imatrix.OpenIndex(golden.Path(t, "e2e", "tiny-ds2.imatrix.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "o.gguf")
+	plan, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeQ4_K_M}, Imatrix: im, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Close()
+	err = Run(context.Background(), m, plan.Outputs, Options{Threads: 2})
+	if err == nil || !strings.Contains(err.Error(), "importance data of matrix 0") || !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("error %v, want one about reading the importance data", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("output left behind: %v", err)
 	}
 }
