@@ -533,7 +533,7 @@ func checkTensor(in *gguf.Model, t Tensor) error {
 			return fmt.Errorf("requantizing from the row-interleaved %s is not supported; run 'gquant repack --undo' first", src.Type)
 		}
 	}
-	ne0, rows, mats := dims(t.Shape)
+	ne0, rows, mats := gguf.Dims(t.Shape)
 	if ne0 != src.Shape[0] || rows*mats != src.Rows() {
 		return fmt.Errorf("shape %v does not match the input's %v", t.Shape, src.Shape)
 	}
@@ -560,28 +560,13 @@ func (t Tensor) imatrixHash() string {
 	return hashImatrix(t.Imatrix)
 }
 
-// dims returns the row length, rows per matrix and number of matrices.
-func dims(shape []int64) (ne0, rows, mats int64) {
-	ne0, rows, mats = 1, 1, 1
-	if len(shape) > 0 {
-		ne0 = shape[0]
-	}
-	if len(shape) > 1 {
-		rows = shape[1]
-	}
-	for _, d := range shape[min(2, len(shape)):] {
-		mats *= d
-	}
-	return
-}
-
 // CallRows returns how many rows of one matrix the reference quantizes per
 // ggml_quantize_chunk call, and whether each matrix is one call: llama-quantize
 // with two or more threads quantizes a 3-D tensor one matrix per call when
 // ne2 is even or at least 4, and otherwise in calls of ceil(16384 / ne0) rows
 // (at least one row) times the interleave count.
 func CallRows(t formats.Type, shape []int64) (rowsPerCall int64, wholeMatrix bool) {
-	ne0, rows, mats := dims(shape)
+	ne0, rows, mats := gguf.Dims(shape)
 	if mats%2 == 0 || mats >= 4 {
 		return rows, true
 	}
@@ -599,7 +584,7 @@ func CallRows(t formats.Type, shape []int64) (rowsPerCall int64, wholeMatrix boo
 // memory bounds the bytes in flight. planPieces keeps at least one row
 // group, and call-scoped types their reference calls, whatever this says.
 func piecesFit(in *gguf.Model, t Tensor, pieceWeights int, memory int64, threads int) int {
-	ne0, _, _ := dims(t.Shape)
+	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, err1 := in.Tensors[t.Source].Type.RowSize(ne0)
 	dstRow, err2 := t.Type.RowSize(ne0)
 	if err1 != nil || err2 != nil || ne0 <= 0 {
@@ -612,7 +597,7 @@ func piecesFit(in *gguf.Model, t Tensor, pieceWeights int, memory int64, threads
 
 // pieceNeed is the working memory of piece p of tensor t.
 func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
-	ne0, _, _ := dims(t.Shape)
+	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, _ := in.Tensors[t.Source].Type.RowSize(ne0)
 	dstRow, _ := t.Type.RowSize(ne0)
 	n := need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
@@ -627,7 +612,7 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 // pieces are row ranges of about PieceWeights weights, in whole row groups.
 func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 	src := in.Tensors[t.Source]
-	ne0, rows, mats := dims(t.Shape)
+	ne0, rows, mats := gguf.Dims(t.Shape)
 	group := int64(t.Type.Interleave())
 	step := max(int64(pieceWeights)/ne0/group*group, group)
 	if quantize.CallScoped(t.Type, t.hasImatrix()) {
@@ -662,7 +647,7 @@ func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *pie
 // under way at once.
 func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	src := in.Tensors[t.Source]
-	ne0, rows, _ := dims(t.Shape)
+	ne0, rows, _ := gguf.Dims(t.Shape)
 	rowSize, err := src.Type.RowSize(ne0)
 	if err != nil {
 		return err
@@ -679,7 +664,7 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 // decodePiece converts the piece's raw input rows to float32.
 func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
 	src := in.Tensors[t.Source]
-	ne0, _, _ := dims(t.Shape)
+	ne0, _, _ := gguf.Dims(t.Shape)
 	raw := p.buf.raw
 	p.buf.f32 = grow(p.buf.f32, int(p.rows*ne0))
 	p.src = p.buf.f32
@@ -809,7 +794,7 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 	if !p.overGate || t.Type == formats.F32 {
 		return nil
 	}
-	ne0, rows, _ := dims(t.Shape)
+	ne0, rows, _ := gguf.Dims(t.Shape)
 	rowSize, err := t.Type.RowSize(ne0)
 	if err != nil {
 		return err
@@ -848,7 +833,7 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 
 // quantizePiece converts the piece's float32 rows into the output type.
 func quantizePiece(t Tensor, p *piece) error {
-	ne0, _, _ := dims(t.Shape)
+	ne0, _, _ := gguf.Dims(t.Shape)
 	if t.Type == formats.F32 {
 		p.buf.out = grow(p.buf.out, 4*len(p.src))
 		p.dst = p.buf.out
@@ -869,7 +854,7 @@ func quantizePiece(t Tensor, p *piece) error {
 	p.dst = p.buf.out
 	rep, err := t.Kernel.QuantizeRowsReport(p.dst, t.Type, int(p.rows), int(ne0), p.src, im)
 	if fb := rep.Fallback; fb != nil {
-		_, rows, _ := dims(t.Shape)
+		_, rows, _ := gguf.Dims(t.Shape)
 		p.fallback = &Fallback{Type: fb.Type, Reason: fb.Reason}
 		for _, r := range fb.Rows {
 			p.fallback.Rows = append(p.fallback.Rows, p.matrix*rows+p.row+int64(r))
@@ -878,13 +863,13 @@ func quantizePiece(t Tensor, p *piece) error {
 	if err != nil {
 		var re *quantize.RowError
 		if errors.As(err, &re) {
-			_, rows, _ := dims(t.Shape)
+			_, rows, _ := gguf.Dims(t.Shape)
 			return &locatedError{err: err, msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is not finite",
 				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Column, re.Value)}
 		}
 		var oe *quantize.OverflowError
 		if errors.As(err, &oe) {
-			_, rows, _ := dims(t.Shape)
+			_, rows, _ := gguf.Dims(t.Shape)
 			return &locatedError{err: err, msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (its float32 search overflows)",
 				p.matrix*rows+p.row+int64(oe.Row), p.matrix, p.row+int64(oe.Row), oe.Column, oe.Value, oe.Type)}
 		}

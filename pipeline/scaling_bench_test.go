@@ -19,7 +19,7 @@ import (
 // measures the pipeline: reading, conversion, ordering and writing.
 func standIn(work int) func(t Tensor, p *piece) error {
 	return func(t Tensor, p *piece) error {
-		ne0, _, _ := dims(t.Shape)
+		ne0, _, _ := gguf.Dims(t.Shape)
 		rowSize, err := t.Type.RowSize(ne0)
 		if err != nil {
 			return err
