@@ -4,27 +4,37 @@ package iqk
 
 import "github.com/gquant/gquant/internal/cpu"
 
-// assemblyModes lists the paths a test should run: the portable code, and
-// the assembly where the CPU has it.
-func assemblyModes() []bool {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		return []bool{false, true}
+// hasIQ2KS512 is useIQ2KS512 as this CPU sets it (the tests switch it).
+var hasIQ2KS512 = useIQ2KS512
+
+// assemblyModes lists the paths a test should run, portable first: 0 the
+// portable Go, 1 the AVX2/FMA assembly, 2 that with the AVX-512 kernels on
+// top, as far as the CPU has them.
+func assemblyModes() []int {
+	switch {
+	case !cpu.X86.HasAVX2 || !cpu.X86.HasFMA:
+		return []int{0}
+	case hasIQ2KS512:
+		return []int{0, 1, 2}
 	}
-	return []bool{false}
+	return []int{0, 1}
 }
 
-// setAssembly turns every assembly path of the package on or off and
-// returns a function that restores the previous state.
-func setAssembly(on bool) (restore func()) {
+// setAssembly selects one of assemblyModes for every assembly path of the
+// package and returns a function that restores the previous state.
+func setAssembly(level int) (restore func()) {
 	flags := []*bool{&useSplitSearchAVX2, &useIQ2KLSumsFMA, &useIQ2KLLanes, &useIQ2KSAVX2,
 		&useIQ4KSSTrialFMA, &useSumsFMA, &useTrialsAVX2, &useWeightsAVX2}
 	saved := make([]bool, len(flags))
 	for i, f := range flags {
-		saved[i], *f = *f, on
+		saved[i], *f = *f, level >= 1
 	}
+	saved512 := useIQ2KS512
+	useIQ2KS512 = hasIQ2KS512 && level >= 2
 	return func() {
 		for i, f := range flags {
 			*f = saved[i]
 		}
+		useIQ2KS512 = saved512
 	}
 }

@@ -299,9 +299,14 @@ func iq2ksSearchAVX2(sc *iq2ksScratch, xb, weight []float32, d, maxv, amax float
 	const nfit = 1 + 2*27
 	p := &sc.picks
 	if amax < 1e15 {
-		// The scales are maxv/den: d itself is maxv/values[7].
-		iq2ksFitsCountAVX2(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[0], 28, &iq2ksGrids[0], &sc.raw[0])
-		iq2ksFitsCountAVX2(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[28], 27, &iq2ksGrids[1], &sc.raw[28])
+		// The scales are maxv/den: d itself is maxv/values[7]. With
+		// AVX-512 the fits take two scales per register, with the same sums.
+		fits := iq2ksFitsCountAVX2
+		if useIQ2KS512 {
+			fits = iq2ksFitsCount512
+		}
+		fits(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[0], 28, &iq2ksGrids[0], &sc.raw[0])
+		fits(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[28], 27, &iq2ksGrids[1], &sc.raw[28])
 		iq2ksReducePickAVX2(&sc.raw, p)
 	} else {
 		var params [nfit][12]float32

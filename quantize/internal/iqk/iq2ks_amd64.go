@@ -11,6 +11,10 @@ import (
 // clear it to check the portable code on the same machine.
 var useIQ2KSAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// useIQ2KS512 selects iq2ksFitsCount512 over iq2ksFitsCountAVX2 (on top of
+// useIQ2KSAVX2, which stays what machines without AVX-512 run).
+var useIQ2KS512 = useIQ2KSAVX2 && cpu.X86.HasAVX512
+
 // iq2ksFitAVX2 computes the lane-reduced sums of one fit for d and -d.
 //
 //go:noescape
@@ -67,6 +71,12 @@ type iq2ksPicks struct {
 //
 //go:noescape
 func iq2ksFitsCountAVX2(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32)
+
+// iq2ksFitsCount512 is iq2ksFitsCountAVX2 with two scales per 512-bit
+// register (the same raw sums, bit for bit).
+//
+//go:noescape
+func iq2ksFitsCount512(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32)
 
 // iq2ksReducePickAVX2 reduces the raw sums of 56 fits as hsum8 does and
 // picks as iq2ksPick.

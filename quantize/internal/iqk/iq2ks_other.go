@@ -8,6 +8,8 @@ package iqk
 
 var useIQ2KSAVX2 = false
 
+var useIQ2KS512 = false
+
 func iq2ksFitAVX2(x, w *float32, params *[12]float32, out *[4]float32) {}
 
 func iq2ksErrorAVX2(x, w *float32, params *[8]float32, negD float32, idx *[32]int32) float32 {
@@ -30,6 +32,9 @@ type iq2ksPicks struct {
 }
 
 func iq2ksFitsCountAVX2(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32) {
+}
+
+func iq2ksFitsCount512(x, w *float32, maxv float32, den *float32, n int, grid *iq2ksGrid, raw *[4][8]float32) {
 }
 
 func iq2ksReducePickAVX2(raw *[56][4][8]float32, p *iq2ksPicks) {}

@@ -26,11 +26,11 @@ func TestMakeQxQuantsInfiniteScale(t *testing.T) {
 		d := makeQxQuants(8, x, L, qw)
 		restore()
 		if d != 0 {
-			t.Errorf("assembly %v: scale %v, want 0", asm, d)
+			t.Errorf("asm level %d: scale %v, want 0", asm, d)
 		}
 		for i, l := range L {
 			if l != 8 {
-				t.Errorf("assembly %v: level %d is %d, want 8 (0 offset by nmax)", asm, i, int(l)-8)
+				t.Errorf("asm level %d: level %d is %d, want 8 (0 offset by nmax)", asm, i, int(l)-8)
 			}
 		}
 	}

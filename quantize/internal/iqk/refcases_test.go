@@ -347,9 +347,9 @@ func TestRefCases(t *testing.T) {
 							continue
 						}
 						if panicked[g] {
-							t.Errorf("%s %s %s assembly %v: row %d (%s): the kernel panicked, the reference did not", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
+							t.Errorf("%s %s %s asm level %d: row %d (%s): the kernel panicked, the reference did not", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
 						} else if rowHash(got[g*gb:(g+1)*gb]) != c.hash {
-							t.Errorf("%s %s %s assembly %v: row %d (%s) differs from the reference", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
+							t.Errorf("%s %s %s asm level %d: row %d (%s) differs from the reference", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
 						}
 					}
 				}

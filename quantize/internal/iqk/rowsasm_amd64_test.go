@@ -16,8 +16,8 @@ import (
 // TestAssemblyMatchesPortableRows quantizes seeded random rows of every
 // rowKind (the stress recipes and the edge cases), at random lengths and
 // magnitudes, with every base type of the package, plain and with an
-// importance vector that has zero and tiny blocks, once with the assembly
-// and once with the portable code, and requires the same bytes.
+// importance vector that has zero and tiny blocks, at every assembly level
+// this CPU runs and with the portable code, and requires the same bytes.
 func TestAssemblyMatchesPortableRows(t *testing.T) {
 	if len(assemblyModes()) < 2 {
 		t.Skip("no AVX2+FMA")
@@ -53,18 +53,21 @@ func TestAssemblyMatchesPortableRows(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, w := range [][]float32{nil, imatrix} {
-					var out [2][]byte
-					for i, asm := range []bool{false, true} {
+					levels := assemblyModes()
+					out := make([][]byte, len(levels))
+					for i, level := range levels {
 						out[i] = make([]byte, rs)
-						restore := setAssembly(asm)
+						restore := setAssembly(level)
 						err := kernels[typ](out[i], row, 1, cols, w)
 						restore()
 						if err != nil {
 							t.Fatalf("%s %s: %v", typ, k.name, err)
 						}
 					}
-					if !bytes.Equal(out[0], out[1]) {
-						t.Errorf("seed %d %s row %s (%d columns) imatrix %v: assembly and portable code differ", seed, typ, k.name, cols, w != nil)
+					for i, level := range levels[1:] {
+						if !bytes.Equal(out[0], out[1+i]) {
+							t.Errorf("seed %d %s row %s (%d columns) imatrix %v: asm level %d and portable code differ", seed, typ, k.name, cols, w != nil, level)
+						}
 					}
 				}
 			}
