@@ -82,5 +82,8 @@ func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (merg
 	if status, interrupted := stop.Finish(); interrupted {
 		return mergeDoc{}, exitStatus(status)
 	}
+	if err == nil {
+		err = carrySidecars(m, []string{out}, stderr)
+	}
 	return newMergeDoc(m, out, size), err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
+	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/splitter"
 )
 
@@ -109,11 +110,29 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
+	if err := carrySidecars(m, plan.Paths(prefix), stderr); err != nil {
+		fmt.Fprintln(stderr, "gquant split:", err)
+		return 1
+	}
 	if *asJSON {
 		return jsonStatus(program, stdout, stderr, newSplitDoc(in, prefix, plan, true))
 	}
 	fmt.Fprintf(stdout, "wrote %d shards with %d tensors\n", len(plan.Shards), len(m.Tensors))
 	return 0
+}
+
+// carrySidecars gives a split's or merge's outputs the sidecars of the
+// input's tensors (pipeline.CarrySidecars), or says why they get none.
+func carrySidecars(m *gguf.Model, outputs []string, stderr io.Writer) error {
+	missing, err := pipeline.CarrySidecars(m, outputs)
+	if err != nil {
+		return fmt.Errorf("the outputs are complete, but their sidecars: %w", err)
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(stderr, "note: %s has no sidecar that describes it (%s): the outputs get none, so --reuse cannot use them and gquant verify checks their layout only\n",
+			missing[0], pipeline.SidecarPath(missing[0]))
+	}
+	return nil
 }
 
 // jsonStatus writes a command's JSON document and returns its exit status.

@@ -132,3 +132,47 @@ func TestSplitMergeCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// Split and merge carry a quantized file's sidecar to their outputs (each
+// record at its new offset), so verify re-hashes the shards and a merge
+// gives back the original sidecar; from an input without a sidecar the
+// outputs get none, and stale ones beside them go.
+func TestSplitMergeCarrySidecars(t *testing.T) {
+	dir := t.TempDir()
+	q := filepath.Join(dir, "q.gguf")
+	mustGquant(t, "quantize", tinyModel, q, "Q8_0")
+	prefix := filepath.Join(dir, "part")
+	mustGquant(t, "split", "--split-max-tensors", "20", q, prefix)
+	shards, _ := filepath.Glob(prefix + "-*-of-*.gguf")
+	if len(shards) < 2 {
+		t.Fatalf("shards %v", shards)
+	}
+	for _, s := range shards {
+		if _, err := os.Stat(s + ".gquant.json"); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if out := mustGquant(t, "verify", shards[0]); !strings.Contains(out, "tensors' bytes re-hashed and as recorded") {
+		t.Errorf("verify of the shards:\n%s", out)
+	}
+	m := filepath.Join(dir, "m.gguf")
+	mustGquant(t, "merge", shards[0], m)
+	want, _ := os.ReadFile(q + ".gquant.json")
+	got, _ := os.ReadFile(m + ".gquant.json")
+	if string(got) != strings.Replace(string(want), `"file": "q.gguf"`, `"file": "m.gguf"`, 1) {
+		t.Errorf("merged sidecar differs from the original's:\n%s", got)
+	}
+
+	if err := os.Remove(q + ".gquant.json"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runGquant("split", "--force", "--split-max-tensors", "20", q, prefix)
+	if code != 0 || !strings.Contains(stderr, "has no sidecar that describes it") {
+		t.Fatalf("split without a sidecar: status %d\n%s", code, stderr)
+	}
+	for _, s := range shards {
+		if _, err := os.Stat(s + ".gquant.json"); !os.IsNotExist(err) {
+			t.Errorf("%s: stale sidecar left (%v)", s, err)
+		}
+	}
+}

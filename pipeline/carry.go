@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/gquant/gquant/gguf"
+)
+
+// CarrySidecars gives the files a split or merge wrote from in (outputs,
+// which hold in's tensors with their bytes unchanged, in any grouping)
+// the sidecars those tensors had: each record as in's sidecars have it,
+// with the offset it now has. The output hashes stay true because the
+// bytes are copies; gquant verify re-hashes them.
+//
+// Where some file of in has no sidecar (or one that does not describe it),
+// nothing is written, and any sidecar left beside an output by an earlier
+// run is removed so that none describes a file it was not made for;
+// missing names the input files that lacked one. An output tensor that no
+// record describes, or one of another shape, type or size, is an error.
+func CarrySidecars(in *gguf.Model, outputs []string) (missing []string, err error) {
+	records := map[string]TensorRecord{}
+	for _, s := range in.Shards {
+		sc, err := ReadSidecar(s.Path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			missing = append(missing, s.Path)
+			continue
+		case err != nil:
+			return nil, err
+		case sc.Size != s.Size:
+			missing = append(missing, s.Path)
+			continue
+		}
+		for _, r := range sc.Tensors {
+			records[r.Name] = r
+		}
+	}
+	if len(missing) > 0 {
+		for _, out := range outputs {
+			if err := os.Remove(SidecarPath(out)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return missing, err
+			}
+		}
+		return missing, nil
+	}
+	for _, out := range outputs {
+		sc, err := carriedSidecar(out, records)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeSidecar(out, sc); err != nil {
+			return nil, fmt.Errorf("%s: %w", SidecarPath(out), err)
+		}
+	}
+	return nil, nil
+}
+
+// carriedSidecar is the sidecar of the copy at path, from the records of
+// its tensors.
+func carriedSidecar(path string, records map[string]TensorRecord) (*Sidecar, error) {
+	f, size, err := gguf.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h, err := gguf.Read(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(path), Size: size, Tensors: make([]TensorRecord, len(h.Tensors))}
+	for i, t := range h.Tensors {
+		r, ok := records[t.Name]
+		if !ok || r.Type != t.Type.String() || !slices.Equal(r.Shape, t.Shape) || r.Size != t.Size {
+			return nil, fmt.Errorf("%w: %s: tensor %s is not the one the input's sidecars record", ErrSidecar, path, t.Name)
+		}
+		r.Shape = slices.Clone(r.Shape)
+		r.Options = slices.Clone(r.Options)
+		r.Offset = h.DataOffset + t.Offset
+		sc.Tensors[i] = r
+	}
+	return sc, nil
+}
