@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
+
+	"github.com/gquant/gquant/internal/benchcpu"
 )
 
 func TestFP16RoundTripAllHalves(t *testing.T) {
@@ -244,16 +245,10 @@ func benchmarkFloatRow(b *testing.B, n int, put func([]byte, []float32)) {
 		src[i] = float32(0.02 * r.NormFloat64())
 	}
 	dst := make([]byte, 2*len(src))
-	b.SetBytes(int64(2 * len(src)))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start, ok := threadCPUTime()
-	for b.Loop() {
+	benchcpu.Loop(b, 2*len(src), func() error {
 		put(dst, src)
-	}
-	if end, ok2 := threadCPUTime(); ok && ok2 && end > start {
-		b.ReportMetric(float64(b.N)*float64(2*n)/1e6/(end-start).Seconds(), "cpu-MB/s")
-	}
+		return nil
+	})
 }
 
 func TestFirstNonFinite(t *testing.T) {

@@ -2,11 +2,11 @@ package quantize_test
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/benchcpu"
 	"github.com/gquant/gquant/quantize"
 )
 
@@ -71,7 +71,7 @@ func benchCopy(b *testing.B, src []float32, cols int) {
 	out := make([]byte, 2*len(src))
 	rowIn := 4 * cols
 	b.Run("copy", func(b *testing.B) {
-		benchCPU(b, 2*len(src), func() error {
+		benchcpu.Loop(b, 2*len(src), func() error {
 			for r := range len(in) / rowIn {
 				x := in[r*rowIn : (r+1)*rowIn]
 				y := out[r*rowIn/2 : (r+1)*rowIn/2]
@@ -81,26 +81,6 @@ func benchCopy(b *testing.B, src []float32, cols int) {
 			return nil
 		})
 	})
-}
-
-// benchCPU runs f in the benchmark loop on a locked OS thread, after one
-// untimed call, and reports cpu-MB/s besides MB/s.
-func benchCPU(b *testing.B, bytes int, f func() error) {
-	if err := f(); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(bytes))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start, ok := threadCPUTime()
-	for b.Loop() {
-		if err := f(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if end, ok2 := threadCPUTime(); ok && ok2 && end > start {
-		b.ReportMetric(float64(b.N)*float64(bytes)/1e6/(end-start).Seconds(), "cpu-MB/s")
-	}
 }
 
 // benchQuantizeType is one sub-benchmark of BenchmarkQuantize.
@@ -115,7 +95,7 @@ func benchQuantizeType(b *testing.B, name string, t formats.Type, rows, cols int
 	}
 	b.Run(name, func(b *testing.B) {
 		dst := make([]byte, int(rs)*n)
-		benchCPU(b, n*cols*2, func() error {
+		benchcpu.Loop(b, n*cols*2, func() error {
 			return quantize.QuantizeRowsInto(dst, t, n, cols, src[:n*cols], imatrix)
 		})
 	})

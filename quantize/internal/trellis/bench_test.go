@@ -4,21 +4,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gquant/gquant/internal/benchcpu"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // threadCPU is the CPU time of the calling thread.
 func threadCPU(b *testing.B) time.Duration {
-	const rusageThread = 1 // RUSAGE_THREAD
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		b.Skip("no thread CPU time here:", err)
+	d, ok := benchcpu.Thread()
+	if !ok {
+		b.Skip("no thread CPU time here")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
 
 // BenchmarkAsmLevels quantizes the rows of quantize's BenchmarkQuantize
