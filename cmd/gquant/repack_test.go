@@ -113,3 +113,20 @@ func TestRepackToShardsEqualsSplit(t *testing.T) {
 		}
 	}
 }
+
+// A repack that replaces an earlier quantize output (--force) removes that
+// output's sidecar, which would describe another file.
+func TestRepackDropsStaleSidecar(t *testing.T) {
+	dir := t.TempDir()
+	q := filepath.Join(dir, "q.gguf")
+	out := filepath.Join(dir, "out.gguf")
+	mustGquant(t, "quantize", tinyModel, q, "Q4_K_M")
+	mustGquant(t, "quantize", tinyModel, out, "Q8_0")
+	if _, err := os.Stat(out + ".gquant.json"); err != nil {
+		t.Fatal(err)
+	}
+	mustGquant(t, "repack", "--force", q, out)
+	if _, err := os.Stat(out + ".gquant.json"); !os.IsNotExist(err) {
+		t.Fatalf("the Q8_0 run's sidecar is still beside the repacked file (%v)", err)
+	}
+}

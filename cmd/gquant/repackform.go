@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/gquant/gquant/gguf"
@@ -57,11 +58,26 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, patterns []string, dryRu
 	if status, interrupted := stop.Finish(); interrupted {
 		return exitStatus(status)
 	}
+	if err == nil {
+		err = dropSidecars(paths)
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "repacked %d of %d tensors; general.file_type %s -> %s; wrote %s\n",
 		plan.Converted, len(plan.Tensors), plan.FileType.From, plan.FileType.To, strings.Join(paths, ", "))
+	return nil
+}
+
+// dropSidecars removes the sidecars an earlier run left beside files a
+// repack has just replaced (--force): a repack writes no sidecar (its bytes
+// are no kernel's output), and an old one would describe another file.
+func dropSidecars(paths []string) error {
+	for _, p := range paths {
+		if err := os.Remove(pipeline.SidecarPath(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
 	return nil
 }
 
