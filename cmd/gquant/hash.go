@@ -162,6 +162,8 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 // readManifest reads the manifest at path; on failure, status is the exit
 // code llama-gguf-hash gives.
 func readManifest(path string) (m *ggufhash.Manifest, status ggufhash.Status, err error) {
+	// A plain open, unlike the models' (gguf.OpenRegular): a manifest may
+	// come through a pipe, -c <(curl ...), as llama-gguf-hash reads it.
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, ggufhash.ManifestError, fmt.Errorf("cannot open manifest: %w", err)
