@@ -93,9 +93,9 @@ func sumsOdd(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
 }
 
 // trialSumsIQ3 sets sums[t], sums[32+t] to sumsOdd of the level vector
-// rows[t] (32 levels) for the 32 rows (trials past the caller's last are
-// computed too and ignored).
-func trialSumsIQ3(weight, xval []float32, rows *[32][32]int8, sums *[64]float32) {
+// rows[t] (32 levels) for the first n rows (the vector kernel computes all
+// 32, the ones past the caller's last are ignored).
+func trialSumsIQ3(weight, xval []float32, rows *[32][32]int8, n int, sums *[64]float32) {
 	weight, xval = weight[:32], xval[:32]
 	if useNeighbourAVX2 {
 		var cols [32][32]int8
@@ -103,8 +103,34 @@ func trialSumsIQ3(weight, xval []float32, rows *[32][32]int8, sums *[64]float32)
 		return
 	}
 	var cache oddSumsCache
-	for t := range rows {
+	for t := range rows[:n] {
 		sums[t], sums[32+t] = cache.sums(weight, xval, rows[t][:])
+	}
+}
+
+// searchTrials is findBestNeighbours for the off-grid groups of several
+// trials of one block at once, each job at its own trial scale (its scale
+// field): job i puts its group's levels into rows[trial[i]]. One batch gives
+// the vector search independent jobs to overlap, where a call per trial
+// gives it one or two.
+func (g *codeGrid) searchTrials(jobs []nbJob, trial []uint8, xval, weight []float32, rows *[32][32]int8) {
+	trial = trial[:len(jobs)]
+	if !useNeighbourAVX2 {
+		for i, j := range jobs {
+			o := int(j.group) * g.dim
+			g.findBestNeighbour(int(j.u), xval[o:o+g.dim], weight[o:o+g.dim], j.scale, rows[trial[i]][o:])
+		}
+		return
+	}
+	g.searchJobsScaled(xval, weight, &g.qvec, jobs)
+	for i := range jobs {
+		j := &jobs[i]
+		if j.pos < 0 {
+			// No finite distance: the reference asserts here, the
+			// portable path panics in setLevels.
+			kernel.Overflow("iquant: no grid neighbour at a finite distance")
+		}
+		g.setLevels(g.laneIndex(int(j.laneOff+j.pos)), rows[trial[i]][int(j.group)*g.dim:])
 	}
 }
 
@@ -174,9 +200,10 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 	g := iq3xxsGrid()
 	var scales [8]float32
 	var weight, xval, waux [32]float32
-	var L, Laux [32]int8
-	var isOnGrid, isOnGridAux [8]bool
-	var jobs [8]nbJob
+	var L [32]int8
+	var isOnGrid [8]bool
+	var jobs [31 * 8]nbJob
+	var jobTrial [31 * 8]uint8
 	var signs [4]uint8
 	var q3 [96]byte
 	var trialL [32][32]int8
@@ -207,27 +234,29 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 			}
 			var best float32
 			scale := max / (2*kMaxQ - 1)
-			// The 31 trial scales' level vectors first, then their sums
-			// (all at once, one trial per lane, when the kernel exists),
-			// then the reference's scan over the trials in order.
+			// The 31 trial scales' level vectors first (the neighbour
+			// searches of all their off-grid groups in one batch), then
+			// their sums (all at once, one trial per lane, when the kernel
+			// exists), then the reference's scan over the trials in order.
+			nj := 0
 			for is := -15; is <= 15; is++ {
 				t := is + 15
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
-				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
-				nj := 0
+				levelsOf(trialL[t][:], id, xval[:], kMaxQ-1)
 				for k := 0; k < 8; k++ {
-					u := g.pack(Laux[4*k:])
-					isOnGridAux[k] = g.kmap[u] >= 0
-					if !isOnGridAux[k] {
+					u := g.pack(trialL[t][4*k:])
+					trialOnGrid[t][k] = g.kmap[u] >= 0
+					if !trialOnGrid[t][k] {
 						jobs[nj] = g.job(k, u)
+						jobs[nj].scale = thisScale
+						jobTrial[nj] = uint8(t)
 						nj++
 					}
 				}
-				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				trialL[t], trialOnGrid[t] = Laux, isOnGridAux
 			}
-			trialSumsIQ3(weight[:], xval[:], &trialL, &trialSums)
+			g.searchTrials(jobs[:nj], jobTrial[:nj], xval[:], waux[:], &trialL)
+			trialSumsIQ3(weight[:], xval[:], &trialL, 31, &trialSums)
 			for t := 0; t < 31; t++ {
 				sumqx, sumq2 := trialSums[t], trialSums[32+t]
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
@@ -299,9 +328,13 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 	g := iq3sGrid()
 	var scales [8]float32
 	var weight, xval, waux [bs]float32
-	var L, Laux [bs]int8
-	var isOnGrid, isOnGridAux [bs4]bool
-	var jobs [bs4]nbJob
+	var L [bs]int8
+	var isOnGrid [bs4]bool
+	var jobs [19 * bs4]nbJob
+	var jobTrial [19 * bs4]uint8
+	var trialL [32][32]int8
+	var trialOnGrid [19][bs4]bool
+	var trialSums [64]float32
 	var signs [bs8]uint8
 	for ibl := 0; ibl < len(x)/qkK; ibl++ {
 		blk := dst[110*ibl : 110*ibl+110]
@@ -330,27 +363,34 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			var best float32
 			scale := max / (2*kMaxQ - 1)
 			isOnGrid = [bs4]bool{}
-			var trialSums oddSumsCache
+			// As in iq3_xxs: the 19 trials' level vectors (one batch of
+			// neighbour searches), their sums, then the scan in order.
+			nj := 0
 			for is := -9; is <= 9; is++ {
+				t := is + 9
 				id := kernel.FMA32(float32(is), 0.2, 2*kMaxQ-1) / max
 				thisScale := 1 / id
-				levelsOf(Laux[:], id, xval[:], kMaxQ-1)
-				nj := 0
+				levelsOf(trialL[t][:], id, xval[:], kMaxQ-1)
 				for k := 0; k < bs4; k++ {
-					u := g.pack(Laux[4*k:])
-					isOnGridAux[k] = g.kmap[u] >= 0
-					if !isOnGridAux[k] {
+					u := g.pack(trialL[t][4*k:])
+					trialOnGrid[t][k] = g.kmap[u] >= 0
+					if !trialOnGrid[t][k] {
 						jobs[nj] = g.job(k, u)
+						jobs[nj].scale = thisScale
+						jobTrial[nj] = uint8(t)
 						nj++
 					}
 				}
-				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
-				sumqx, sumq2 := trialSums.sums(weight[:], xval[:], Laux[:])
+			}
+			g.searchTrials(jobs[:nj], jobTrial[:nj], xval[:], waux[:], &trialL)
+			trialSumsIQ3(weight[:], xval[:], &trialL, 19, &trialSums)
+			for t := 0; t < 19; t++ {
+				sumqx, sumq2 := trialSums[t], trialSums[32+t]
 				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 					scale = sumqx / sumq2
 					best = scale * sumqx
-					L = Laux
-					isOnGrid = isOnGridAux
+					L = [bs]int8(trialL[t][:])
+					isOnGrid = trialOnGrid[t]
 				}
 			}
 			offGrid := 0
