@@ -347,9 +347,15 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 // its nearest level of x/scale (at most maxL), and a group whose levels are
 // not a grid point takes its best neighbour. The final re-fit of iq2_xxs,
 // iq3_xxs and iq3_s.
+//
+// The off-grid groups' neighbour searches run as one batch
+// (findBestNeighbours), eight at a time: the groups are disjoint, so the
+// order of the searches does not matter.
 func (g *codeGrid) snapGroups(n int, scale float32, maxL int, xval, weight []float32, L []int8, skip []bool) {
 	id := 1 / scale
 	d := g.dim
+	var jobs [8]nbJob
+	nj := 0
 	for k := 0; k < n; k++ {
 		if skip != nil && skip[k] {
 			continue
@@ -362,8 +368,14 @@ func (g *codeGrid) snapGroups(n int, scale float32, maxL int, xval, weight []flo
 			g.setLevels(gi, L[d*k:])
 			continue
 		}
-		g.findBestNeighbour(u, xval[d*k:d*k+d], weight[d*k:d*k+d], scale, L[d*k:])
+		if nj == len(jobs) {
+			g.findBestNeighbours(jobs[:nj], xval, weight, scale, L)
+			nj = 0
+		}
+		jobs[nj] = g.job(k, u)
+		nj++
 	}
+	g.findBestNeighbours(jobs[:nj], xval, weight, scale, L)
 }
 
 // neighbourTables fills diffs and wdiffs ([coordinate*8 + level]) for the
