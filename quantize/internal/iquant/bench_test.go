@@ -3,11 +3,11 @@ package iquant
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/benchcpu"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -49,23 +49,9 @@ func BenchmarkAsmLevels(b *testing.B) {
 		for _, level := range asmLevels {
 			b.Run(fmt.Sprintf("%s/level=%d", t, level), func(b *testing.B) {
 				setAsmLevel(level)
-				// One call first builds the type's tables, as in
-				// BenchmarkQuantize.
-				if err := kernels[t](dst, src, rows, cols, imatrix); err != nil {
-					b.Fatal(err)
-				}
-				b.SetBytes(rows * cols * 2)
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				start, ok := threadCPUTime()
-				for b.Loop() {
-					if err := kernels[t](dst, src, rows, cols, imatrix); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if end, ok2 := threadCPUTime(); ok && ok2 && end > start {
-					b.ReportMetric(float64(b.N)*rows*cols*2/1e6/(end-start).Seconds(), "cpu-MB/s")
-				}
+				benchcpu.Loop(b, rows*cols*2, func() error {
+					return kernels[t](dst, src, rows, cols, imatrix)
+				})
 			})
 		}
 	}

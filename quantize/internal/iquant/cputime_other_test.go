@@ -1,8 +1,0 @@
-//go:build !linux
-
-package iquant
-
-import "time"
-
-// threadCPUTime is not available here; benchmarks report wall time only.
-func threadCPUTime() (time.Duration, bool) { return 0, false }
