@@ -19,9 +19,10 @@ import (
 // Where some file of in has no sidecar (or one that does not describe it),
 // nothing is written, and any sidecar left beside an output by an earlier
 // run is removed so that none describes a file it was not made for;
-// missing names the input files that lacked one. An output tensor that no
-// record describes, or one of another shape, type or size, is an error.
-func CarrySidecars(in *gguf.Model, outputs []string) (missing []string, err error) {
+// missing names the input files that lacked one, removed those sidecars.
+// An output tensor that no record describes, or one of another shape, type
+// or size, is an error.
+func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string, err error) {
 	records := map[string]TensorRecord{}
 	for _, s := range in.Shards {
 		sc, err := ReadSidecar(s.Path)
@@ -30,7 +31,7 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing []string, err erro
 			missing = append(missing, s.Path)
 			continue
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		case sc.Size != s.Size:
 			missing = append(missing, s.Path)
 			continue
@@ -41,22 +42,25 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing []string, err erro
 	}
 	if len(missing) > 0 {
 		for _, out := range outputs {
-			if err := os.Remove(SidecarPath(out)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return missing, err
+			switch err := os.Remove(SidecarPath(out)); {
+			case err == nil:
+				removed = append(removed, SidecarPath(out))
+			case !errors.Is(err, os.ErrNotExist):
+				return missing, removed, err
 			}
 		}
-		return missing, nil
+		return missing, removed, nil
 	}
 	for _, out := range outputs {
 		sc, err := carriedSidecar(out, records)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := writeSidecar(out, sc); err != nil {
-			return nil, fmt.Errorf("%s: %w", SidecarPath(out), err)
+			return nil, nil, fmt.Errorf("%s: %w", SidecarPath(out), err)
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // carriedSidecar is the sidecar of the copy at path, from the records of

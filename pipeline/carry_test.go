@@ -37,7 +37,7 @@ func TestCarrySidecarsChecks(t *testing.T) {
 	if err := writeSidecar(in, sc); err != nil {
 		t.Fatal(err)
 	}
-	if missing, err := CarrySidecars(m, []string{out}); err != nil || len(missing) != 0 {
+	if missing, _, err := CarrySidecars(m, []string{out}); err != nil || len(missing) != 0 {
 		t.Fatalf("carry: %v, missing %v", err, missing)
 	}
 	got, err := ReadSidecar(out)
@@ -49,7 +49,7 @@ func TestCarrySidecarsChecks(t *testing.T) {
 	if err := writeSidecar(in, sc); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CarrySidecars(m, []string{out}); !errors.Is(err, ErrSidecar) {
+	if _, _, err := CarrySidecars(m, []string{out}); !errors.Is(err, ErrSidecar) {
 		t.Fatalf("a record of another type: %v", err)
 	}
 
@@ -57,8 +57,8 @@ func TestCarrySidecarsChecks(t *testing.T) {
 	if err := writeSidecar(in, sc); err != nil {
 		t.Fatal(err)
 	}
-	missing, err := CarrySidecars(m, []string{out})
-	if err != nil || len(missing) != 1 {
+	missing, removed, err := CarrySidecars(m, []string{out})
+	if err != nil || len(missing) != 1 || len(removed) != 1 {
 		t.Fatalf("a sidecar of another size: %v, missing %v", err, missing)
 	}
 	if _, err := os.Stat(SidecarPath(out)); !os.IsNotExist(err) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -122,15 +123,17 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 }
 
 // carrySidecars gives a split's or merge's outputs the sidecars of the
-// input's tensors (pipeline.CarrySidecars), or says why they get none.
+// input's tensors (pipeline.CarrySidecars). An input without sidecars (a
+// bf16 model, llama-quantize's output) gives none, silently, unless an
+// earlier run's sidecar beside an output had to go.
 func carrySidecars(m *gguf.Model, outputs []string, stderr io.Writer) error {
-	missing, err := pipeline.CarrySidecars(m, outputs)
+	missing, removed, err := pipeline.CarrySidecars(m, outputs)
 	if err != nil {
 		return fmt.Errorf("the outputs are complete, but their sidecars: %w", err)
 	}
-	if len(missing) > 0 {
-		fmt.Fprintf(stderr, "note: %s has no sidecar that describes it (%s): the outputs get none, so --reuse cannot use them and gquant verify checks their layout only\n",
-			missing[0], pipeline.SidecarPath(missing[0]))
+	if len(removed) > 0 {
+		fmt.Fprintf(stderr, "note: removed %s, an earlier run's sidecar: %s has none that describes it, so the new files get none\n",
+			strings.Join(removed, ", "), missing[0])
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func TestSplitMergeCarrySidecars(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := runGquant("split", "--force", "--split-max-tensors", "20", q, prefix)
-	if code != 0 || !strings.Contains(stderr, "has no sidecar that describes it") {
+	if code != 0 || !strings.Contains(stderr, "an earlier run's sidecar") {
 		t.Fatalf("split without a sidecar: status %d\n%s", code, stderr)
 	}
 	for _, s := range shards {
