@@ -65,13 +65,13 @@ func kernelFeatures(tags string) string {
 	for _, f := range []struct {
 		name string
 		on   bool
-	}{{"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}} {
+	}{{"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}, {"AVX512", cpu.X86.HasAVX512}} {
 		if f.on {
 			have = append(have, f.name)
 		}
 	}
 	if !cpu.X86.HasAVX2 {
-		return "portable Go (no AVX2 on this CPU)"
+		return "portable Go (no AVX2 on this CPU, or GODEBUG turned it off)"
 	}
 	return "amd64 " + strings.Join(have, " ")
 }

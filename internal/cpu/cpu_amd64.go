@@ -2,6 +2,8 @@
 
 package cpu
 
+import "os"
+
 func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv0() (eax, edx uint32)
 
@@ -40,4 +42,5 @@ func init() {
 	X86.HasAVX512 = ebx7&avx512 == avx512 && xcr0&0xe0 == 0xe0
 	X86.HasFMA = ecx1&fma != 0
 	X86.HasF16C = ecx1&f16c != 0
+	applyGODEBUG(os.Getenv("GODEBUG"))
 }

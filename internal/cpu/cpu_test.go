@@ -3,6 +3,7 @@ package cpu
 import (
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,9 @@ func TestAgainstProcCPUInfo(t *testing.T) {
 	if flags == nil {
 		t.Skip("no flags line")
 	}
+	if strings.Contains(os.Getenv("GODEBUG"), "cpu.") {
+		t.Skip("GODEBUG switches CPU features off")
+	}
 	if !X86.HasAVX2 && !X86.HasFMA && !X86.HasF16C {
 		t.Skip("purego build or no AVX: nothing to compare")
 	}
@@ -39,6 +43,34 @@ func TestAgainstProcCPUInfo(t *testing.T) {
 		}
 		if tc.have != flags[tc.name] {
 			t.Errorf("%s: cpuid says %v, /proc/cpuinfo says %v", tc.name, tc.have, flags[tc.name])
+		}
+	}
+}
+
+// GODEBUG's cpu options only take features away, with the runtime's names.
+func TestApplyGODEBUG(t *testing.T) {
+	all := struct{ avx2, fma, f16c, avx512 bool }{true, true, true, true}
+	for _, tc := range []struct {
+		env                     string
+		avx2, fma, f16c, avx512 bool
+	}{
+		{"", true, true, true, true},
+		{"cpu.avx512f=off", true, true, true, false},
+		{"gctrace=1,cpu.avx512bw=off", true, true, true, false},
+		{"cpu.avx2=off", false, false, false, false},
+		{"cpu.all=off", false, false, false, false},
+		{"cpu.fma=off", true, false, true, true},
+		{"cpu.avx512f=on", true, true, true, true},
+		{"cpu.avx512f", true, true, true, true},
+		{"cpu.sse3=off,madvdontneed=1", true, true, true, true},
+	} {
+		saved := X86
+		X86.HasAVX2, X86.HasFMA, X86.HasF16C, X86.HasAVX512 = all.avx2, all.fma, all.f16c, all.avx512
+		applyGODEBUG(tc.env)
+		got := []bool{X86.HasAVX2, X86.HasFMA, X86.HasF16C, X86.HasAVX512}
+		X86 = saved
+		if want := []bool{tc.avx2, tc.fma, tc.f16c, tc.avx512}; !slices.Equal(got, want) {
+			t.Errorf("GODEBUG=%q: AVX2, FMA, F16C, AVX512 = %v, want %v", tc.env, got, want)
 		}
 	}
 }
