@@ -86,36 +86,9 @@ func quantizeRows(dst []byte, src []float32, nrows, ne0 int, imatrix []float32, 
 	for r := 0; r < nrows; r++ {
 		x := src[r*ne0 : (r+1)*ne0]
 		if imatrix != nil {
-			sanitiseWeights(weights, imatrix, x, blockSize)
+			weights = kernel.GuardWeights(weights, imatrix, x, blockSize, false)
 		}
 		q(dst[r*rowBytes:(r+1)*rowBytes], x, weights)
-	}
-}
-
-const (
-	kEps  float32 = 1e-9
-	kEps2         = kEps * kEps
-)
-
-func sanitiseWeights(w, imatrix, x []float32, blockSize int) {
-	thresh := float32(blockSize) * kEps2
-	for ib := 0; ib < len(x)/blockSize; ib++ {
-		wb := w[ib*blockSize : (ib+1)*blockSize]
-		xb := x[ib*blockSize : (ib+1)*blockSize]
-		copy(wb, imatrix[ib*blockSize:(ib+1)*blockSize])
-		// GCC vectorizes this loop with in-order sums of rounded products.
-		var sumw2, sumx2, sumwx float32
-		for j := range wb {
-			sumw2 += mul(wb[j], wb[j])
-			sumx2 += mul(xb[j], xb[j])
-			sumwx += mul(wb[j], abs32(xb[j]))
-		}
-		if sumw2 > thresh && sumx2 > thresh && sumwx > thresh {
-			continue
-		}
-		for j := range wb {
-			wb[j] = kEps
-		}
 	}
 }
 

@@ -124,7 +124,7 @@ func repackKernel(t formats.Type, helperBlock int, q rowQuantizer) kernel.Func {
 		for r := 0; r < nrows; r += n {
 			for k := 0; k < n; k++ {
 				x := src[(r+k)*ne0 : (r+k+1)*ne0]
-				if q(tmp[k*int(brs):(k+1)*int(brs)], x, repackWeights(w, imatrix, x, helperBlock)) {
+				if q(tmp[k*int(brs):(k+1)*int(brs)], x, kernel.GuardWeights(w, imatrix, x, helperBlock, true)) {
 					substituted = append(substituted, r+k)
 				}
 			}
@@ -136,32 +136,3 @@ func repackKernel(t formats.Type, helperBlock int, q rowQuantizer) kernel.Func {
 	}
 }
 
-// repackWeights is QHelper::row_weights of iqk_quantize.cpp: the importance
-// weights of row x, except that a block whose weights, values or weighted
-// magnitudes are all negligible gets a tiny constant weight instead. Returns
-// nil without an importance matrix.
-func repackWeights(w, imatrix, x []float32, blockSize int) []float32 {
-	if imatrix == nil {
-		return nil
-	}
-	kEps := float32(1e-9)
-	kEps2 := kEps * kEps
-	limit := float32(blockSize) * kEps2
-	for ib := 0; ib < len(x)/blockSize; ib++ {
-		wb, xb := w[ib*blockSize:(ib+1)*blockSize], x[ib*blockSize:(ib+1)*blockSize]
-		copy(wb, imatrix[ib*blockSize:])
-		var sumw2, sumx2, sumwx float32
-		for j := range wb {
-			sumw2 = kernel.FMA32(wb[j], wb[j], sumw2)
-			sumx2 = kernel.FMA32(xb[j], xb[j], sumx2)
-			sumwx = kernel.FMA32(wb[j], abs(xb[j]), sumwx)
-		}
-		if sumw2 > limit && sumx2 > limit && sumwx > limit {
-			continue
-		}
-		for j := range wb {
-			wb[j] = kEps
-		}
-	}
-	return w
-}

@@ -35,3 +35,61 @@ func FMA32(a, b, c float32) float32 {
 	}
 	return float32(s)
 }
+
+// GuardWeights is the reference's QHelper::row_weights: it copies imatrix
+// into dst, except that a block of block values whose squared weights,
+// squared values or weighted magnitudes sum to no more than block·1e-18 gets
+// the tiny uniform weight 1e-9 instead, so the searches still have something
+// to weigh. fused says how the reference's build sums there: with fused
+// multiply-adds (quantize_*_r4 of the legacy and i-quants) or as in-order
+// sums of rounded products (GCC's vectorised loops of the k- and iqk-quants);
+// the two can differ only for sums at the threshold itself. imatrix nil
+// gives nil.
+//
+// Most blocks are settled without the sums: every term is non-negative and
+// rounding is monotone, so each sum is at least any one of its terms rounded
+// to float32, and one index whose three terms all exceed twice the
+// threshold keeps the block's weights. That needs finite input (with an
+// infinity a 0·∞ term makes a sum NaN), which QuantizeRows checks before any
+// kernel runs.
+func GuardWeights(dst, imatrix, x []float32, block int, fused bool) []float32 {
+	if imatrix == nil {
+		return nil
+	}
+	const eps = float32(1e-9)
+	dst = dst[:len(x)]
+	copy(dst, imatrix[:len(x)])
+	limit := float32(block) * (eps * eps)
+	sure := 2 * limit
+blocks:
+	for ib := 0; ib+block <= len(x); ib += block {
+		w, xb := dst[ib:ib+block], x[ib:ib+block:ib+block]
+		for j, v := range w {
+			a := Abs32(xb[j])
+			if float32(v*v) > sure && float32(a*a) > sure && float32(v*a) > sure {
+				continue blocks
+			}
+		}
+		var sumw2, sumx2, sumwx float32
+		if fused {
+			for j, v := range w {
+				sumw2 = FMA32(v, v, sumw2)
+				sumx2 = FMA32(xb[j], xb[j], sumx2)
+				sumwx = FMA32(v, Abs32(xb[j]), sumwx)
+			}
+		} else {
+			for j, v := range w {
+				sumw2 += float32(v * v)
+				sumx2 += float32(xb[j] * xb[j])
+				sumwx += float32(v * Abs32(xb[j]))
+			}
+		}
+		if sumw2 > limit && sumx2 > limit && sumwx > limit {
+			continue
+		}
+		for j := range w {
+			w[j] = eps
+		}
+	}
+	return dst
+}

@@ -106,7 +106,7 @@ func interleavedKernel(t formats.Type, search kernel.Search, guardBlock int, q r
 				x := src[(r+k)*ne0 : (r+k+1)*ne0]
 				var qw []float32
 				if imatrix != nil {
-					qw = importanceGuard(s.rowW, imatrix, x, guardBlock)
+					qw = kernel.GuardWeights(s.rowW, imatrix, x, guardBlock, false)
 				}
 				q(tmp[k*rs:(k+1)*rs], x, qw, s)
 			}
@@ -117,36 +117,6 @@ func interleavedKernel(t formats.Type, search kernel.Search, guardBlock int, q r
 		return nil
 	}
 }
-
-// importanceGuard is the reference's QHelper::row_weights: a copy of the
-// importance weights where every block whose weights, values or their product
-// are all but zero gets the tiny constant weight 1e-9 instead.
-func importanceGuard(out, imatrix, x []float32, block int) []float32 {
-	copy(out, imatrix)
-	thresh := float32(block) * guardEps2
-	for ib := 0; ib+block <= len(x); ib += block {
-		wb, xb := out[ib:ib+block], x[ib:ib+block]
-		var sumw2, sumx2, sumwx float32
-		// GCC vectorizes this loop: in-order sums of rounded products.
-		for j, w := range wb {
-			sumw2 += float32(w * w)
-			sumx2 += float32(xb[j] * xb[j])
-			sumwx += float32(w * kernel.Abs32(xb[j]))
-		}
-		if sumw2 > thresh && sumx2 > thresh && sumwx > thresh {
-			continue
-		}
-		for j := range wb {
-			wb[j] = guardEps
-		}
-	}
-	return out
-}
-
-var (
-	guardEps  = float32(1e-9)
-	guardEps2 = guardEps * guardEps // rounded to float32 as the reference's constexpr is
-)
 
 func putF16(b []byte, v float32) {
 	binary.LittleEndian.PutUint16(b, formats.FP32ToFP16(v))

@@ -2,44 +2,10 @@ package legacy
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
-
-// rowWeights is the reference's QHelper::row_weights (iqk_quantize.cpp): the
-// importance weights used for one row, where every block of blockSize whose
-// weights, squared weights or weighted magnitudes sum to (almost) nothing gets
-// the tiny uniform weight 1e-9 instead, so the search still has something to
-// weigh. imatrix nil gives nil.
-func rowWeights(dst, imatrix, x []float32, blockSize int) []float32 {
-	if imatrix == nil {
-		return nil
-	}
-	const eps = float32(1e-9)
-	const eps2 = eps * eps
-	dst = dst[:len(imatrix)]
-	for ib := 0; ib < len(imatrix)/blockSize; ib++ {
-		w := dst[ib*blockSize : (ib+1)*blockSize]
-		xb := x[ib*blockSize : (ib+1)*blockSize]
-		copy(w, imatrix[ib*blockSize:(ib+1)*blockSize])
-		var sumw2, sumx2, sumwx float32
-		for j := range w {
-			sumw2 = kernel.FMA32(w[j], w[j], sumw2)
-			sumx2 = kernel.FMA32(xb[j], xb[j], sumx2)
-			sumwx = kernel.FMA32(w[j], float32(math.Abs(float64(xb[j]))), sumwx)
-		}
-		limit := float32(blockSize) * eps2
-		if sumw2 > limit && sumx2 > limit && sumwx > limit {
-			continue
-		}
-		for j := range w {
-			w[j] = eps
-		}
-	}
-	return dst
-}
 
 // interleaved returns the kernel of an interleaved type t that quantizes each
 // group of t.Interleave() rows as t.Base() with quantizeGroup, then packs them
@@ -80,7 +46,7 @@ func perRowWeighted(quantizeRows kernel.Func) kernel.Func {
 		weights := make([]float32, ne0)
 		for r := 0; r < nrows; r++ {
 			x := src[r*ne0 : (r+1)*ne0]
-			w := rowWeights(weights, imatrix, x, qk)
+			w := kernel.GuardWeights(weights, imatrix, x, qk, true)
 			if err := quantizeRows(dst[r*rowBytes:(r+1)*rowBytes], x, 1, ne0, w); err != nil {
 				return err
 			}
