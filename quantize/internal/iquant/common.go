@@ -135,4 +135,3 @@ func repackKernel(t formats.Type, helperBlock int, q rowQuantizer) kernel.Func {
 		return fallback(t, substituted)
 	}
 }
-
