@@ -175,7 +175,7 @@ func interleaveIQ2XXS(group, base []byte, ne0 int) {
 		for k := 0; k < 4; k++ {
 			for ib := 0; ib < 8; ib++ {
 				xb := x[k][2+8*ib:]
-				copy(q[16*ib+4*k:16*ib+4*k+4], xb[:4])
+				putWord(q[16*ib+4*k:], xb)
 				binary.LittleEndian.PutUint32(sas[4*(4*ib+k):], packSAS(binary.LittleEndian.Uint32(xb[4:])))
 			}
 		}
@@ -189,7 +189,7 @@ func deinterleaveIQ2XXS(base, group []byte, ne0 int) {
 		for k := 0; k < 4; k++ {
 			for ib := 0; ib < 8; ib++ {
 				xb := x[k][2+8*ib:]
-				copy(xb[:4], q[16*ib+4*k:16*ib+4*k+4])
+				putWord(xb, q[16*ib+4*k:])
 				binary.LittleEndian.PutUint32(xb[4:], unpackSAS(binary.LittleEndian.Uint32(sas[4*(4*ib+k):])))
 			}
 		}

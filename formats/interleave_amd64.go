@@ -1,0 +1,26 @@
+//go:build amd64 && !purego
+
+package formats
+
+import "github.com/gquant/gquant/internal/cpu"
+
+// useInterleaveAVX2 selects the assembly interleave of the 8-row block
+// types; tests clear it to check the portable code on the same machine.
+var useInterleaveAVX2 = cpu.X86.HasAVX2
+
+//go:noescape
+func interleaveRows8AVX2(dst, src *byte, rowBytes, nb, hdr, words int)
+
+// interleaveRows8SIMD is chunkInterleaver's interleave of one group of 8
+// rows of nb blocks each with AVX2, for 1- or 2-byte headers and 4 or 8
+// words of quants per block. It returns false, having done nothing, where it
+// does not apply.
+func interleaveRows8SIMD(group, base []byte, nb, hdr, words int) bool {
+	bs := hdr + 4*words
+	if !useInterleaveAVX2 || nb <= 0 || (hdr != 1 && hdr != 2) || (words != 4 && words != 8) ||
+		len(base) < 8*nb*bs || len(group) < 8*nb*bs {
+		return false
+	}
+	interleaveRows8AVX2(&group[0], &base[0], nb*bs, nb, hdr, words)
+	return true
+}
