@@ -27,7 +27,7 @@
 // func interleaveRows8AVX2(dst, src *byte, rowBytes, nb, hdr, words int)
 // The interleave of chunkInterleaver for 8 rows: for each of nb blocks
 // (block ib of row k at src + k*rowBytes + ib*(hdr+4*words)) it stores the
-// 8 headers (hdr 1 or 2 bytes) in row order, then the quant bytes as dword
+// 8 headers (hdr 1 or 2 bytes, or none) in row order, then the quant bytes as dword
 // c of row k at 4*(8c+k), for words 4 or 8: the 8 rows' quants are one 8x8
 // (or 8x4) matrix of dwords, transposed in registers and stored in order.
 TEXT ·interleaveRows8AVX2(SB), NOSPLIT, $0-48
@@ -47,6 +47,8 @@ block:
 	// Headers and quants of the 8 rows; R8 walks the rows.
 	MOVQ SI, R8
 	XORQ DX, DX            // k
+	TESTQ R11, R11
+	JZ   quants
 headers:
 	CMPQ R11, $1
 	JNE  hdr2
@@ -62,6 +64,7 @@ hdrnext:
 	CMPQ DX, $8
 	JLT  headers
 
+quants:
 	// R13 = the first quant byte of row 0, R14 = 3*rowBytes.
 	LEAQ (SI)(R11*1), R13
 	LEAQ (R9)(R9*2), R14

@@ -16,7 +16,7 @@ func TestInterleaveRows8AVX2MatchesPortable(t *testing.T) {
 		t.Skip("no AVX2 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(3, 8))
-	for _, typ := range []Type{Q4_0_R8, Q8_0_R8, MXFP4_R8} {
+	for _, typ := range []Type{Q4_0_R8, Q8_0_R8, MXFP4_R8, Q8_KV_R8} {
 		for _, ne0 := range []int{32, 64, 96, 256, 1024, 4096, 32 * 149} {
 			bb, gb, err := groupSizes(typ, ne0)
 			if err != nil {

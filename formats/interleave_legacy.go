@@ -29,7 +29,7 @@ func chunkInterleaver(rows, hdr, qbytes, blockWeights int) interleaver {
 	return interleaver{
 		interleave: func(group, base []byte, ne0 int) {
 			nb := ne0 / blockWeights
-			if rows == 8 && interleaveRows8SIMD(group, base, nb, hdr, words) {
+			if rows == 8 && interleaveRows8SIMD(group, base, nb*bs, nb, hdr, words) {
 				return
 			}
 			xs := make([][]byte, rows)
@@ -246,6 +246,13 @@ func deinterleaveQ6_0R4(base, group []byte, ne0 int) {
 // reference's quantizer stores as the plain sum of the int8 quants.
 func interleaveQ8KVR8(group, base []byte, ne0 int) {
 	row := 8 + ne0
+	if ne0%32 == 0 && len(base) >= 8*row && len(group) >= 32 &&
+		interleaveRows8SIMD(group[32:], base[8:], row, ne0/32, 0, 8) {
+		for k := range 8 {
+			putWord(group[4*k:], base[k*row:])
+		}
+		return
+	}
 	for k := range 8 {
 		x := base[k*row : (k+1)*row]
 		putWord(group[4*k:], x)

@@ -2,4 +2,4 @@
 
 package formats
 
-func interleaveRows8SIMD(group, base []byte, nb, hdr, words int) bool { return false }
+func interleaveRows8SIMD(group, base []byte, rowBytes, nb, hdr, words int) bool { return false }
