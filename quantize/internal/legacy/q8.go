@@ -191,7 +191,7 @@ func quantizeQ8KV(dst []byte, src []float32, nrows, ne0 int, _ []float32) error 
 func quantizeQ8KVR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
 	const rows = 8
 	baseRow := 8 + ne0
-	tmp := make([]byte, rows*baseRow)
+	var tmp []byte // only where the assembly does not apply
 	groupBytes := rows * (4 + ne0)
 	for g := 0; g < nrows/rows; g++ {
 		y := dst[g*groupBytes : (g+1)*groupBytes]
@@ -200,6 +200,9 @@ func quantizeQ8KVR8(dst []byte, src []float32, nrows, ne0 int, _ []float32) erro
 				return ErrNotFinite
 			}
 			continue
+		}
+		if tmp == nil {
+			tmp = make([]byte, rows*baseRow)
 		}
 		for k := 0; k < rows; k++ {
 			r := g*rows + k
