@@ -15,7 +15,7 @@ TEXT ·fp32ToFP16F16C(SB), NOSPLIT, $0-28
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
 	MOVL         $0x7fffffff, AX
-	MOVQ         AX, X8
+	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8            // magnitude mask
 	VPXOR        Y9, Y9, Y9
 	VPXOR        Y10, Y10, Y10
@@ -57,7 +57,7 @@ reduce:
 	VPSHUFD      $0xb1, X9, X10
 	VPMAXUD      X10, X9, X9
 	VZEROUPPER
-	MOVL         X9, AX
+	VMOVD         X9, AX
 	MOVL         AX, ret+24(FP)
 	RET
 
@@ -76,13 +76,13 @@ TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
 	MOVL         $0x80000000, AX
-	MOVQ         AX, X8
+	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8            // word multipliers 0 (low), 0x8000 (high)
 	MOVL         $0x7fff, AX
-	MOVQ         AX, X9
+	VMOVQ         AX, X9
 	VPBROADCASTD X9, Y9            // 0x7fff
 	MOVL         $0x8000, AX
-	MOVQ         AX, X10
+	VMOVQ         AX, X10
 	VPBROADCASTD X10, Y10          // 0x8000
 	VXORPS       Y11, Y11, Y11     // sums
 	VXORPS       Y12, Y12, Y12
@@ -144,7 +144,7 @@ reduce:
 	VPERMILPS    $0xb1, X11, X12
 	VADDPS       X12, X11, X11
 	VZEROUPPER
-	MOVL         X11, AX
+	VMOVD         X11, AX
 	MOVL         AX, ret+24(FP)
 	RET
 
@@ -155,7 +155,7 @@ TEXT ·anyNonFiniteAVX2(SB), NOSPLIT, $0-17
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
 	MOVL         $0x7f800000, AX
-	MOVQ         AX, X8
+	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8
 	VPXOR        Y9, Y9, Y9
 	SHRQ         $5, CX
@@ -214,7 +214,7 @@ reduce:
 	VPSHUFD      $0xb1, X0, X1
 	VPMAXUD      X1, X0, X0
 	VZEROUPPER
-	MOVL         X0, AX
+	VMOVD         X0, AX
 	MOVL         AX, ret+16(FP)
 	RET
 
@@ -287,7 +287,7 @@ reduce:
 	VPSHUFD       $0xb1, X9, X10
 	VPMAXUD       X10, X9, X9
 	VZEROUPPER
-	MOVL          X9, AX
+	VMOVD          X9, AX
 	MOVL          AX, ret+24(FP)
 	RET
 
@@ -353,6 +353,6 @@ reduce:
 	VPSHUFD       $0xb1, X9, X10
 	VPMAXUD       X10, X9, X9
 	VZEROUPPER
-	MOVL          X9, AX
+	VMOVD          X9, AX
 	MOVL          AX, ret+24(FP)
 	RET

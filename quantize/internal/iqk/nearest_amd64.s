@@ -32,13 +32,13 @@
 	MOVQ  x+8(FP), SI \
 	MOVQ  w+16(FP), DI \
 	MOVQ  n+24(FP), CX \
-	MOVSS id+32(FP), X0 \
+	VMOVSS id+32(FP), X0 \
 	MOVQ  out+40(FP), R12 \
 	PROLOGUE \
 	MOVQ  nearestTable_limit(R11), R9 \
 	MOVQ  $-1, R10 \
 	MOVL  $0x80000000, AX \
-	MOVD  AX, X15 \
+	VMOVD  AX, X15 \
 	VXORPS X8, X8, X8 \
 	VXORPS X9, X9, X9 \
 	VXORPS X10, X10, X10 \
@@ -46,8 +46,8 @@
 	XORQ  R13, R13 \
  \
 loop: \
-	MOVSS   (SI)(R13*4), X1 \
-	MOVSS   (DI)(R13*4), X2 \
+	VMOVSS   (SI)(R13*4), X1 \
+	VMOVSS   (DI)(R13*4), X2 \
 	VMULSS  X1, X0, X3 \
 	NEAR(X3, X4) \
 	VMULSS  X4, X2, X7 \
@@ -62,14 +62,14 @@ loop: \
 	CMPQ    R13, CX \
 	JLT     loop \
  \
-	MOVSS X8, 0(R12) \
-	MOVSS X9, 4(R12) \
-	MOVSS X10, 8(R12) \
-	MOVSS X11, 12(R12) \
+	VMOVSS X8, 0(R12) \
+	VMOVSS X9, 4(R12) \
+	VMOVSS X10, 8(R12) \
+	VMOVSS X11, 12(R12) \
 	RET
 
 #define NEAREST_PROLOGUE MOVQ nearestTable_base(R11), R8
-#define IQ6_PROLOGUE MOVSS nearestTable_v0(R11), X14
+#define IQ6_PROLOGUE VMOVSS nearestTable_v0(R11), X14
 
 // func nearestSumsFMA(t *nearestTable, x, w *float32, n int, id float32, out *[4]float32)
 TEXT ·nearestSumsFMA(SB), NOSPLIT, $0-48

@@ -24,8 +24,8 @@ loop:
 	CMPQ CX, $32
 	JLT loop
 
-	MOVSS X0, sumqx+32(FP)
-	MOVSS X1, sumq2+36(FP)
+	VMOVSS X0, sumqx+32(FP)
+	VMOVSS X1, sumq2+36(FP)
 	RET
 
 // IQ4_TRIAL: for the eight trial scales at OFF(BX), x = id*v (v in Y14,

@@ -126,7 +126,7 @@ TEXT ·sortRanksAVX2(SB), NOSPLIT, $0-24
 
 rkI:
 	VBROADCASTSS (SI)(BX*4), Y0
-	MOVQ         BX, X5
+	VMOVQ         BX, X5
 	VPBROADCASTD X5, Y5 // i
 	VMOVDQU      rankIota<>(SB), Y6 // j of each lane
 	VPXOR        Y3, Y3, Y3

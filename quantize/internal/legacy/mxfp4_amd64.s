@@ -45,17 +45,17 @@ TEXT ·quantizeMXFP4AVX2(SB), NOSPLIT, $0-32
 	TESTQ          CX, CX
 	JZ             done
 	MOVL           $0x7fffffff, AX
-	MOVQ           AX, X8
+	VMOVQ           AX, X8
 	VPBROADCASTD   X8, Y8          // magnitude mask
 	VMOVDQU        mxfp4Perm<>(SB), Y9
 	VBROADCASTI128 mxfp4Lo<>(SB), Y10
 	VBROADCASTI128 mxfp4Hi<>(SB), Y11
 	VBROADCASTI128 mxfp4Neg<>(SB), Y12
 	MOVL           $0x0f0f0f0f, AX
-	MOVQ           AX, X13
+	VMOVQ           AX, X13
 	VPBROADCASTD   X13, Y13        // 15 in every byte
 	MOVL           $0x1f1f1f1f, AX
-	MOVQ           AX, X14
+	VMOVQ           AX, X14
 	VPBROADCASTD   X14, Y14        // 31 in every byte
 
 block:
@@ -84,7 +84,7 @@ block:
 	VPMAXUD      X2, X1, X1
 	VPSHUFD      $0xb1, X1, X2
 	VPMAXUD      X2, X1, X1
-	MOVL         X1, AX
+	VMOVD         X1, AX
 	TESTL        AX, AX
 	JZ           zero
 	MOVL         AX, DX
@@ -100,7 +100,7 @@ block:
 	MOVL         $258, AX
 	SUBL         DX, AX
 	SHLL         $23, AX
-	MOVQ         AX, X15
+	VMOVQ         AX, X15
 	VPBROADCASTD X15, Y15          // 2/d
 
 	VMULPS     Y15, Y4, Y4

@@ -23,7 +23,7 @@ TEXT ·absMaxAVX2(SB), NOSPLIT, $0-20
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
 	MOVL         $0x7fffffff, AX
-	MOVQ         AX, X8
+	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8
 	VPXOR        Y0, Y0, Y0
 	VPXOR        Y1, Y1, Y1
@@ -56,7 +56,7 @@ reduce:
 	VPSHUFD      $0xb1, X0, X1
 	VPMAXUD      X1, X0, X0
 	VZEROUPPER
-	MOVSS        X0, ret+16(FP)
+	VMOVSS        X0, ret+16(FP)
 	RET
 
 // Q8_QUANTS32 converts the 32 values at SI times Y8 to int32 (VCVTPS2DQ
@@ -90,7 +90,7 @@ reduce:
 	VPSHUFD      $0xb1, X0, X1; \
 	VPADDD       X1, X0, X0; \
 	VZEROUPPER; \
-	MOVL         X0, AX
+	VMOVD         X0, AX
 
 // func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
 // The reference's AVX2 q8 rounding for n values (n a multiple of 32):
@@ -252,20 +252,20 @@ TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-24
 	JZ   done
 
 	MOVL         $0x7fffffff, AX
-	MOVQ         AX, X8
+	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8            // magnitude mask
 	MOVL         $0x80000000, AX
-	MOVQ         AX, X9
+	VMOVQ         AX, X9
 	VPBROADCASTD X9, Y9            // sign mask
 	VMOVDQU      q8perm<>(SB), Y10
 	MOVL         $0x3f000000, AX
-	MOVQ         AX, X11
+	VMOVQ         AX, X11
 	VPBROADCASTD X11, Y11          // 0.5
 	MOVL         $0x3f800000, AX
-	MOVQ         AX, X12
+	VMOVQ         AX, X12
 	VPBROADCASTD X12, Y12          // 1.0
 	MOVL         $0x42fe0000, AX
-	MOVQ         AX, X13           // 127.0
+	VMOVQ         AX, X13           // 127.0
 
 loop:
 	VMOVUPS (SI), Y0
@@ -289,7 +289,7 @@ loop:
 
 	VDIVSS    X13, X4, X4          // d = amax / 127
 	VCVTPS2PH $0, X4, X5
-	MOVQ      X5, AX
+	VMOVQ      X5, AX
 	MOVW      AX, (DI)
 	VDIVSS    X4, X12, X6          // 1/d
 	VXORPS    X7, X7, X7
@@ -374,7 +374,7 @@ TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-36
 	SHLQ         $2, BX
 	MOVQ         n+24(FP), CX
 	MOVL         $0x7fff7fff, AX
-	MOVQ         AX, X14
+	VMOVQ         AX, X14
 	VPBROADCASTD X14, Y14          // magnitude mask
 	VPXOR        Y12, Y12, Y12     // largest magnitudes
 	SHRQ         $4, CX
@@ -418,7 +418,7 @@ reduce:
 	VPSRLD       $16, X12, X13
 	VPMAXUW      X13, X12, X12
 	VZEROUPPER
-	MOVL         X12, AX
+	VMOVD         X12, AX
 	SHLL         $16, AX
 	MOVL         AX, ret+32(FP)
 	RET
@@ -442,7 +442,7 @@ TEXT ·quantizeQ8KVRowAVX2(SB), NOSPLIT, $0-44
 	VBROADCASTSS mul+32(FP), Y8
 	VMOVDQU      q8perm<>(SB), Y9
 	MOVL         $0x00010001, AX
-	MOVQ         AX, X13
+	VMOVQ         AX, X13
 	VPBROADCASTD X13, Y13
 	VPXOR        Y10, Y10, Y10
 	VPXOR        Y11, Y11, Y11
