@@ -1,0 +1,21 @@
+#!/bin/bash
+# Whole runs side by side: the reference's llama-quantize and gquant on the same model, imatrix
+# and thread count, one file type after the other on the same machine, each output compared byte
+# for byte and then removed. Prints a TSV: type, both "quantize time" figures from the logs (s),
+# their ratio, whether the outputs are identical, both peak RSS (KiB, GNU time).
+#
+#   docs/reference-speed/wholeruns.sh LLAMA_QUANTIZE GQUANT MODEL IMATRIX THREADS TYPE... > runs.tsv
+set -u
+LQ=$1; GQ=$2; M=$3; IM=$4; T=$5; shift 5
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+echo -e "# type\treference_s\tgquant_s\tratio\tidentical\treference_rss_kib\tgquant_rss_kib"
+for t in "$@"; do
+  /usr/bin/time -f %M -o "$W/r.rss" "$LQ" --imatrix "$IM" "$M" "$W/r.gguf" "$t" "$T" > "$W/r.log" 2>&1; rc=$?
+  /usr/bin/time -f %M -o "$W/g.rss" "$GQ" quantize --imatrix "$IM" "$M" "$W/g.gguf" "$t" "$T" > "$W/g.log" 2>&1; gc=$?
+  rs=$(awk '/quantize time/ {print $5/1000}' "$W/r.log"); gs=$(awk '/quantize time/ {print $5/1000}' "$W/g.log")
+  same=no; cmp -s "$W/r.gguf" "$W/g.gguf" && same=yes
+  [ $rc = 0 ] || same="reference exit $rc"; [ $gc = 0 ] || same="$same, gquant exit $gc"
+  ratio=$(awk -v a="${rs:-0}" -v b="${gs:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }')
+  echo -e "$t\t$rs\t$gs\t$ratio\t$same\t$(tail -1 "$W/r.rss")\t$(tail -1 "$W/g.rss")"
+  rm -f "$W/r.gguf" "$W/g.gguf"
+done
