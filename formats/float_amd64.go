@@ -51,10 +51,13 @@ func putBF16RowSIMD(dst []byte, src []float32) (int, bool) {
 	if !useAVX2F16C || n == 0 || len(dst) < 2*n {
 		return 0, true
 	}
+	var sum uint32
 	if useAVX512 {
-		return n, fp32ToBF16AVX512(&dst[0], &src[0], n) < nonFiniteBits
+		sum = fp32ToBF16AVX512(&dst[0], &src[0], n)
+	} else {
+		sum = fp32ToBF16AVX2(&dst[0], &src[0], n)
 	}
-	return n, fp32ToBF16AVX2(&dst[0], &src[0], n)&nonFiniteBits != nonFiniteBits
+	return n, sum&nonFiniteBits != nonFiniteBits
 }
 
 //go:noescape
