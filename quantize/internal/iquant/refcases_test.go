@@ -105,7 +105,22 @@ func makeRefSets(t *testing.T) []refSet {
 		zero.input = append(zero.input, row...)
 		zero.kinds = append(zero.kinds, name)
 	}
-	sets := []refSet{special, zero}
+	// Eight rows of 768 of a real-shaped attn_q_b (the medium model's
+	// layer 0, rows 555, 1237, 1920, 2603 and 556-559) with its importance
+	// vector: in the first four an iq4_xs sub-block scale id*scales[ib] is
+	// an exact half in float32, and the reference's nearest_int rounds the
+	// fused product instead (found by whole runs against llama-quantize).
+	// The set keeps its own input.
+	ties := refSet{name: "q_b-768-scale-ties", cols: 768, types: []formats.Type{formats.IQ4_NL, formats.IQ4_XS, formats.IQ4_XS_R8}}
+	ties.input = readF32(t, filepath.Join("testdata", "refcases", ties.name, "input.f32"))
+	ties.imatrix = readF32(t, filepath.Join("testdata", "refcases", ties.name, "imatrix.f32"))
+	for range 4 {
+		ties.kinds = append(ties.kinds, "iq4_xs-scale-tie")
+	}
+	for range 4 {
+		ties.kinds = append(ties.kinds, "real")
+	}
+	sets := []refSet{special, zero, ties}
 	for _, b := range []struct {
 		stressBlock
 		why string
