@@ -106,3 +106,20 @@ func TestRequantizeRefused(t *testing.T) {
 		t.Errorf("with AllowRequantize: %v", err)
 	}
 }
+
+// A file type whose tensor type has no kernel here (Q4_0_4_4's q4_0_4x4)
+// fails the plan, naming the tensor and the type, before any work.
+func TestUnsupportedTypeRefusedByPlan(t *testing.T) {
+	m, err := gguf.Open(filepath.Join("..", "testdata", "tiny-deepseek2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, ft := range []recipes.FileType{recipes.FileTypeQ4_0_4_4, recipes.FileTypeQ4_0_4_8, recipes.FileTypeQ4_0_8_8} {
+		cfg := Config{Selection: recipes.Options{FileType: ft}, Output: filepath.Join(t.TempDir(), "o.gguf")}
+		_, err := Build(m, cfg)
+		if !errors.Is(err, quantize.ErrUnsupported) || !strings.Contains(err.Error(), "tensor ") {
+			t.Errorf("%v: %v", ft, err)
+		}
+	}
+}

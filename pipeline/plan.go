@@ -145,6 +145,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 			if src.Type.IsQuantized() && !cfg.AllowRequantize && c.Type != src.Type {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
+			// A type the reference writes but gquant has no kernel for
+			// (the ARM q4_0_4x4 family) fails the plan, not the run.
+			if c.Type != formats.F32 && !quantize.Supported(c.Type) {
+				return nil, fmt.Errorf("tensor %s: %w %s", c.Name, quantize.ErrUnsupported, c.Type)
+			}
 			if sel.HasImatrix {
 				is, imp, err := findImportance(cfg.Imatrix, src.TensorInfo, c.Type)
 				if err != nil {

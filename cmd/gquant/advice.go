@@ -15,6 +15,8 @@ func advice(err error) string {
 		return "pass an importance matrix with --imatrix FILE (--ignore-imatrix-rules quantizes anyway where llama-quantize's rules refuse; the result will be poor)"
 	case errors.Is(err, pipeline.ErrRequantize):
 		return "pass --allow-requantize to quantize it again (the result is worse than quantizing the original weights)"
+	case errors.Is(err, quantize.ErrUnsupported):
+		return "gquant has no kernel for this type (q4_0_4x4, q4_0_4x8 and q4_0_8x8, the ARM repacks of q4_0 behind Q4_0_4_4, Q4_0_4_8 and Q4_0_8_8, and q8_k_r16): choose another type, Q4_0 in place of those file types, or give the tensor another with --custom-q"
 	}
 	return ""
 }

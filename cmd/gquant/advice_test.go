@@ -17,6 +17,7 @@ func TestAdvice(t *testing.T) {
 	}{
 		{fmt.Errorf("m.gguf: file type IQ2_XXS: %w", quantize.ErrNeedsImatrix), "--imatrix FILE"},
 		{fmt.Errorf("m.gguf: tensor x: %w (it is q4_K)", pipeline.ErrRequantize), "--allow-requantize"},
+		{fmt.Errorf("m.gguf: tensor x: %w q4_0_4x4", quantize.ErrUnsupported), "Q4_0 in place"},
 		{fmt.Errorf("something else"), ""},
 	} {
 		got := advice(tc.err)
