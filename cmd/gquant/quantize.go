@@ -544,7 +544,11 @@ func printFileTypes(w io.Writer) {
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(w, "  %3d  or  %-10s : %-10s %6.3f bpw\n", uint32(ft), ft, t, t.BitsPerWeight(4096))
+		note := ""
+		if t != formats.F32 && !quantize.Supported(t) {
+			note = "  (not written by gquant: no kernel)"
+		}
+		fmt.Fprintf(w, "  %3d  or  %-10s : %-10s %6.3f bpw%s\n", uint32(ft), ft, t, t.BitsPerWeight(4096), note)
 	}
 	fmt.Fprintf(w, "           %-10s : only copy tensors, no quantizing\n", "COPY")
 }
