@@ -1,7 +1,6 @@
 package quantize_test
 
 import (
-	"math/rand/v2"
 	"testing"
 	"unsafe"
 
@@ -22,16 +21,8 @@ import (
 // the reference, per type. The first sub-benchmark, copy, is the plain copy
 // of the same buffers the float conversions are held to (benchCopy).
 func BenchmarkQuantize(b *testing.B) {
-	const rows, cols = 64, 4096
-	r := rand.New(rand.NewPCG(42, 4096))
-	src := make([]float32, rows*cols)
-	for i := range src {
-		src[i] = float32(0.02 * r.NormFloat64())
-	}
-	imatrix := make([]float32, cols)
-	for i := range imatrix {
-		imatrix[i] = float32(r.ExpFloat64())
-	}
+	const rows, cols = benchcpu.Rows, benchcpu.Cols
+	src, imatrix := benchcpu.Weights(rows, cols)
 	benchCopy(b, src, cols)
 	for _, t := range quantize.SupportedTypes() {
 		benchQuantizeType(b, t.String(), t, rows, cols, src, imatrix)

@@ -4,6 +4,7 @@
 package benchcpu
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"testing"
 )
@@ -27,4 +28,25 @@ func Loop(b *testing.B, bytes int, f func() error) {
 	if end, ok2 := Thread(); ok && ok2 && end > start {
 		b.ReportMetric(float64(b.N)*float64(bytes)/1e6/(end-start).Seconds(), "cpu-MB/s")
 	}
+}
+
+// Rows and Cols are the shape of ../shared/bench's measurements: one call
+// over 64 rows of 4096 weights.
+const Rows, Cols = 64, 4096
+
+// Weights returns the inputs the kernel benchmarks share: rows x cols
+// normal weights (sigma 0.02) and an exponential importance vector of cols
+// values, from a fixed seed, so every benchmark times the same data as the
+// reference's table did.
+func Weights(rows, cols int) (src, imatrix []float32) {
+	r := rand.New(rand.NewPCG(42, 4096))
+	src = make([]float32, rows*cols)
+	for i := range src {
+		src[i] = float32(0.02 * r.NormFloat64())
+	}
+	imatrix = make([]float32, cols)
+	for i := range imatrix {
+		imatrix[i] = float32(r.ExpFloat64())
+	}
+	return src, imatrix
 }

@@ -1,13 +1,10 @@
 package iqk
 
 import (
-	"bytes"
-	"fmt"
 	"testing"
 
-	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
 // TestGoldenAsmLevels runs the golden kernel and stress cases of this
@@ -24,34 +21,17 @@ func TestGoldenAsmLevels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the golden sets take seconds per level")
 	}
-	levels = levels[1 : len(levels)-1]
-	kernels := Kernels(kernel.Options{})
-	for _, set := range append([]string{"kernels"}, golden.StressSets(t)...) {
-		input, imatrix := golden.Input(t, set)
-		for _, c := range golden.Manifest(t, set) {
-			typ, err := formats.ParseType(c.Type)
-			if err != nil || kernels[typ] == nil || c.File == "abort" {
-				continue
-			}
-			want := golden.ReadFile(t, set, c.File)
-			var w []float32
-			if c.Imatrix {
-				w = imatrix
-			}
-			for _, level := range levels {
-				name := fmt.Sprintf("%s/%s level %d", set, c.Name(), level)
-				got := make([]byte, len(want))
-				restore := setAssembly(level)
-				err := kernels[typ](got, input[:c.Rows*c.Cols], c.Rows, c.Cols, w)
-				restore()
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if !bytes.Equal(got, want) {
-					_, diff := golden.BlockShare(got, want, len(want)/c.Rows)
-					t.Errorf("%s: differs from the reference (%s)", name, diff)
-				}
-			}
+	var restore func()
+	defer func() {
+		if restore != nil {
+			restore()
 		}
+	}()
+	setLevel := func(level int) {
+		if restore != nil {
+			restore()
+		}
+		restore = setAssembly(level)
 	}
+	testrows.CheckGoldenLevels(t, Kernels(kernel.Options{}), levels[1:len(levels)-1], setLevel, nil)
 }

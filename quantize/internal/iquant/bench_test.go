@@ -2,7 +2,6 @@ package iquant
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -23,16 +22,8 @@ import (
 // Besides MB/s it reports cpu-MB/s, against the CPU time of the benchmark's
 // thread (Linux), which stays meaningful on a loaded machine.
 func BenchmarkAsmLevels(b *testing.B) {
-	const rows, cols = 64, 4096
-	r := rand.New(rand.NewPCG(42, 4096))
-	src := make([]float32, rows*cols)
-	for i := range src {
-		src[i] = float32(0.02 * r.NormFloat64())
-	}
-	imatrix := make([]float32, cols)
-	for i := range imatrix {
-		imatrix[i] = float32(r.ExpFloat64())
-	}
+	const rows, cols = benchcpu.Rows, benchcpu.Cols
+	src, imatrix := benchcpu.Weights(rows, cols)
 	defer setAsm(true)
 	kernels := Kernels(kernel.Options{})
 	types := make([]formats.Type, 0, len(kernels))

@@ -2,7 +2,6 @@ package trellis
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
@@ -32,16 +31,8 @@ func BenchmarkAsmLevels(b *testing.B) {
 	if len(asmLevels) < 3 {
 		b.Skip("no assembly levels here")
 	}
-	const rows, cols = 64, 4096
-	r := rand.New(rand.NewPCG(42, 4096))
-	src := make([]float32, rows*cols)
-	for i := range src {
-		src[i] = float32(0.02 * r.NormFloat64())
-	}
-	imatrix := make([]float32, cols)
-	for i := range imatrix {
-		imatrix[i] = float32(r.ExpFloat64())
-	}
+	const rows, cols = benchcpu.Rows, benchcpu.Cols
+	src, imatrix := benchcpu.Weights(rows, cols)
 	for _, typ := range refTypes {
 		b.Run(typ.String(), func(b *testing.B) {
 			defer setAsmLevel(asmLevels[len(asmLevels)-1])
