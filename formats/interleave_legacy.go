@@ -4,8 +4,9 @@ import "encoding/binary"
 
 // Row interleaving of the 32-weight block types, mxfp4, bf16 and q8_KV
 // (the reference's repack_q4_0, repack_q8_0, repack_q5_0, repack_q6_0,
-// repack_mxfp4, repack_bf16 and repack_q8_KV). Each is a lossless
-// rearrangement: interleave and deinterleave are exact inverses.
+// repack_mxfp4, repack_bf16 and repack_q8_KV, and ggml-aarch64.c's ARM
+// q4_0 repacks). Each is a lossless rearrangement: interleave and
+// deinterleave are exact inverses.
 
 func init() {
 	registerInterleaver(Q4_0_R8, chunkInterleaver(8, 2, 16, 32))
@@ -15,6 +16,56 @@ func init() {
 	registerInterleaver(Q5_0_R4, interleaver{interleave: interleaveQ5_0R4, deinterleave: deinterleaveQ5_0R4})
 	registerInterleaver(Q6_0_R4, interleaver{interleave: interleaveQ6_0R4, deinterleave: deinterleaveQ6_0R4})
 	registerInterleaver(Q8_KV_R8, interleaver{interleave: interleaveQ8KVR8, deinterleave: deinterleaveQ8KVR8})
+	registerInterleaver(Q4_0_4X4, armQ4_0Interleaver(4, 4))
+	registerInterleaver(Q4_0_4X8, armQ4_0Interleaver(4, 8))
+	registerInterleaver(Q4_0_8X8, armQ4_0Interleaver(8, 8))
+}
+
+// armQ4_0Interleaver is the layout of the ARM repacks of q4_0 (the
+// reference's make_block_q4_0x4 and make_block_q4_0x8): for each block
+// column, the rows' fp16 scales in row order, then their quant bytes in
+// chunks of chunk bytes, chunk c of row k at chunk*(rows*c+k), each byte
+// XOR 0x88 so that both nibbles hold a signed value (q-8 in two's
+// complement) instead of an offset one. XOR is its own inverse, so
+// deinterleaving applies it again.
+func armQ4_0Interleaver(rows, chunk int) interleaver {
+	const bs, hdr, qbytes = 18, 2, 16
+	const mask = 0x8888888888888888 // 0x88 in each byte
+	move := func(dst, src []byte) {
+		if chunk == 8 {
+			binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)^mask)
+		} else {
+			binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src)^0x88888888)
+		}
+	}
+	return interleaver{
+		interleave: func(group, base []byte, ne0 int) {
+			nb := ne0 / 32
+			for ib := range nb {
+				y := group[ib*rows*bs : (ib+1)*rows*bs]
+				for k := range rows {
+					x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+					moveHeader(y[k*hdr:(k+1)*hdr], x[:hdr])
+					for c := range qbytes / chunk {
+						move(y[rows*hdr+chunk*(rows*c+k):], x[hdr+chunk*c:])
+					}
+				}
+			}
+		},
+		deinterleave: func(base, group []byte, ne0 int) {
+			nb := ne0 / 32
+			for ib := range nb {
+				y := group[ib*rows*bs : (ib+1)*rows*bs]
+				for k := range rows {
+					x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
+					moveHeader(x[:hdr], y[k*hdr:(k+1)*hdr])
+					for c := range qbytes / chunk {
+						move(x[hdr+chunk*c:], y[rows*hdr+chunk*(rows*c+k):])
+					}
+				}
+			}
+		},
+	}
 }
 
 // chunkInterleaver handles the layouts where rows blocks of hdr header bytes

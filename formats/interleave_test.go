@@ -18,7 +18,53 @@ var interleavedI = []Type{
 	Q2_K_R4, Q3_K_R4, Q4_K_R4, Q5_K_R4, Q6_K_R4,
 }
 
+// armRepacks are the ARM repacks of q4_0 (llama-quantize's Q4_0_4_4,
+// Q4_0_4_8 and Q4_0_8_8), also lossless, but no RepackTarget.
+var armRepacks = []Type{Q4_0_4X4, Q4_0_4X8, Q4_0_8X8}
+
+// TestARMRepackLayout builds each block as the reference's
+// make_block_q4_0x4 / make_block_q4_0x8 index it (output byte i from block
+// (i mod rows*chunk)/chunk at chunk*(i div rows*chunk) + i mod chunk, XOR
+// 0x88) and compares with Interleave.
+func TestARMRepackLayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		typ         Type
+		rows, chunk int
+	}{{Q4_0_4X4, 4, 4}, {Q4_0_4X8, 4, 8}, {Q4_0_8X8, 8, 8}} {
+		const ne0, nb, bs = 96, 3, 18
+		base := make([]byte, tc.rows*nb*bs)
+		for i := range base {
+			base[i] = byte(rng.Uint32())
+		}
+		want := make([]byte, 0, len(base))
+		for ib := range nb {
+			in := func(k int) []byte { return base[(k*nb+ib)*bs : (k*nb+ib+1)*bs] }
+			for k := range tc.rows {
+				want = append(want, in(k)[:2]...)
+			}
+			for i := range 16 * tc.rows {
+				off := i/(tc.rows*tc.chunk)*tc.chunk + i%tc.chunk
+				id := i % (tc.rows * tc.chunk) / tc.chunk
+				want = append(want, in(id)[2+off]^0x88)
+			}
+		}
+		got := make([]byte, len(want))
+		if err := Interleave(tc.typ, ne0, got, base); err != nil {
+			t.Fatal(err)
+		}
+		if i := firstDiff(got, want); i >= 0 {
+			t.Errorf("%s: byte %d is %#x, the reference's layout has %#x", tc.typ, i, got[i], want[i])
+		}
+	}
+}
+
 func TestInterleaversRegistered(t *testing.T) {
+	for _, typ := range armRepacks {
+		if !CanInterleave(typ) {
+			t.Errorf("%s: no interleaver", typ)
+		}
+	}
 	for _, typ := range interleavedI {
 		if !CanInterleave(typ) {
 			t.Errorf("%s: no interleaver", typ)
@@ -46,7 +92,7 @@ func fixQ8KVSums(base []byte, ne0 int) {
 // inverses on random bytes, both ways, for two whole row groups.
 func TestInterleaveRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, typ := range interleavedI {
+	for _, typ := range append(interleavedI[:len(interleavedI):len(interleavedI)], armRepacks...) {
 		for _, ne0 := range []int{256, 512} {
 			t.Run(fmt.Sprintf("%s/%d", typ, ne0), func(t *testing.T) {
 				bb, gb, err := groupSizes(typ, ne0)

@@ -21,9 +21,6 @@ import (
 // quantize.QuantizeRows does not, and why.
 var kernelGaps = map[formats.Type]string{
 	formats.F32:      "the pipeline writes f32 itself (the reference's memcpy)",
-	formats.Q4_0_4X4: "ARM-only repacks of q4_0, not ported",
-	formats.Q4_0_4X8: "ARM-only repacks of q4_0, not ported",
-	formats.Q4_0_8X8: "ARM-only repacks of q4_0, not ported",
 	formats.Q8_K_R16: "not ported",
 }
 
@@ -37,7 +34,10 @@ var dequantGaps = map[formats.Type]string{
 // dequantExtras are the types formats.DequantizeRows reads although the
 // reference has no dequantizer for them.
 var dequantExtras = map[formats.Type]string{
-	formats.Q8_K: "ik_llama.cpp's type_traits have no to_float for it (mainline's have); files may still hold it",
+	formats.Q8_K:     "ik_llama.cpp's type_traits have no to_float for it (mainline's have); files may still hold it",
+	formats.Q4_0_4X4: "the reference's to_float is NULL (its ARM kernels read the layout directly); it is q4_0 rearranged, so gquant reads it",
+	formats.Q4_0_4X8: "as q4_0_4x4",
+	formats.Q4_0_8X8: "as q4_0_4x4",
 }
 
 func TestKernelsAgainstDescriptors(t *testing.T) {

@@ -103,7 +103,8 @@ const (
 // order. Fields left out are false or zero; init fills Base, Interleave and
 // RepackTo of the types that are their own. Reference sources: ggml.c
 // type_traits (geometry, to_float), ggml_quantize_chunk (Quantizable),
-// ggml_quantize_requires_imatrix (NeedsImatrix), llama-quantize.cpp
+// ggml_quantize_requires_imatrix (NeedsImatrix), ggml-aarch64.c
+// quantize_q4_0_4x4 and kin (ImatrixFails), llama-quantize.cpp
 // is_very_low_bpw_quant (RefusedWithoutImatrix), iqk_quantize.cpp
 // get_repack_info (RepackTo), ggml-cuda.cu ggml_backend_cuda_supports_op
 // (CUDA). types_test.go checks every entry against ../shared/golden/types.tsv
@@ -138,9 +139,9 @@ var typeTable = [...]TypeInfo{
 	{ID: F64, Name: "f64", BlockSize: 1, TypeSize: 8},
 	{ID: IQ1_M, Name: "iq1_m", BlockSize: 256, TypeSize: 56, Quantized: true, RefusedWithoutImatrix: true, Quantizable: true, ToFloat: true, CUDA: true},
 	{ID: BF16, Name: "bf16", BlockSize: 1, TypeSize: 2, RepackTo: BF16_R16, Quantizable: true, ToFloat: true, CUDA: true},
-	{ID: Q4_0_4X4, Name: "q4_0_4x4", BlockSize: 32, TypeSize: 18, Quantized: true, Quantizable: true},
-	{ID: Q4_0_4X8, Name: "q4_0_4x8", BlockSize: 32, TypeSize: 18, Quantized: true, Quantizable: true},
-	{ID: Q4_0_8X8, Name: "q4_0_8x8", BlockSize: 32, TypeSize: 18, Quantized: true, Quantizable: true},
+	{ID: Q4_0_4X4, Name: "q4_0_4x4", BlockSize: 32, TypeSize: 18, Quantized: true, ImatrixFails: true, Base: Q4_0, Interleave: 4, Quantizable: true},
+	{ID: Q4_0_4X8, Name: "q4_0_4x8", BlockSize: 32, TypeSize: 18, Quantized: true, ImatrixFails: true, Base: Q4_0, Interleave: 4, Quantizable: true},
+	{ID: Q4_0_8X8, Name: "q4_0_8x8", BlockSize: 32, TypeSize: 18, Quantized: true, ImatrixFails: true, Base: Q4_0, Interleave: 8, Quantizable: true},
 	{ID: I2_S, Name: "i2_s", BlockSize: 1, TypeSize: 1, Quantized: true, ToFloat: true},
 	{ID: MXFP4, Name: "mxfp4", BlockSize: 32, TypeSize: 17, Quantized: true, RepackTo: MXFP4_R8, Quantizable: true, ToFloat: true, CUDA: true},
 	{ID: Q1_0_G128, Name: "q1_0_g128", BlockSize: 128, TypeSize: 18, Quantized: true, Quantizable: true, ToFloat: true},

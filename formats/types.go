@@ -39,6 +39,10 @@ type TypeInfo struct {
 	// importance slice that is all zeros (NaN scales, or reads of
 	// uninitialised memory, so its output is not reproducible).
 	ZeroImportanceFails bool
+	// ImatrixFails: the reference's kernel stops on importance weights
+	// (the ARM repacks of q4_0 write only plain q4_0 rows, and with
+	// weights return no bytes, which ggml_quantize_chunk asserts against).
+	ImatrixFails bool
 	// Base and Interleave describe row-interleaved types: Interleave rows of
 	// Base stored together (q4_k_r4 = 4 rows of q4_K). For every other type
 	// Base is the type itself and Interleave is 1.

@@ -107,19 +107,40 @@ func TestRequantizeRefused(t *testing.T) {
 	}
 }
 
-// A file type whose tensor type has no kernel here (Q4_0_4_4's q4_0_4x4)
-// fails the plan, naming the tensor and the type, before any work.
+// A tensor type with no kernel here (q8_k_r16, which only --custom-q
+// reaches) fails the plan, naming the tensor and the type, before any work.
 func TestUnsupportedTypeRefusedByPlan(t *testing.T) {
 	m, err := gguf.Open(filepath.Join("..", "testdata", "tiny-deepseek2-bf16.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	rules, err := recipes.ParseCustomQ(`blk\.1\.ffn_down_exps=q8_k_r16`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0, Rules: rules}, Output: filepath.Join(t.TempDir(), "o.gguf")}
+	_, err = Build(m, cfg)
+	if !errors.Is(err, quantize.ErrUnsupported) || !strings.Contains(err.Error(), "tensor blk.1.ffn_down_exps.weight") {
+		t.Errorf("q8_k_r16: %v", err)
+	}
+}
+
+// The ARM repacks of q4_0 (Q4_0_4_4, Q4_0_4_8, Q4_0_8_8) take no
+// importance data: llama-quantize aborts in the kernel on the first tensor
+// that has some, after writing the ones before it. The plan refuses first,
+// naming the tensor and wrapping quantize.ErrImatrixRefused; without an
+// importance matrix the same file types plan.
+func TestImatrixRefusedByPlan(t *testing.T) {
+	m, im := openGolden(t)
+	out := filepath.Join(t.TempDir(), "o.gguf")
 	for _, ft := range []recipes.FileType{recipes.FileTypeQ4_0_4_4, recipes.FileTypeQ4_0_4_8, recipes.FileTypeQ4_0_8_8} {
-		cfg := Config{Selection: recipes.Options{FileType: ft}, Output: filepath.Join(t.TempDir(), "o.gguf")}
-		_, err := Build(m, cfg)
-		if !errors.Is(err, quantize.ErrUnsupported) || !strings.Contains(err.Error(), "tensor ") {
-			t.Errorf("%v: %v", ft, err)
+		_, err := Build(m, Config{Selection: recipes.Options{FileType: ft}, Imatrix: im, ImatrixPath: "x.dat", Output: out})
+		if !errors.Is(err, quantize.ErrImatrixRefused) || !strings.Contains(err.Error(), "tensor blk.") || strings.Contains(err.Error(), "--") {
+			t.Errorf("%s with importance data: %v", ft, err)
+		}
+		if _, err := Build(m, Config{Selection: recipes.Options{FileType: ft}, Output: out}); err != nil {
+			t.Errorf("%s without importance data: %v", ft, err)
 		}
 	}
 }

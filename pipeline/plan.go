@@ -146,7 +146,7 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
 			// A type the reference writes but gquant has no kernel for
-			// (the ARM q4_0_4x4 family) fails the plan, not the run.
+			// (q8_k_r16, by --custom-q) fails the plan, not the run.
 			if c.Type != formats.F32 && !quantize.Supported(c.Type) {
 				return nil, fmt.Errorf("tensor %s: %w %s", c.Name, quantize.ErrUnsupported, c.Type)
 			}
@@ -154,6 +154,12 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 				is, imp, err := findImportance(cfg.Imatrix, src.TensorInfo, c.Type)
 				if err != nil {
 					return nil, err
+				}
+				if info, _ := c.Type.Info(); is != nil && info.ImatrixFails {
+					// llama-quantize aborts in the kernel, after writing
+					// the tensors before this one.
+					return nil, fmt.Errorf("tensor %s: %w: %s, and the importance matrix has entry %s for it",
+						c.Name, quantize.ErrImatrixRefused, c.Type, imp.From)
 				}
 				imat[i], tp.ImatrixFrom, tp.Note, tp.ImatrixIgnored = is, imp.From, imp.Note, imp.Ignored
 				if imp.Note != "" {

@@ -35,7 +35,8 @@ const (
 	convertSpeed = 1750
 )
 
-// The table covers every type quantize can write (with importance data),
+// The table covers every type quantize can write (with importance data
+// where it takes any),
 // the K-quants without it (they search differently), and parses.
 func TestWorkCostTable(t *testing.T) {
 	if *workcostBench != "" {
@@ -46,8 +47,10 @@ func TestWorkCostTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, typ := range quantize.SupportedTypes() {
-		if _, ok := m.perKi[costKey{typ, true}]; !ok {
-			t.Errorf("workcost.tsv has no row for %s with importance data", typ)
+		// A type that takes no importance data has its row without it.
+		info, _ := typ.Info()
+		if _, ok := m.perKi[costKey{typ, !info.ImatrixFails}]; !ok {
+			t.Errorf("workcost.tsv has no row for %s (with importance data: %v)", typ, !info.ImatrixFails)
 		}
 	}
 	for _, typ := range []formats.Type{formats.Q2_K, formats.Q3_K, formats.Q4_K, formats.Q5_K, formats.Q6_K} {

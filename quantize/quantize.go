@@ -75,6 +75,12 @@ func (o Options) kernels() kernel.Set {
 // a file type or tensor llama-quantize refuses without one.
 var ErrNeedsImatrix = errors.New("quantize: importance matrix needed")
 
+// ErrImatrixRefused is wrapped by every refusal of importance data for a
+// type whose reference kernel stops on it (formats.TypeInfo.ImatrixFails:
+// the ARM repacks of q4_0): QuantizeRows' and the pipeline's, for a tensor
+// that the importance matrix has data for.
+var ErrImatrixRefused = errors.New("quantize: type takes no importance matrix")
+
 // ErrUnsupported is returned for types without a quantizer.
 var ErrUnsupported = errors.New("quantize: no quantizer for type")
 
@@ -235,6 +241,9 @@ func quantizeRowsInto(f kernel.Func, dst []byte, t formats.Type, nrows, ne0 int,
 	}
 	if imatrix == nil && mustInfo(t).NeedsImatrix {
 		return fmt.Errorf("%w: the %s kernel does not run without one", ErrNeedsImatrix, t)
+	}
+	if imatrix != nil && mustInfo(t).ImatrixFails {
+		return fmt.Errorf("%w: the %s kernel stops on one", ErrImatrixRefused, t)
 	}
 	if nrows == 0 {
 		// The reference's loops run zero times; some of our kernels divide

@@ -92,14 +92,45 @@ func TestQuantizeRowsRejectsPartialRowGroups(t *testing.T) {
 }
 
 func TestQuantizeRowsUnsupported(t *testing.T) {
-	if _, err := quantize.QuantizeRows(formats.Q4_0_4X4, 1, 32, make([]float32, 32), nil); !errors.Is(err, quantize.ErrUnsupported) {
-		t.Errorf("q4_0_4x4: error %v, want ErrUnsupported", err)
+	if _, err := quantize.QuantizeRows(formats.Q8_K_R16, 8, 256, make([]float32, 8*256), nil); !errors.Is(err, quantize.ErrUnsupported) {
+		t.Errorf("q8_k_r16: error %v, want ErrUnsupported", err)
+	}
+}
+
+// TestQuantizeRowsImatrixRefused: the types whose reference kernel stops on
+// importance weights (the ARM repacks of q4_0) refuse them, and only them.
+func TestQuantizeRowsImatrixRefused(t *testing.T) {
+	const cols = 64
+	for _, typ := range quantize.SupportedTypes() {
+		rows := typ.Interleave()
+		_, err := quantize.QuantizeRows(typ, rows, cols*4, make([]float32, rows*cols*4), make([]float32, cols*4))
+		if refused := errors.Is(err, quantize.ErrImatrixRefused); refused != imatrixFails(typ) {
+			t.Errorf("%s with importance weights: %v", typ, err)
+		}
+	}
+	for _, typ := range []formats.Type{formats.Q4_0_4X4, formats.Q4_0_4X8, formats.Q4_0_8X8} {
+		if _, err := quantize.QuantizeRows(typ, 8, cols, make([]float32, 8*cols), nil); err != nil {
+			t.Errorf("%s without importance weights: %v", typ, err)
+		}
 	}
 }
 
 func needsImatrix(t formats.Type) bool {
 	info, _ := t.Info()
 	return info.NeedsImatrix
+}
+
+func imatrixFails(t formats.Type) bool {
+	info, _ := t.Info()
+	return info.ImatrixFails
+}
+
+// weightsFor is w, or nil for a type that takes no importance weights.
+func weightsFor(t formats.Type, w []float32) []float32 {
+	if imatrixFails(t) {
+		return nil
+	}
+	return w
 }
 
 // TestQuantizeRowsHugeValues feeds every type finite values so large that
@@ -126,7 +157,7 @@ func TestQuantizeRowsHugeValues(t *testing.T) {
 						t.Errorf("%v, values up to %g: panic: %v", typ, big, r)
 					}
 				}()
-				return quantize.QuantizeRows(typ, rows, cols, src, imatrix)
+				return quantize.QuantizeRows(typ, rows, cols, src, weightsFor(typ, imatrix))
 			}()
 			var oe *quantize.OverflowError
 			if err != nil && (!errors.As(err, &oe) || oe.Type != typ || math.Abs(float64(oe.Value)) != math.Abs(float64(big)) || !strings.Contains(err.Error(), typ.String())) {

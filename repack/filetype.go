@@ -73,6 +73,12 @@ var undoFileTypes = func() map[recipes.FileType]recipes.FileType {
 			}
 		}
 	}
+	// The ARM repacks of q4_0 come from llama-quantize's file types, not
+	// from a repack, but they too hold q4_0 rows rearranged: --undo turns
+	// them into Q4_0 files, which every build of llama.cpp reads.
+	for _, r := range []recipes.FileType{recipes.FileTypeQ4_0_4_4, recipes.FileTypeQ4_0_4_8, recipes.FileTypeQ4_0_8_8} {
+		out[r] = recipes.FileTypeQ4_0
+	}
 	return out
 }()
 

@@ -336,6 +336,8 @@ func TestFileTypes(t *testing.T) {
 		recipes.FileTypeIQ2_M_R4: recipes.FileTypeIQ2_M,
 		recipes.FileTypeQ8_0_R8:  recipes.FileTypeQ8_0,
 		recipes.FileTypeQ6_K:     recipes.FileTypeQ6_K,
+		recipes.FileTypeQ4_0_4_4: recipes.FileTypeQ4_0,
+		recipes.FileTypeQ4_0_8_8: recipes.FileTypeQ4_0,
 	} {
 		if got := UndoFileType(r); got != want {
 			t.Errorf("UndoFileType(%s) = %s, want %s", r, got, want)

@@ -17,7 +17,8 @@ func TestAdvice(t *testing.T) {
 	}{
 		{fmt.Errorf("m.gguf: file type IQ2_XXS: %w", quantize.ErrNeedsImatrix), "--imatrix FILE"},
 		{fmt.Errorf("m.gguf: tensor x: %w (it is q4_K)", pipeline.ErrRequantize), "--allow-requantize"},
-		{fmt.Errorf("m.gguf: tensor x: %w q4_0_4x4", quantize.ErrUnsupported), "Q4_0 in place"},
+		{fmt.Errorf("m.gguf: tensor x: %w q8_k_r16", quantize.ErrUnsupported), "--custom-q"},
+		{fmt.Errorf("m.gguf: tensor x: %w", quantize.ErrImatrixRefused), "leave out --imatrix"},
 		{fmt.Errorf("something else"), ""},
 	} {
 		got := advice(tc.err)

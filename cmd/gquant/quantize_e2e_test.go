@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,5 +197,56 @@ func TestQuantizeToShardsEqualsSplit(t *testing.T) {
 		if !bytes.Equal(x, y) {
 			t.Errorf("%s differs from %s", filepath.Base(d), filepath.Base(a))
 		}
+	}
+}
+
+// TestQuantizeReferenceDigests runs the file types of
+// testdata/reference-digests.tsv on the repository's tiny model, without an
+// importance matrix, and compares each output's SHA-256 with that of
+// llama-quantize's (the file says how they were made). It needs no
+// ../shared, so every clone checks these runs.
+func TestQuantizeReferenceDigests(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "reference-digests.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	model, err := filepath.Abs(filepath.Join("..", "..", "testdata", "tiny-deepseek2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	sc := bufio.NewScanner(f)
+	runs := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ft, want, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("bad line %q", line)
+		}
+		runs++
+		t.Run(ft, func(t *testing.T) {
+			out := filepath.Join(tmp, ft+".gguf")
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"quantize", model, out, ft, "2"}, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
+				t.Errorf("output SHA-256 %s, llama-quantize's %s", got, want)
+			}
+		})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if runs == 0 {
+		t.Fatal("no runs in testdata/reference-digests.tsv")
 	}
 }

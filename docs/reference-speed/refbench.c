@@ -54,22 +54,27 @@ int main(int argc, char **argv) {
     struct quantize_user_data ud = { false, false }; // llama-quantize's defaults
     fprintf(out, "# type\timatrix\t%s (bf16 input bytes, 1 thread, best of %d)\n", cpu ? "cpu_MB_per_s" : "MB_per_s", reps);
     for (int a = 1; a < argc; a++) {
+        // noimat/TYPE: without the importance vector (the ARM q4_0 repacks stop on one), named as
+        // the benchmarks name such runs.
+        const char *name = argv[a];
+        const float *w = im;
+        if (!strncmp(name, "noimat/", 7)) { name += 7; w = NULL; }
         int t = 0;
-        while (t < GGML_TYPE_COUNT && !(ggml_type_name((enum ggml_type)t) && !strcmp(ggml_type_name((enum ggml_type)t), argv[a]))) t++;
+        while (t < GGML_TYPE_COUNT && !(ggml_type_name((enum ggml_type)t) && !strcmp(ggml_type_name((enum ggml_type)t), name))) t++;
         if (t == GGML_TYPE_COUNT || COLS % ggml_blck_size((enum ggml_type)t)) {
             fprintf(stderr, "refbench: no type %s for rows of %d\n", argv[a], COLS);
             return 2;
         }
-        ggml_quantize_chunk((enum ggml_type)t, x, y, 0, ROWS, COLS, im, &ud);
+        ggml_quantize_chunk((enum ggml_type)t, x, y, 0, ROWS, COLS, w, &ud);
         double best = INFINITY;
         for (int r = 0; r < reps; r++) {
             clockid_t c = cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
             double t0 = seconds(c);
-            ggml_quantize_chunk((enum ggml_type)t, x, y, 0, ROWS, COLS, im, &ud);
+            ggml_quantize_chunk((enum ggml_type)t, x, y, 0, ROWS, COLS, w, &ud);
             double dt = seconds(c) - t0;
             if (dt < best) best = dt;
         }
-        fprintf(out, "%s\t1\t%.1f\n", argv[a], 2.0 * ROWS * COLS / 1e6 / best);
+        fprintf(out, "%s\t%d\t%.1f\n", argv[a], w != NULL, 2.0 * ROWS * COLS / 1e6 / best);
         fflush(out);
     }
     return 0;

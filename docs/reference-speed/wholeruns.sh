@@ -5,13 +5,16 @@
 # their ratio, whether the outputs are identical, both peak RSS (KiB, GNU time).
 #
 #   docs/reference-speed/wholeruns.sh LLAMA_QUANTIZE GQUANT MODEL IMATRIX THREADS TYPE... > runs.tsv
+#
+# IMATRIX - runs both without one.
 set -u
 LQ=$1; GQ=$2; M=$3; IM=$4; T=$5; shift 5
+IMF=(--imatrix "$IM"); [ "$IM" = - ] && IMF=()
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo -e "# type\treference_s\tgquant_s\tratio\tidentical\treference_rss_kib\tgquant_rss_kib"
 for t in "$@"; do
-  /usr/bin/time -f %M -o "$W/r.rss" "$LQ" --imatrix "$IM" "$M" "$W/r.gguf" "$t" "$T" > "$W/r.log" 2>&1; rc=$?
-  /usr/bin/time -f %M -o "$W/g.rss" "$GQ" quantize --imatrix "$IM" "$M" "$W/g.gguf" "$t" "$T" > "$W/g.log" 2>&1; gc=$?
+  /usr/bin/time -f %M -o "$W/r.rss" "$LQ" "${IMF[@]}" "$M" "$W/r.gguf" "$t" "$T" > "$W/r.log" 2>&1; rc=$?
+  /usr/bin/time -f %M -o "$W/g.rss" "$GQ" quantize "${IMF[@]}" "$M" "$W/g.gguf" "$t" "$T" > "$W/g.log" 2>&1; gc=$?
   rs=$(awk '/quantize time/ {print $5/1000}' "$W/r.log"); gs=$(awk '/quantize time/ {print $5/1000}' "$W/g.log")
   same=no; cmp -s "$W/r.gguf" "$W/g.gguf" && same=yes
   [ $rc = 0 ] || same="reference exit $rc"; [ $gc = 0 ] || same="$same, gquant exit $gc"

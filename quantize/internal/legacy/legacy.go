@@ -29,5 +29,8 @@ func Kernels(o kernel.Options) kernel.Set {
 		formats.Q6_0_R4:   interleaved(formats.Q6_0_R4, perRowWeighted(quantizeQ6_0(search))),
 		formats.Q8_0_R8:   interleaved(formats.Q8_0_R8, quantizeQ8_0),
 		formats.MXFP4_R8:  interleaved(formats.MXFP4_R8, quantizeMXFP4),
+		formats.Q4_0_4X4:  interleaved(formats.Q4_0_4X4, quantizeQ4_0Plain),
+		formats.Q4_0_4X8:  interleaved(formats.Q4_0_4X8, quantizeQ4_0Plain),
+		formats.Q4_0_8X8:  interleaved(formats.Q4_0_8X8, quantizeQ4_0Plain),
 	}
 }

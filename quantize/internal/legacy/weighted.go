@@ -70,6 +70,16 @@ func quantizeQ4_0(o kernel.Options) kernel.Func {
 	return quantizeQ4_0Asymmetric(o.Search())
 }
 
+// quantizeQ4_0Plain is what the reference's ARM repacks of q4_0 store
+// (quantize_q4_0_nr_bl): quantize_row_q4_0_ref's rows, whatever the
+// options. They take no importance weights: the reference stops on them,
+// and quantize.QuantizeRows refuses them for these types before a kernel
+// runs (formats.TypeInfo.ImatrixFails), so the kernel never sees any.
+func quantizeQ4_0Plain(dst []byte, src []float32, _, _ int, _ []float32) error {
+	quantizeQ4_0Ref(dst, src)
+	return nil
+}
+
 // quantizeQ4_0Asymmetric is q4_0 without the --symmetric-q40 option, which
 // the reference's q4_0_r8 always uses.
 func quantizeQ4_0Asymmetric(search kernel.Search) kernel.Func {
