@@ -250,3 +250,33 @@ func TestQuantizeReferenceDigests(t *testing.T) {
 		t.Fatal("no runs in testdata/reference-digests.tsv")
 	}
 }
+
+// TestUndoARMRepack: the ARM repacks of q4_0 hold q4_0 rows rearranged, so
+// repack --undo of a Q4_0_4_4, Q4_0_4_8 or Q4_0_8_8 file is the Q4_0 file
+// of the same model, byte for byte (general.file_type included).
+func TestUndoARMRepack(t *testing.T) {
+	model := filepath.Join("..", "..", "testdata", "tiny-deepseek2-bf16.gguf")
+	tmp := t.TempDir()
+	quantize := func(ft string) string {
+		out := filepath.Join(tmp, ft+".gguf")
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"quantize", model, out, ft, "2"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("quantize %s: exit %d: %s", ft, code, stderr.String())
+		}
+		return out
+	}
+	want, err := os.ReadFile(quantize("Q4_0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ft := range []string{"Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8"} {
+		undone := filepath.Join(tmp, ft+"-undone.gguf")
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"repack", "--undo", quantize(ft), undone}, &stdout, &stderr); code != 0 {
+			t.Fatalf("repack --undo %s: exit %d: %s", ft, code, stderr.String())
+		}
+		if got, err := os.ReadFile(undone); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("repack --undo of %s is not the Q4_0 file (%v)", ft, err)
+		}
+	}
+}
