@@ -33,9 +33,11 @@ func BenchmarkQuantize(b *testing.B) {
 		benchQuantizeType(b, t.String(), t, rows, cols, src, imatrix)
 	}
 	// The K-quants search differently without an importance matrix
-	// (make_qkx2_quants, make_q3_quants), as llama-quantize runs them when
+	// (make_qkx2_quants, make_q3_quants), and the legacy types take the
+	// reference's plain quantize_row_*_ref, as llama-quantize runs them when
 	// given none.
-	for _, t := range []formats.Type{formats.Q2_K, formats.Q3_K, formats.Q4_K, formats.Q5_K, formats.Q6_K} {
+	for _, t := range []formats.Type{formats.Q2_K, formats.Q3_K, formats.Q4_K, formats.Q5_K, formats.Q6_K,
+		formats.Q4_0, formats.Q4_1, formats.Q5_0, formats.Q5_1, formats.Q6_0, formats.Q4_0_R8, formats.Q5_0_R4, formats.Q6_0_R4} {
 		benchQuantizeType(b, "noimat/"+t.String(), t, rows, cols, src, nil)
 	}
 }

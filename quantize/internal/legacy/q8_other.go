@@ -22,3 +22,11 @@ func quantizeQ8_0SIMD(dst []byte, x []float32) int { return 0 }
 func bf16R16Rows16SIMD(y []byte, x []float32, stride, n int) (uint32, bool) { return 0, false }
 
 func quantizeQ8KVRowSIMD(q []byte, x, next []float32, mul float32) (int32, bool) { return 0, false }
+
+func quantizeQ4_0RefSIMD(dst []byte, x []float32) int { return 0 }
+
+func quantizeQ4_1RefSIMD(dst []byte, x []float32) int { return 0 }
+
+func quantizeQ5_0RefSIMD(dst []byte, x []float32) int { return 0 }
+
+func quantizeQ5_1RefSIMD(dst []byte, x []float32) int { return 0 }

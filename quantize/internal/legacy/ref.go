@@ -25,10 +25,17 @@ func truncInt(v float32) int32 { return int32(v) }
 // The *Ref functions below are the reference's quantize_row_*_ref, used for
 // the whole chunk when no importance matrix is given. GCC contracts
 // `x0 = x*id; (int)(x0 + 0.5f)` into one fused multiply-add, and because the
-// result is truncated the single rounding matters; hence FMA32.
+// result is truncated the single rounding matters; hence FMA32. The
+// assembly (ref_amd64.s) does the whole blocks where the CPU has AVX2.
 
 // quantizeQ4_0Ref: scale = signed max / -8, quants truncate(x/d + 8.5), at most 15.
 func quantizeQ4_0Ref(dst []byte, x []float32) {
+	done := quantizeQ4_0RefSIMD(dst, x)
+	quantizeQ4_0RefPortable(dst[done*blockQ4_0:], x[done*qk:])
+}
+
+// quantizeQ4_0RefPortable is quantizeQ4_0Ref in Go.
+func quantizeQ4_0RefPortable(dst []byte, x []float32) {
 	for ib := 0; ib < len(x)/qk; ib++ {
 		xb := x[ib*qk : ib*qk+qk]
 		y := dst[ib*blockQ4_0 : (ib+1)*blockQ4_0]
@@ -49,6 +56,12 @@ func quantizeQ4_0Ref(dst []byte, x []float32) {
 
 // quantizeQ4_1Ref: scale (max-min)/15, offset min, quants truncate((x-min)/d + 0.5).
 func quantizeQ4_1Ref(dst []byte, x []float32) {
+	done := quantizeQ4_1RefSIMD(dst, x)
+	quantizeQ4_1RefPortable(dst[done*blockQ4_1:], x[done*qk:])
+}
+
+// quantizeQ4_1RefPortable is quantizeQ4_1Ref in Go.
+func quantizeQ4_1RefPortable(dst []byte, x []float32) {
 	for ib := 0; ib < len(x)/qk; ib++ {
 		xb := x[ib*qk : ib*qk+qk]
 		y := dst[ib*blockQ4_1 : (ib+1)*blockQ4_1]
@@ -70,6 +83,12 @@ func quantizeQ4_1Ref(dst []byte, x []float32) {
 
 // quantizeQ5_0Ref: scale = signed max / -16, quants truncate(x/d + 16.5), at most 31.
 func quantizeQ5_0Ref(dst []byte, x []float32) {
+	done := quantizeQ5_0RefSIMD(dst, x)
+	quantizeQ5_0RefPortable(dst[done*blockQ5_0:], x[done*qk:])
+}
+
+// quantizeQ5_0RefPortable is quantizeQ5_0Ref in Go.
+func quantizeQ5_0RefPortable(dst []byte, x []float32) {
 	for ib := 0; ib < len(x)/qk; ib++ {
 		xb := x[ib*qk : ib*qk+qk]
 		y := dst[ib*blockQ5_0 : (ib+1)*blockQ5_0]
@@ -94,6 +113,12 @@ func quantizeQ5_0Ref(dst []byte, x []float32) {
 
 // quantizeQ5_1Ref: scale (max-min)/31, offset min, quants truncate((x-min)/d + 0.5).
 func quantizeQ5_1Ref(dst []byte, x []float32) {
+	done := quantizeQ5_1RefSIMD(dst, x)
+	quantizeQ5_1RefPortable(dst[done*blockQ5_1:], x[done*qk:])
+}
+
+// quantizeQ5_1RefPortable is quantizeQ5_1Ref in Go.
+func quantizeQ5_1RefPortable(dst []byte, x []float32) {
 	for ib := 0; ib < len(x)/qk; ib++ {
 		xb := x[ib*qk : ib*qk+qk]
 		y := dst[ib*blockQ5_1 : (ib+1)*blockQ5_1]
