@@ -182,22 +182,33 @@ func q5_0Pack(x []byte, q *[32]uint8) {
 // are bits l (low nibble) and l+4 (high) of qh[4k+i].
 func interleaveQ5_0R4(group, base []byte, ne0 int) {
 	const bs, gs = 22, 88
+	const lo4 = 0x0f0f0f0f
 	nb := ne0 / 32
-	var q [32]uint8
 	for ib := range nb {
 		y := group[ib*gs : (ib+1)*gs]
-		clear(y[8:24])
 		for k := range 4 {
 			x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
-			copy(y[2*k:2*k+2], x[:2])
-			q5_0Unpack(x, &q)
-			for l := range 4 {
-				lo := r4QuadBase(l)
-				for i := range 4 {
-					a, b := q[i+lo], q[i+lo+8]
-					y[24+4*k+i+16*l] = a&0xf | b<<4
-					y[8+4*k+i] |= (a>>4 | (b>>4)<<4) << l
-				}
+			moveHeader(y[2*k:2*k+2], x[:2])
+			// Stretch l of row k holds, for i = 0..3, weight i+lo(l) in the
+			// low nibble and i+lo(l)+8 in the high one; weights j and j+16
+			// share byte x[6+j%16]. So the stretches are nibble halves of
+			// four words of the row's quant bytes.
+			a0 := binary.LittleEndian.Uint32(x[6:])  // weights 0..3, 16..19
+			a1 := binary.LittleEndian.Uint32(x[10:]) // 4..7, 20..23
+			b0 := binary.LittleEndian.Uint32(x[14:]) // 8..11, 24..27
+			b1 := binary.LittleEndian.Uint32(x[18:]) // 12..15, 28..31
+			q := y[24+4*k:]
+			binary.LittleEndian.PutUint32(q[0:], a0&lo4|(b0&lo4)<<4)
+			binary.LittleEndian.PutUint32(q[16:], a0>>4&lo4|b0&^lo4)
+			binary.LittleEndian.PutUint32(q[32:], a1&lo4|(b1&lo4)<<4)
+			binary.LittleEndian.PutUint32(q[48:], a1>>4&lo4|b1&^lo4)
+			// Byte i of the row's fifth bits: bit l from weight i+lo(l),
+			// bit l+4 from weight i+lo(l)+8.
+			h := binary.LittleEndian.Uint32(x[2:])
+			for i := range 4 {
+				hi := h >> i
+				y[8+4*k+i] = byte(hi&1 | hi>>16&1<<1 | hi>>4&1<<2 | hi>>20&1<<3 |
+					hi>>8&1<<4 | hi>>24&1<<5 | hi>>12&1<<6 | hi>>28&1<<7)
 			}
 		}
 	}
