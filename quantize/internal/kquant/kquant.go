@@ -140,9 +140,13 @@ func sumSquares(x []float32) float32 {
 // pack2 stores 256 two-bit values as q2_K/q3_K do: byte l of each 32-byte
 // group holds values l, l+32, l+64, l+96 of a 128-value half.
 func pack2(qs []byte, L *[qk]uint8) {
+	// Eight bytes to a word: the quants are 0..3, so the shifts stay
+	// within each byte.
 	for j := 0; j < qk; j += 128 {
-		for l := 0; l < 32; l++ {
-			qs[j/4+l] = L[j+l] | L[j+l+32]<<2 | L[j+l+64]<<4 | L[j+l+96]<<6
+		for l := 0; l < 32; l += 8 {
+			w := binary.LittleEndian.Uint64(L[j+l:]) | binary.LittleEndian.Uint64(L[j+l+32:])<<2 |
+				binary.LittleEndian.Uint64(L[j+l+64:])<<4 | binary.LittleEndian.Uint64(L[j+l+96:])<<6
+			binary.LittleEndian.PutUint64(qs[j/4+l:], w)
 		}
 	}
 }

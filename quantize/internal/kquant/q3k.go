@@ -1,6 +1,10 @@
 package kquant
 
-import "github.com/gquant/gquant/quantize/internal/kernel"
+import (
+	"encoding/binary"
+
+	"github.com/gquant/gquant/quantize/internal/kernel"
+)
 
 // q3_K block: hmask[32], qs[64], scales[12] (16 6-bit scales), d.
 const (
@@ -110,15 +114,20 @@ func q3Finish(y []byte, xb []float32, s *scratch) {
 		}
 		requant(s.L[16*j:16*j+16], xb[16*j:16*j+16], 0, d, -4, 3, 4)
 	}
+	// The quants are 0..7: bit 2 of quant j goes to bit j/32 of hmask byte
+	// j%32 and the low two bits stay, the reference's `if (L > 3)` without
+	// a branch (taken at random, it cost more than the rest of this),
+	// eight quants to a word.
 	hm := y[q3HMask : q3HMask+32]
-	clear(hm)
-	for j := 0; j < qk; j++ {
-		l := s.L[j]
-		if l > 3 {
-			hm[j%32] |= 1 << (j / 32)
-			l -= 4
+	const ones = 0x0101010101010101
+	for t := 0; t < 32; t += 8 {
+		var h uint64
+		for g := 0; g < 8; g++ {
+			w := binary.LittleEndian.Uint64(s.L[32*g+t:])
+			h |= (w >> 2 & ones) << g
+			binary.LittleEndian.PutUint64(s.L[32*g+t:], w&(3*ones))
 		}
-		s.L[j] = l
+		binary.LittleEndian.PutUint64(hm[t:], h)
 	}
 	pack2(y[q3Qs:q3Qs+64], &s.L)
 }
