@@ -1,5 +1,7 @@
 package formats
 
+import "encoding/binary"
+
 // Row interleaving of the k-quants into their _r4 layouts (the reference's
 // repack_q2_k .. repack_q6_k). Each base block is unpacked into its quant
 // values (one byte per weight) and 6-bit scales, which are then packed the
@@ -66,12 +68,13 @@ func kInterleaver(bs, gs int,
 // at 4k+i (i < 4). 2-bit quants: the byte for quad i holds weights
 // i, i+4, i+8, i+12 (first 16 bytes) and i+16 .. i+28 (next 16) in bit pairs.
 func putQuads2(qs []byte, k int, q *[qkK]uint8, mask uint8) {
+	// Four quads at a time: byte i of word t of a sub-block is weight 4t+i.
+	m := uint32(mask) * 0x01010101
 	for ib := range qkK / 32 {
 		w := q[32*ib:]
-		for i := range 4 {
-			qs[32*ib+4*k+i] = w[i]&mask | (w[i+4]&mask)<<2 | (w[i+8]&mask)<<4 | (w[i+12]&mask)<<6
-			qs[32*ib+4*k+i+16] = w[i+16]&mask | (w[i+20]&mask)<<2 | (w[i+24]&mask)<<4 | (w[i+28]&mask)<<6
-		}
+		word := func(t int) uint32 { return binary.LittleEndian.Uint32(w[4*t:]) & m }
+		binary.LittleEndian.PutUint32(qs[32*ib+4*k:], word(0)|word(1)<<2|word(2)<<4|word(3)<<6)
+		binary.LittleEndian.PutUint32(qs[32*ib+4*k+16:], word(4)|word(5)<<2|word(6)<<4|word(7)<<6)
 	}
 }
 
@@ -170,12 +173,15 @@ func q2KR4Get(y []byte, k int, b *kBlock) {
 func q3KUnpack(x []byte, b *kBlock) {
 	copy(b.d[:], x[q3KD:])
 	b.sc = q3KUnpackScales(x[q3KScales:])
-	hm := x[q3KHmask:]
+	// Eight weights to a word: bit pair j of the quant bytes and bit
+	// 4*half+j of the mask bytes, for the same eight l.
+	const ones = 0x0101010101010101
 	for half := range 2 {
-		qs := x[q3KQs+32*half:]
-		for j := range 4 {
-			for l := range 32 {
-				b.q[128*half+32*j+l] = qs[l]>>(2*j)&3 | (hm[l]>>(4*half+j)&1)<<2
+		for l := 0; l < 32; l += 8 {
+			qs := binary.LittleEndian.Uint64(x[q3KQs+32*half+l:])
+			hm := binary.LittleEndian.Uint64(x[q3KHmask+l:]) >> (4 * half)
+			for j := range 4 {
+				binary.LittleEndian.PutUint64(b.q[128*half+32*j+l:], qs>>(2*j)&(3*ones)|(hm>>j&ones)<<2)
 			}
 		}
 	}
@@ -207,15 +213,15 @@ func q3KR4Put(y []byte, k int, b *kBlock) {
 		y[24+is%32] |= (b.sc[s] & 0xf) << (4 * (is / 32))
 		y[8+is%16] |= (b.sc[s] >> 4) << (2 * (is / 16))
 	}
+	// The four bytes i = 0..3 at once: bit t of byte i is the third bit of
+	// weight i+4t, byte i of word t.
 	for ib := range 8 {
 		w := b.q[32*ib:]
-		for i := range 4 {
-			var h uint8
-			for t := range 8 {
-				h |= (w[i+4*t] >> 2) << t
-			}
-			y[56+16*ib+4*k+i] = h
+		var h uint32
+		for t := range 8 {
+			h |= (binary.LittleEndian.Uint32(w[4*t:]) >> 2 & 0x01010101) << t
 		}
+		binary.LittleEndian.PutUint32(y[56+16*ib+4*k:], h)
 	}
 	putQuads2(y[184:], k, &b.q, 3)
 }
