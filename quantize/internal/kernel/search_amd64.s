@@ -941,12 +941,143 @@ firsterr:
 	VMOVSD X8, ret+48(FP)
 	RET
 
+// Q3_ELEMENT(skip) is one step of make_q3_quants' coordinate descent for
+// value R10: with slx = Σw·x·l and sl2 = Σw·l² (X14, X13) less its own term,
+// the value's nearest quant at v·sl2/slx, clamped to [lo, hi] (R8, R9); if
+// that differs from L[R10] and improves slx²/sl2, L[R10] and the sums take
+// it and R11 counts a change, else it jumps to skip. X5 = 0, X15 = magic.
+// Uses X0-X10, AX, DX.
+#define Q3_ELEMENT(skip) \
+	VMOVSS       (SI)(R10*4), X0; \
+	VMULSS       X0, X0, X1; \
+	VMULSS       X0, X1, X2; \
+	MOVBQSX      (BX)(R10*1), AX; \
+	VCVTSI2SSQ   AX, X3, X3; \
+	VMOVAPS      X14, X4; \
+	VFNMADD231SS X3, X2, X4; \
+	VUCOMISS     X5, X4; \
+	JLS          skip; \
+	VMULSS       X3, X1, X6; \
+	VMOVAPS      X13, X7; \
+	VFNMADD231SS X3, X6, X7; \
+	VMULSS       X7, X0, X8; \
+	VDIVSS       X4, X8, X8; \
+	VADDSS       X15, X8, X8; \
+	VMOVD        X8, DX; \
+	ANDL         $0x7fffff, DX; \
+	SUBL         $0x400000, DX; \
+	MOVLQSX      DX, DX; \
+	CMPQ         DX, R8; \
+	CMOVQLT      R8, DX; \
+	CMPQ         DX, R9; \
+	CMOVQGT      R9, DX; \
+	CMPQ         DX, AX; \
+	JEQ          skip; \
+	VCVTSI2SSQ   DX, X9, X9; \
+	VFMADD231SS  X9, X2, X4; \
+	VMULSS       X9, X1, X10; \
+	VFMADD231SS  X9, X10, X7; \
+	VUCOMISS     X5, X7; \
+	JLS          skip; \
+	VMULSS       X4, X4, X10; \
+	VMULSS       X13, X10, X10; \
+	VMULSS       X14, X14, X6; \
+	VMULSS       X7, X6, X6; \
+	VUCOMISS     X6, X10; \
+	JLS          skip; \
+	MOVB         DX, (BX)(R10*1); \
+	VMOVAPS      X4, X14; \
+	VMOVAPS      X7, X13; \
+	INCQ         R11
+
+// Q3_CANDIDATES8(off) sets AX to the 8-bit mask of values off/4 .. off/4+7
+// that Q3_ELEMENT would not skip at its first two tests (slx > 0 and a new
+// quant that differs), computed with the current sums for all eight at
+// once, lane by lane with the scalar step's operations in its order (so
+// bit for bit its values). Quants in [-4, 3] (nmax 4). Y5 = 0; uses
+// Y0-Y4, Y6-Y10.
+#define Q3_CANDIDATES8(off) \
+	VBROADCASTSS X14, Y8; \
+	VBROADCASTSS X13, Y9; \
+	VMOVUPS      off(SI), Y0; \
+	VMULPS       Y0, Y0, Y1; \
+	VMULPS       Y0, Y1, Y2; \
+	VPMOVSXBD    (off/4)(BX), Y3; \
+	VCVTDQ2PS    Y3, Y4; \
+	VFNMADD231PS Y4, Y2, Y8; \
+	VMULPS       Y4, Y1, Y6; \
+	VFNMADD231PS Y4, Y6, Y9; \
+	VMULPS       Y9, Y0, Y7; \
+	VDIVPS       Y8, Y7, Y7; \
+	VBROADCASTSS qxMagic<>(SB), Y10; \
+	VADDPS       Y10, Y7, Y7; \
+	VPAND        q3Low23<>(SB), Y7, Y7; \
+	VPSUBD       q3Half22<>(SB), Y7, Y7; \
+	VPMAXSD      q3Lo4<>(SB), Y7, Y7; \
+	VPMINSD      q3Hi4<>(SB), Y7, Y7; \
+	VPCMPEQD     Y3, Y7, Y7; \
+	VCMPPS       $1, Y8, Y5, Y8; \
+	VPANDN       Y8, Y7, Y7; \
+	VMOVMSKPS    Y7, AX
+
+DATA q3Low23<>+0(SB)/8, $0x007fffff007fffff
+DATA q3Low23<>+8(SB)/8, $0x007fffff007fffff
+DATA q3Low23<>+16(SB)/8, $0x007fffff007fffff
+DATA q3Low23<>+24(SB)/8, $0x007fffff007fffff
+GLOBL q3Low23<>(SB), RODATA|NOPTR, $32
+
+DATA q3Half22<>+0(SB)/8, $0x0040000000400000
+DATA q3Half22<>+8(SB)/8, $0x0040000000400000
+DATA q3Half22<>+16(SB)/8, $0x0040000000400000
+DATA q3Half22<>+24(SB)/8, $0x0040000000400000
+GLOBL q3Half22<>(SB), RODATA|NOPTR, $32
+
+DATA q3Lo4<>+0(SB)/8, $0xfffffffcfffffffc
+DATA q3Lo4<>+8(SB)/8, $0xfffffffcfffffffc
+DATA q3Lo4<>+16(SB)/8, $0xfffffffcfffffffc
+DATA q3Lo4<>+24(SB)/8, $0xfffffffcfffffffc
+GLOBL q3Lo4<>(SB), RODATA|NOPTR, $32
+
+DATA q3Hi4<>+0(SB)/8, $0x0000000300000003
+DATA q3Hi4<>+8(SB)/8, $0x0000000300000003
+DATA q3Hi4<>+16(SB)/8, $0x0000000300000003
+DATA q3Hi4<>+24(SB)/8, $0x0000000300000003
+GLOBL q3Hi4<>(SB), RODATA|NOPTR, $32
+
+// q3After<>[i] keeps the bits of a 16-bit mask above bit i.
+DATA q3After<>+0(SB)/8, $0xfffe
+DATA q3After<>+8(SB)/8, $0xfffc
+DATA q3After<>+16(SB)/8, $0xfff8
+DATA q3After<>+24(SB)/8, $0xfff0
+DATA q3After<>+32(SB)/8, $0xffe0
+DATA q3After<>+40(SB)/8, $0xffc0
+DATA q3After<>+48(SB)/8, $0xff80
+DATA q3After<>+56(SB)/8, $0xff00
+DATA q3After<>+64(SB)/8, $0xfe00
+DATA q3After<>+72(SB)/8, $0xfc00
+DATA q3After<>+80(SB)/8, $0xf800
+DATA q3After<>+88(SB)/8, $0xf000
+DATA q3After<>+96(SB)/8, $0xe000
+DATA q3After<>+104(SB)/8, $0xc000
+DATA q3After<>+112(SB)/8, $0x8000
+DATA q3After<>+120(SB)/8, $0x0000
+GLOBL q3After<>(SB), RODATA|NOPTR, $128
+
 // func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale float32, zero bool)
 // MakeQ3Quants with doRMSE, scalar, in the portable code's order and with
 // its fused operations: the value of largest magnitude (zero when its
 // magnitude is below eps: then nothing is written), the first quantization
 // at -nmax/max with its sums, up to five coordinate-descent passes, L
 // offset by nmax and the scale Σw·x·l / Σw·l².
+//
+// For q3_K's 16 values with nmax 4 a pass visits only the values whose step
+// can change anything: the first two tests of every value are made for all
+// 16 at once with the current sums (Q3_CANDIDATES8), and the scan jumps to
+// the next value that passes them. A value that then fails the last test
+// changes nothing, so the others' results stand; a change makes the scan
+// test the values after it again with the new sums. Most values of most
+// passes keep their quant, so most of the divisions and unpredictable
+// branches of the scalar loop go.
 TEXT ·q3QuantsAVX2(SB), NOSPLIT, $0-45
 	MOVQ   x+0(FP), SI
 	MOVQ   n+8(FP), CX
@@ -990,55 +1121,19 @@ q3first:
 	CMPQ        R10, CX
 	JLT         q3first
 
-	VXORPS X5, X5, X5              // 0
+	VXORPS Y5, Y5, Y5              // 0
 	MOVQ   $5, R12                 // passes left
+	CMPQ   CX, $16
+	JNE    q3pass
+	CMPQ   R8, $-4
+	JEQ    q3vpass
 
 q3pass:
 	XORQ R11, R11                  // changed
 	XORQ R10, R10
 
 q3value:
-	VMOVSS       (SI)(R10*4), X0   // v
-	VMULSS       X0, X0, X1        // w
-	VMULSS       X0, X1, X2        // w·v
-	MOVBQSX      (BX)(R10*1), AX   // L[i]
-	VCVTSI2SSQ   AX, X3, X3        // li
-	VMOVAPS      X14, X4
-	VFNMADD231SS X3, X2, X4        // slx = sumlx - (w·v)·li
-	VUCOMISS     X5, X4
-	JLS          q3next            // !(slx > 0)
-	VMULSS       X3, X1, X6        // w·li
-	VMOVAPS      X13, X7
-	VFNMADD231SS X3, X6, X7        // sl2 = suml2 - (w·li)·li
-	VMULSS       X7, X0, X8        // v·sl2
-	VDIVSS       X4, X8, X8        // / slx
-	VADDSS       X15, X8, X8       // nearest_int: + 1.5·2^23,
-	VMOVD        X8, DX
-	ANDL         $0x7fffff, DX     // low 23 bits
-	SUBL         $0x400000, DX
-	MOVLQSX      DX, DX
-	CMPQ         DX, R8
-	CMOVQLT      R8, DX            // clamp to [lo, hi]
-	CMPQ         DX, R9
-	CMOVQGT      R9, DX
-	CMPQ         DX, AX
-	JEQ          q3next
-	VCVTSI2SSQ   DX, X9, X9        // new l
-	VFMADD231SS  X9, X2, X4        // slx += (w·v)·l
-	VMULSS       X9, X1, X10       // w·l
-	VFMADD231SS  X9, X10, X7       // sl2 += (w·l)·l
-	VUCOMISS     X5, X7
-	JLS          q3next            // !(sl2 > 0)
-	VMULSS       X4, X4, X10
-	VMULSS       X13, X10, X10     // slx²·suml2
-	VMULSS       X14, X14, X6
-	VMULSS       X7, X6, X6        // sumlx²·sl2
-	VUCOMISS     X6, X10
-	JLS          q3next            // !(slx²·suml2 > sumlx²·sl2)
-	MOVB         DX, (BX)(R10*1)
-	VMOVAPS      X4, X14
-	VMOVAPS      X7, X13
-	INCQ         R11
+	Q3_ELEMENT(q3next)
 
 q3next:
 	INCQ R10
@@ -1048,8 +1143,38 @@ q3next:
 	JEQ  q3done
 	DECQ R12
 	JNE  q3pass
+	JMP  q3done
+
+q3vpass:
+	XORQ R11, R11                  // changed
+	MOVQ $0xffff, DI               // values the scan may still visit
+
+q3vtest:
+	Q3_CANDIDATES8(0)
+	MOVQ AX, R13
+	Q3_CANDIDATES8(32)
+	SHLQ $8, AX
+	ORQ  AX, R13
+	ANDQ DI, R13
+
+q3vscan:
+	TESTQ R13, R13
+	JEQ   q3vend
+	BSFQ  R13, R10
+	BTRQ  R10, R13
+	Q3_ELEMENT(q3vscan)
+	LEAQ  q3After<>(SB), DX
+	MOVQ  (DX)(R10*8), DI
+	JMP   q3vtest
+
+q3vend:
+	TESTQ R11, R11
+	JEQ   q3done
+	DECQ  R12
+	JNE   q3vpass
 
 q3done:
+	VZEROUPPER
 	MOVQ nmax+16(FP), R9
 	XORQ R10, R10
 
