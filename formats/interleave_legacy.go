@@ -29,25 +29,25 @@ func init() {
 // complement) instead of an offset one. XOR is its own inverse, so
 // deinterleaving applies it again.
 func armQ4_0Interleaver(rows, chunk int) interleaver {
-	const bs, hdr, qbytes = 18, 2, 16
-	const mask = 0x8888888888888888 // 0x88 in each byte
-	move := func(dst, src []byte) {
-		if chunk == 8 {
-			binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)^mask)
-		} else {
-			binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src)^0x88888888)
-		}
-	}
+	const bs, hdr = 18, 2
+	// One block column of the rows at a time: headers, then the quant
+	// bytes as words (8- or 4-byte chunks), each XOR 0x88 in every byte.
 	return interleaver{
 		interleave: func(group, base []byte, ne0 int) {
 			nb := ne0 / 32
 			for ib := range nb {
 				y := group[ib*rows*bs : (ib+1)*rows*bs]
+				q := y[rows*hdr:]
 				for k := range rows {
 					x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
 					moveHeader(y[k*hdr:(k+1)*hdr], x[:hdr])
-					for c := range qbytes / chunk {
-						move(y[rows*hdr+chunk*(rows*c+k):], x[hdr+chunk*c:])
+					if chunk == 8 {
+						armMove8(q[8*k:], x[hdr:])
+						armMove8(q[8*(rows+k):], x[hdr+8:])
+					} else {
+						for c := range 4 {
+							armMove4(q[4*(rows*c+k):], x[hdr+4*c:])
+						}
 					}
 				}
 			}
@@ -56,16 +56,32 @@ func armQ4_0Interleaver(rows, chunk int) interleaver {
 			nb := ne0 / 32
 			for ib := range nb {
 				y := group[ib*rows*bs : (ib+1)*rows*bs]
+				q := y[rows*hdr:]
 				for k := range rows {
 					x := base[(k*nb+ib)*bs : (k*nb+ib+1)*bs]
 					moveHeader(x[:hdr], y[k*hdr:(k+1)*hdr])
-					for c := range qbytes / chunk {
-						move(x[hdr+chunk*c:], y[rows*hdr+chunk*(rows*c+k):])
+					if chunk == 8 {
+						armMove8(x[hdr:], q[8*k:])
+						armMove8(x[hdr+8:], q[8*(rows+k):])
+					} else {
+						for c := range 4 {
+							armMove4(x[hdr+4*c:], q[4*(rows*c+k):])
+						}
 					}
 				}
 			}
 		},
 	}
+}
+
+// armMove8 and armMove4 copy a chunk of quant bytes with each byte XOR
+// 0x88 (the ARM repacks' signed nibbles; XOR is its own inverse).
+func armMove8(dst, src []byte) {
+	binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)^0x8888888888888888)
+}
+
+func armMove4(dst, src []byte) {
+	binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src)^0x88888888)
 }
 
 // chunkInterleaver handles the layouts where rows blocks of hdr header bytes
