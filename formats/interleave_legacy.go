@@ -176,15 +176,7 @@ func deinterleaveBF16R16(base, group []byte, ne0 int) {
 // nibble of qs[4k+i+16l], where lo(l) = 4*(l/2) + 16*(l%2).
 func r4QuadBase(l int) int { return 4*(l/2) + 16*(l%2) }
 
-// q5_0 quant values (0..31) of one block, in weight order.
-func q5_0Unpack(x []byte, q *[32]uint8) {
-	qh := binary.LittleEndian.Uint32(x[2:])
-	for j := range 16 {
-		q[j] = x[6+j]&0xf | uint8(qh>>j&1)<<4
-		q[j+16] = x[6+j]>>4 | uint8(qh>>(j+16)&1)<<4
-	}
-}
-
+// q5_0Pack stores the quant values (0..31) of one block, in weight order.
 func q5_0Pack(x []byte, q *[32]uint8) {
 	var qh uint32
 	for j := range 16 {

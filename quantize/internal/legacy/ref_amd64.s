@@ -90,42 +90,47 @@ GLOBL refcff<>(SB), RODATA|NOPTR, $32
 	VMOVSS       (SI)(AX*4), X10; \
 	VADDSS       X14, X10, X10
 
-// REF_MIN_MAX(minok, maxok) leaves the block's first smallest value in X10
-// and its first largest in X9. A non-zero extreme is the value itself; only
-// a zero one takes a search for its first position, where the first of
-// equal zeros keeps its sign, as the reference's strict compares do. minok
-// and maxok are labels unique to the use.
-#define REF_MIN_MAX(minok, maxok) \
-	VMINPS       Y1, Y0, Y4; \
-	VMINPS       Y3, Y2, Y5; \
-	VMINPS       Y5, Y4, Y4; \
-	REF_REDUCE(VMINPS, Y4, X4, X5); \
-	VMOVAPS      X4, X10; \
-	VUCOMISS     X14, X4; \
-	JNE          minok; \
-	VBROADCASTSS X4, Y4; \
+// REF_EXTREME(op, v, vx, tx, dst, ok) leaves in dst the block's first
+// value equal to op (VMINPS or VMAXPS) over its 32 values. A non-zero
+// extreme is the value itself; only a zero one takes a search for its first
+// position, where the first of equal zeros keeps its sign, as the
+// reference's strict compares do. v (vx its low half) and tx are work
+// registers, ok a label unique to the use; uses Y6-Y9.
+#define REF_EXTREME(op, v, vx, tx, dst, ok) \
+	op           Y1, Y0, v; \
+	op           Y3, Y2, Y6; \
+	op           Y6, v, v; \
+	REF_REDUCE(op, v, vx, tx); \
+	VMOVAPS      vx, dst; \
+	VUCOMISS     X14, vx; \
+	JNE          ok; \
+	VBROADCASTSS vx, v; \
 	VMOVAPS      Y0, Y6; \
 	VMOVAPS      Y1, Y7; \
 	VMOVAPS      Y2, Y8; \
 	VMOVAPS      Y3, Y9; \
-	REF_FIRST(Y4, Y6, Y7, Y8, Y9); \
-	VMOVSS       (SI)(AX*4), X10; \
-minok: \
-	VMAXPS       Y1, Y0, Y5; \
-	VMAXPS       Y3, Y2, Y6; \
-	VMAXPS       Y6, Y5, Y5; \
-	REF_REDUCE(VMAXPS, Y5, X5, X6); \
-	VMOVAPS      X5, X9; \
-	VUCOMISS     X14, X5; \
-	JNE          maxok; \
-	VBROADCASTSS X5, Y5; \
-	VMOVAPS      Y0, Y6; \
-	VMOVAPS      Y1, Y7; \
-	VMOVAPS      Y2, Y8; \
-	VMOVAPS      Y3, Y9; \
-	REF_FIRST(Y5, Y6, Y7, Y8, Y9); \
-	VMOVSS       (SI)(AX*4), X9; \
-maxok:
+	REF_FIRST(v, Y6, Y7, Y8, Y9); \
+	VMOVSS       (SI)(AX*4), dst; \
+ok:
+
+// REF_AFFINE(minok, maxok) is the head of q4_1 and q5_1: from the block's
+// first smallest value m and first largest max, d = (max - m) / X13 and id
+// in Y6 (REF_SCALE), d and m stored as halves at 0(DI) and 2(DI), and
+// Y0..Y3 less m. minok and maxok are labels unique to the use.
+#define REF_AFFINE(minok, maxok) \
+	REF_EXTREME(VMINPS, Y4, X4, X5, X10, minok); \
+	REF_EXTREME(VMAXPS, Y5, X5, X6, X9, maxok); \
+	VSUBSS       X10, X9, X4; \
+	VDIVSS       X13, X4, X4; \
+	REF_SCALE(X4, 0); \
+	VCVTPS2PH    $0, X10, X5; \
+	VMOVD        X5, AX; \
+	MOVW         AX, 2(DI); \
+	VBROADCASTSS X10, Y10; \
+	VSUBPS       Y10, Y0, Y0; \
+	VSUBPS       Y10, Y1, Y1; \
+	VSUBPS       Y10, Y2, Y2; \
+	VSUBPS       Y10, Y3, Y3
 
 // REF_SCALE(s, off) stores the half of the scale s (an X register) at
 // off(DI) and leaves id = s != 0 ? 1/s : 0 in every lane of Y6 (X12 = 1,
@@ -288,18 +293,7 @@ TEXT ·quantizeQ4_1RefAVX2(SB), NOSPLIT, $0-24
 
 q41loop:
 	REF_LOAD
-	REF_MIN_MAX(q41min, q41max)
-	VSUBSS       X10, X9, X4
-	VDIVSS       X13, X4, X4
-	REF_SCALE(X4, 0)
-	VCVTPS2PH    $0, X10, X5
-	VMOVD        X5, AX
-	MOVW         AX, 2(DI)
-	VBROADCASTSS X10, Y10
-	VSUBPS       Y10, Y0, Y0
-	VSUBPS       Y10, Y1, Y1
-	VSUBPS       Y10, Y2, Y2
-	VSUBPS       Y10, Y3, Y3
+	REF_AFFINE(q41min, q41max)
 	REF_QUANTS(Y11)
 	REF_MIN_INT8(refc15<>(SB))
 	REF_NIBBLES(4)
@@ -322,18 +316,7 @@ TEXT ·quantizeQ5_1RefAVX2(SB), NOSPLIT, $0-24
 
 q51loop:
 	REF_LOAD
-	REF_MIN_MAX(q51min, q51max)
-	VSUBSS       X10, X9, X4
-	VDIVSS       X13, X4, X4
-	REF_SCALE(X4, 0)
-	VCVTPS2PH    $0, X10, X5
-	VMOVD        X5, AX
-	MOVW         AX, 2(DI)
-	VBROADCASTSS X10, Y10
-	VSUBPS       Y10, Y0, Y0
-	VSUBPS       Y10, Y1, Y1
-	VSUBPS       Y10, Y2, Y2
-	VSUBPS       Y10, Y3, Y3
+	REF_AFFINE(q51min, q51max)
 	REF_QUANTS(Y11)
 	REF_QH
 	MOVL         AX, 4(DI)
