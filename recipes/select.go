@@ -376,7 +376,11 @@ func noInterleavedEmbeddings(c *Choice, name string, t formats.Type) formats.Typ
 		return t
 	}
 	if base, _ := interleavedProperties(t); base != t {
-		c.Fallbacks = append(c.Fallbacks, fmt.Sprintf("token embeddings cannot use row-interleaved %s: %s used", t, base))
+		what := "token embeddings"
+		if name == "per_layer_token_embd.weight" {
+			what = "per-layer token embeddings"
+		}
+		c.Fallbacks = append(c.Fallbacks, fmt.Sprintf("%s cannot use row-interleaved %s: %s used", what, t, base))
 		return base
 	}
 	return t

@@ -375,7 +375,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		refOut = stderr // stdout holds the JSON document alone
 	}
 	prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
-	log := newRunLog(stderr, in, plan, hasImatrix)
+	log := newRunLog(stderr, refOut, in, plan, hasImatrix)
 	log.start(input, output, ftName(ft, copyOnly), threads)
 	if hasImatrix {
 		log.haveWeights(cfg.Imatrix.Len())

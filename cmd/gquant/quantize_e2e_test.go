@@ -12,6 +12,7 @@ import (
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/recipes"
 )
 
 // The reference runs of ../shared/golden/e2e/COMMANDS.md, as gquant command
@@ -240,6 +241,16 @@ func TestQuantizeReferenceDigests(t *testing.T) {
 			}
 			if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
 				t.Errorf("output SHA-256 %s, llama-quantize's %s", got, want)
+			}
+			// The token embeddings cannot take a row-interleaved type; the
+			// reference says so on stdout, and so must we.
+			if ft, _, err := recipes.ParseFileType(ft); err != nil {
+				t.Error(err)
+			} else if d, _ := ft.DefaultType(); d.IsInterleaved() {
+				note := fmt.Sprintf("\n============ Token embeddings cannot be quantized with row-interleaved quants\n---> Changed %s to %s\n", d, d.Base())
+				if !strings.Contains(stdout.String(), note) {
+					t.Errorf("stdout lacks the reference's %q", note)
+				}
 			}
 		})
 	}

@@ -34,6 +34,7 @@ const refFunc = "llama_model_quantize_internal"
 // runLog prints one run.
 type runLog struct {
 	stderr     io.Writer // escaping (cli.Set.Run)
+	refOut     io.Writer // the reference's printf lines: stdout, or stderr under --json
 	in         *gguf.Model
 	plan       *pipeline.Plan
 	hasImatrix bool
@@ -46,8 +47,8 @@ type runLog struct {
 	warnings  []cli.Warning              // of the run (fallback rows)
 }
 
-func newRunLog(stderr io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
-	l := &runLog{stderr: stderr, in: in, plan: plan, hasImatrix: hasImatrix, fallbacks: map[int]*pipeline.Fallback{}}
+func newRunLog(stderr, refOut io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
+	l := &runLog{stderr: stderr, refOut: refOut, in: in, plan: plan, hasImatrix: hasImatrix, fallbacks: map[int]*pipeline.Fallback{}}
 	for _, t := range plan.Tensors {
 		if !plan.Outputs[t.Output].Skip {
 			l.total += in.Tensors[t.Index].Size
@@ -120,6 +121,9 @@ func (l *runLog) event(ev pipeline.Event) {
 	if i < 0 {
 		return
 	}
+	if note := embeddingsNote(l.plan.Tensors[i].Fallbacks); note != "" {
+		fmt.Fprint(l.refOut, note)
+	}
 	text := l.tensorText(i)
 	if fb := ev.Fallback; fb != nil {
 		// Once per tensor: the rows where the reference would have
@@ -188,6 +192,26 @@ func (l *runLog) tensorText(i int) string {
 
 // blockFallback reads recipes' note of a row-length fallback.
 var blockFallback = regexp.MustCompile(`^rows of (\d+) are not a multiple of (\S+)'s block: fallback (\S+)$`)
+
+// embeddingFallback reads recipes' note of token embeddings kept from a
+// row-interleaved type.
+var embeddingFallback = regexp.MustCompile(`^(per-layer )?token embeddings cannot use row-interleaved (\S+): (\S+) used$`)
+
+// embeddingsNote is what the reference prints on stdout when it keeps the
+// token embeddings from a row-interleaved type ("---> Changed q4_0_r8 to
+// q4_0"), "" if the tensor's fallbacks hold no such change.
+func embeddingsNote(fallbacks []string) string {
+	for _, f := range fallbacks {
+		if m := embeddingFallback.FindStringSubmatch(f); m != nil {
+			what := "Token embeddings"
+			if m[1] != "" {
+				what = "Per-layer Token embeddings"
+			}
+			return fmt.Sprintf("\n============ %s cannot be quantized with row-interleaved quants\n---> Changed %s to %s\n", what, m[2], m[3])
+		}
+	}
+	return ""
+}
 
 func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) string {
 	t := plan.Tensors[i]

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -136,7 +137,7 @@ func TestRunLogFallbackRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	l := newRunLog(&stderr, in, plan, false)
+	l := newRunLog(&stderr, io.Discard, in, plan, false)
 	i := 4
 	name := plan.Tensors[i].Name
 	fb := &pipeline.Fallback{Type: formats.IQ2_XXS, Rows: []int64{3, 17}, Reason: "why"}
