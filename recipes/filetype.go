@@ -253,6 +253,12 @@ func (f FileType) String() string {
 // Known reports whether llama-quantize can produce this file type.
 func (f FileType) Known() bool { return fileTypeByValue[f] != nil }
 
+// NotInReferenceCommandLine reports whether llama-quantize's command line
+// cannot select f although its library writes it: Q1_0_G128 has a default
+// type in llama_model_quantize_internal but no QUANT_OPTIONS entry, by name
+// or number. gquant offers it anyway.
+func (f FileType) NotInReferenceCommandLine() bool { return f == FileTypeQ1_0_G128 }
+
 // DefaultType is the type each quantizable tensor starts from before the
 // mixture rules adjust it (the reference's default_type).
 func (f FileType) DefaultType() (formats.Type, error) {

@@ -161,3 +161,18 @@ func TestHelpExamples(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// quantize --help lists every file type as llama-quantize's usage does,
+// marking the ones its command line does not offer.
+func TestQuantizeHelpFileTypes(t *testing.T) {
+	_, out, _ := runStreams("quantize", "--help")
+	for _, want := range []string{
+		"   33  or  Q4_0_4_4   : q4_0_4x4    4.500 bpw\n",
+		"   41  or  Q1_0_G128  : q1_0_g128   1.125 bpw  (not in llama-quantize's list; its library writes it)\n",
+		"           COPY       : only copy tensors, no quantizing\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quantize --help lacks %q", want)
+		}
+	}
+}

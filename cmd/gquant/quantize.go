@@ -545,8 +545,11 @@ func printFileTypes(w io.Writer) {
 			continue
 		}
 		note := ""
-		if t != formats.F32 && !quantize.Supported(t) {
+		switch {
+		case t != formats.F32 && !quantize.Supported(t):
 			note = "  (not written by gquant: no kernel)"
+		case ft.NotInReferenceCommandLine():
+			note = "  (not in llama-quantize's list; its library writes it)"
 		}
 		fmt.Fprintf(w, "  %3d  or  %-10s : %-10s %6.3f bpw%s\n", uint32(ft), ft, t, t.BitsPerWeight(4096), note)
 	}
