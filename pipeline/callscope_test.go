@@ -14,6 +14,33 @@ import (
 	"github.com/gquant/gquant/quantize"
 )
 
+// openF32Tensor writes a model of one f32 tensor holding data at path and
+// opens it; the test closes it.
+func openF32Tensor(t *testing.T, path, name string, shape []int64, data []float32) *gguf.Model {
+	t.Helper()
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
+		[]gguf.TensorInfo{{Name: name, Shape: shape, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4*len(data))
+	for i, v := range data {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+	}
+	if _, err := w.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // TestCallScopedTypesKeepReferenceCalls: iq1_m and iq1_m_r4 carry each
 // sub-block position's shift from row to row within a call (a sub-block of
 // zeros keeps the shift its position had last), so a run must quantize in
@@ -35,27 +62,7 @@ func TestCallScopedTypesKeepReferenceCalls(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in.gguf")
-	w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
-		[]gguf.TensorInfo{{Name: "blk.0.ffn_up_exps.weight", Shape: shape, Type: formats.F32}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4*len(src))
-	for i, v := range src {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-	}
-	if _, err := w.Write(buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openF32Tensor(t, filepath.Join(dir, "in.gguf"), "blk.0.ffn_up_exps.weight", shape, src)
 	imatrix := make([]float32, ne0*ne2)
 	for i := range imatrix {
 		imatrix[i] = 1 + float32(i%5)/4

@@ -2,14 +2,11 @@ package pipeline
 
 import (
 	"context"
-	"encoding/binary"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/gguf"
 )
 
 // Rows the reference cannot quantize (an iq2_xxs block whose only
@@ -21,15 +18,10 @@ func TestRunReportsFallbackRows(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.gguf")
 	shape := []int64{ne0, ne1, ne2}
-	w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
-		[]gguf.TensorInfo{{Name: "blk.0.ffn_up_exps.weight", Shape: shape, Type: formats.F32}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bad := map[int]bool{1: true, 5: true} // matrix 0 row 1, matrix 1 row 2
-	row := make([]float32, ne0)
-	buf := make([]byte, 4*ne0)
+	src := make([]float32, ne0*ne1*ne2)
 	for r := 0; r < ne1*ne2; r++ {
+		row := src[r*ne0 : (r+1)*ne0]
 		for i := range row {
 			row[i] = float32((i*37+r*11)%29-14) / 700
 		}
@@ -37,21 +29,8 @@ func TestRunReportsFallbackRows(t *testing.T) {
 			clear(row[32:64])
 			row[40] = 0.03
 		}
-		for i, v := range row {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-		}
-		if _, err := w.Write(buf); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openF32Tensor(t, in, "blk.0.ffn_up_exps.weight", shape, src)
 	imatrix := make([]float32, ne0*ne2)
 	for i := range imatrix {
 		imatrix[i] = 1 + float32(i%7)/8
@@ -60,7 +39,7 @@ func TestRunReportsFallbackRows(t *testing.T) {
 	outs := []Output{{Path: filepath.Join(dir, "out.gguf"), Tensors: []Tensor{{Name: "blk.0.ffn_up_exps.weight", Shape: shape, Type: formats.IQ2_XXS, Convert: true, Imatrix: imatrix}}}}
 	var got []*Fallback
 	var finished int
-	err = Run(context.Background(), m, outs, Options{Threads: 2, Progress: func(ev Event) {
+	err := Run(context.Background(), m, outs, Options{Threads: 2, Progress: func(ev Event) {
 		if ev.Finished {
 			finished++
 		}
