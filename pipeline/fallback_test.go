@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
 )
 
 // Rows the reference cannot quantize (an iq2_xxs block whose only
@@ -76,4 +79,31 @@ func TestFallbackString(t *testing.T) {
 	if s := f.String(); s != "iq1_s rows 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 and 3 more: why" {
 		t.Errorf("%q", s)
 	}
+}
+
+// openF32Tensor writes a model of one f32 tensor holding data at path and
+// opens it; the test closes it.
+func openF32Tensor(t *testing.T, path, name string, shape []int64, data []float32) *gguf.Model {
+	t.Helper()
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
+		[]gguf.TensorInfo{{Name: name, Shape: shape, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4*len(data))
+	for i, v := range data {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+	}
+	if _, err := w.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }

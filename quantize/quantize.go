@@ -98,25 +98,20 @@ func SupportedTypes() []formats.Type {
 }
 
 // CallScoped reports whether t's bytes for a row depend on the other rows of
-// the same kernel call:
-//   - q2_K without an importance matrix: the reference looks for ternary
-//     weights across the whole call;
-//   - iq1_m and iq1_m_r4: a sub-block of (near) zeros keeps the shift its
-//     position had in the call's previous super-block or row group, which
-//     goes into its stored bits (the call starts from shift 0, where the
-//     reference reads uninitialised memory).
-//
-// For every other type a call over rows A then B equals a call over A
-// followed by a call over B, so callers may split and merge calls freely
-// (in whole row groups).
+// the same kernel call in a way callers must keep: only q2_K without an
+// importance matrix, where the reference looks for ternary weights across
+// the whole call. For every other type a call over rows A then B equals a
+// call over A followed by a call over B, so callers may split and merge
+// calls freely (in whole row groups), with one exception left as it is:
+// iq1_m and iq1_m_r4 give a sub-block of near-zeros (max < 1e-7) in a
+// super-block that has others the shift its position had last in the call
+// (its stored bits), and a call starts from shift 0 (the reference reads
+// uninitialised memory there). Keeping those calls whole would make a
+// pipeline work on an expert matrix of a large model (one call) alone,
+// since it exceeds the memory budget, so a piece that starts inside a
+// reference call can store other bits for such a sub-block of its first rows.
 func CallScoped(t formats.Type, hasImatrix bool) bool {
-	switch t {
-	case formats.Q2_K:
-		return !hasImatrix
-	case formats.IQ1_M, formats.IQ1_M_R4:
-		return true
-	}
-	return false
+	return t == formats.Q2_K && !hasImatrix
 }
 
 // FailsOnZeroImportance reports whether the reference's kernel for t fails on
