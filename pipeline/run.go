@@ -637,10 +637,90 @@ func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *pie
 	if err := decodePiece(in, t, p); err != nil {
 		return err
 	}
-	if err := quantize(t, p); err != nil {
+	if err := quantizeAfterLead(in, t, p, quantize); err != nil {
 		return err
 	}
 	return checkOutput(t, p, deq)
+}
+
+// quantizeAfterLead quantizes the piece. For a type whose rows carry state
+// within a reference call (quantize.Lead: iq1_m, iq1_m_r4) and a piece that
+// starts inside a call, the kernel first sees the rows before the piece,
+// back to where that state was last set (usually one row group), and their
+// bytes are dropped: the piece's bytes are then those of the whole call.
+func quantizeAfterLead(in *gguf.Model, t Tensor, p *piece, quantizeFn func(Tensor, *piece) error) error {
+	lead := quantize.NewLead(t.Type)
+	if lead == nil {
+		return quantizeFn(t, p)
+	}
+	ne0, _, _ := gguf.Dims(t.Shape)
+	per, whole := CallRows(t.Type, t.Shape)
+	start := int64(0)
+	if !whole {
+		start = p.row / per * per
+	}
+	group := int64(t.Type.Interleave())
+	var rows [][]float32 // row groups before the piece, nearest first
+	for r := p.row; r > start; {
+		r -= group
+		g := &piece{matrix: p.matrix, row: r, rows: group, buf: &buffers{}}
+		if err := readPiece(in, t, g); err != nil {
+			return err
+		}
+		if err := decodePiece(in, t, g); err != nil {
+			return err
+		}
+		rows = append(rows, g.src)
+		if lead.Walk(g.src, int(ne0), pieceImportance(t, p, ne0)) {
+			break
+		}
+	}
+	if len(rows) == 0 {
+		return quantizeFn(t, p)
+	}
+	k := int64(len(rows)) * group
+	n := int(k * ne0)
+	src := p.src
+	buf := grow(p.buf.f32, n+len(src))
+	copy(buf[n:], src) // src may be buf's own start: copy moves
+	for i, g := range rows {
+		copy(buf[n-(i+1)*len(g):], g)
+	}
+	p.buf.f32, p.src = buf, buf[n:]
+	q := *p
+	q.row, q.rows, q.src = p.row-k, p.rows+k, buf
+	err := quantizeFn(t, &q)
+	rowSize, rerr := t.Type.RowSize(ne0)
+	if err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return err
+	}
+	p.dst = q.dst[k*rowSize:]
+	if fb := q.fallback; fb != nil {
+		// Rows of the lead were reported with the piece before.
+		_, all, _ := gguf.Dims(t.Shape)
+		first := p.matrix*all + p.row
+		kept := &Fallback{Type: fb.Type, Reason: fb.Reason}
+		for _, r := range fb.Rows {
+			if r >= first {
+				kept.Rows = append(kept.Rows, r)
+			}
+		}
+		if len(kept.Rows) > 0 {
+			p.fallback = kept
+		}
+	}
+	return nil
+}
+
+// pieceImportance is the importance data piece p is quantized with.
+func pieceImportance(t Tensor, p *piece, ne0 int64) []float32 {
+	if p.im == nil && t.Imatrix != nil {
+		return t.Imatrix[p.matrix*ne0 : (p.matrix+1)*ne0]
+	}
+	return p.im
 }
 
 // readPiece reads the piece's rows, in a worker: reads of many pieces are
@@ -842,10 +922,7 @@ func quantizePiece(t Tensor, p *piece) error {
 		}
 		return nil
 	}
-	im := p.im
-	if im == nil && t.Imatrix != nil {
-		im = t.Imatrix[p.matrix*ne0 : (p.matrix+1)*ne0]
-	}
+	im := pieceImportance(t, p, ne0)
 	rowSize, err := t.Type.RowSize(ne0)
 	if err != nil {
 		return err

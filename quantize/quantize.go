@@ -98,18 +98,14 @@ func SupportedTypes() []formats.Type {
 }
 
 // CallScoped reports whether t's bytes for a row depend on the other rows of
-// the same kernel call in a way callers must keep: only q2_K without an
-// importance matrix, where the reference looks for ternary weights across
-// the whole call. For every other type a call over rows A then B equals a
+// the same kernel call so that callers must keep the call whole: only q2_K
+// without an importance matrix, where the reference looks for ternary
+// weights across the whole call. iq1_m and iq1_m_r4 carry state from row to
+// row too, but only as far back as it was last set: callers may split
+// their calls when each piece is quantized after the rows before it that
+// Lead asks for. For every other type a call over rows A then B equals a
 // call over A followed by a call over B, so callers may split and merge
-// calls freely (in whole row groups), with one exception left as it is:
-// iq1_m and iq1_m_r4 give a sub-block of near-zeros (max < 1e-7) in a
-// super-block that has others the shift its position had last in the call
-// (its stored bits), and a call starts from shift 0 (the reference reads
-// uninitialised memory there). Keeping those calls whole would make a
-// pipeline work on an expert matrix of a large model (one call) alone,
-// since it exceeds the memory budget, so a piece that starts inside a
-// reference call can store other bits for such a sub-block of its first rows.
+// calls freely (in whole row groups).
 func CallScoped(t formats.Type, hasImatrix bool) bool {
 	return t == formats.Q2_K && !hasImatrix
 }
@@ -355,4 +351,28 @@ func checkFinite(src []float32, ne0 int) error {
 func mustInfo(t formats.Type) formats.TypeInfo {
 	info, _ := t.Info()
 	return info
+}
+
+// Lead is for callers that quantize one reference call in pieces (see
+// CallScoped): iq1_m and iq1_m_r4 carry state from row to row within a
+// call, which a sub-block of near-zeros stores, so a piece that starts
+// inside a call must be quantized after the rows back to where that state
+// was last set, whose bytes are then dropped. Lead walks back over those
+// rows, a row group at a time.
+type Lead struct{ l iquant.Lead }
+
+// NewLead returns a Lead for t, or nil if t's rows carry no state.
+func NewLead(t formats.Type) *Lead {
+	l, ok := iquant.NewLead(t)
+	if !ok {
+		return nil
+	}
+	return &Lead{l}
+}
+
+// Walk takes the row group before those walked so far (t.Interleave() rows
+// of ne0 values, and the importance data the piece is quantized with) and
+// reports whether the rows walked now suffice.
+func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
+	return l.l.Walk(rows, ne0, imatrix)
 }

@@ -1,0 +1,76 @@
+package iquant
+
+import "github.com/gquant/gquant/formats"
+
+// iq1_m and iq1_m_r4 carry state from row to row within a call: the shift
+// of the last search at each sub-block position (iq1_m), or of the last
+// search of a low and of a high half block (iq1_m_r4). A sub-block skipped
+// as near zero, in a block that is not skipped whole, stores that shift.
+// A caller that quantizes a reference call in pieces must therefore let
+// the kernel see, before a piece, the rows back to where every such state
+// was last set: then the kernel sets it itself as the reference's call
+// did. Lead walks back over those rows.
+
+// Lead tracks, for a type with such state, which of it the rows walked so
+// far (backwards from a piece) set. Its zero value tracks nothing.
+type Lead struct {
+	t    formats.Type
+	open uint32 // bits of the state not yet set by a row walked
+}
+
+// NewLead returns a Lead for t, or false if t carries no state between
+// rows.
+func NewLead(t formats.Type) (Lead, bool) {
+	switch t {
+	case formats.IQ1_M:
+		return Lead{t: t, open: 1<<16 - 1}, true
+	case formats.IQ1_M_R4:
+		return Lead{t: t, open: 3}, true
+	}
+	return Lead{}, false
+}
+
+// Walk takes the row group before those walked so far (t.Interleave() rows
+// of ne0 values, with the importance data the kernel gets) and reports
+// whether the rows walked now set all the state.
+func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
+	switch l.t {
+	case formats.IQ1_M:
+		for ibl := 0; ibl < ne0/qkK; ibl++ {
+			for ib := 0; ib < 16; ib++ {
+				xb := rows[qkK*ibl+16*ib : qkK*ibl+16*ib+16]
+				// iq1mKernel's test: a sub-block is searched unless
+				// its largest magnitude is below 1e-7.
+				m := abs(xb[0])
+				for _, v := range xb[1:] {
+					m = max32(m, abs(v))
+				}
+				if !(m < 1e-7) {
+					l.open &^= 1 << ib
+				}
+			}
+		}
+	case formats.IQ1_M_R4:
+		const bs = 32
+		for k := 0; k < 4; k++ {
+			for ibl := 0; ibl < ne0/bs; ibl++ {
+				xb := rows[k*ne0+bs*ibl : k*ne0+bs*ibl+bs]
+				// iq1mR4Kernel's tests, with its sums.
+				lo, hi := sumSquares(xb[:bs/2]), sumSquares(xb[bs/2:])
+				if imatrix != nil {
+					lo, hi = sumSquaresUnfused(xb[:bs/2]), sumSquaresUnfused(xb[bs/2:])
+				}
+				if lo+hi < 1e-14 {
+					continue
+				}
+				if lo > 1e-14 {
+					l.open &^= 1
+				}
+				if hi > 1e-14 {
+					l.open &^= 2
+				}
+			}
+		}
+	}
+	return l.open == 0
+}
