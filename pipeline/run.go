@@ -678,6 +678,10 @@ func quantizeAfterLead(in *gguf.Model, t Tensor, p *piece, quantizeFn func(Tenso
 	if len(rows) == 0 {
 		return quantizeFn(t, p)
 	}
+	rowSize, err := t.Type.RowSize(ne0)
+	if err != nil {
+		return err
+	}
 	k := int64(len(rows)) * group
 	n := int(k * ne0)
 	src := p.src
@@ -689,12 +693,7 @@ func quantizeAfterLead(in *gguf.Model, t Tensor, p *piece, quantizeFn func(Tenso
 	p.buf.f32, p.src = buf, buf[n:]
 	q := *p
 	q.row, q.rows, q.src = p.row-k, p.rows+k, buf
-	err := quantizeFn(t, &q)
-	rowSize, rerr := t.Type.RowSize(ne0)
-	if err == nil && rerr != nil {
-		err = rerr
-	}
-	if err != nil {
+	if err := quantizeFn(t, &q); err != nil {
 		return err
 	}
 	p.dst = q.dst[k*rowSize:]

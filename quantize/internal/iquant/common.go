@@ -60,12 +60,6 @@ func sqrt(v float32) float32 { return kernel.Sqrt32(v) }
 func abs(v float32) float32  { return kernel.Abs32(v) }
 func round(v float32) int    { return kernel.NearestInt(v) }
 
-// roundFMA is round(a*b) where the reference's nearest_int(a*b) is
-// compiled into a fused multiply-add (a*b + 1.5*2^23, rounded once).
-func roundFMA(a, b float32) int {
-	return int(math.Float32bits(kernel.FMA32(a, b, 12582912))&0x007fffff) - 0x00400000
-}
-
 func putF16(b []byte, v float32) { binary.LittleEndian.PutUint16(b, formats.FP32ToFP16(v)) }
 
 // rowQuantizer quantizes one row of ne0 weights into dst (one row of its

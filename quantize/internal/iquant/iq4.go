@@ -218,7 +218,7 @@ func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scale
 			// GCC contracts nearest_int(id*scales[ib]) into one fused
 			// multiply-add with its rounding constant: a product just off a
 			// half rounds by its exact value (22.5000001 to 23).
-			l := min(31, max(-32, roundFMA(id, s.scales[ib])))
+			l := min(31, max(-32, kernel.NearestIntMul(id, s.scales[ib])))
 			dl := d * float32(l)
 			var idl float32
 			if dl != 0 {
