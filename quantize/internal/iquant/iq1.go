@@ -413,6 +413,27 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 
 var iq1mMasks = [4]uint8{0x00, 0x80, 0x08, 0x88}
 
+// iq1mSearched reports whether quantize_iq1_m searches the 16-value
+// sub-block xb: not when its largest magnitude is below 1e-7.
+func iq1mSearched(xb []float32) bool {
+	m := abs(xb[0])
+	for _, v := range xb[1:16] {
+		m = max32(m, abs(v))
+	}
+	return !(m < 1e-7)
+}
+
+// iq1mR4HalfSquares are the sums of squares of the two halves of a 32-value
+// block of quantize_iq1_m_r4 (a half is searched when its sum exceeds
+// 1e-14, the block when theirs reaches it). GCC fuses these sums in its
+// clone for a nil importance matrix but not in the general function.
+func iq1mR4HalfSquares(xb []float32, hasImatrix bool) (lo, hi float32) {
+	if hasImatrix {
+		return sumSquaresUnfused(xb[:16]), sumSquaresUnfused(xb[16:32])
+	}
+	return sumSquares(xb[:16]), sumSquares(xb[16:32])
+}
+
 // iq1mKernel is quantize_iq1_m. The reference keeps the shift of each
 // sub-block position in an array that lives for the whole call and is not
 // reset: a sub-block it skips as near zero (max < 1e-7) keeps the shift its
@@ -449,16 +470,13 @@ func iq1mKernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) er
 					qw = imatrix[qkK*ibl+16*ib:]
 				}
 				blockWeights(weight[:], xb, qw, sigma2, noImatrix)
-				max := abs(xb[0])
-				var sumwx float32
-				for i := 1; i < 16; i++ { // the reference starts at 1 here
-					ax := abs(xb[i])
-					max = max32(max, ax)
-					sumwx = kernel.FMA32(weight[i], ax, sumwx)
-				}
-				if max < 1e-7 {
+				if !iq1mSearched(xb) {
 					scales[ib] = 0
 					continue
+				}
+				var sumwx float32
+				for i := 1; i < 16; i++ { // the reference starts at 1 here
+					sumwx = kernel.FMA32(weight[i], abs(xb[i]), sumwx)
 				}
 				if sumwx == 0 {
 					for i, v := range xb {
@@ -636,12 +654,7 @@ func iq1mR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 			qs, qh := blk[0:16], blk[16:24]
 			for k := 0; k < 4; k++ {
 				xb := src[(r+k)*ne0+bs*ibl : (r+k)*ne0+bs*ibl+bs]
-				// GCC fuses these sums in its clone for a nil importance
-				// matrix but not in the general function.
-				sumx2l, sumx2h := sumSquares(xb[:bs/2]), sumSquares(xb[bs/2:])
-				if imatrix != nil {
-					sumx2l, sumx2h = sumSquaresUnfused(xb[:bs/2]), sumSquaresUnfused(xb[bs/2:])
-				}
+				sumx2l, sumx2h := iq1mR4HalfSquares(xb, imatrix != nil)
 				sumx2 := sumx2l + sumx2h
 				if sumx2 < 1e-14 {
 					const ind = 1029

@@ -38,14 +38,7 @@ func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
 	case formats.IQ1_M:
 		for ibl := 0; ibl < ne0/qkK; ibl++ {
 			for ib := 0; ib < 16; ib++ {
-				xb := rows[qkK*ibl+16*ib : qkK*ibl+16*ib+16]
-				// iq1mKernel's test: a sub-block is searched unless
-				// its largest magnitude is below 1e-7.
-				m := abs(xb[0])
-				for _, v := range xb[1:] {
-					m = max32(m, abs(v))
-				}
-				if !(m < 1e-7) {
+				if iq1mSearched(rows[qkK*ibl+16*ib : qkK*ibl+16*ib+16]) {
 					l.open &^= 1 << ib
 				}
 			}
@@ -54,12 +47,8 @@ func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
 		const bs = 32
 		for k := 0; k < 4; k++ {
 			for ibl := 0; ibl < ne0/bs; ibl++ {
-				xb := rows[k*ne0+bs*ibl : k*ne0+bs*ibl+bs]
 				// iq1mR4Kernel's tests, with its sums.
-				lo, hi := sumSquares(xb[:bs/2]), sumSquares(xb[bs/2:])
-				if imatrix != nil {
-					lo, hi = sumSquaresUnfused(xb[:bs/2]), sumSquaresUnfused(xb[bs/2:])
-				}
+				lo, hi := iq1mR4HalfSquares(rows[k*ne0+bs*ibl:k*ne0+bs*ibl+bs], imatrix != nil)
 				if lo+hi < 1e-14 {
 					continue
 				}
