@@ -60,10 +60,9 @@ func BenchmarkQuantize(b *testing.B) {
 // f16 and bf16 read their input in order, as this copy does, and run at
 // its speed there. bf16_r16 cannot: each 64-byte output line holds a pair
 // of columns of all 16 rows of a group, so it reads 16 streams 16 KiB
-// apart, one line of each per step; the same loads and stores in that
-// order with no conversion at all ran 22-26 % below the same
-// instructions reading in order on that machine, which is where bf16_r16
-// stays (a group that is already in L2 converts faster than this copy).
+// apart, which share L1 sets; its kernels run half the rows 512 bytes
+// behind the other half (legacy's R16LAG), which took it from 0.66-0.75x
+// of this copy to about 0.9x there.
 func benchCopy(b *testing.B, src []float32, cols int) {
 	in := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), 4*len(src))
 	out := make([]byte, 2*len(src))

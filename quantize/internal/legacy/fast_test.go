@@ -273,28 +273,57 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
+// TestBF16R16SIMDMatchesPortable checks the AVX-512 and AVX2 bf16_r16
+// kernels against the portable code, for widths below, at and above the
+// AVX-512 kernel's lag between its two halves of rows (R16LAG blocks of 16
+// columns), and the largest magnitude they return, with an infinity or a
+// NaN in any one row.
 func TestBF16R16SIMDMatchesPortable(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2")
 	}
-	const n = 1024
-	rows := edgeRows(n)
-	src := make([]float32, 0, 16*n)
-	for k := 0; k < 16; k++ {
-		src = append(src, rows[k%len(rows)]...)
-	}
-	want := make([]byte, 2*len(src))
-	got := make([]byte, 2*len(src))
-	useAVX2 = false
-	err := quantizeBF16R16(want, src, 16, n, nil)
-	useAVX2 = true
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := quantizeBF16R16(got, src, 16, n, nil); err != nil {
-		t.Fatal(err)
-	}
-	if i := firstDiff(got, want); i >= 0 {
-		t.Fatalf("byte %d differs: %#02x, want %#02x", i, got[i], want[i])
+	avx512 := useAVX512
+	defer func() { useAVX2, useAVX512 = true, avx512 }()
+	for _, n := range []int{16, 48, 112, 128, 144, 1024} {
+		rows := edgeRows(n)
+		src := make([]float32, 0, 16*n)
+		for k := 0; k < 16; k++ {
+			src = append(src, rows[(k*7)%len(rows)]...)
+		}
+		want := make([]byte, 2*len(src))
+		useAVX2 = false
+		err := quantizeBF16R16(want, src, 16, n, nil)
+		useAVX2 = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantMax uint32
+		for _, v := range src {
+			wantMax = max(wantMax, math.Float32bits(v)&0x7fff0000)
+		}
+		for _, use512 := range []bool{avx512, false} {
+			useAVX512 = use512
+			got := make([]byte, 2*len(src))
+			m, ok := bf16R16Rows16SIMD(got, src, n, n)
+			if !ok {
+				t.Fatalf("n=%d avx512=%v: not taken", n, use512)
+			}
+			if i := firstDiff(got, want); i >= 0 {
+				t.Fatalf("n=%d avx512=%v: byte %d differs: %#02x, want %#02x", n, use512, i, got[i], want[i])
+			}
+			if m != wantMax {
+				t.Errorf("n=%d avx512=%v: largest magnitude %#08x, want %#08x", n, use512, m, wantMax)
+			}
+			for _, bad := range []float32{float32(math.Inf(-1)), float32(math.NaN())} {
+				x := append([]float32(nil), src...)
+				x[(n%13)*n+n-1-n/3] = bad
+				if m, _ := bf16R16Rows16SIMD(got, x, n, n); finiteBits(m) {
+					t.Errorf("n=%d avx512=%v: %v not seen (%#08x)", n, use512, bad, m)
+				}
+			}
+			if !avx512 {
+				break
+			}
+		}
 	}
 }

@@ -9,6 +9,9 @@ package legacy
 // useAVX2 is false without assembly.
 var useAVX2 = false
 
+// useAVX512 is false: no assembly.
+var useAVX512 = false
+
 func absMaxSIMD(x []float32) (float32, bool) { return 0, false }
 
 func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) { return 0, false }
