@@ -97,19 +97,6 @@ func SupportedTypes() []formats.Type {
 	return out
 }
 
-// CallScoped reports whether t's bytes for a row depend on the other rows of
-// the same kernel call so that callers must keep the call whole: only q2_K
-// without an importance matrix, where the reference looks for ternary
-// weights across the whole call. iq1_m and iq1_m_r4 carry state from row to
-// row too, but only as far back as it was last set: callers may split
-// their calls when each piece is quantized after the rows before it that
-// Lead asks for. For every other type a call over rows A then B equals a
-// call over A followed by a call over B, so callers may split and merge
-// calls freely (in whole row groups).
-func CallScoped(t formats.Type, hasImatrix bool) bool {
-	return t == formats.Q2_K && !hasImatrix
-}
-
 // FailsOnZeroImportance reports whether the reference's kernel for t fails on
 // an all-zero importance slice (an expert that never saw calibration data):
 // the descriptor's ZeroImportanceFails. Callers replace such a slice by

@@ -1,6 +1,8 @@
 package kquant
 
 import (
+	"fmt"
+
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
@@ -36,6 +38,23 @@ func q2KKernel(search kernel.Search) kernel.Func {
 	}
 }
 
+// Q2KInCall is q2_K's kernel without importance data for rows that are part
+// of a larger reference call, whose ternary check c has seen the whole call
+// (the importance data it is given must be nil).
+func Q2KInCall(o kernel.Options, c *TernaryCheck) kernel.Func {
+	search := o.Search()
+	return func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+		if err := checkRow(formats.Q2_K, ne0); err != nil {
+			return err
+		}
+		if imatrix != nil {
+			return fmt.Errorf("kquant: q2_K rows of a call take no importance data")
+		}
+		quantizeQ2KPlainChecked(dst, src, &scratch{search: search}, c.s.max, c.Ternary())
+		return nil
+	}
+}
+
 // quantizeRowQ2KAlone quantizes one row as its own quantize_q2_K call (how
 // q2_k_r4 calls it).
 func quantizeRowQ2KAlone(dst []byte, x, qw []float32, s *scratch) {
@@ -46,21 +65,41 @@ func quantizeRowQ2KAlone(dst []byte, x, qw []float32, s *scratch) {
 	}
 }
 
-// ternaryMax reports whether x looks like ternary weights {-m, 0, m} (the
-// squared error of that fit is below a tenth of Σx²) and returns m = max|x|.
-func ternaryMax(x []float32) (float32, bool) {
+// TernaryCheck is quantize_row_q2_K_ref's test whether a call's weights
+// look ternary, {-m, 0, m} (the squared error of that fit is below a tenth
+// of Σx², m = max|x|), over a call given in parts: AddMax over every part,
+// then AddSums over every part in the call's order (its float32 sums are
+// taken in index order, as the reference's). The zero value has seen
+// nothing and is not ternary.
+type TernaryCheck struct{ s ternarySums }
+
+// AddMax takes the next values of the call into the largest magnitude.
+// Without a NaN the order does not matter.
+func (c *TernaryCheck) AddMax(x []float32) {
 	if useAVX2 && len(x)%8 == 0 && len(x) > 0 {
-		var t ternarySums
-		if ternarySumsAVX2(&x[0], len(x), &t); !t.nan {
-			return t.max, t.mse < float32(0.1*t.mse0)
+		if m, nan := absMaxAVX2(&x[0], len(x)); !nan {
+			c.s.max = maxf(c.s.max, m)
+			return
 		}
 	}
-	var max float32
 	for _, v := range x {
-		max = maxf(max, kernel.Abs32(v))
+		if v != v {
+			c.s.nan = true
+		}
+		c.s.max = maxf(c.s.max, kernel.Abs32(v))
 	}
-	var mse0, mse float32
+}
+
+// AddSums takes the next values of the call, after AddMax has seen all of
+// them, into the squared sums.
+func (c *TernaryCheck) AddSums(x []float32) {
+	if useAVX2 && !c.s.nan && len(x) > 0 {
+		ternarySumsAVX2(&x[0], len(x), &c.s)
+		return
+	}
+	max := c.s.max
 	half := 0.5 * max
+	mse0, mse := c.s.mse0, c.s.mse
 	for _, v := range x {
 		l := ternaryLevel(v, half)
 		// GCC vectorizes this loop: in-order sums of rounded products.
@@ -68,12 +107,27 @@ func ternaryMax(x []float32) (float32, bool) {
 		diff := v - float32(max*float32(l)) // max*l is exact for l in {-1, 0, 1}
 		mse += float32(diff * diff)
 	}
-	return max, mse < float32(0.1*mse0)
+	c.s.mse0, c.s.mse = mse0, mse
 }
 
-// ternarySums is what ternarySumsAVX2 returns: max|x|, Σx², the squared
-// error of the ternary fit, and whether x holds a NaN (then nothing else is
-// set and the portable loop decides).
+// Ternary reports whether the call's weights look ternary.
+func (c *TernaryCheck) Ternary() bool { return c.s.mse < float32(0.1*c.s.mse0) }
+
+// Max returns the call's largest magnitude (the ternary weights' m).
+func (c *TernaryCheck) Max() float32 { return c.s.max }
+
+// ternaryMax is the check over x alone: m = max|x| and whether x is
+// ternary.
+func ternaryMax(x []float32) (float32, bool) {
+	var c TernaryCheck
+	c.AddMax(x)
+	c.AddSums(x)
+	return c.s.max, c.Ternary()
+}
+
+// ternarySums is TernaryCheck's state, which ternarySumsAVX2 reads and
+// updates: max|x|, Σx², the squared error of the ternary fit, and whether
+// the call holds a NaN (then the portable loop takes the sums).
 type ternarySums struct {
 	max, mse0, mse float32
 	nan            bool
@@ -100,8 +154,15 @@ func maxf(a, b float32) float32 {
 
 // quantizeQ2KPlain is quantize_row_q2_K_ref over x (any number of blocks).
 func quantizeQ2KPlain(dst []byte, x []float32, s *scratch) {
+	max, ternary := ternaryMax(x)
+	quantizeQ2KPlainChecked(dst, x, s, max, ternary)
+}
+
+// quantizeQ2KPlainChecked is quantizeQ2KPlain for x within a call whose
+// ternary check found max and ternary.
+func quantizeQ2KPlainChecked(dst []byte, x []float32, s *scratch, max float32, ternary bool) {
 	nb := len(x) / qk
-	if max, ok := ternaryMax(x); ok {
+	if ternary {
 		half := 0.5 * max
 		for ib := 0; ib < nb; ib++ {
 			y := dst[ib*q2Bytes : (ib+1)*q2Bytes]

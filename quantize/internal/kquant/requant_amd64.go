@@ -13,8 +13,14 @@ var useAVX2 = cpu.X86.HasAVX2
 //go:noescape
 func requantAVX2(x *float32, n int, dm, d float32, lo, hi, off int32, L *uint8)
 
-// ternarySumsAVX2 is the arithmetic of ternaryMax for n a multiple of 8
-// (see ternarySums).
+// absMaxAVX2 is TernaryCheck.AddMax's largest magnitude of x[:n] for n a
+// multiple of 8, or nan true.
+//
+//go:noescape
+func absMaxAVX2(x *float32, n int) (max float32, nan bool)
+
+// ternarySumsAVX2 is TernaryCheck.AddSums for x[:n], n > 0, no NaN in the
+// call.
 //
 //go:noescape
 func ternarySumsAVX2(x *float32, n int, out *ternarySums)

@@ -49,15 +49,13 @@ DATA ternaryAbs<>+0(SB)/4, $0x7fffffff
 DATA ternaryAbs<>+4(SB)/4, $0x3f000000 // 0.5
 GLOBL ternaryAbs<>(SB), RODATA|NOPTR, $8
 
-// func ternarySumsAVX2(x *float32, n int, out *ternarySums)
-// ternaryMax's passes: the largest magnitude (eight lanes, then across
-// them: without NaN the order does not matter; a NaN sets out.nan and ends
-// the call), then, scalar and in index order, Σx² and Σ(x - max·l)² with
-// rounded products, l the ternary level of x.
-TEXT ·ternarySumsAVX2(SB), NOSPLIT, $0-24
+// func absMaxAVX2(x *float32, n int) (max float32, nan bool)
+// The largest magnitude of n values (n a multiple of 8; eight lanes, then
+// across them: without NaN the order does not matter), or nan true when
+// one is a NaN (then max is not set).
+TEXT ·absMaxAVX2(SB), NOSPLIT, $0-21
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
-	MOVQ         out+16(FP), DI
 	VBROADCASTSS ternaryAbs<>+0(SB), Y7
 	VXORPS       Y0, Y0, Y0        // max
 	VXORPS       Y1, Y1, Y1        // NaN lanes
@@ -76,7 +74,7 @@ ternmax:
 	VMOVMSKPS Y1, AX
 	TESTL     AX, AX
 	JEQ       ternfinite
-	MOVB      $1, ternarySums_nan(DI)
+	MOVB      $1, nan+20(FP)
 	VZEROUPPER
 	RET
 
@@ -88,14 +86,26 @@ ternfinite:
 	VPERMILPS    $0xb1, X0, X1
 	VMAXPS       X1, X0, X0        // max in every lane
 	VZEROUPPER
-	VMOVSS       X0, ternarySums_max(DI)
+	VMOVSS       X0, max+16(FP)
+	MOVB         $0, nan+20(FP)
+	RET
+
+// func ternarySumsAVX2(x *float32, n int, out *ternarySums)
+// TernaryCheck.AddSums: scalar and in index order, adds x² to out.mse0
+// and (x - max·l)² to out.mse with rounded products, l the ternary level
+// of x for out.max.
+TEXT ·ternarySumsAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         out+16(FP), DI
+	VMOVSS       ternarySums_max(DI), X0
 	VMULSS       ternaryAbs<>+4(SB), X0, X1 // half = 0.5*max
 	VXORPS       X2, X2, X2
 	VSUBSS       X1, X2, X2        // -half
 	VXORPS       X3, X3, X3
 	VSUBSS       X0, X3, X3        // -max
-	VXORPS       X4, X4, X4        // Σx²
-	VXORPS       X5, X5, X5        // Σ(x - max·l)²
+	VMOVSS       ternarySums_mse0(DI), X4 // Σx²
+	VMOVSS       ternarySums_mse(DI), X5  // Σ(x - max·l)²
 	VXORPS       X6, X6, X6        // 0
 	XORQ         R10, R10
 
@@ -116,5 +126,4 @@ ternsums:
 
 	VMOVSS X4, ternarySums_mse0(DI)
 	VMOVSS X5, ternarySums_mse(DI)
-	MOVB   $0, ternarySums_nan(DI)
 	RET

@@ -11,4 +11,6 @@ var useAVX2 = false
 
 func requantAVX2(x *float32, n int, dm, d float32, lo, hi, off int32, L *uint8) {}
 
+func absMaxAVX2(x *float32, n int) (max float32, nan bool) { return 0, true }
+
 func ternarySumsAVX2(x *float32, n int, out *ternarySums) {}

@@ -56,7 +56,8 @@ func TestRequantAgrees(t *testing.T) {
 
 // TestTernaryMaxAgrees checks ternaryMax with the assembly against the
 // portable loops on normal and ternary-like rows, with ties at ±max/2,
-// signed zeros and NaN.
+// signed zeros and NaN, and a TernaryCheck fed the same values in parts
+// (of whole rows, as a caller splitting a call has them) against both.
 func TestTernaryMaxAgrees(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2")
@@ -86,5 +87,24 @@ func TestTernaryMaxAgrees(t *testing.T) {
 		if math.Float32bits(gotMax) != math.Float32bits(wantMax) || gotOK != wantOK {
 			t.Fatalf("iter %d: %v %v; portable %v %v", iter, gotMax, gotOK, wantMax, wantOK)
 		}
+		var cuts []int
+		for at := 0; at < n; at += 8 * (1 + r.IntN(8)) {
+			cuts = append(cuts, at)
+		}
+		cuts = append(cuts, n)
+		for _, simd := range []bool{true, false} {
+			useAVX2 = simd
+			var c TernaryCheck
+			for i := 1; i < len(cuts); i++ {
+				c.AddMax(x[cuts[i-1]:cuts[i]])
+			}
+			for i := 1; i < len(cuts); i++ {
+				c.AddSums(x[cuts[i-1]:cuts[i]])
+			}
+			if math.Float32bits(c.Max()) != math.Float32bits(wantMax) || c.Ternary() != wantOK {
+				t.Fatalf("iter %d, in %d parts (assembly %v): %v %v; whole %v %v", iter, len(cuts)-1, simd, c.Max(), c.Ternary(), wantMax, wantOK)
+			}
+		}
+		useAVX2 = true
 	}
 }
