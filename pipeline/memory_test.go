@@ -63,7 +63,9 @@ func TestMemoryBudget(t *testing.T) {
 		{Name: "blk.0.attn_norm.weight", Shape: []int64{2048}, Type: formats.F32},             // copied
 		{Name: "blk.0.ffn_gate.weight", Shape: []int64{4096, 320}, Type: formats.BF16},        // copied, 2.5 MiB
 		{Name: "blk.0.ffn_gate_exps.weight", Shape: []int64{256, 256, 4}, Type: formats.BF16}, // q2_K: one call per matrix
-		{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{512, 1024, 2}, Type: formats.F32},   // q2_K: a call above the budget
+		{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{512, 1024, 2}, Type: formats.F32},   // q2_K: calls above the budget, scanned and split
+		{Name: "blk.0.ffn_down_exps.weight", Shape: []int64{512, 1024, 3}, Type: formats.F32}, // q2_K: an odd count, calls of 32 rows
+		{Name: "blk.0.attn_k.weight", Shape: []int64{1 << 19, 2}, Type: formats.F32},          // q8_0: one row above the budget
 	}
 	writeModel(t, in, infos)
 	m, err := gguf.Open(in)
@@ -78,9 +80,11 @@ func TestMemoryBudget(t *testing.T) {
 		{Name: infos[3].Name, Shape: infos[3].Shape, Source: 3, Type: formats.BF16},
 		{Name: infos[4].Name, Shape: infos[4].Shape, Source: 4, Type: formats.Q2_K, Convert: true},
 		{Name: infos[5].Name, Shape: infos[5].Shape, Source: 5, Type: formats.Q2_K, Convert: true},
+		{Name: infos[6].Name, Shape: infos[6].Shape, Source: 6, Type: formats.Q2_K, Convert: true},
+		{Name: infos[7].Name, Shape: infos[7].Shape, Source: 7, Type: formats.Q8_0, Convert: true},
 	}
-	// One q2_K call of the last tensor: a 512 x 1024 f32 matrix.
-	oversized := need{raw: 1024 * 512 * 4, f32: 1024 * 512, out: 1024 * 2 * 84}.bytes()
+	// One row of the last tensor.
+	oversized := need{raw: 4 << 19, f32: 1 << 19, out: 34 << 14}.bytes()
 	run := func(opt Options) []byte {
 		t.Helper()
 		out := filepath.Join(dir, "out.gguf")

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -79,8 +80,9 @@ type Options struct {
 	Threads int
 	// PieceWeights bounds the weights of one work piece (default 1<<21).
 	// Pieces are smaller where Memory would not otherwise hold two per
-	// worker. A call the reference makes over more rows is only kept whole
-	// where the type needs it (see quantize.CallScoped).
+	// worker. A call the reference makes over more rows is split too; for
+	// the one type whose bytes depend on the whole call it is scanned first
+	// (see quantize.CallScoped and callScan).
 	PieceWeights int
 	// Memory bounds the bytes the pieces in flight hold, from reading to
 	// writing: input rows, their float32 conversion and the output
@@ -119,6 +121,9 @@ type Options struct {
 	quantize func(t Tensor, p *piece) error
 	// stats, if set, receives the CPU time of the reader and the writer.
 	stats *pipeStats
+	// beforeScan, if set, is called by a worker before it scans a call
+	// (tests: holding a scan back makes its call's pieces speculative).
+	beforeScan func(*callScan)
 }
 
 // pipeStats is the CPU time the one reader and the one writer goroutine of
@@ -148,6 +153,7 @@ const (
 	pieceQuantize pieceKind = iota // rows to convert and quantize
 	pieceBytes                     // bytes to write as they are (dst)
 	pieceRewind                    // drop what was written of the tensor
+	pieceScan                      // a call to scan before its pieces are written (scanCall)
 )
 
 // piece is one unit of work: rows [row, row+rows) of one matrix of a
@@ -172,6 +178,29 @@ type piece struct {
 	overGate bool      // some |src| reaches overflowGate (see checkOutput)
 	fallback *Fallback // rows written by a substitute encoding (tensor rows)
 	err      error
+
+	// Call-scoped types (quantize.CallScoped): a piece holds several whole
+	// reference calls of callRows rows each, or is part of one call, whose
+	// scan is call; speculative says it was quantized before that scan
+	// ended (see callScan).
+	callRows    int64
+	call        *callScan
+	speculative bool
+}
+
+// callScan is the scan of one reference call of a call-scoped type that is
+// larger than a piece (quantize.CallState). A pieceScan, sent before the
+// call's pieces, reads the call and scans it while workers quantize the
+// pieces; a piece whose worker finds the scan not yet done is quantized
+// with an empty state instead, which gives the call's bytes unless the
+// scan's result Matters (q2_K: ternary weights, which models rarely have).
+// The writer meets the pieceScan before the pieces and redoes those pieces
+// then. No worker waits for another, and a call of any size is quantized
+// in pieces by all workers, within the memory budget.
+type callScan struct {
+	state   *quantize.CallState
+	chunk   int64       // rows the scan reads at a time (a piece's)
+	scanned atomic.Bool // state holds the whole call
 }
 
 // buffers are the reusable working memory of one piece in flight, lent by
@@ -340,6 +369,16 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			defer wg.Done()
 			var deq []float32 // checkOutput's, one row group
 			for p := range work {
+				if p.err == nil && p.kind == pieceScan {
+					t := outs[p.out].Tensors[p.tensor]
+					if opt.beforeScan != nil {
+						opt.beforeScan(p.call)
+					}
+					if err := scanCall(in, t, p); err != nil {
+						src := in.Shards[in.Tensors[t.Source].Shard].Path
+						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
+					}
+				}
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
 					if err := readPiece(in, t, p); err != nil {
@@ -387,6 +426,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	var firstErr error
 	outHash := xxhash.New()
 	inHash := xxhash.New() // of the tensor being quantized
+	var deq []float32      // checkOutput's, for pieces redone here
 	var stopStats func()
 	if opt.stats != nil {
 		stopStats = opt.stats.measure(&opt.stats.writer)
@@ -409,6 +449,23 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				break
 			}
 			t := outs[q.out].Tensors[q.tensor]
+			if q.kind == pieceScan {
+				mem.release(q.buf)
+				q.buf = nil
+				continue
+			}
+			if q.speculative && q.call.state.Matters() {
+				// Quantized before its call's scan ended, as if the scan
+				// found nothing: again, from the rows it still holds.
+				q.speculative = false
+				if err := convertPiece(in, t, q, opt.quantize, &deq); err != nil {
+					src := in.Shards[in.Tensors[t.Source].Shard].Path
+					firstErr = fmt.Errorf("%s: tensor %s (in %s): %w", outs[q.out].Path, t.Name, src, err)
+					cancel()
+					break
+				}
+				q.src = nil
+			}
 			w := writers[q.out]
 			var err error
 			if q.kind == pieceRewind {
@@ -582,7 +639,7 @@ func CallRows(t formats.Type, shape []int64) (rowsPerCall int64, wholeMatrix boo
 // pieces per worker fit in memory bytes, at most pieceWeights: with more
 // workers the pieces get smaller, so that every worker has one while
 // memory bounds the bytes in flight. planPieces keeps at least one row
-// group, and call-scoped types their reference calls, whatever this says.
+// group, whatever this says.
 func piecesFit(in *gguf.Model, t Tensor, pieceWeights int, memory int64, threads int) int {
 	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, err1 := in.Tensors[t.Source].Type.RowSize(ne0)
@@ -600,6 +657,10 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, _ := in.Tensors[t.Source].Type.RowSize(ne0)
 	dstRow, _ := t.Type.RowSize(ne0)
+	if p.kind == pieceScan {
+		rows := min(p.rows, p.call.chunk)
+		return need{raw: int(rows * srcRow), f32: int(rows * ne0)}
+	}
 	n := need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
 	if t.importance != nil {
 		n.im = int(ne0)
@@ -607,27 +668,70 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 	return n
 }
 
-// planPieces splits a converted tensor into work pieces. For
-// call-scoped types every piece is exactly one reference call; otherwise
-// pieces are row ranges of about PieceWeights weights, in whole row groups.
+// planPieces splits a converted tensor into work pieces: row ranges of
+// about PieceWeights weights, in whole row groups. For call-scoped types
+// (quantize.CallScoped) pieces hold whole reference calls where these are
+// smaller, and otherwise split one call, after a pieceScan of it.
 func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 	src := in.Tensors[t.Source]
 	ne0, rows, mats := gguf.Dims(t.Shape)
 	group := int64(t.Type.Interleave())
 	step := max(int64(pieceWeights)/ne0/group*group, group)
-	if quantize.CallScoped(t.Type, t.hasImatrix()) {
-		step, _ = CallRows(t.Type, t.Shape)
+	scoped := quantize.CallScoped(t.Type, t.hasImatrix())
+	call := rows // pieces do not cross the stretches of call rows
+	var callRows int64
+	if scoped {
+		per, _ := CallRows(t.Type, t.Shape)
+		if per <= step {
+			step = step / per * per
+			callRows = per
+		} else {
+			call = min(per, rows)
+		}
 	}
 	srcRow, _ := src.Type.RowSize(ne0)
 	var out []*piece
 	for m := int64(0); m < mats; m++ {
-		for r := int64(0); r < rows; r += step {
-			n := min(step, rows-r)
-			out = append(out, &piece{matrix: m, row: r, rows: n, inBytes: n * srcRow})
+		for c := int64(0); c < rows; c += call {
+			cn := min(call, rows-c)
+			var scan *callScan
+			if scoped && callRows == 0 && cn > step {
+				scan = &callScan{state: quantize.NewCallState(t.Type, false), chunk: step}
+				out = append(out, &piece{kind: pieceScan, matrix: m, row: c, rows: cn, call: scan})
+			}
+			for r := c; r < c+cn; r += step {
+				n := min(step, c+cn-r)
+				out = append(out, &piece{matrix: m, row: r, rows: n, inBytes: n * srcRow, callRows: callRows, call: scan})
+			}
 		}
 	}
 	out[len(out)-1].last = true
 	return out
+}
+
+// scanCall scans the call of a pieceScan (callScan), reading it a piece's
+// rows at a time through the piece's buffers: once for ScanMax, then again,
+// in order, for ScanSums.
+func scanCall(in *gguf.Model, t Tensor, p *piece) error {
+	c := p.call
+	for pass := 0; pass < 2; pass++ {
+		for r := p.row; r < p.row+p.rows; r += c.chunk {
+			g := &piece{matrix: p.matrix, row: r, rows: min(c.chunk, p.row+p.rows-r), buf: p.buf}
+			if err := readPiece(in, t, g); err != nil {
+				return err
+			}
+			if err := decodePiece(in, t, g); err != nil {
+				return err
+			}
+			if pass == 0 {
+				c.state.ScanMax(g.src)
+			} else {
+				c.state.ScanSums(g.src)
+			}
+		}
+	}
+	c.scanned.Store(true)
+	return nil
 }
 
 // convertPiece converts the piece's input rows to float32, quantizes them
@@ -928,26 +1032,55 @@ func quantizePiece(t Tensor, p *piece) error {
 	}
 	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
 	p.dst = p.buf.out
-	rep, err := t.Kernel.QuantizeRowsReport(p.dst, t.Type, int(p.rows), int(ne0), p.src, im)
+	p.fallback = nil
+	per := p.rows
+	if p.callRows > 0 {
+		per = p.callRows
+	}
+	for at := int64(0); at < p.rows; at += per {
+		if err := quantizeCall(t, p, at, min(per, p.rows-at), rowSize, im); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quantizeCall quantizes rows [at, at+n) of piece p as one reference
+// call, or as part of the call p.call has scanned.
+func quantizeCall(t Tensor, p *piece, at, n, rowSize int64, im []float32) error {
+	ne0, rows, _ := gguf.Dims(t.Shape)
+	dst, src := p.dst[at*rowSize:(at+n)*rowSize], p.src[at*ne0:(at+n)*ne0]
+	var rep quantize.Report
+	var err error
+	if c := p.call; c != nil {
+		state := c.state
+		if !c.scanned.Load() {
+			state = quantize.NewCallState(t.Type, false)
+			p.speculative = true
+		}
+		rep, err = t.Kernel.QuantizeRowsInCall(dst, t.Type, int(n), int(ne0), src, im, state)
+	} else {
+		rep, err = t.Kernel.QuantizeRowsReport(dst, t.Type, int(n), int(ne0), src, im)
+	}
+	first := p.matrix*rows + p.row + at // the call's first row in the tensor
 	if fb := rep.Fallback; fb != nil {
-		_, rows, _ := gguf.Dims(t.Shape)
-		p.fallback = &Fallback{Type: fb.Type, Reason: fb.Reason}
+		if p.fallback == nil {
+			p.fallback = &Fallback{Type: fb.Type, Reason: fb.Reason}
+		}
 		for _, r := range fb.Rows {
-			p.fallback.Rows = append(p.fallback.Rows, p.matrix*rows+p.row+int64(r))
+			p.fallback.Rows = append(p.fallback.Rows, first+int64(r))
 		}
 	}
 	if err != nil {
 		var re *quantize.RowError
 		if errors.As(err, &re) {
-			_, rows, _ := gguf.Dims(t.Shape)
 			return &locatedError{err: err, msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is not finite",
-				p.matrix*rows+p.row+int64(re.Row), p.matrix, p.row+int64(re.Row), re.Column, re.Value)}
+				first+int64(re.Row), p.matrix, p.row+at+int64(re.Row), re.Column, re.Value)}
 		}
 		var oe *quantize.OverflowError
 		if errors.As(err, &oe) {
-			_, rows, _ := gguf.Dims(t.Shape)
 			return &locatedError{err: err, msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (its float32 search overflows)",
-				p.matrix*rows+p.row+int64(oe.Row), p.matrix, p.row+int64(oe.Row), oe.Column, oe.Value, oe.Type)}
+				first+int64(oe.Row), p.matrix, p.row+at+int64(oe.Row), oe.Column, oe.Value, oe.Type)}
 		}
 		return err
 	}
