@@ -42,12 +42,7 @@ func TestCallScanSplitsCalls(t *testing.T) {
 			xm[len(xm)-ne0/2] = 0.0213 // the largest magnitude, in the last piece
 		}
 	}
-	raw := make([]byte, 2*len(x))
-	for i, v := range x {
-		bits := formats.FP32ToBF16(v)
-		binary.LittleEndian.PutUint16(raw[2*i:], bits)
-		x[i] = formats.BF16ToFP32(bits)
-	}
+	raw := toBF16(x)
 	var want []byte
 	for m := 0; m < mats; m++ {
 		b, err := quantize.QuantizeRows(formats.Q2_K, rows, ne0, x[m*ne0*rows:(m+1)*ne0*rows], nil)
@@ -58,23 +53,8 @@ func TestCallScanSplitsCalls(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in.gguf")
 	info := gguf.TensorInfo{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{ne0, rows, mats}, Type: formats.BF16}
-	w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	model, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
+	model := writeRawModel(t, filepath.Join(dir, "in.gguf"), info, raw)
 	tensors := []Tensor{{Name: info.Name, Shape: info.Shape, Source: 0, Type: formats.Q2_K, Convert: true}}
 	if ps := planPieces(model, tensors[0], 8*ne0); len(ps) != mats*(1+rows/8) || ps[0].kind != pieceScan {
 		t.Fatalf("%d pieces, the first of kind %d: want a scan and %d pieces per matrix", len(ps), ps[0].kind, rows/8)
@@ -115,24 +95,99 @@ func TestCallScanSplitsCalls(t *testing.T) {
 				<-ch
 			}
 		}
-		out := filepath.Join(dir, "out.gguf")
-		if err := Run(context.Background(), model, []Output{{Path: out, Tensors: tensors}}, opt); err != nil {
-			t.Fatal(err)
-		}
-		got, err := gguf.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(got.TensorReader(0))
-		got.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b, want) {
+		if b := runTensor(t, model, tensors[0], opt); !bytes.Equal(b, want) {
 			t.Errorf("held scans %v: the output differs from one call per matrix", held)
 		}
 		if held && speculative.Load() < mats*rows/8 {
 			t.Errorf("%d pieces quantized before their scan, want all %d", speculative.Load(), mats*rows/8)
 		}
 	}
+}
+
+// Calls smaller than a piece (a 2-D tensor's: ceil(16384/ne0) rows) are
+// quantized call by call within it: a ternary call, a call whose first rows
+// are, and normal ones, in pieces of two and a half calls.
+func TestCallScopedPiecesHoldWholeCalls(t *testing.T) {
+	const ne0, rows, per = 512, 100, 32
+	r := rand.New(rand.NewPCG(9, 10))
+	x := make([]float32, ne0*rows)
+	for i := range x {
+		if i < per*ne0 || (i >= per*ne0 && i < (per+8)*ne0) {
+			x[i] = 0.02*float32(r.IntN(3)-1) + float32(r.NormFloat64())*0.0002
+		} else {
+			x[i] = float32(r.NormFloat64()) * 0.05
+		}
+	}
+	raw := toBF16(x)
+	var want []byte
+	for at := 0; at < rows; at += per {
+		n := min(per, rows-at)
+		b, err := quantize.QuantizeRows(formats.Q2_K, n, ne0, x[at*ne0:(at+n)*ne0], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, b...)
+	}
+	info := gguf.TensorInfo{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: formats.BF16}
+	model := writeRawModel(t, filepath.Join(t.TempDir(), "in.gguf"), info, raw)
+	tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: formats.Q2_K, Convert: true}
+	ps := planPieces(model, tensor, 80*ne0)
+	if len(ps) != 2 || ps[0].rows != 2*per || ps[0].callRows != per {
+		t.Fatalf("pieces of %d rows (calls of %d), want %d pieces of %d rows", ps[0].rows, ps[0].callRows, 2, 2*per)
+	}
+	if b := runTensor(t, model, tensor, Options{Threads: 2, PieceWeights: 80 * ne0}); !bytes.Equal(b, want) {
+		t.Error("the output differs from one call per 32 rows")
+	}
+}
+
+// toBF16 rounds x to bf16 in place and returns the bf16 bytes.
+func toBF16(x []float32) []byte {
+	raw := make([]byte, 2*len(x))
+	for i, v := range x {
+		bits := formats.FP32ToBF16(v)
+		binary.LittleEndian.PutUint16(raw[2*i:], bits)
+		x[i] = formats.BF16ToFP32(bits)
+	}
+	return raw
+}
+
+// writeRawModel writes a model of one tensor with the given bytes and opens
+// it (closed with the test).
+func writeRawModel(t *testing.T, path string, info gguf.TensorInfo, raw []byte) *gguf.Model {
+	t.Helper()
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// runTensor runs one tensor into a temporary output and returns its bytes.
+func runTensor(t *testing.T, model *gguf.Model, tensor Tensor, opt Options) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	if err := Run(context.Background(), model, []Output{{Path: out, Tensors: []Tensor{tensor}}}, opt); err != nil {
+		t.Fatal(err)
+	}
+	got, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	b, err := io.ReadAll(got.TensorReader(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
