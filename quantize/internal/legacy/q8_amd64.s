@@ -411,6 +411,21 @@ trailloop: \
 	DECQ    R11; \
 	JNZ     trailloop
 
+// WORD_MAX leaves in AX the largest word of Y12 shifted to the high half
+// (the bf16_r16 kernels' result).
+#define WORD_MAX \
+	VEXTRACTI128 $1, Y12, X13; \
+	VPMAXUW      X13, X12, X12; \
+	VPSHUFD      $0x4e, X12, X13; \
+	VPMAXUW      X13, X12, X12; \
+	VPSHUFD      $0xb1, X12, X13; \
+	VPMAXUW      X13, X12, X12; \
+	VPSRLD       $16, X12, X13; \
+	VPMAXUW      X13, X12, X12; \
+	VZEROUPPER; \
+	VMOVD        X12, AX; \
+	SHLL         $16, AX
+
 // BF16_ROWS8_AVX2 is BF16_ROWS8 with 256-bit registers: 8 rows from base,
 // 16 columns each, into the 32-byte halves at out + 64*j.
 #define BF16_ROWS8_AVX2(base, out) \
@@ -451,18 +466,8 @@ TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-36
 	LAGGED_HALVES(BF16_ROWS8_AVX2)
 
 reduce:
-	VEXTRACTI128 $1, Y12, X13
-	VPMAXUW      X13, X12, X12
-	VPSHUFD      $0x4e, X12, X13
-	VPMAXUW      X13, X12, X12
-	VPSHUFD      $0xb1, X12, X13
-	VPMAXUW      X13, X12, X12
-	VPSRLD       $16, X12, X13
-	VPMAXUW      X13, X12, X12
-	VZEROUPPER
-	VMOVD         X12, AX
-	SHLL         $16, AX
-	MOVL         AX, ret+32(FP)
+	WORD_MAX
+	MOVL AX, ret+32(FP)
 	RET
 
 // The VPERMT2W index of BF16_ROWS8: from rows a (words 0-31) and b (words
@@ -565,18 +570,8 @@ TEXT ·bf16R16Rows16AVX512(SB), NOSPLIT, $0-36
 reduce:
 	VEXTRACTI64X4 $1, Z12, Y13
 	VPMAXUW       Y13, Y12, Y12
-	VEXTRACTI128  $1, Y12, X13
-	VPMAXUW       X13, X12, X12
-	VPSHUFD       $0x4e, X12, X13
-	VPMAXUW       X13, X12, X12
-	VPSHUFD       $0xb1, X12, X13
-	VPMAXUW       X13, X12, X12
-	VPSRLD        $16, X12, X13
-	VPMAXUW       X13, X12, X12
-	VZEROUPPER
-	VMOVD         X12, AX
-	SHLL          $16, AX
-	MOVL          AX, ret+32(FP)
+	WORD_MAX
+	MOVL AX, ret+32(FP)
 	RET
 
 // func quantizeQ8KVRowAVX2(dst *byte, src, next *float32, n int, mul float32) int32
