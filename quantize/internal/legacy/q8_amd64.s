@@ -141,24 +141,6 @@ sum:
 	VPERMD       Y8, Y15, out; \
 	ADDQ         BX, R8
 
-// BF16_ROW truncates the 16 float32 at R8 to their high halves into out,
-// folds the magnitudes of those halves into the word maxima Y12 (Y14 =
-// 0x7fff in every word: a bf16 value is an infinity or a NaN exactly when
-// its magnitude is at least 0x7f80, as its float32 is) and moves R8 to the
-// next row. The pack leaves the pairs of columns in the dword order 0, 1,
-// 4, 5, 2, 3, 6, 7 (it works per 128-bit lane); the stores undo that. The
-// rows are loaded before the shifts: a VPSRLD with a memory operand exists
-// only in EVEX (AVX-512) form, which the assembler would pick silently.
-#define BF16_ROW(out) \
-	VMOVDQU   (R8), Y8; \
-	VMOVDQU   32(R8), Y9; \
-	VPSRLD    $16, Y8, Y8; \
-	VPSRLD    $16, Y9, Y9; \
-	VPACKUSDW Y9, Y8, out; \
-	VPAND     Y14, out, Y10; \
-	VPMAXUW   Y10, Y12, Y12; \
-	ADDQ      BX, R8
-
 // TRANSPOSE_WORDS_8X8 transposes the 8x8 dwords of Y0-Y7 (Yk holds row k's
 // words 0..7), leaving columns 0|4 of rows 0-3 in Y6 and of rows 4-7 in Y9,
 // 1|5 in Y7/Y1, 2|6 in Y8/Y2 and 3|7 in Y0/Y4.
@@ -426,32 +408,65 @@ trailloop: \
 	VMOVD        X12, AX; \
 	SHLL         $16, AX
 
+// BF16_PAIR_AVX2 truncates 8 float32 (32 bytes at off) of row a at R8 and
+// of row b at R8+BX and packs them into out: in each 128-bit lane the
+// dwords (pairs of columns) of a, then the same two of b (a0 a1 b0 b1 |
+// a2 a3 b2 b3). It folds their magnitudes into the word maxima Y12 (Y14 =
+// 0x7fff in every word: a bf16 value is an infinity or a NaN exactly when
+// its magnitude is at least 0x7f80, as its float32 is) and moves R8 two
+// rows on. The rows are loaded before the shifts: a VPSRLD with a memory
+// operand exists only in EVEX (AVX-512) form, which the assembler would
+// pick silently.
+#define BF16_PAIR_AVX2(off, out) \
+	VMOVDQU   off(R8), Y4; \
+	VMOVDQU   off(R8)(BX*1), Y5; \
+	VPSRLD    $16, Y4, Y4; \
+	VPSRLD    $16, Y5, Y5; \
+	VPACKUSDW Y5, Y4, out; \
+	VPAND     Y14, out, Y13; \
+	VPMAXUW   Y13, Y12, Y12; \
+	LEAQ      (R8)(BX*2), R8
+
+// BF16_COLS8_AVX2 stores 8 columns (32 bytes at off) of the 8 rows from
+// base, four pairs of columns, as the 32-byte halves at out + c0 .. c3. A
+// VSHUFPS of two packed pairs of rows takes one pair of columns of four
+// rows into each lane, and a VPERM2I128 puts rows 0-3 and 4-7 together.
+#define BF16_COLS8_AVX2(base, out, off, c0, c1, c2, c3) \
+	MOVQ       base, R8; \
+	BF16_PAIR_AVX2(off, Y0); \
+	BF16_PAIR_AVX2(off, Y1); \
+	BF16_PAIR_AVX2(off, Y2); \
+	BF16_PAIR_AVX2(off, Y3); \
+	VSHUFPS    $0x88, Y1, Y0, Y6; \
+	VSHUFPS    $0xdd, Y1, Y0, Y7; \
+	VSHUFPS    $0x88, Y3, Y2, Y8; \
+	VSHUFPS    $0xdd, Y3, Y2, Y9; \
+	VPERM2I128 $0x20, Y8, Y6, Y4; \
+	VPERM2I128 $0x31, Y8, Y6, Y5; \
+	VMOVDQU    Y4, c0(out); \
+	VMOVDQU    Y5, c2(out); \
+	VPERM2I128 $0x20, Y9, Y7, Y4; \
+	VPERM2I128 $0x31, Y9, Y7, Y5; \
+	VMOVDQU    Y4, c1(out); \
+	VMOVDQU    Y5, c3(out)
+
 // BF16_ROWS8_AVX2 is BF16_ROWS8 with 256-bit registers: 8 rows from base,
 // 16 columns each, into the 32-byte halves at out + 64*j.
 #define BF16_ROWS8_AVX2(base, out) \
-	MOVQ base, R8; \
-	BF16_ROW(Y0); \
-	BF16_ROW(Y1); \
-	BF16_ROW(Y2); \
-	BF16_ROW(Y3); \
-	BF16_ROW(Y4); \
-	BF16_ROW(Y5); \
-	BF16_ROW(Y6); \
-	BF16_ROW(Y7); \
-	TRANSPOSE_WORDS_8X8; \
-	STORE_COLUMNS(out, 0, 64, 256, 320, 128, 192, 384, 448)
+	BF16_COLS8_AVX2(base, out, 0, 0, 64, 128, 192); \
+	BF16_COLS8_AVX2(base, out, 32, 256, 320, 384, 448)
 
 // func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n int) uint32
 // Truncates n float32 of each of 16 rows (row k at src + 4*stride*k bytes;
 // n a multiple of 16) to their high 16 bits and stores the pair of columns
 // 2j, 2j+1 of row k as the 4-byte word at dst + 64*j + 4*k: the layout of
 // a bf16_r16 group. Per 16 columns the words of rows 0-7 and of rows 8-15
-// are transposed in registers and stored as the two 32-byte halves of each
-// 64-byte line, rows 8-15 R16LAG blocks of columns behind, so every output
-// line is written whole while it is in L1. It returns the largest magnitude of the bf16 values
-// (bits & 0x7fff) shifted to the high half: the magnitude bit pattern of a
-// float32, at least 0x7f800000 exactly when some value is an infinity or a
-// NaN.
+// are transposed in registers (BF16_COLS8_AVX2) and stored as the two
+// 32-byte halves of each 64-byte line, rows 8-15 R16LAG blocks of columns
+// behind, so every output line is written whole while it is in L1. It
+// returns the largest magnitude of the bf16 values (bits & 0x7fff) shifted
+// to the high half: the magnitude bit pattern of a float32, at least
+// 0x7f800000 exactly when some value is an infinity or a NaN.
 TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-36
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
