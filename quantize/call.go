@@ -53,9 +53,10 @@ func (c *CallState) ScanSums(rows []float32) { c.check.AddSums(rows) }
 func (c *CallState) Matters() bool { return c.check.Ternary() }
 
 // QuantizeRowsInCall is QuantizeRowsReport for rows that are part of a
-// larger call of a call-scoped type, scanned into c (see CallState).
+// larger call of a call-scoped type, scanned into c (see CallState). With
+// c nil, or a type whose calls split freely, it is QuantizeRowsReport.
 func (o Options) QuantizeRowsInCall(dst []byte, t formats.Type, nrows, ne0 int, src, imatrix []float32, c *CallState) (Report, error) {
-	if !CallScoped(t, imatrix != nil) {
+	if c == nil || !CallScoped(t, imatrix != nil) {
 		return o.QuantizeRowsReport(dst, t, nrows, ne0, src, imatrix)
 	}
 	f := kquant.Q2KInCall(kernel.Options{SymmetricQ40: o.SymmetricQ40, SlowIQ2KS: o.SlowIQ2KS}, &c.check)
