@@ -224,6 +224,29 @@ func BF16ToFP32(h uint16) float32 {
 	return math.Float32frombits(uint32(h) << 16)
 }
 
+// BF16RowToFP32 widens the little-endian bfloat16 values in src into
+// dst[:len(src)/2] exactly (BF16ToFP32), with AVX2 where the CPU has it:
+// how a quantizer reads a bf16 model's rows. dst must hold len(src)/2
+// values.
+func BF16RowToFP32(dst []float32, src []byte) {
+	n := len(src) / 2
+	dst = dst[:n]
+	done := bf16RowToFP32SIMD(dst, src)
+	src, dst = src[2*done:2*n], dst[done:]
+	for len(src) >= 8 && len(dst) >= 4 {
+		u := binary.LittleEndian.Uint64(src)
+		lo, hi := uint32(u), uint32(u>>32)
+		dst[0] = math.Float32frombits(lo << 16)
+		dst[1] = math.Float32frombits(lo &^ 0xffff)
+		dst[2] = math.Float32frombits(hi << 16)
+		dst[3] = math.Float32frombits(hi &^ 0xffff)
+		src, dst = src[8:], dst[4:]
+	}
+	for i := range dst {
+		dst[i] = BF16ToFP32(binary.LittleEndian.Uint16(src[2*i:]))
+	}
+}
+
 // FirstNonFinite returns the index of the first infinity or NaN in x, or -1
 // if every value is finite. It scans with AVX2 where the CPU has it, so a
 // quantizer can check its input at memory speed.

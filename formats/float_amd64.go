@@ -61,6 +61,21 @@ func putBF16RowSIMD(dst []byte, src []float32) (int, bool) {
 }
 
 //go:noescape
+func bf16ToFP32AVX2(dst *float32, src *byte, n int)
+
+// bf16RowToFP32SIMD widens the longest prefix of src (bfloat16 values) that
+// is a multiple of 16 values with AVX2 and returns its length in values (0
+// without AVX2).
+func bf16RowToFP32SIMD(dst []float32, src []byte) int {
+	n := min(len(src)/2, len(dst)) &^ 15
+	if !useAVX2F16C || n == 0 {
+		return 0
+	}
+	bf16ToFP32AVX2(&dst[0], &src[0], n)
+	return n
+}
+
+//go:noescape
 func anyNonFiniteAVX2(x *float32, n int) bool
 
 // anyNonFiniteSIMD checks the longest prefix of x that is a multiple of 32

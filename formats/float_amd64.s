@@ -365,3 +365,29 @@ reduce:
 	VMOVD         X9, AX
 	MOVL          AX, ret+24(FP)
 	RET
+
+// func bf16ToFP32AVX2(dst *float32, src *byte, n int)
+// Widens n bfloat16 values (n a multiple of 16) exactly: each 16-bit value
+// becomes the high half of a float32.
+TEXT ·bf16ToFP32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   bf16done
+
+bf16loop:
+	VPMOVZXWD (SI), Y0
+	VPMOVZXWD 16(SI), Y1
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y1, Y1
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   Y1, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       bf16loop
+
+bf16done:
+	VZEROUPPER
+	RET

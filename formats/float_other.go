@@ -15,3 +15,5 @@ func putBF16RowSIMD(dst []byte, src []float32) (int, bool)   { return 0, true }
 func anyNonFiniteSIMD(x []float32) (int, bool) { return 0, false }
 
 func maxBitsSIMD(x []float32) (int, uint32) { return 0, 0 }
+
+func bf16RowToFP32SIMD(dst []float32, src []byte) int { return 0 }

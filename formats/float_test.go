@@ -367,3 +367,42 @@ func TestMaxBits(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16RowToFP32 widens every bfloat16 value, in rows of every tail
+// length and at odd offsets, with the assembly and the portable code, and
+// compares the bits with BF16ToFP32's (NaN payloads included).
+func TestBF16RowToFP32(t *testing.T) {
+	simd := useAVX2F16C
+	defer func() { useAVX2F16C = simd }()
+	all := make([]byte, 2<<16)
+	for h := range 1 << 16 {
+		all[2*h], all[2*h+1] = byte(h), byte(h>>8)
+	}
+	for _, use := range []bool{simd, false} {
+		useAVX2F16C = use
+		for _, span := range [][2]int{{0, 1 << 16}, {3, 3 + 17}, {5, 5 + 15}, {1, 1 + 33}, {0, 0}, {7, 8}} {
+			src := all[2*span[0] : 2*span[1]]
+			dst := make([]float32, span[1]-span[0]+1)
+			dst[len(dst)-1] = 42
+			BF16RowToFP32(dst, src)
+			for i, v := range dst[:len(dst)-1] {
+				h := uint16(span[0] + i)
+				if math.Float32bits(v) != math.Float32bits(BF16ToFP32(h)) {
+					t.Fatalf("simd=%v: %#04x widened to %#08x", use, h, math.Float32bits(v))
+				}
+			}
+			if dst[len(dst)-1] != 42 {
+				t.Fatalf("simd=%v: wrote past %d values", use, len(dst)-1)
+			}
+		}
+	}
+}
+
+func BenchmarkBF16RowToFP32(b *testing.B) {
+	src := make([]byte, 2*4096)
+	dst := make([]float32, 4096)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		BF16RowToFP32(dst, src)
+	}
+}
