@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
@@ -56,7 +61,7 @@ func TestCallScanSplitsCalls(t *testing.T) {
 	info := gguf.TensorInfo{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{ne0, rows, mats}, Type: formats.BF16}
 	model := writeRawModel(t, filepath.Join(dir, "in.gguf"), info, raw)
 	tensors := []Tensor{{Name: info.Name, Shape: info.Shape, Source: 0, Type: formats.Q2_K, Convert: true}}
-	if ps := planPieces(model, tensors[0], 8*ne0); len(ps) != mats*(1+rows/8) || ps[0].kind != pieceScan {
+	if ps := planPieces(model, tensors[0], 8*ne0, 1); len(ps) != mats*(1+rows/8) || ps[0].kind != pieceScan {
 		t.Fatalf("%d pieces, the first of kind %d: want a scan and %d pieces per matrix", len(ps), ps[0].kind, rows/8)
 	}
 
@@ -131,7 +136,7 @@ func TestCallScopedPiecesHoldWholeCalls(t *testing.T) {
 	info := gguf.TensorInfo{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: formats.BF16}
 	model := writeRawModel(t, filepath.Join(t.TempDir(), "in.gguf"), info, raw)
 	tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: formats.Q2_K, Convert: true}
-	ps := planPieces(model, tensor, 80*ne0)
+	ps := planPieces(model, tensor, 80*ne0, 1)
 	if len(ps) != 2 || ps[0].rows != 2*per || ps[0].callRows != per {
 		t.Fatalf("pieces of %d rows (calls of %d), want %d pieces of %d rows", ps[0].rows, ps[0].callRows, 2, 2*per)
 	}
@@ -190,4 +195,61 @@ func runTensor(t *testing.T, model *gguf.Model, tensor Tensor, opt Options) []by
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Each call's scan is sent with the scans of the next scanAhead calls
+// before the call's pieces.
+func TestPlanPiecesScansAhead(t *testing.T) {
+	const ne0, rows, mats = 256, 16, 4
+	info := gguf.TensorInfo{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{ne0, rows, mats}, Type: formats.BF16}
+	model := writeRawModel(t, filepath.Join(t.TempDir(), "in.gguf"), info, make([]byte, 2*ne0*rows*mats))
+	tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: formats.Q2_K, Convert: true}
+	for _, tc := range []struct {
+		ahead int
+		want  string // S: a scan, then its matrix; P: a piece of that matrix
+	}{
+		{0, "S0 P0 P0 S1 P1 P1 S2 P2 P2 S3 P3 P3"},
+		{1, "S0 S1 P0 P0 S2 P1 P1 S3 P2 P2 P3 P3"},
+		{2, "S0 S1 S2 P0 P0 S3 P1 P1 P2 P2 P3 P3"},
+		{9, "S0 S1 S2 S3 P0 P0 P1 P1 P2 P2 P3 P3"},
+	} {
+		var got []string
+		for _, p := range planPieces(model, tensor, 8*ne0, tc.ahead) {
+			kind := "P"
+			if p.kind == pieceScan {
+				kind = "S"
+			}
+			got = append(got, fmt.Sprintf("%s%d", kind, p.matrix))
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("scanAhead %d: %s, want %s", tc.ahead, g, tc.want)
+		}
+	}
+}
+
+// A run stopped while a call's scan has not ended (its worker holds it
+// back until the stop) ends at once with the stop's error and leaves
+// nothing behind: the writer does not wait for a scan that may never run.
+func TestCallScanStop(t *testing.T) {
+	const ne0, rows, mats = 512, 64, 4
+	dir := t.TempDir()
+	info := gguf.TensorInfo{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{ne0, rows, mats}, Type: formats.BF16}
+	model := writeRawModel(t, filepath.Join(dir, "in.gguf"), info, make([]byte, 2*ne0*rows*mats))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	opt := Options{Threads: 3, PieceWeights: 8 * ne0}
+	opt.beforeScan = func(*callScan) { <-ctx.Done() }
+	opt.quantize = func(t Tensor, p *piece) error {
+		cancel()
+		return quantizePiece(t, p)
+	}
+	out := filepath.Join(dir, "out.gguf")
+	tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: formats.Q2_K, Convert: true}
+	err := Run(ctx, model, []Output{{Path: out, Tensors: []Tensor{tensor}}}, opt)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want the cancellation", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left behind: %v", entries)
+	}
 }

@@ -133,8 +133,21 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 	pw := piecesFit(f.in, t, f.pieceWeights, f.mem.limit, f.threads)
 	loaded := int64(-1) // the first stored value f.im is made of
-	for _, p := range planPieces(f.in, t, pw) {
+	for _, p := range planPieces(f.in, t, pw, scanAhead(f.threads)) {
 		p.out, p.tensor, p.global = oi, ti, global
+		if p.kind == pieceScan {
+			// Around the writer (no place in the sequence), with the
+			// memory to read the call a piece at a time.
+			if p.buf = f.slot(pieceNeed(f.in, t, p)); p.buf == nil {
+				return false
+			}
+			select {
+			case f.work <- p:
+			case <-f.ctx.Done():
+				return false
+			}
+			continue
+		}
 		if is := t.importance; is != nil && is.first(p.matrix) != loaded {
 			f.im = grow(f.im, int(is.ne0))
 			if _, err := is.matrix(p.matrix, f.im); err != nil {
@@ -157,6 +170,15 @@ func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 	}
 	return true
 }
+
+// scanAhead is how many calls ahead of its pieces a call's scan is sent
+// (callScan): a scan takes about a seventh of the CPU time of the call's
+// pieces (two decodes of the call and its in-order sums, for q2_K), all on
+// one worker, so with threads workers on the pieces about threads/7 scans
+// must run at once for the workers never to wait for one. A quarter of the
+// workers leaves a margin; the scans hold a piece's memory each only while
+// they run.
+func scanAhead(threads int) int { return max(1, threads/4) }
 
 // reuseTensor copies an earlier output's tensor c as tensor ti, hashing
 // its bytes as they are read: if they no longer hash to c's record, what

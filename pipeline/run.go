@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -153,7 +152,7 @@ const (
 	pieceQuantize pieceKind = iota // rows to convert and quantize
 	pieceBytes                     // bytes to write as they are (dst)
 	pieceRewind                    // drop what was written of the tensor
-	pieceScan                      // a call to scan before its pieces are written (scanCall)
+	pieceScan                      // a call to scan (scanCall); it bypasses the writer
 )
 
 // piece is one unit of work: rows [row, row+rows) of one matrix of a
@@ -189,18 +188,35 @@ type piece struct {
 }
 
 // callScan is the scan of one reference call of a call-scoped type that is
-// larger than a piece (quantize.CallState). A pieceScan, sent before the
-// call's pieces, reads the call and scans it while workers quantize the
-// pieces; a piece whose worker finds the scan not yet done is quantized
-// with an empty state instead, which gives the call's bytes unless the
-// scan's result Matters (q2_K: ternary weights, which models rarely have).
-// The writer meets the pieceScan before the pieces and redoes those pieces
-// then. No worker waits for another, and a call of any size is quantized
-// in pieces by all workers, within the memory budget.
+// larger than a piece (quantize.CallState). A pieceScan reads the call and
+// scans it while workers quantize the call's pieces; a piece whose worker
+// finds the scan not yet done is quantized with an empty state instead,
+// which gives the call's bytes unless the scan's result Matters (q2_K:
+// ternary weights, which models rarely have). The writer waits for the scan
+// when it reaches the call's first piece and redoes those pieces then. No
+// worker waits for another, and a call of any size is quantized in pieces
+// by all workers, within the memory budget.
+//
+// The scan goes around the writer: its worker returns its memory and
+// closes done. It is sent scanAhead calls before its call's pieces (see
+// planPieces), so that the scans of the next calls, which take longer than
+// many workers need for one call's pieces, run while the earlier calls are
+// quantized.
 type callScan struct {
-	state   *quantize.CallState
-	chunk   int64       // rows the scan reads at a time (a piece's)
-	scanned atomic.Bool // state holds the whole call
+	state *quantize.CallState
+	chunk int64         // rows the scan reads at a time (a piece's)
+	done  chan struct{} // closed when state holds the whole call, or err is set
+	err   error
+}
+
+// scanned reports whether the scan has ended.
+func (c *callScan) scanned() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // buffers are the reusable working memory of one piece in flight, lent by
@@ -369,15 +385,18 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			defer wg.Done()
 			var deq []float32 // checkOutput's, one row group
 			for p := range work {
-				if p.err == nil && p.kind == pieceScan {
+				if p.kind == pieceScan {
 					t := outs[p.out].Tensors[p.tensor]
 					if opt.beforeScan != nil {
 						opt.beforeScan(p.call)
 					}
 					if err := scanCall(in, t, p); err != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
-						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
+						p.call.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
 					}
+					mem.release(p.buf)
+					close(p.call.done)
+					continue
 				}
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
@@ -431,8 +450,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	if opt.stats != nil {
 		stopStats = opt.stats.measure(&opt.stats.writer)
 	}
+	halted := false
 	for p := range done {
-		if firstErr != nil {
+		if firstErr != nil || halted {
 			continue
 		}
 		pending[p.seq] = p
@@ -449,10 +469,22 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				break
 			}
 			t := outs[q.out].Tensors[q.tensor]
-			if q.kind == pieceScan {
-				mem.release(q.buf)
-				q.buf = nil
-				continue
+			if q.call != nil {
+				select {
+				case <-q.call.done:
+				case <-ctx.Done():
+					// The run is stopping (the syncer failed, or an
+					// interrupt): the scan may never run.
+					halted = true
+				}
+				if halted {
+					break
+				}
+				if err := q.call.err; err != nil {
+					firstErr = err
+					cancel()
+					break
+				}
 			}
 			if q.speculative && q.call.state.Matters() {
 				// Quantized before its call's scan ended, as if the scan
@@ -658,7 +690,7 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 	srcRow, _ := in.Tensors[t.Source].Type.RowSize(ne0)
 	dstRow, _ := t.Type.RowSize(ne0)
 	if p.kind == pieceScan {
-		rows := min(p.rows, p.call.chunk)
+		rows := min(p.rows, p.call.chunk) // returned by the worker after the scan
 		return need{raw: int(rows * srcRow), f32: int(rows * ne0)}
 	}
 	n := need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
@@ -671,8 +703,9 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 // planPieces splits a converted tensor into work pieces: row ranges of
 // about PieceWeights weights, in whole row groups. For call-scoped types
 // (quantize.CallScoped) pieces hold whole reference calls where these are
-// smaller, and otherwise split one call, after a pieceScan of it.
-func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
+// smaller, and otherwise split one call, which a pieceScan scans; the
+// scans of scanAhead more calls come before each call's pieces.
+func planPieces(in *gguf.Model, t Tensor, pieceWeights, scanAhead int) []*piece {
 	src := in.Tensors[t.Source]
 	ne0, rows, mats := gguf.Dims(t.Shape)
 	group := int64(t.Type.Interleave())
@@ -690,24 +723,49 @@ func planPieces(in *gguf.Model, t Tensor, pieceWeights int) []*piece {
 		}
 	}
 	srcRow, _ := src.Type.RowSize(ne0)
-	var out []*piece
+	type callPieces struct {
+		scan   *piece
+		pieces []*piece
+	}
+	var calls []callPieces
+	var scans []*piece
 	for m := int64(0); m < mats; m++ {
 		for c := int64(0); c < rows; c += call {
 			cn := min(call, rows-c)
+			var cp callPieces
 			var scan *callScan
 			if scoped && callRows == 0 && cn > step {
-				scan = &callScan{state: quantize.NewCallState(t.Type, false), chunk: step}
-				out = append(out, &piece{kind: pieceScan, matrix: m, row: c, rows: cn, call: scan})
+				scan = &callScan{state: quantize.NewCallState(t.Type, false), chunk: min(step, max(scanChunk/ne0, 1)), done: make(chan struct{})}
+				cp.scan = &piece{kind: pieceScan, matrix: m, row: c, rows: cn, call: scan}
+				scans = append(scans, cp.scan)
 			}
 			for r := c; r < c+cn; r += step {
 				n := min(step, c+cn-r)
-				out = append(out, &piece{matrix: m, row: r, rows: n, inBytes: n * srcRow, callRows: callRows, call: scan})
+				cp.pieces = append(cp.pieces, &piece{matrix: m, row: r, rows: n, inBytes: n * srcRow, callRows: callRows, call: scan})
 			}
+			calls = append(calls, cp)
 		}
+	}
+	var out []*piece
+	sent, j := 0, 0 // scans in out; this call's scan
+	for _, cp := range calls {
+		if cp.scan != nil {
+			// This call's scan and the next scanAhead.
+			for ; sent <= min(j+max(scanAhead, 0), len(scans)-1); sent++ {
+				out = append(out, scans[sent])
+			}
+			j++
+		}
+		out = append(out, cp.pieces...)
 	}
 	out[len(out)-1].last = true
 	return out
 }
+
+// scanChunk is about how many weights a scan reads at a time: their
+// float32 values (128 KiB) stay in L2 from the decoding to the scan, where
+// a piece's (8 MiB) made the scan wait for memory twice.
+const scanChunk = 1 << 15
 
 // scanCall scans the call of a pieceScan (callScan), reading it a piece's
 // rows at a time through the piece's buffers: once for ScanMax, then again,
@@ -730,7 +788,6 @@ func scanCall(in *gguf.Model, t Tensor, p *piece) error {
 			}
 		}
 	}
-	c.scanned.Store(true)
 	return nil
 }
 
@@ -857,9 +914,7 @@ func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
 			p.src[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 	case formats.BF16:
-		for i := range p.src {
-			p.src[i] = formats.BF16ToFP32(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
+		formats.BF16RowToFP32(p.src, raw)
 	case formats.F16:
 		for i := range p.src {
 			p.src[i] = formats.FP16ToFP32(binary.LittleEndian.Uint16(raw[2*i:]))
@@ -1054,7 +1109,7 @@ func quantizeCall(t Tensor, p *piece, at, n, rowSize int64, im []float32) error 
 	var err error
 	if c := p.call; c != nil {
 		state := c.state
-		if !c.scanned.Load() {
+		if !c.scanned() {
 			state = quantize.NewCallState(t.Type, false)
 			p.speculative = true
 		}
