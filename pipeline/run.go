@@ -204,7 +204,7 @@ type piece struct {
 // quantized.
 type callScan struct {
 	state *quantize.CallState
-	chunk int64         // rows the scan reads at a time (a piece's)
+	chunk int64         // rows the scan reads at a time (see scanChunk)
 	done  chan struct{} // closed when state holds the whole call, or err is set
 	err   error
 }
@@ -390,7 +390,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					if opt.beforeScan != nil {
 						opt.beforeScan(p.call)
 					}
-					if err := scanCall(in, t, p); err != nil {
+					if err := scanCall(ctx, in, t, p); err != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
 						p.call.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
 					}
@@ -474,7 +474,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				case <-q.call.done:
 				case <-ctx.Done():
 					// The run is stopping (the syncer failed, or an
-					// interrupt): the scan may never run.
+					// interrupt), and the scan with it.
 					halted = true
 				}
 				if halted {
@@ -767,13 +767,16 @@ func planPieces(in *gguf.Model, t Tensor, pieceWeights, scanAhead int) []*piece 
 // a piece's (8 MiB) made the scan wait for memory twice.
 const scanChunk = 1 << 15
 
-// scanCall scans the call of a pieceScan (callScan), reading it a piece's
-// rows at a time through the piece's buffers: once for ScanMax, then again,
-// in order, for ScanSums.
-func scanCall(in *gguf.Model, t Tensor, p *piece) error {
+// scanCall scans the call of a pieceScan (callScan), reading it about
+// scanChunk weights at a time through its buffers: once for ScanMax, then
+// again, in order, for ScanSums. It stops early when ctx is done.
+func scanCall(ctx context.Context, in *gguf.Model, t Tensor, p *piece) error {
 	c := p.call
 	for pass := 0; pass < 2; pass++ {
 		for r := p.row; r < p.row+p.rows; r += c.chunk {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			g := &piece{matrix: p.matrix, row: r, rows: min(c.chunk, p.row+p.rows-r), buf: p.buf}
 			if err := readPiece(in, t, g); err != nil {
 				return err
