@@ -11,14 +11,25 @@ import (
 )
 
 // CheckGoldenLevels runs every golden kernel and stress case of the types
-// in kernels at each of levels, an assembly level a family package selects
-// with setLevel, and holds the bytes to the reference's. The quantize
+// in kernels at each assembly level between the portable Go and the
+// highest of levels (all the levels this build and CPU run, portable
+// first), which a family package selects with setLevel, and holds the bytes
+// to the reference's; it leaves the highest level selected. The quantize
 // package's golden tests run only the highest level this CPU has (and the
 // portable Go with -tags purego); this holds the levels between, which
-// other machines run. accepted says which kernel errors still leave bytes
-// to compare (a family's fallback substitutions); nil accepts none.
+// other machines run. It skips without such a level, and in -short mode.
+// accepted says which kernel errors still leave bytes to compare (a
+// family's fallback substitutions); nil accepts none.
 func CheckGoldenLevels(t *testing.T, kernels kernel.Set, levels []int, setLevel func(int), accepted func(error) bool) {
 	t.Helper()
+	if len(levels) < 3 {
+		t.Skip("no assembly level below the highest here")
+	}
+	if testing.Short() {
+		t.Skip("the golden sets take seconds per level")
+	}
+	defer setLevel(levels[len(levels)-1])
+	levels = levels[1 : len(levels)-1]
 	compared := 0
 	for _, set := range append([]string{"kernels"}, golden.StressSets(t)...) {
 		input, imatrix := golden.Input(t, set)

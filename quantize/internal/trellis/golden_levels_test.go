@@ -15,12 +15,5 @@ import (
 // search; the pruned one on AVX-512 machines), which other machines run,
 // to the reference's bytes too.
 func TestGoldenAsmLevels(t *testing.T) {
-	if len(asmLevels) < 3 {
-		t.Skip("no assembly level below the highest here")
-	}
-	if testing.Short() {
-		t.Skip("the golden sets take seconds per level")
-	}
-	defer setAsmLevel(asmLevels[len(asmLevels)-1])
-	testrows.CheckGoldenLevels(t, Kernels(kernel.Options{}), asmLevels[1:len(asmLevels)-1], setAsmLevel, nil)
+	testrows.CheckGoldenLevels(t, Kernels(kernel.Options{}), asmLevels, setAsmLevel, nil)
 }
