@@ -3,6 +3,7 @@ package trellis
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/gquant/gquant/formats"
@@ -206,6 +207,10 @@ func fitSums(x, w, scales []float32, idx []int32, cb *codebook, id float32, exac
 // codewords of a block at block scale dl: the new ones win ties and replace
 // prev; otherwise the previous ones are copied back into best.
 func keepPrevious(cb *codebook, dl float32, xb, weight []float32, prev, best []int32) {
+	if slices.Equal(prev, best) {
+		// Equal errors: the reference copies best over prev, a no-op.
+		return
+	}
 	g := cb.group
 	var mse1, mse2 float32
 	for ig := range prev {
