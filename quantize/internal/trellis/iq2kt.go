@@ -142,7 +142,9 @@ func fitRowScale(x, w, scales []float32, idx []int32, cb *codebook, maxScale flo
 		g := cb.group
 		for i := range x {
 			sc.wx[i] = float32(w[i] * x[i])
-			sc.qtmp[i] = cb.values[g*int(idx[i/g])+i%g]
+		}
+		for ig := range len(x) / g {
+			copy(sc.qtmp[ig*g:ig*g+g], cb.values[g*int(idx[ig]):])
 		}
 		dls := sc.dls[:len(scales)*fitLanes]
 		for ib, s := range scales {
