@@ -73,8 +73,12 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 		xbl := x[ibl*superBlock : (ibl+1)*superBlock]
 		wbl := w[ibl*superBlock : (ibl+1)*superBlock]
 		var sumx2 float32
-		for _, v := range xbl {
-			sumx2 = fma32(v, v, sumx2)
+		if useAVX2 {
+			sumx2 = sumSquaresAVX2(&xbl[0], len(xbl))
+		} else {
+			for _, v := range xbl {
+				sumx2 = fma32(v, v, sumx2)
+			}
 		}
 		if sumx2 < eps2*superBlock {
 			for j := range wbl {
@@ -96,11 +100,15 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 			wb := wbl[ib*blockSize : (ib+1)*blockSize]
 			qw := qbl[ib*blockSize : (ib+1)*blockSize]
 			var sumwx, sumw2, sumx2 float32
-			for j, v := range xb {
-				wb[j] = float32(qw[j] * sqrt32(fma32(v, v, sigma2)))
-				sumwx = fma32(wb[j], abs32(v), sumwx)
-				sumw2 = fma32(wb[j], wb[j], sumw2)
-				sumx2 = fma32(v, v, sumx2)
+			if useAVX2 {
+				sumwx, sumw2, sumx2 = weightsBlockAVX2(&xb[0], &qw[0], &wb[0], sigma2)
+			} else {
+				for j, v := range xb {
+					wb[j] = float32(qw[j] * sqrt32(fma32(v, v, sigma2)))
+					sumwx = fma32(wb[j], abs32(v), sumwx)
+					sumw2 = fma32(wb[j], wb[j], sumw2)
+					sumx2 = fma32(v, v, sumx2)
+				}
 			}
 			if sumx2 < eps2 || sumw2 < eps2 || sumwx < eps2 {
 				for j := range wb {

@@ -113,3 +113,73 @@ melem:
 	VMOVUPS Y5, 160(AX)
 	VZEROUPPER
 	RET
+
+DATA weightsAbs<>+0(SB)/4, $0x7fffffff
+GLOBL weightsAbs<>(SB), RODATA|NOPTR, $4
+
+// func sumSquaresAVX2(x *float32, n int) float32
+// Σ x² in index order, each step one fused multiply-add (fma32(v, v, s)),
+// for n > 0.
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-20
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPS X0, X0, X0
+
+sqloop:
+	VMOVSS      (SI), X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $4, SI
+	DECQ        CX
+	JNZ         sqloop
+
+	VMOVSS X0, ret+16(FP)
+	RET
+
+// func weightsBlockAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32)
+// setWeights for one block of 32 with importance data: w = qw*sqrt(fma(x,
+// x, sigma2)) eight at a time (each step rounded once, as the portable
+// fma32, sqrt32 and product), then, in index order, sumwx += w*|x|, sumw2
+// += w*w and sumx2 += x*x, each a fused multiply-add.
+TEXT ·weightsBlockAVX2(SB), NOSPLIT, $0-44
+	MOVQ         x+0(FP), SI
+	MOVQ         qw+8(FP), DX
+	MOVQ         w+16(FP), DI
+	VBROADCASTSS sigma2+24(FP), Y0
+
+#define WEIGHTS8(off) \
+	VMOVUPS     off(SI), Y1 \
+	VMOVAPS     Y0, Y2 \
+	VFMADD231PS Y1, Y1, Y2 \
+	VSQRTPS     Y2, Y2 \
+	VMULPS      off(DX), Y2, Y2 \
+	VMOVUPS     Y2, off(DI)
+
+	WEIGHTS8(0)
+	WEIGHTS8(32)
+	WEIGHTS8(64)
+	WEIGHTS8(96)
+#undef WEIGHTS8
+	VZEROUPPER
+
+	VMOVSS weightsAbs<>(SB), X7
+	VXORPS X0, X0, X0 // sumwx
+	VXORPS X1, X1, X1 // sumw2
+	VXORPS X2, X2, X2 // sumx2
+	MOVQ   $32, CX
+
+wloop:
+	VMOVSS      (SI), X3
+	VMOVSS      (DI), X4
+	VANDPS      X7, X3, X5
+	VFMADD231SS X5, X4, X0
+	VFMADD231SS X4, X4, X1
+	VFMADD231SS X3, X3, X2
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JNZ         wloop
+
+	VMOVSS X0, sumwx+32(FP)
+	VMOVSS X1, sumw2+36(FP)
+	VMOVSS X2, sumx2+40(FP)
+	RET

@@ -58,3 +58,48 @@ func TestFitTrials(t *testing.T) {
 		}
 	}
 }
+
+// TestSetWeightsAssembly checks setWeights with the assembly against the
+// portable loops, bit for bit, with and without importance data, on rows
+// with blocks of every scale, zeros, tiny values near the eps2 floors and
+// all-zero importance blocks.
+func TestSetWeightsAssembly(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	defer func() { useAVX2 = true }()
+	r := rand.New(rand.NewPCG(11, 12))
+	const n = 4 * superBlock
+	for iter := 0; iter < 400; iter++ {
+		x := make([]float32, n)
+		qw := make([]float32, n)
+		for i := range x {
+			scale := float32(math.Ldexp(1, -r.IntN(30)))
+			switch r.IntN(10) {
+			case 0:
+				x[i] = 0
+			case 1:
+				x[i] = float32(r.NormFloat64()) * 1e-8
+			default:
+				x[i] = float32(r.NormFloat64()) * scale
+			}
+			qw[i] = float32(r.ExpFloat64())
+			if (i/blockSize)%7 == iter%7 {
+				qw[i] = 0
+			}
+		}
+		for _, im := range [][]float32{qw, nil} {
+			want := make([]float32, n)
+			got := make([]float32, n)
+			useAVX2 = false
+			setWeights(1.5, x, im, want)
+			useAVX2 = true
+			setWeights(1.5, x, im, got)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("iter %d (importance %v) weight %d: %v, portable %v", iter, im != nil, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

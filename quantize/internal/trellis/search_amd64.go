@@ -102,3 +102,15 @@ func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float3
 //
 //go:noescape
 func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+
+// sumSquaresAVX2 is setWeights' Σx² over x[:n], n > 0, in index order with
+// fused multiply-adds.
+//
+//go:noescape
+func sumSquaresAVX2(x *float32, n int) float32
+
+// weightsBlockAVX2 is setWeights for one block of blockSize values with
+// importance data: it stores the weights and returns the block's sums.
+//
+//go:noescape
+func weightsBlockAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32)

@@ -41,3 +41,9 @@ func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float3
 func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int {
 	return 0
 }
+
+func sumSquaresAVX2(x *float32, n int) float32 { return 0 }
+
+func weightsBlockAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32) {
+	return 0, 0, 0
+}
