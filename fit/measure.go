@@ -408,22 +408,7 @@ func (c *chunkData) decode() error {
 	c.decoded.Do(func() {
 		st := c.t
 		c.f32 = make([]float32, int64(len(c.rows))*st.s.mats*st.s.ne0)
-		switch st.info.Type {
-		case formats.F32:
-			for i := range c.f32 {
-				c.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(c.raw[4*i:]))
-			}
-		case formats.BF16:
-			for i := range c.f32 {
-				c.f32[i] = formats.BF16ToFP32(binary.LittleEndian.Uint16(c.raw[2*i:]))
-			}
-		case formats.F16:
-			for i := range c.f32 {
-				c.f32[i] = formats.FP16ToFP32(binary.LittleEndian.Uint16(c.raw[2*i:]))
-			}
-		default:
-			c.decErr = formats.DequantizeRows(st.info.Type, int(st.s.ne0), c.raw, c.f32)
-		}
+		c.decErr = formats.DequantizeRows(st.info.Type, int(st.s.ne0), c.raw, c.f32)
 	})
 	return c.decErr
 }

@@ -49,9 +49,7 @@ func dequantF16(dst []float32, src []byte, ne0 int) {
 }
 
 func dequantBF16(dst []float32, src []byte, ne0 int) {
-	for i := range ne0 {
-		dst[i] = BF16ToFP32(binary.LittleEndian.Uint16(src[2*i:]))
-	}
+	BF16RowToFP32(dst[:ne0], src[:2*ne0])
 }
 
 // q4_0: fp16 d, 16 bytes of nibbles; weight j is the low nibble of byte j,

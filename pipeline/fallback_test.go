@@ -85,25 +85,9 @@ func TestFallbackString(t *testing.T) {
 // opens it; the test closes it.
 func openF32Tensor(t *testing.T, path, name string, shape []int64, data []float32) *gguf.Model {
 	t.Helper()
-	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}},
-		[]gguf.TensorInfo{{Name: name, Shape: shape, Type: formats.F32}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	buf := make([]byte, 4*len(data))
 	for i, v := range data {
 		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
 	}
-	if _, err := w.Write(buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
+	return writeRawModel(t, path, gguf.TensorInfo{Name: name, Shape: shape, Type: formats.F32}, buf)
 }

@@ -911,21 +911,8 @@ func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
 	raw := p.buf.raw
 	p.buf.f32 = grow(p.buf.f32, int(p.rows*ne0))
 	p.src = p.buf.f32
-	switch src.Type {
-	case formats.F32:
-		for i := range p.src {
-			p.src[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-	case formats.BF16:
-		formats.BF16RowToFP32(p.src, raw)
-	case formats.F16:
-		for i := range p.src {
-			p.src[i] = formats.FP16ToFP32(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
-	default:
-		if err := formats.DequantizeRows(src.Type, int(ne0), raw, p.src); err != nil {
-			return err
-		}
+	if err := formats.DequantizeRows(src.Type, int(ne0), raw, p.src); err != nil {
+		return err
 	}
 	switch src.Type {
 	case formats.BF16:
