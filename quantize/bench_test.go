@@ -1,7 +1,9 @@
 package quantize_test
 
 import (
+	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/gquant/gquant/formats"
@@ -64,20 +66,79 @@ func BenchmarkQuantize(b *testing.B) {
 // behind the other half (legacy's R16LAG), which took it from 0.66-0.75x
 // of this copy to about 0.9x there.
 func benchCopy(b *testing.B, src []float32, cols int) {
-	in := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), 4*len(src))
-	out := make([]byte, 2*len(src))
-	rowIn := 4 * cols
+	copyRows := copier(src, cols)
 	b.Run("copy", func(b *testing.B) {
 		benchcpu.Loop(b, 2*len(src), func() error {
-			for r := range len(in) / rowIn {
-				x := in[r*rowIn : (r+1)*rowIn]
-				y := out[r*rowIn/2 : (r+1)*rowIn/2]
-				copy(y, x[:rowIn/2])
-				copy(y, x[rowIn/2:])
-			}
+			copyRows()
 			return nil
 		})
 	})
+}
+
+// copier returns benchCopy's copy of src (rows of cols weights).
+func copier(src []float32, cols int) func() {
+	in := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), 4*len(src))
+	out := make([]byte, 2*len(src))
+	rowIn := 4 * cols
+	return func() {
+		for r := range len(in) / rowIn {
+			x := in[r*rowIn : (r+1)*rowIn]
+			y := out[r*rowIn/2 : (r+1)*rowIn/2]
+			copy(y, x[:rowIn/2])
+			copy(y, x[rowIn/2:])
+		}
+	}
+}
+
+// BenchmarkFloatVsCopy holds the float conversions to benchCopy's copy in
+// one loop: each iteration times the copy and every conversion of
+// BenchmarkQuantize's rows once, in turn (the order rotates), and the
+// benchmark reports each conversion's median time over the copy's as
+// TYPE-x-copy (1 is the copy's speed, higher is faster). Timed side by side
+// the ratios hold within a few percent on a shared machine, where separate
+// sub-benchmarks drift with the load by more than the gap being measured.
+// GODEBUG=cpu.avx512f=off measures the AVX2 kernels.
+func BenchmarkFloatVsCopy(b *testing.B) {
+	const rows, cols = benchcpu.Rows, benchcpu.Cols
+	src, _ := benchcpu.Weights(rows, cols)
+	types := []formats.Type{formats.F16, formats.BF16, formats.BF16_R16}
+	copyRows := copier(src, cols)
+	runs := []func() error{func() error { copyRows(); return nil }}
+	for _, t := range types {
+		rs, err := t.RowSize(int64(cols))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := make([]byte, int(rs)*rows)
+		runs = append(runs, func() error { return quantize.QuantizeRowsInto(dst, t, rows, cols, src, nil) })
+	}
+	for _, run := range runs { // tables, first touch
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	spent := make([][]time.Duration, len(runs))
+	n := 0
+	for b.Loop() {
+		for j := range runs {
+			i := (j + n) % len(runs)
+			start := time.Now()
+			if err := runs[i](); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] = append(spent[i], time.Since(start))
+		}
+		n++
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2])
+	}
+	c := median(spent[0])
+	b.ReportMetric(float64(2*rows*cols)/c*1e3, "copy-MB/s")
+	for i, t := range types {
+		b.ReportMetric(c/median(spent[i+1]), t.String()+"-x-copy")
+	}
 }
 
 // benchQuantizeType is one sub-benchmark of BenchmarkQuantize.
