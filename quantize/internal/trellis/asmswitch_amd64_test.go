@@ -9,11 +9,13 @@ var hasAVX2, hasAVX512 = useAVX2, useBlockAVX512
 // asmLevels are the search paths this build and CPU can run, portable
 // first: 0 the portable Go, 1 the AVX2 assembly with the exhaustive block
 // search, 2 that with the pruned block search for groups of 8, 3 that with
-// the AVX-512 block search for groups of 4.
+// the AVX-512 block searches (for groups of 4, and for groups of 8 where
+// the clusters are small), 4 that with the AVX-512 pruned search for groups
+// of 8.
 var asmLevels = func() []int {
 	switch {
 	case hasAVX512:
-		return []int{0, 1, 2, 3}
+		return []int{0, 1, 2, 3, 4}
 	case hasAVX2:
 		return []int{0, 1, 2}
 	}
@@ -25,4 +27,5 @@ func setAsmLevel(level int) {
 	useAVX2 = hasAVX2 && level >= 1
 	usePrunedSearch = level >= 2
 	useBlockAVX512 = hasAVX512 && level >= 3
+	usePrunedAVX512 = level >= 4
 }

@@ -37,6 +37,11 @@ type codebook struct {
 	prunedOnce sync.Once
 	pruned     pruneLayout
 
+	// The AVX-512 pruned search's layout, built on first use (see
+	// prune512.go).
+	pruned16Once sync.Once
+	pruned16     prune16Layout
+
 	// The AVX-512 searches' layout, built on first use (see pair.go).
 	pairOnce sync.Once
 	pair     pairLayout

@@ -167,8 +167,12 @@ func (cb *codebook) buildPruned() {
 // coordinate with the widest range into two parts of whole runs, and each
 // part again, down to single runs. Any order gives the same search results;
 // a compact one gives tight boxes and so prunes more.
-func kdOrder(values []float32, g int, cws []int32) {
-	if len(cws) <= 8 {
+func kdOrder(values []float32, g int, cws []int32) { kdOrderLeaves(values, g, cws, 8) }
+
+// kdOrderLeaves is kdOrder with leaves of leaf codewords (len(cws) a
+// multiple of leaf).
+func kdOrderLeaves(values []float32, g int, cws []int32, leaf int) {
+	if len(cws) <= leaf {
 		return
 	}
 	bk, width := 0, -1.0
@@ -183,10 +187,10 @@ func kdOrder(values []float32, g int, cws []int32) {
 			bk, width = k, vr
 		}
 	}
-	m := 8 * ((len(cws)/8 + 1) / 2)
+	m := leaf * ((len(cws)/leaf + 1) / 2)
 	selectBy(cws, m, func(cw int32) float32 { return values[int(cw)*g+bk] })
-	kdOrder(values, g, cws[:m])
-	kdOrder(values, g, cws[m:])
+	kdOrderLeaves(values, g, cws[:m], leaf)
+	kdOrderLeaves(values, g, cws[m:], leaf)
 }
 
 // selectBy reorders s so that its first m elements are those with the

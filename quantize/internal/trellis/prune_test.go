@@ -76,3 +76,64 @@ func TestPrunedLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestPruned16Layout checks the AVX-512 pruned layout of the codebooks of
+// groups of 8: each cluster's pairs hold its codewords (each once, plus,
+// for an odd number of runs, a copy of eight of them), as fp16 at
+// 32*k+2*lane with their indices at 256+4*lane, and each pair's box holds
+// the smallest and largest value of each coordinate over the pair; the
+// last block's unused boxes repeat the last pair's.
+func TestPruned16Layout(t *testing.T) {
+	books := map[string]func() *codebook{"iq1_kt": iq1ktBook, "iq2_kt": iq2ktBook, "iq3_kt": iq3ktBook}
+	for name, book := range books {
+		if testing.Short() && name != "iq1_kt" {
+			continue
+		}
+		cb := book()
+		q := cb.pruned16Layout()
+		if q.spans == nil {
+			t.Fatalf("%s: no AVX-512 pruned layout", name)
+		}
+		run := pairRun(8)
+		for c, pts := range cb.inCluster {
+			first, np, block := int(q.spans[4*c]), int(q.spans[4*c+1]), int(q.spans[4*c+2])
+			if want := (len(pts)/8 + 1) / 2; np != want {
+				t.Fatalf("%s cluster %d: %d pairs, want %d", name, c, np, want)
+			}
+			var got []int32
+			for j := 0; j < 16*((np+15)/16); j++ {
+				src := min(j, np-1)
+				pair := q.pairs[(first+src)*run:][:run]
+				box := q.boxes[(block+j/16)*prune16BoxBytes:][:prune16BoxBytes]
+				for k := 0; k < 8; k++ {
+					wantLo, wantHi := float32(127), float32(-127)
+					for lane := 0; lane < 16; lane++ {
+						cw := int32(binary.LittleEndian.Uint32(pair[256+4*lane:]))
+						v := formats.FP16ToFP32(binary.LittleEndian.Uint16(pair[32*k+2*lane:]))
+						if v != cb.values[int(cw)*8+k] {
+							t.Fatalf("%s cluster %d pair %d lane %d coordinate %d: %v, want %v", name, c, src, lane, k, v, cb.values[int(cw)*8+k])
+						}
+						wantLo, wantHi = min(wantLo, v), max(wantHi, v)
+					}
+					lo := formats.FP16ToFP32(binary.LittleEndian.Uint16(box[64*k+2*(j%16):]))
+					hi := formats.FP16ToFP32(binary.LittleEndian.Uint16(box[64*k+32+2*(j%16):]))
+					if lo != wantLo || hi != wantHi {
+						t.Fatalf("%s cluster %d pair %d coordinate %d: box [%v, %v], want [%v, %v]", name, c, j, k, lo, hi, wantLo, wantHi)
+					}
+				}
+				if j < np {
+					for lane := 0; lane < 16; lane++ {
+						got = append(got, int32(binary.LittleEndian.Uint32(pair[256+4*lane:])))
+					}
+				}
+			}
+			slices.Sort(got)
+			got = slices.Compact(got)
+			want := slices.Clone(pts)
+			slices.Sort(want)
+			if !slices.Equal(got, want) || 16*np-len(pts) > 8 {
+				t.Fatalf("%s cluster %d: the pairs hold other codewords than the cluster", name, c)
+			}
+		}
+	}
+}

@@ -34,6 +34,11 @@ var useBlockSearch = true
 // hold that exhaustive scan to the same bytes.
 var usePrunedSearch = true
 
+// usePrunedAVX512 selects, with useBlockAVX512, the AVX-512 pruned search
+// for groups of 8 (prune512.go) over the AVX-512 scan and the AVX2 pruned
+// search; the tests turn it off to hold those to the same bytes.
+var usePrunedAVX512 = true
+
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
 // index to bestIdx. A zero d gives index 0 everywhere.
@@ -86,13 +91,21 @@ func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums
 
 // searchBlock runs the whole of findBestMatch's search (and, with sums not
 // nil, the sums of findBestScale) in one assembly call: for groups of 8 the
-// AVX-512 scan where the clusters are small, else the pruned search, for
-// groups of 4 the AVX-512 scan, each where it is switched on and the inputs
-// are in its range, else the AVX2 scan. It reports false when a cluster is
+// AVX-512 pruned search, else the AVX-512 scan where the clusters are
+// small, else the AVX2 pruned search, for groups of 4 the AVX-512 scan,
+// each where it is switched on and the inputs are in its range, else the
+// AVX2 scan. It reports false when a cluster is
 // empty or a search finds nothing; the caller then takes the per-group path,
 // which handles those cases.
 func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
 	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
+	if cb.group == 8 && useBlockAVX512 && usePrunedAVX512 {
+		p, q := cb.pairs(), cb.pruned16Layout()
+		if p.spans != nil && q.spans != nil && searchPruned8AVX512(&q.pairs[0], &q.boxes[0], &q.spans[0], &p.lanes[0], &p.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
+			return true
+		}
+		// Out of the pruned search's range: the exhaustive ones decide.
+	}
 	if cb.group == 8 && useBlockAVX512 && cb.smallClusters {
 		if p := cb.pairs(); p.spans != nil && searchBlock8AVX512(&p.lanes[0], &p.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
 			return true

@@ -1,0 +1,629 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 pruned block search (see prune512.go), group after group:
+// the bounds of all pairs of the cluster (16 per vector), the best score U
+// of the pair with the smallest bound lbmin, the pairs whose bound is at
+// most T = lbmin + (U-lbmin)/5 scored, then those above T whose bound is
+// not above the smallest score so far, and the reference's scan of the
+// whole cluster where the smallest score is not reached exactly once.
+
+DATA p16PosInf<>+0(SB)/4, $0x7f800000
+GLOBL p16PosInf<>(SB), RODATA|NOPTR, $4
+DATA p16Abs<>+0(SB)/4, $0x7fffffff
+GLOBL p16Abs<>(SB), RODATA|NOPTR, $4
+// Scaled inputs beyond 2^60 in magnitude leave the pruned search: below
+// that, no difference, square or weighted square is NaN, so every score
+// and bound is in [0, +Inf] and the bounds argument holds.
+DATA p16Big<>+0(SB)/4, $0x5d800000
+GLOBL p16Big<>(SB), RODATA|NOPTR, $4
+DATA p16Fifth<>+0(SB)/4, $0x3e4ccccd // 0.2
+GLOBL p16Fifth<>(SB), RODATA|NOPTR, $4
+DATA p16Two<>+0(SB)/4, $2
+GLOBL p16Two<>(SB), RODATA|NOPTR, $4
+DATA p16Sixteen<>+0(SB)/4, $16
+GLOBL p16Sixteen<>(SB), RODATA|NOPTR, $4
+// 0..15: the pairs of a block of bounds.
+DATA p16Iota<>+0(SB)/8, $0x0000000100000000
+DATA p16Iota<>+8(SB)/8, $0x0000000300000002
+DATA p16Iota<>+16(SB)/8, $0x0000000500000004
+DATA p16Iota<>+24(SB)/8, $0x0000000700000006
+DATA p16Iota<>+32(SB)/8, $0x0000000900000008
+DATA p16Iota<>+40(SB)/8, $0x0000000b0000000a
+DATA p16Iota<>+48(SB)/8, $0x0000000d0000000c
+DATA p16Iota<>+56(SB)/8, $0x0000000f0000000e
+GLOBL p16Iota<>(SB), RODATA|NOPTR, $64
+// The run of each lane in the first pair of the reference's scan: 0 below,
+// 1 above.
+DATA p16Runs<>+0(SB)/8, $0
+DATA p16Runs<>+8(SB)/8, $0
+DATA p16Runs<>+16(SB)/8, $0
+DATA p16Runs<>+24(SB)/8, $0
+DATA p16Runs<>+32(SB)/8, $0x0000000100000001
+DATA p16Runs<>+40(SB)/8, $0x0000000100000001
+DATA p16Runs<>+48(SB)/8, $0x0000000100000001
+DATA p16Runs<>+56(SB)/8, $0x0000000100000001
+GLOBL p16Runs<>(SB), RODATA|NOPTR, $64
+
+// The frame: 0 vx (32 float32), 128 the clusters (4 int32), 192 the lanes'
+// pairs (16 int32); per group g, at 256+256*g its state between the steps:
+// the lanes' best scores (Z4) and pairs (Z5), the cluster's pairs (8
+// bytes), its number of pairs (8), the list's length (8), the pair of
+// lbmin (8), lbmin (4), T (4), the tie flags (K6, 4), its boxes (8); at
+// 1280+2048*g the bounds (prune16MaxPairs float32) and at 9472+2112*g the
+// list (prune16MaxPairs+16 uint32).
+#define F_VX 0
+#define F_C 128
+#define F_POS 192
+#define F_G 256
+#define G_Z4 (F_G+0)
+#define G_Z5 (F_G+64)
+#define G_BASE (F_G+128)
+#define G_P (F_G+136)
+#define G_N (F_G+144)
+#define G_ARG (F_G+152)
+#define G_LBMIN (F_G+160)
+#define G_T (F_G+164)
+#define G_TIE (F_G+168)
+#define G_BOX (F_G+176)
+#define F_LB 1280
+#define F_LIST 9472
+
+// HMIN16 leaves the smallest of the 16 lanes of src in every lane of Z0
+// (Z1 is scratch). No lane is NaN here.
+#define HMIN16(src) \
+	VSHUFF32X4 $0x4E, src, src, Z0 \
+	VMINPS src, Z0, Z0 \
+	VSHUFF32X4 $0xB1, Z0, Z0, Z1 \
+	VMINPS Z1, Z0, Z0 \
+	VPERMILPS $0x4E, Z0, Z1 \
+	VMINPS Z1, Z0, Z0 \
+	VPERMILPS $0xB1, Z0, Z1 \
+	VMINPS Z1, Z0, Z0
+
+// BOX16 is one coordinate's term of 16 pairs' bounds: the distance from x
+// (xr) to the box [lo, hi] (boxes at SI, coordinate k), clamped at zero
+// (Z6 = 0), squared, times the weight wr. Where x < lo, lo-x rounds to at
+// most q-x for every q >= lo; where x > hi, x-hi to at most x-q: the term
+// is at most each candidate's term.
+#define BOX16(k, xr, wr, dst, tmp) \
+	VCVTPH2PS (64*k)(SI), dst \
+	VSUBPS xr, dst, dst \
+	VCVTPH2PS (64*k+32)(SI), tmp \
+	VSUBPS tmp, xr, tmp \
+	VMAXPS tmp, dst, dst \
+	VMAXPS Z6, dst, dst \
+	VMULPS dst, dst, dst \
+	VMULPS wr, dst, dst
+
+// SCORE16 is the score of the 16 candidates of the pair at SI in Z0, as
+// searchBlock8AVX512 computes it (vx broadcast in Z8..Z15, the weights in
+// Z16..Z23, Z1..Z3 scratch).
+#define SCORE16 \
+	VCVTPH2PS 0(SI), Z0 \
+	VSUBPS Z8, Z0, Z0 \
+	VMULPS Z0, Z0, Z0 \
+	VMULPS Z16, Z0, Z0 \
+	VCVTPH2PS 128(SI), Z1 \
+	VSUBPS Z12, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z20, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VCVTPH2PS 64(SI), Z1 \
+	VSUBPS Z10, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z18, Z1, Z1 \
+	VCVTPH2PS 192(SI), Z2 \
+	VSUBPS Z14, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z22, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VCVTPH2PS 32(SI), Z1 \
+	VSUBPS Z9, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z17, Z1, Z1 \
+	VCVTPH2PS 160(SI), Z2 \
+	VSUBPS Z13, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z21, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VCVTPH2PS 96(SI), Z2 \
+	VSUBPS Z11, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z19, Z2, Z2 \
+	VCVTPH2PS 224(SI), Z3 \
+	VSUBPS Z15, Z3, Z3 \
+	VMULPS Z3, Z3, Z3 \
+	VMULPS Z23, Z3, Z3 \
+	VADDPS Z3, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0
+
+// LIST(label, cond) writes to the list at AX the pairs of the CX blocks of
+// bounds at DX for which cond (a macro: the bounds at DX in, K1 out) holds,
+// without branches (VPCOMPRESSD into a register, then a whole store: the
+// list has room for 16 more), and leaves AX after the last. BX, Z2, Z3, Z7
+// scratch.
+#define LIST(label, cond) \
+	VMOVDQU32 p16Iota<>(SB), Z7 \
+	VPBROADCASTD p16Sixteen<>(SB), Z3 \
+label: \
+	cond \
+	VPCOMPRESSD Z7, K1, Z2 \
+	VMOVDQU32 Z2, (AX) \
+	KMOVW K1, BX \
+	POPCNTL BX, BX \
+	LEAQ (AX)(BX*4), AX \
+	VPADDD Z3, Z7, Z7 \
+	ADDQ $64, DX \
+	DECQ CX \
+	JNE label
+
+// Conditions of LIST: T (Z24) >= bound; bound > T and bound <= best (Z0).
+#define BELOW_T \
+	VCMPPS $0x1D, (DX), Z24, K1
+#define ABOVE_T \
+	VMOVUPS (DX), Z1 \
+	VCMPPS $0x1E, Z24, Z1, K1 \
+	VCMPPS $0x12, Z0, Z1, K2 \
+	KANDW K2, K1, K1
+
+// FETCH(label) prefetches the CX > 0 pairs listed at DX (pairs of the
+// cluster at R8) before they are scored. AX, BX and SI scratch.
+#define FETCH(label) \
+	MOVQ CX, AX \
+	MOVQ DX, SI \
+label: \
+	MOVL (SI), BX \
+	IMUL3Q $320, BX, BX \
+	PREFETCHT0 0(R8)(BX*1) \
+	PREFETCHT0 64(R8)(BX*1) \
+	PREFETCHT0 128(R8)(BX*1) \
+	PREFETCHT0 192(R8)(BX*1) \
+	PREFETCHT0 256(R8)(BX*1) \
+	ADDQ $4, SI \
+	DECQ AX \
+	JNE label
+
+// SCAN(label) scores the CX > 0 pairs listed at DX (pairs of the cluster at
+// R8) and updates, per lane, the best score Z4, the pair Z5 that reached
+// it and whether another candidate reached the same score (K6); a smaller
+// score clears the flag. BX, SI scratch.
+#define SCAN(label) \
+label: \
+	MOVL (DX), BX \
+	IMUL3Q $320, BX, SI \
+	ADDQ R8, SI \
+	SCORE16 \
+	VCMPPS $0x11, Z4, Z0, K1 \
+	VCMPPS $0, Z4, Z0, K2 \
+	VPBROADCASTD BX, K1, Z5 \
+	KANDNW K6, K1, K6 \
+	KORW K2, K6, K6 \
+	VMINPS Z0, Z4, Z4 \
+	ADDQ $4, DX \
+	DECQ CX \
+	JNE label
+
+// GROUP sets R12 = 32*DI, R14 = 256*DI and R8 to the group's pairs, and
+// broadcasts the group's vx into Z8..Z15 and its weights into Z16..Z23.
+#define GROUP \
+	MOVQ DI, R12 \
+	SHLQ $5, R12 \
+	MOVQ DI, R14 \
+	SHLQ $8, R14 \
+	MOVQ (G_BASE)(SP)(R14*1), R8 \
+	VBROADCASTSS (F_VX+0)(SP)(R12*1), Z8 \
+	VBROADCASTSS (F_VX+4)(SP)(R12*1), Z9 \
+	VBROADCASTSS (F_VX+8)(SP)(R12*1), Z10 \
+	VBROADCASTSS (F_VX+12)(SP)(R12*1), Z11 \
+	VBROADCASTSS (F_VX+16)(SP)(R12*1), Z12 \
+	VBROADCASTSS (F_VX+20)(SP)(R12*1), Z13 \
+	VBROADCASTSS (F_VX+24)(SP)(R12*1), Z14 \
+	VBROADCASTSS (F_VX+28)(SP)(R12*1), Z15 \
+	VBROADCASTSS 0(R10)(R12*1), Z16 \
+	VBROADCASTSS 4(R10)(R12*1), Z17 \
+	VBROADCASTSS 8(R10)(R12*1), Z18 \
+	VBROADCASTSS 12(R10)(R12*1), Z19 \
+	VBROADCASTSS 16(R10)(R12*1), Z20 \
+	VBROADCASTSS 20(R10)(R12*1), Z21 \
+	VBROADCASTSS 24(R10)(R12*1), Z22 \
+	VBROADCASTSS 28(R10)(R12*1), Z23
+
+// LBBASE sets DX to the group's bounds, LISTBASE AX to its list.
+#define LBBASE \
+	MOVQ R12, DX \
+	SHLQ $6, DX \
+	LEAQ (F_LB)(SP)(DX*1), DX
+#define LISTBASE \
+	IMUL3Q $66, R12, AX \
+	LEAQ (F_LIST)(SP)(AX*1), AX
+
+// BLOCKS sets CX to the group's blocks of bounds.
+#define BLOCKS \
+	MOVQ (G_P)(SP)(R14*1), CX \
+	ADDQ $15, CX \
+	SHRQ $4, CX
+
+// searchPruned8AVX512 is searchBlock8AVX512 with the pruned search of each
+// group's cluster (pairs, boxes and spans of a prune16Layout), falling back
+// to the reference's scan over lanes and lspans (a pairLayout) where the
+// smallest score is not reached exactly once. It returns nonzero, with idx
+// incomplete, if a scaled input is beyond 2^60 in magnitude or NaN, a
+// weight is negative, +Inf or NaN, a cluster has no pruned pairs, or a
+// search finds no score below +Inf.
+//
+// The four groups go through each step in turn (bounds for all, then the
+// first list for all, ...): each step waits on memory fetched by the step
+// before, so the groups' cache misses overlap rather than stall one group
+// after the other.
+//
+// func searchPruned8AVX512(pairs, boxes *byte, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+TEXT ·searchPruned8AVX512(SB), 0, $17920-104
+	MOVQ spans+16(FP), R9
+	MOVQ x+56(FP), AX
+	MOVQ w+64(FP), R10
+	MOVQ idx+72(FP), R11
+	MOVQ values+80(FP), R13
+
+	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
+	VBROADCASTSS id+48(FP), Z0
+	VMULPS 0(AX), Z0, Z1
+	VMULPS 64(AX), Z0, Z2
+	VBROADCASTSS p16Abs<>(SB), Z3
+	VANDPS Z3, Z1, Z1
+	VANDPS Z3, Z2, Z2
+	VBROADCASTSS p16Big<>(SB), Z3
+	VCMPPS $0x12, Z3, Z1, K1
+	VCMPPS $0x12, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VMOVUPS 0(R10), Z1
+	VMOVUPS 64(R10), Z2
+	VXORPS Z3, Z3, Z3
+	VCMPPS $0x1D, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x1D, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VBROADCASTSS p16PosInf<>(SB), Z3
+	VCMPPS $0x11, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x11, Z3, Z2, K2
+	KANDW K2, K1, K1
+	KMOVW K1, BX
+	CMPL BX, $0xffff
+	JNE fail
+
+	MOVQ mid+40(FP), DX
+	VMOVUPS 0(DX), Y6
+	VBROADCASTSS id+48(FP), Y0
+
+#define CLUSTER8(g) \
+	VMULPS (32*g)(AX), Y0, Y1 \
+	VMOVUPS Y1, (F_VX+32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, BX \
+	MOVL BX, (F_C+4*g)(SP)
+
+	CLUSTER8(0)
+	CLUSTER8(1)
+	CLUSTER8(2)
+	CLUSTER8(3)
+#undef CLUSTER8
+
+	// Step 0, each group: its cluster's pairs and boxes, and a fetch of
+	// the boxes' first block.
+	XORQ DI, DI
+
+setup:
+	MOVQ DI, R14
+	SHLQ $8, R14
+	MOVL (F_C)(SP)(DI*4), AX
+	SHLQ $4, AX
+	MOVL 0(R9)(AX*1), R8 // first pair
+	MOVL 4(R9)(AX*1), CX // pairs
+	MOVL 8(R9)(AX*1), SI // first block of boxes
+	TESTL CX, CX
+	JEQ fail
+	IMUL3Q $320, R8, R8
+	ADDQ pairs+0(FP), R8
+	MOVQ R8, (G_BASE)(SP)(R14*1)
+	MOVQ CX, (G_P)(SP)(R14*1)
+	SHLQ $9, SI
+	ADDQ boxes+8(FP), SI
+	MOVQ SI, (G_BOX)(SP)(R14*1)
+	PREFETCHT0 0(SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 128(SI)
+	PREFETCHT0 192(SI)
+	PREFETCHT0 256(SI)
+	PREFETCHT0 320(SI)
+	PREFETCHT0 384(SI)
+	PREFETCHT0 448(SI)
+	INCQ DI
+	CMPQ DI, $4
+	JNE setup
+
+	// Step 1, each group: the bounds of all pairs, in the scores' order
+	// of additions, their minimum lbmin, and a fetch of the pair with the
+	// smallest bound.
+	XORQ DI, DI
+
+step1:
+	GROUP
+	MOVQ (G_BOX)(SP)(R14*1), SI
+	BLOCKS
+	LBBASE
+	VXORPS Z6, Z6, Z6
+	VBROADCASTSS p16PosInf<>(SB), Z4
+
+bounds:
+	BOX16(0, Z8, Z16, Z0, Z1)
+	BOX16(4, Z12, Z20, Z1, Z2)
+	VADDPS Z1, Z0, Z0
+	BOX16(2, Z10, Z18, Z1, Z2)
+	BOX16(6, Z14, Z22, Z2, Z3)
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	BOX16(1, Z9, Z17, Z1, Z2)
+	BOX16(5, Z13, Z21, Z2, Z3)
+	VADDPS Z2, Z1, Z1
+	BOX16(3, Z11, Z19, Z2, Z3)
+	BOX16(7, Z15, Z23, Z3, Z5)
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (DX)
+	VMINPS Z0, Z4, Z4
+	ADDQ $512, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNE bounds
+
+	// The last block's unused bounds (copies of the last pair's) become
+	// +Inf, so that no list holds them.
+	MOVQ (G_P)(SP)(R14*1), CX
+	ANDL $15, CX
+	JEQ lbmin
+	MOVL $-1, BX
+	SHLL CX, BX
+	KMOVW BX, K1
+	VBROADCASTSS p16PosInf<>(SB), Z1
+	VMOVUPS Z1, K1, -64(DX)
+
+lbmin:
+	HMIN16(Z4)
+	VBROADCASTSS p16PosInf<>(SB), Z1
+	VUCOMISS X1, X0
+	JEQ fail // every bound +Inf: so is every score
+	VMOVSS X0, (G_LBMIN)(SP)(R14*1)
+	LBBASE
+	XORQ AX, AX
+
+argmin:
+	VCMPPS $0, (DX)(AX*4), Z0, K1
+	KMOVW K1, BX
+	ADDQ $16, AX
+	TESTL BX, BX
+	JEQ argmin
+	BSFL BX, BX
+	LEAQ -16(AX)(BX*1), AX
+	IMUL3Q $320, AX, SI
+	ADDQ R8, SI
+	MOVQ SI, (G_ARG)(SP)(R14*1)
+	PREFETCHT0 0(SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 128(SI)
+	PREFETCHT0 192(SI)
+	INCQ DI
+	CMPQ DI, $4
+	JNE step1
+
+	// Step 2, each group: U, the best score of the pair with the smallest
+	// bound, T = lbmin + (U-lbmin)/5, and the list of the pairs whose
+	// bound is at most T (the pair of U among them), fetched.
+	XORQ DI, DI
+
+step2:
+	GROUP
+	MOVQ (G_ARG)(SP)(R14*1), SI
+	SCORE16
+	VMOVAPS Z0, Z4
+	HMIN16(Z4)
+	VBROADCASTSS p16PosInf<>(SB), Z1
+	VUCOMISS X1, X0
+	JEQ fail // U is +Inf: leave it to the exhaustive search
+	VBROADCASTSS (G_LBMIN)(SP)(R14*1), Z25
+	VSUBPS Z25, Z0, Z1
+	VBROADCASTSS p16Fifth<>(SB), Z2
+	VMULPS Z2, Z1, Z1
+	VADDPS Z25, Z1, Z24 // T
+	VMOVSS X24, (G_T)(SP)(R14*1)
+	LBBASE
+	LISTBASE
+	BLOCKS
+	LIST(listA, BELOW_T)
+	MOVQ AX, CX
+	LISTBASE
+	SUBQ AX, CX
+	SHRQ $2, CX
+	MOVQ CX, (G_N)(SP)(R14*1)
+	MOVQ AX, DX
+	FETCH(fetchA)
+	INCQ DI
+	CMPQ DI, $4
+	JNE step2
+
+	// Step 3, each group: the first list scored; then the list of the
+	// pairs above T whose bound is not above the smallest score so far
+	// (any pair left out scores above a score seen), fetched.
+	XORQ DI, DI
+
+step3:
+	GROUP
+	VBROADCASTSS p16PosInf<>(SB), Z4
+	VPXORD Z5, Z5, Z5
+	KXORW K6, K6, K6
+	LISTBASE
+	MOVQ AX, DX
+	MOVQ (G_N)(SP)(R14*1), CX
+	SCAN(scanA)
+	HMIN16(Z4)
+	VBROADCASTSS (G_T)(SP)(R14*1), Z24
+	LBBASE
+	LISTBASE
+	BLOCKS
+	LIST(listB, ABOVE_T)
+	MOVQ AX, CX
+	LISTBASE
+	SUBQ AX, CX
+	SHRQ $2, CX
+	MOVQ CX, (G_N)(SP)(R14*1)
+	VMOVUPS Z4, (G_Z4)(SP)(R14*1)
+	VMOVDQU32 Z5, (G_Z5)(SP)(R14*1)
+	KMOVW K6, BX
+	MOVL BX, (G_TIE)(SP)(R14*1)
+	TESTQ CX, CX
+	JEQ next3
+	MOVQ AX, DX
+	FETCH(fetchB)
+
+next3:
+	INCQ DI
+	CMPQ DI, $4
+	JNE step3
+
+	// Step 4, each group: the second list scored, and the winner.
+	XORQ DI, DI
+
+step4:
+	GROUP
+	VMOVUPS (G_Z4)(SP)(R14*1), Z4
+	VMOVDQU32 (G_Z5)(SP)(R14*1), Z5
+	KMOVW (G_TIE)(SP)(R14*1), K6
+	MOVQ (G_N)(SP)(R14*1), CX
+	TESTQ CX, CX
+	JEQ winner
+	LISTBASE
+	MOVQ AX, DX
+	SCAN(scanB)
+
+winner:
+	// The smallest score wins if one lane holds it and no other
+	// candidate of that lane reached it.
+	HMIN16(Z4)
+	VCMPPS $0, Z0, Z4, K1
+	KMOVW K1, AX
+	KMOVW K6, BX
+	TESTL AX, BX
+	JNE tie
+	POPCNTL AX, BX
+	CMPL BX, $1
+	JNE tie
+	BSFL AX, AX
+	VMOVDQU32 Z5, (F_POS)(SP)
+	MOVL (F_POS)(SP)(AX*4), BX
+	IMUL3Q $320, BX, BX
+	ADDQ R8, BX
+	MOVL 256(BX)(AX*4), BX
+	JMP found
+
+tie:
+	// The reference's scan of the whole cluster (searchBlock8AVX512's).
+	MOVL (F_C)(SP)(DI*4), AX
+	MOVQ lspans+32(FP), BX
+	MOVL 0(BX)(AX*8), SI
+	MOVL 4(BX)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail
+	ADDQ lanes+24(FP), SI
+	VBROADCASTSS p16PosInf<>(SB), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
+	VMOVDQU32 p16Runs<>(SB), Z24
+	VPXORD Z25, Z25, Z25
+	VPBROADCASTD p16Two<>(SB), Z26
+
+full:
+	SCORE16
+	VCMPPS $0x11, Z4, Z0, K1 // score < best
+	VMOVDQU32 256(SI), K1, Z5
+	VMOVDQA32 Z24, K1, Z25
+	VMINPS Z0, Z4, Z4
+	VPADDD Z26, Z24, Z24
+	ADDQ $320, SI
+	DECL CX
+	JNE full
+
+	// Merge the odd runs' lanes (above) into the even runs' (below), then
+	// the reference's lane reduction: the first lane with the smallest
+	// score below +Inf.
+	VEXTRACTF32X8 $1, Z4, Y20
+	VEXTRACTI32X8 $1, Z5, Y21
+	VEXTRACTI32X8 $1, Z25, Y22
+	VCMPPS $0x11, Y4, Y20, K1 // odd < even
+	VCMPPS $0, Y4, Y20, K2    // equal
+	VPCMPD $1, Y25, Y22, K3   // odd run < even run
+	KANDB K3, K2, K2
+	KORB K2, K1, K1
+	VMOVAPS Y20, K1, Y4
+	VMOVDQA32 Y21, K1, Y5
+	VBROADCASTSS p16PosInf<>(SB), Y7
+	VCMPPS $3, Y4, Y4, Y0
+	VBLENDVPS Y0, Y7, Y4, Y4
+	VPERM2F128 $1, Y4, Y4, Y0
+	VMINPS Y0, Y4, Y0
+	VPERMILPS $0x4E, Y0, Y1
+	VMINPS Y1, Y0, Y0
+	VPERMILPS $0xB1, Y0, Y1
+	VMINPS Y1, Y0, Y0
+	VCMPPS $0, Y0, Y4, Y1
+	VCMPPS $0x11, Y7, Y4, Y2
+	VANDPS Y2, Y1, Y1
+	VMOVMSKPS Y1, AX
+	TESTL AX, AX
+	JEQ fail
+	BSFL AX, AX
+	VMOVDQU Y5, (F_POS)(SP)
+	MOVL (F_POS)(SP)(AX*4), BX
+
+found:
+	MOVL BX, 0(R11)(DI*4)
+	SHLQ $5, BX
+	PREFETCHT0 (R13)(BX*1)
+	INCQ DI
+	CMPQ DI, $4
+	JNE step4
+
+	MOVQ sums+88(FP), CX
+	TESTQ CX, CX
+	JEQ ok
+	MOVQ x+56(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+#define SUMS8(j) \
+	MOVL (4*j)(R11), AX \
+	SHLQ $5, AX \
+	VMOVUPS (R13)(AX*1), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	SUMS8(0)
+	SUMS8(1)
+	SUMS8(2)
+	SUMS8(3)
+#undef SUMS8
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+
+ok:
+	MOVQ $0, ret+96(FP)
+	VZEROUPPER
+	RET
+
+fail:
+	MOVQ $1, ret+96(FP)
+	VZEROUPPER
+	RET
