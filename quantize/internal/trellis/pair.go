@@ -16,9 +16,11 @@ type pairLayout struct {
 }
 
 // pairScanRuns is the mean cluster size, in runs, below which the AVX-512
-// scan of a whole cluster beats the pruned search for groups of 8: measured
-// on iq1_kt (128 runs: the scan 1.2x faster than pruning) and iq2_kt,
-// iq3_kt (256 runs: pruning faster).
+// scan of a whole cluster beats the AVX2 pruned search for groups of 8:
+// measured on iq1_kt (128 runs: the scan 1.2x faster than pruning) and
+// iq2_kt, iq3_kt (256 runs: pruning faster). The AVX-512 pruned search
+// (prune512.go) beats both; these decide where it is switched off or
+// reports an input out of its range.
 const pairScanRuns = 192
 
 // pairRun is the size of a pair of runs of groups of g in pairLayout.

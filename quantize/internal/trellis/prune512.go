@@ -10,13 +10,14 @@ import (
 // with a pair of runs, 16 candidates, as its unit: one 16-lane vector scores
 // a pair, and one vector of bounds covers 16 pairs. Each cluster's codewords
 // are put in k-d order with leaves of 16 (a pair is compact, so its box is
-// tight) and stored as pairs in pairLayout's format, fp16, so that a listed
-// pair is scored by the same instructions as the AVX-512 scan of a whole
-// cluster and costs five cache lines. A cluster of an odd number of runs
-// repeats its last run to fill its last pair: a copy scores the same as the
-// original in another lane, so it looks like a tie, and the search hands the
-// group to the reference's scan, only where that codeword has the smallest
-// score.
+// tight) and stored as int8, a pair in two cache lines: a scored pair is a
+// random access into megabytes of codewords, so the search is bound by
+// those lines more than by the extra conversion per coordinate (fp16 pairs,
+// four lines each, ran slower). A cluster of an odd number of runs repeats
+// its last run to fill its last pair: a copy scores the same as the
+// original in another lane, so it looks like a tie, and the search hands
+// the group to the reference's scan, only where that codeword has the
+// smallest score.
 
 // prune16MaxPairs bounds the pairs of a cluster in the AVX-512 pruned
 // layout (the search keeps their bounds and its list on its stack).
@@ -27,14 +28,20 @@ const prune16MaxPairs = 512
 // the largest at 64*k+32+2*pair.
 const prune16BoxBytes = 512
 
+// prune16PairBytes is the size of a pair in the AVX-512 pruned layout:
+// coordinate k of the candidate in lane i as int8 at 16*k+i.
+const prune16PairBytes = 128
+
 // prune16Layout is a codebook's AVX-512 pruned layout (groups of 8 only).
-// Cluster c has spans[4c+1] pairs (pairRun(8) bytes each) from pair
-// spans[4c] of pairs, and their boxes from block spans[4c+2] of boxes; the
-// last block's unused boxes repeat the last pair's. A cluster that is
-// empty or has more than prune16MaxPairs pairs has none (spans[4c+1] = 0):
-// the search then reports failure and an exhaustive one runs.
+// Cluster c has spans[4c+1] pairs (prune16PairBytes each) from pair
+// spans[4c] of pairs, the codeword in lane i of pair j at ids[16*j+i],
+// and their boxes from block spans[4c+2] of boxes; the last block's unused
+// boxes repeat the last pair's. A cluster that is empty or has more than
+// prune16MaxPairs pairs has none (spans[4c+1] = 0): the search then reports
+// failure and an exhaustive one runs.
 type prune16Layout struct {
 	pairs []byte
+	ids   []uint32
 	boxes []byte
 	spans []uint32
 }
@@ -83,8 +90,8 @@ func (cb *codebook) buildPruned16() {
 	if pairs == 0 {
 		return
 	}
-	run := pairRun(g)
-	p.pairs = make([]byte, pairs*run)
+	p.pairs = make([]byte, pairs*prune16PairBytes)
+	p.ids = make([]uint32, pairs*16)
 	p.boxes = make([]byte, blocks*prune16BoxBytes)
 	pair, block := 0, 0
 	for c, cws := range orders {
@@ -109,17 +116,16 @@ func (cb *codebook) buildPruned16() {
 			if j >= np {
 				continue
 			}
-			dst := p.pairs[(pair+j)*run:][:run]
+			dst := p.pairs[(pair+j)*prune16PairBytes:][:prune16PairBytes]
 			for lane, cw := range pr {
 				for k := 0; k < g; k++ {
 					v := cb.values[int(cw)*g+k]
-					h := formats.FP32ToFP16(v)
-					if v != float32(int8(v)) || formats.FP16ToFP32(h) != v {
+					if v != float32(int8(v)) {
 						panic("trellis: codeword value is not a small integer")
 					}
-					binary.LittleEndian.PutUint16(dst[32*k+2*lane:], h)
+					dst[16*k+lane] = byte(int8(v))
 				}
-				binary.LittleEndian.PutUint32(dst[32*g+4*lane:], uint32(cw))
+				p.ids[16*(pair+j)+lane] = uint32(cw)
 			}
 		}
 		pair += np

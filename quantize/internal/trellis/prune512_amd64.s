@@ -67,6 +67,7 @@ GLOBL p16Runs<>(SB), RODATA|NOPTR, $64
 #define G_T (F_G+164)
 #define G_TIE (F_G+168)
 #define G_BOX (F_G+176)
+#define G_IDS (F_G+184)
 #define F_LB 1280
 #define F_LIST 9472
 
@@ -141,6 +142,58 @@ GLOBL p16Runs<>(SB), RODATA|NOPTR, $64
 	VADDPS Z2, Z1, Z1 \
 	VADDPS Z1, Z0, Z0
 
+// SCORE16I8 is SCORE16 for the pair at SI in the pruned layout (int8,
+// coordinate k at 16*k): the same scores (vx broadcast in Z8..Z15, the weights in
+// Z16..Z23, Z1..Z3 scratch).
+#define SCORE16I8 \
+	VPMOVSXBD (0)(SI), Z0 \
+	VCVTDQ2PS Z0, Z0 \
+	VSUBPS Z8, Z0, Z0 \
+	VMULPS Z0, Z0, Z0 \
+	VMULPS Z16, Z0, Z0 \
+	VPMOVSXBD (64)(SI), Z1 \
+	VCVTDQ2PS Z1, Z1 \
+	VSUBPS Z12, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z20, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VPMOVSXBD (32)(SI), Z1 \
+	VCVTDQ2PS Z1, Z1 \
+	VSUBPS Z10, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z18, Z1, Z1 \
+	VPMOVSXBD (96)(SI), Z2 \
+	VCVTDQ2PS Z2, Z2 \
+	VSUBPS Z14, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z22, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VPMOVSXBD (16)(SI), Z1 \
+	VCVTDQ2PS Z1, Z1 \
+	VSUBPS Z9, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z17, Z1, Z1 \
+	VPMOVSXBD (80)(SI), Z2 \
+	VCVTDQ2PS Z2, Z2 \
+	VSUBPS Z13, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z21, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VPMOVSXBD (48)(SI), Z2 \
+	VCVTDQ2PS Z2, Z2 \
+	VSUBPS Z11, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z19, Z2, Z2 \
+	VPMOVSXBD (112)(SI), Z3 \
+	VCVTDQ2PS Z3, Z3 \
+	VSUBPS Z15, Z3, Z3 \
+	VMULPS Z3, Z3, Z3 \
+	VMULPS Z23, Z3, Z3 \
+	VADDPS Z3, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0
+
 // LIST(label, cond) writes to the list at AX the pairs of the CX blocks of
 // bounds at DX for which cond (a macro: the bounds at DX in, K1 out) holds,
 // without branches (VPCOMPRESSD into a register, then a whole store: the
@@ -177,12 +230,9 @@ label: \
 	MOVQ DX, SI \
 label: \
 	MOVL (SI), BX \
-	IMUL3Q $320, BX, BX \
+	SHLQ $7, BX \
 	PREFETCHT0 0(R8)(BX*1) \
 	PREFETCHT0 64(R8)(BX*1) \
-	PREFETCHT0 128(R8)(BX*1) \
-	PREFETCHT0 192(R8)(BX*1) \
-	PREFETCHT0 256(R8)(BX*1) \
 	ADDQ $4, SI \
 	DECQ AX \
 	JNE label
@@ -194,9 +244,10 @@ label: \
 #define SCAN(label) \
 label: \
 	MOVL (DX), BX \
-	IMUL3Q $320, BX, SI \
+	MOVQ BX, SI \
+	SHLQ $7, SI \
 	ADDQ R8, SI \
-	SCORE16 \
+	SCORE16I8 \
 	VCMPPS $0x11, Z4, Z0, K1 \
 	VCMPPS $0, Z4, Z0, K2 \
 	VPBROADCASTD BX, K1, Z5 \
@@ -260,16 +311,16 @@ label: \
 // before, so the groups' cache misses overlap rather than stall one group
 // after the other.
 //
-// func searchPruned8AVX512(pairs, boxes *byte, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
-TEXT ·searchPruned8AVX512(SB), 0, $17920-104
-	MOVQ spans+16(FP), R9
-	MOVQ x+56(FP), AX
-	MOVQ w+64(FP), R10
-	MOVQ idx+72(FP), R11
-	MOVQ values+80(FP), R13
+// func searchPruned8AVX512(pairs, boxes *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+TEXT ·searchPruned8AVX512(SB), 0, $17920-112
+	MOVQ spans+24(FP), R9
+	MOVQ x+64(FP), AX
+	MOVQ w+72(FP), R10
+	MOVQ idx+80(FP), R11
+	MOVQ values+88(FP), R13
 
 	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
-	VBROADCASTSS id+48(FP), Z0
+	VBROADCASTSS id+56(FP), Z0
 	VMULPS 0(AX), Z0, Z1
 	VMULPS 64(AX), Z0, Z2
 	VBROADCASTSS p16Abs<>(SB), Z3
@@ -295,9 +346,9 @@ TEXT ·searchPruned8AVX512(SB), 0, $17920-104
 	CMPL BX, $0xffff
 	JNE fail
 
-	MOVQ mid+40(FP), DX
+	MOVQ mid+48(FP), DX
 	VMOVUPS 0(DX), Y6
-	VBROADCASTSS id+48(FP), Y0
+	VBROADCASTSS id+56(FP), Y0
 
 #define CLUSTER8(g) \
 	VMULPS (32*g)(AX), Y0, Y1 \
@@ -326,7 +377,11 @@ setup:
 	MOVL 8(R9)(AX*1), SI // first block of boxes
 	TESTL CX, CX
 	JEQ fail
-	IMUL3Q $320, R8, R8
+	MOVQ R8, BX
+	SHLQ $6, BX
+	ADDQ ids+16(FP), BX
+	MOVQ BX, (G_IDS)(SP)(R14*1)
+	SHLQ $7, R8
 	ADDQ pairs+0(FP), R8
 	MOVQ R8, (G_BASE)(SP)(R14*1)
 	MOVQ CX, (G_P)(SP)(R14*1)
@@ -409,13 +464,11 @@ argmin:
 	JEQ argmin
 	BSFL BX, BX
 	LEAQ -16(AX)(BX*1), AX
-	IMUL3Q $320, AX, SI
-	ADDQ R8, SI
+	SHLQ $7, AX
+	LEAQ (R8)(AX*1), SI
 	MOVQ SI, (G_ARG)(SP)(R14*1)
 	PREFETCHT0 0(SI)
 	PREFETCHT0 64(SI)
-	PREFETCHT0 128(SI)
-	PREFETCHT0 192(SI)
 	INCQ DI
 	CMPQ DI, $4
 	JNE step1
@@ -428,7 +481,7 @@ argmin:
 step2:
 	GROUP
 	MOVQ (G_ARG)(SP)(R14*1), SI
-	SCORE16
+	SCORE16I8
 	VMOVAPS Z0, Z4
 	HMIN16(Z4)
 	VBROADCASTSS p16PosInf<>(SB), Z1
@@ -524,20 +577,20 @@ winner:
 	BSFL AX, AX
 	VMOVDQU32 Z5, (F_POS)(SP)
 	MOVL (F_POS)(SP)(AX*4), BX
-	IMUL3Q $320, BX, BX
-	ADDQ R8, BX
-	MOVL 256(BX)(AX*4), BX
+	SHLQ $6, BX
+	ADDQ (G_IDS)(SP)(R14*1), BX
+	MOVL (BX)(AX*4), BX
 	JMP found
 
 tie:
 	// The reference's scan of the whole cluster (searchBlock8AVX512's).
 	MOVL (F_C)(SP)(DI*4), AX
-	MOVQ lspans+32(FP), BX
+	MOVQ lspans+40(FP), BX
 	MOVL 0(BX)(AX*8), SI
 	MOVL 4(BX)(AX*8), CX
 	TESTL CX, CX
 	JEQ fail
-	ADDQ lanes+24(FP), SI
+	ADDQ lanes+32(FP), SI
 	VBROADCASTSS p16PosInf<>(SB), Z4
 	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
 	VMOVDQU32 p16Runs<>(SB), Z24
@@ -595,10 +648,10 @@ found:
 	CMPQ DI, $4
 	JNE step4
 
-	MOVQ sums+88(FP), CX
+	MOVQ sums+96(FP), CX
 	TESTQ CX, CX
 	JEQ ok
-	MOVQ x+56(FP), DX
+	MOVQ x+64(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 
@@ -619,11 +672,11 @@ found:
 	VMOVUPS Y1, 32(CX)
 
 ok:
-	MOVQ $0, ret+96(FP)
+	MOVQ $0, ret+104(FP)
 	VZEROUPPER
 	RET
 
 fail:
-	MOVQ $1, ret+96(FP)
+	MOVQ $1, ret+104(FP)
 	VZEROUPPER
 	RET

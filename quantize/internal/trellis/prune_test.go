@@ -79,8 +79,8 @@ func TestPrunedLayout(t *testing.T) {
 
 // TestPruned16Layout checks the AVX-512 pruned layout of the codebooks of
 // groups of 8: each cluster's pairs hold its codewords (each once, plus,
-// for an odd number of runs, a copy of eight of them), as fp16 at
-// 32*k+2*lane with their indices at 256+4*lane, and each pair's box holds
+// for an odd number of runs, a copy of eight of them), as int8 at
+// 16*k+lane with their indices in ids, and each pair's box holds
 // the smallest and largest value of each coordinate over the pair; the
 // last block's unused boxes repeat the last pair's.
 func TestPruned16Layout(t *testing.T) {
@@ -94,7 +94,6 @@ func TestPruned16Layout(t *testing.T) {
 		if q.spans == nil {
 			t.Fatalf("%s: no AVX-512 pruned layout", name)
 		}
-		run := pairRun(8)
 		for c, pts := range cb.inCluster {
 			first, np, block := int(q.spans[4*c]), int(q.spans[4*c+1]), int(q.spans[4*c+2])
 			if want := (len(pts)/8 + 1) / 2; np != want {
@@ -103,13 +102,14 @@ func TestPruned16Layout(t *testing.T) {
 			var got []int32
 			for j := 0; j < 16*((np+15)/16); j++ {
 				src := min(j, np-1)
-				pair := q.pairs[(first+src)*run:][:run]
+				pair := q.pairs[(first+src)*prune16PairBytes:][:prune16PairBytes]
+				ids := q.ids[16*(first+src):][:16]
 				box := q.boxes[(block+j/16)*prune16BoxBytes:][:prune16BoxBytes]
 				for k := 0; k < 8; k++ {
 					wantLo, wantHi := float32(127), float32(-127)
 					for lane := 0; lane < 16; lane++ {
-						cw := int32(binary.LittleEndian.Uint32(pair[256+4*lane:]))
-						v := formats.FP16ToFP32(binary.LittleEndian.Uint16(pair[32*k+2*lane:]))
+						cw := int32(ids[lane])
+						v := float32(int8(pair[16*k+lane]))
 						if v != cb.values[int(cw)*8+k] {
 							t.Fatalf("%s cluster %d pair %d lane %d coordinate %d: %v, want %v", name, c, src, lane, k, v, cb.values[int(cw)*8+k])
 						}
@@ -123,7 +123,7 @@ func TestPruned16Layout(t *testing.T) {
 				}
 				if j < np {
 					for lane := 0; lane < 16; lane++ {
-						got = append(got, int32(binary.LittleEndian.Uint32(pair[256+4*lane:])))
+						got = append(got, int32(ids[lane]))
 					}
 				}
 			}

@@ -101,7 +101,7 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
 	if cb.group == 8 && useBlockAVX512 && usePrunedAVX512 {
 		p, q := cb.pairs(), cb.pruned16Layout()
-		if p.spans != nil && q.spans != nil && searchPruned8AVX512(&q.pairs[0], &q.boxes[0], &q.spans[0], &p.lanes[0], &p.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
+		if p.spans != nil && q.spans != nil && searchPruned8AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], &p.lanes[0], &p.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0 {
 			return true
 		}
 		// Out of the pruned search's range: the exhaustive ones decide.

@@ -89,7 +89,7 @@ var pruneLeftPack = func() (t [256][8]uint32) {
 }()
 
 // searchPruned8AVX512 is searchBlock8AVX512 with the pruned search of each
-// group's cluster (pairs, boxes, spans: the codebook's prune16Layout; see
+// group's cluster (pairs, boxes, ids, spans: the codebook's prune16Layout; see
 // prune512.go), falling back to the reference's scan over lanes and lspans
 // (its pairLayout) where the smallest score is not unique. It returns
 // nonzero, with idx incomplete, if a scaled input is beyond 2^60 in
@@ -97,7 +97,7 @@ var pruneLeftPack = func() (t [256][8]uint32) {
 // pruned pairs, or a search finds no score below +Inf.
 //
 //go:noescape
-func searchPruned8AVX512(pairs, boxes *byte, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
+func searchPruned8AVX512(pairs, boxes *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
 
 // searchBlock4AVX512 is searchBlock4AVX2 over a pairLayout (lanes, spans),
 // two runs per vector. It also returns nonzero, with idx incomplete, if a
