@@ -29,7 +29,7 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	setWeights(sigma2Scale, x, imatrix, allWeights)
 	amaxRow := rowAbsMax(x)
 
-	var bestIdx [2 * ng]int32
+	var bestIdx [4 * ng]int32 // at +scale0, -scale0, +scale1, -scale1
 	var amaxScale, maxScale float32
 	for ibl := 0; ibl < nblock; ibl++ {
 		clear(y[56*ibl : 56*ibl+56])
@@ -45,27 +45,26 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 				continue
 			}
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
-			dp, scoreP := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
-			dm, scoreM := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
+			scale1 := scale0 - 8
+			// The four trial searches, two scales of each sign at a time.
+			dp, scoreP, dp1, scoreP1 := cb.matchAndScale2(amax/scale0, amax/scale1, xb, weight, bestIdx[:ng], bestIdx[2*ng:3*ng])
+			dm, scoreM, dm1, scoreM1 := cb.matchAndScale2(-amax/scale0, -amax/scale1, xb, weight, bestIdx[ng:2*ng], bestIdx[3*ng:])
 			idx := bestIdx[:ng]
 			if scoreP > scoreM {
 				*scale = dp
 			} else {
 				*scale, scoreP = dm, scoreM
-				idx = bestIdx[ng:]
+				idx = bestIdx[ng : 2*ng]
 			}
 			copy(allIdx[gi:gi+ng], idx)
 
-			scale0 -= 8
-			dp1, scoreP1 := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
-			dm1, scoreM1 := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
 			if scoreP1 > scoreP || scoreM1 > scoreP {
-				idx = bestIdx[:ng]
+				idx = bestIdx[2*ng : 3*ng]
 				if scoreP1 > scoreM1 {
 					*scale = dp1
 				} else {
 					*scale = dm1
-					idx = bestIdx[ng:]
+					idx = bestIdx[3*ng:]
 				}
 				copy(allIdx[gi:gi+ng], idx)
 			}

@@ -39,6 +39,11 @@ var usePrunedSearch = true
 // search; the tests turn it off to hold those to the same bytes.
 var usePrunedAVX512 = true
 
+// useFusedSearch selects, with useBlockAVX512, matchAndScale2's single pass
+// over the codewords at two scales; the tests turn it off to hold it to two
+// searches.
+var useFusedSearch = true
+
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
 // index to bestIdx. A zero d gives index 0 everywhere.
@@ -54,6 +59,27 @@ func (cb *codebook) matchAndScale(d float32, xb, weight []float32, bestIdx []int
 		return scaleFromSums(hsum8((*[8]float32)(sums[:8])), hsum8((*[8]float32)(sums[8:])))
 	}
 	return cb.findBestScale(xb, weight, bestIdx)
+}
+
+// matchAndScale2 is matchAndScale at d1 into idx1 and at d2 into idx2 for
+// scales of the same sign: one pass over the codewords (searchBlock8x2AVX512)
+// where the AVX-512 block search can run at both and each group falls in
+// the same cluster at both, else two searches.
+func (cb *codebook) matchAndScale2(d1, d2 float32, xb, weight []float32, idx1, idx2 []int32) (scale1, score1, scale2, score2 float32) {
+	if useAVX2 && useBlockSearch && useBlockAVX512 && useFusedSearch && cb.group == 8 && cb.spans != nil && d1 != 0 && d2 != 0 {
+		if p := cb.pairs(); p.spans != nil {
+			var sums1, sums2 [16]float32
+			x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
+			if searchBlock8x2AVX512(&p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, x, w, (*[blockSize / 8]int32)(idx1), (*[blockSize / 8]int32)(idx2), &cb.values[0], &sums1, &sums2) == 0 {
+				scale1, score1 = scaleFromSums(hsum8((*[8]float32)(sums1[:8])), hsum8((*[8]float32)(sums1[8:])))
+				scale2, score2 = scaleFromSums(hsum8((*[8]float32)(sums2[:8])), hsum8((*[8]float32)(sums2[8:])))
+				return scale1, score1, scale2, score2
+			}
+		}
+	}
+	scale1, score1 = cb.matchAndScale(d1, xb, weight, idx1)
+	scale2, score2 = cb.matchAndScale(d2, xb, weight, idx2)
+	return scale1, score1, scale2, score2
 }
 
 // match is findBestMatch. When it runs the block search in assembly and

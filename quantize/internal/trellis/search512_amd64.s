@@ -437,3 +437,245 @@ fail8:
 	MOVQ $1, ret+72(FP)
 	VZEROUPPER
 	RET
+
+// TERM2(off, k, xa, xb, ta, tb) is coordinate k's term of both scores of
+// searchBlock8x2AVX512 (codewords at SI+off, vx of the two scales in xa
+// and xb, the weight broadcast from the group's at R10+R12): the
+// codeword's values are converted once for both.
+#define TERM2(off, k, xa, xb, ta, tb) \
+	VCVTPH2PS off(SI), Z30 \
+	VSUBPS xa, Z30, ta \
+	VMULPS ta, ta, ta \
+	VMULPS.BCST (4*k)(R10)(R12*1), ta, ta \
+	VSUBPS xb, Z30, tb \
+	VMULPS tb, tb, tb \
+	VMULPS.BCST (4*k)(R10)(R12*1), tb, tb
+
+// MERGE2(best, idx, pair) merges the odd runs' lanes (above) of a scale's
+// state into the even runs' (below) as searchBlock8AVX512 does, comparing
+// pairs (an odd run of pair q is before an even run of pair p exactly when
+// q < p), and leaves the result in Y4, Y5.
+#define MERGE2(best, idx, pair) \
+	VEXTRACTF32X8 $1, best, Y20 \
+	VEXTRACTI32X8 $1, idx, Y21 \
+	VEXTRACTI32X8 $1, pair, Y22 \
+	VMOVAPS best, Z4 \
+	VMOVDQA32 idx, Z5 \
+	VMOVDQA32 pair, Z23 \
+	VCMPPS $0x11, Y4, Y20, K1 \
+	VCMPPS $0, Y4, Y20, K2 \
+	VPCMPD $1, Y23, Y22, K3 \
+	KANDB K3, K2, K2 \
+	KORB K2, K1, K1 \
+	VMOVAPS Y20, K1, Y4 \
+	VMOVDQA32 Y21, K1, Y5
+
+// searchBlock8x2AVX512 is two calls of searchBlock8AVX512 for the same
+// block at two scales of the same sign (inverse scales id1, id2, results
+// in idx1, sums1 and idx2, sums2) in one pass over the codewords, where
+// every group falls in the same cluster at both scales: each codeword is
+// read and converted once and scored twice. It returns 2, doing nothing,
+// where a group's clusters differ, and 1, with the results incomplete,
+// where searchBlock8AVX512 would fail at either scale.
+//
+// Frame: 0(SP) vx at id1, 128(SP) vx at id2 (32 float32 each), 256(SP)
+// the clusters (4 int32), 272(SP) the clusters at id2.
+//
+// func searchBlock8x2AVX512(lanes *byte, spans *uint32, mid *[8]float32, id1, id2 float32, x, w *[32]float32, idx1, idx2 *[4]int32, values *float32, sums1, sums2 *[16]float32) int
+TEXT ·searchBlock8x2AVX512(SB), NOSPLIT, $320-96
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ x+32(FP), AX
+	MOVQ w+40(FP), R10
+
+	// The range check at both scales: |id*x| <= 2^60 and 0 <= w < +Inf.
+	VBROADCASTSS s4Abs<>(SB), Z3
+	VBROADCASTSS s4Big<>(SB), Z6
+	VBROADCASTSS id1+24(FP), Z0
+	VMULPS 0(AX), Z0, Z1
+	VMULPS 64(AX), Z0, Z2
+	VANDPS Z3, Z1, Z1
+	VANDPS Z3, Z2, Z2
+	VCMPPS $0x12, Z6, Z1, K1
+	VCMPPS $0x12, Z6, Z2, K2
+	KANDW K2, K1, K1
+	VBROADCASTSS id2+28(FP), Z0
+	VMULPS 0(AX), Z0, Z1
+	VMULPS 64(AX), Z0, Z2
+	VANDPS Z3, Z1, Z1
+	VANDPS Z3, Z2, Z2
+	VCMPPS $0x12, Z6, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x12, Z6, Z2, K2
+	KANDW K2, K1, K1
+	VMOVUPS 0(R10), Z1
+	VMOVUPS 64(R10), Z2
+	VXORPS Z3, Z3, Z3
+	VCMPPS $0x1D, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x1D, Z3, Z2, K2
+	KANDW K2, K1, K1
+	VBROADCASTSS s4PosInf<>(SB), Z3
+	VCMPPS $0x11, Z3, Z1, K2
+	KANDW K2, K1, K1
+	VCMPPS $0x11, Z3, Z2, K2
+	KANDW K2, K1, K1
+	KMOVW K1, BX
+	CMPL BX, $0xffff
+	JNE fail2
+
+	MOVQ mid+16(FP), DX
+	VMOVUPS 0(DX), Y6
+	VBROADCASTSS id1+24(FP), Y0
+	VBROADCASTSS id2+28(FP), Y7
+
+#define CLUSTER8X2(g) \
+	VMULPS (32*g)(AX), Y0, Y1 \
+	VMOVUPS Y1, (32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, BX \
+	MOVL BX, (256+4*g)(SP) \
+	VMULPS (32*g)(AX), Y7, Y1 \
+	VMOVUPS Y1, (128+32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, CX \
+	CMPL BX, CX \
+	JNE other2
+
+	CLUSTER8X2(0)
+	CLUSTER8X2(1)
+	CLUSTER8X2(2)
+	CLUSTER8X2(3)
+#undef CLUSTER8X2
+
+	XORQ DI, DI // group
+	XORQ R12, R12 // 32*group
+
+group2:
+	MOVL 256(SP)(DI*4), AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail2
+	ADDQ R8, SI
+	VBROADCASTSS 0(SP)(R12*1), Z8
+	VBROADCASTSS 4(SP)(R12*1), Z9
+	VBROADCASTSS 8(SP)(R12*1), Z10
+	VBROADCASTSS 12(SP)(R12*1), Z11
+	VBROADCASTSS 16(SP)(R12*1), Z12
+	VBROADCASTSS 20(SP)(R12*1), Z13
+	VBROADCASTSS 24(SP)(R12*1), Z14
+	VBROADCASTSS 28(SP)(R12*1), Z15
+	VBROADCASTSS 128(SP)(R12*1), Z16
+	VBROADCASTSS 132(SP)(R12*1), Z17
+	VBROADCASTSS 136(SP)(R12*1), Z18
+	VBROADCASTSS 140(SP)(R12*1), Z19
+	VBROADCASTSS 144(SP)(R12*1), Z20
+	VBROADCASTSS 148(SP)(R12*1), Z21
+	VBROADCASTSS 152(SP)(R12*1), Z22
+	VBROADCASTSS 156(SP)(R12*1), Z23
+	VBROADCASTSS s4PosInf<>(SB), Z24
+	VMOVAPS Z24, Z27
+	VPTERNLOGD $0xff, Z25, Z25, Z25 // indices: -1
+	VMOVDQA32 Z25, Z28
+	VPXORD Z26, Z26, Z26 // pairs
+	VPXORD Z29, Z29, Z29
+	XORQ BX, BX // pair
+	PCALIGN $64
+
+scan2:
+	TERM2(0, 0, Z8, Z16, Z0, Z4)
+	TERM2(128, 4, Z12, Z20, Z1, Z5)
+	VADDPS Z1, Z0, Z0
+	VADDPS Z5, Z4, Z4
+	TERM2(64, 2, Z10, Z18, Z1, Z5)
+	TERM2(192, 6, Z14, Z22, Z2, Z6)
+	VADDPS Z2, Z1, Z1
+	VADDPS Z6, Z5, Z5
+	VADDPS Z1, Z0, Z0
+	VADDPS Z5, Z4, Z4
+	TERM2(32, 1, Z9, Z17, Z1, Z5)
+	TERM2(160, 5, Z13, Z21, Z2, Z6)
+	VADDPS Z2, Z1, Z1
+	VADDPS Z6, Z5, Z5
+	TERM2(96, 3, Z11, Z19, Z2, Z6)
+	TERM2(224, 7, Z15, Z23, Z3, Z7)
+	VADDPS Z3, Z2, Z2
+	VADDPS Z7, Z6, Z6
+	VADDPS Z2, Z1, Z1
+	VADDPS Z6, Z5, Z5
+	VADDPS Z1, Z0, Z0
+	VADDPS Z5, Z4, Z4
+	VCMPPS $0x11, Z24, Z0, K1 // score < best
+	VMOVDQU32 256(SI), K1, Z25
+	VPBROADCASTD BX, K1, Z26
+	VMINPS Z0, Z24, Z24
+	VCMPPS $0x11, Z27, Z4, K2
+	VMOVDQU32 256(SI), K2, Z28
+	VPBROADCASTD BX, K2, Z29
+	VMINPS Z4, Z27, Z27
+	INCL BX
+	ADDQ $320, SI
+	DECL CX
+	JNE scan2
+
+	MOVQ idx1+48(FP), R11
+	MERGE2(Z24, Z25, Z26)
+	VBROADCASTSS s4PosInf<>(SB), Y7
+	REDUCE4(fail2)
+	MOVL BX, 0(R11)(DI*4)
+	MOVQ idx2+56(FP), R11
+	MERGE2(Z27, Z28, Z29)
+	VBROADCASTSS s4PosInf<>(SB), Y7
+	REDUCE4(fail2)
+	MOVL BX, 0(R11)(DI*4)
+	ADDQ $32, R12
+	INCQ DI
+	CMPQ DI, $4
+	JNE group2
+
+	MOVQ values+64(FP), R13
+	MOVQ x+32(FP), DX
+
+#define SUMS8X2(j) \
+	MOVL (4*j)(R11), AX \
+	SHLQ $5, AX \
+	VMOVUPS (R13)(AX*1), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	MOVQ sums1+72(FP), CX
+	MOVQ idx1+48(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	SUMS8X2(0)
+	SUMS8X2(1)
+	SUMS8X2(2)
+	SUMS8X2(3)
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+	MOVQ sums2+80(FP), CX
+	MOVQ idx2+56(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	SUMS8X2(0)
+	SUMS8X2(1)
+	SUMS8X2(2)
+	SUMS8X2(3)
+#undef SUMS8X2
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+	MOVQ $0, ret+88(FP)
+	VZEROUPPER
+	RET
+
+fail2:
+	MOVQ $1, ret+88(FP)
+	VZEROUPPER
+	RET
+
+other2:
+	MOVQ $2, ret+88(FP)
+	VZEROUPPER
+	RET

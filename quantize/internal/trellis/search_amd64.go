@@ -114,6 +114,15 @@ func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float3
 //go:noescape
 func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
 
+// searchBlock8x2AVX512 is searchBlock8AVX512 at two inverse scales id1,
+// id2 of the same sign (results in idx1, sums1 and idx2, sums2, neither
+// sums nil) in one pass over the codewords. It returns 2, doing nothing,
+// where a group falls in different clusters at the two scales, and 1, with
+// the results incomplete, where searchBlock8AVX512 would fail at either.
+//
+//go:noescape
+func searchBlock8x2AVX512(lanes *byte, spans *uint32, mid *[8]float32, id1, id2 float32, x, w *[32]float32, idx1, idx2 *[4]int32, values *float32, sums1, sums2 *[16]float32) int
+
 // sumSquaresAVX2 is setWeights' Σx² over x[:n], n > 0, in index order with
 // fused multiply-adds.
 //

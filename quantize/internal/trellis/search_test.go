@@ -393,3 +393,72 @@ func TestSearchBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchAndScale2 holds matchAndScale2's single pass at two scales
+// (searchBlock8x2AVX512) to two matchAndScale calls, bit for bit, on the
+// inputs of TestSearchBlock's kinds at pairs of scales of either sign: 10 %
+// apart as iq1_kt's trials are (where a coordinate near a cluster's
+// midpoint puts a group in two clusters, and the pass declines), equal,
+// and far apart.
+func TestMatchAndScale2(t *testing.T) {
+	if len(asmLevels) < 6 {
+		t.Skip("no AVX-512 searches on this CPU")
+	}
+	defer setAsmLevel(asmLevels[len(asmLevels)-1])
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range []struct {
+		name string
+		book func() *codebook
+	}{{"iq1_kt", iq1ktBook}, {"iq2_kt", iq2ktBook}} {
+		if testing.Short() && tc.name != "iq1_kt" {
+			continue
+		}
+		cb := tc.book()
+		fused := 0
+		for trial := 0; trial < 4000; trial++ {
+			xb, w := make([]float32, blockSize), make([]float32, blockSize)
+			for i := range xb {
+				xb[i] = float32(r.NormFloat64())
+				w[i] = float32(r.ExpFloat64())
+				if r.IntN(8) == 0 {
+					w[i] = [...]float32{0, 1e-30, 1e-4}[r.IntN(3)]
+				}
+			}
+			d1 := float32(r.NormFloat64()) / 60
+			d2 := d1 * [...]float32{124.0 / 116, 1, 3}[r.IntN(3)]
+			switch trial % 6 {
+			case 1: // integers at scale 1, integer weights: exact ties
+				d1, d2 = 1, 1
+				for i := range xb {
+					xb[i] = float32(r.IntN(81) - 40)
+					w[i] = float32(1 + r.IntN(2))
+				}
+			case 2: // a group of zero weights
+				g := 8 * r.IntN(4)
+				clear(w[g : g+8])
+			case 3: // a negative weight: out of the search's range
+				w[r.IntN(blockSize)] = -1
+			case 4: // near 2^60 after scaling
+				d1, d2 = 1, 2
+				xb[r.IntN(blockSize)] = 0x1p60
+			}
+			var want1, want2, got1, got2 [blockSize / 8]int32
+			setAsmLevel(4)
+			ws1, we1 := cb.matchAndScale(d1, xb, w, want1[:])
+			ws2, we2 := cb.matchAndScale(d2, xb, w, want2[:])
+			setAsmLevel(5)
+			gs1, ge1, gs2, ge2 := cb.matchAndScale2(d1, d2, xb, w, got1[:], got2[:])
+			if got1 != want1 || got2 != want2 || math.Float32bits(gs1) != math.Float32bits(ws1) || math.Float32bits(ge1) != math.Float32bits(we1) ||
+				math.Float32bits(gs2) != math.Float32bits(ws2) || math.Float32bits(ge2) != math.Float32bits(we2) {
+				t.Fatalf("%s trial %d (d %v, %v): one pass %v %v (scales %v %v, scores %v %v), two searches %v %v (%v %v, %v %v)",
+					tc.name, trial, d1, d2, got1, got2, gs1, gs2, ge1, ge2, want1, want2, ws1, ws2, we1, we2)
+			}
+			if p := cb.pairs(); d1 != 0 && d2 != 0 && searchBlock8x2AVX512(&p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, (*[blockSize]float32)(xb), (*[blockSize]float32)(w), &got1, &got2, &cb.values[0], new([16]float32), new([16]float32)) == 0 {
+				fused++
+			}
+		}
+		if fused < 1000 {
+			t.Errorf("%s: the single pass ran for %d of 4000 trials", tc.name, fused)
+		}
+	}
+}
