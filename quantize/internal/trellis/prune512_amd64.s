@@ -2,12 +2,14 @@
 
 #include "textflag.h"
 
-// The AVX-512 pruned block search (see prune512.go), group after group:
-// the bounds of all pairs of the cluster (16 per vector), the best score U
-// of the pair with the smallest bound lbmin, the pairs whose bound is at
-// most T = lbmin + (U-lbmin)/5 scored, then those above T whose bound is
-// not above the smallest score so far, and the reference's scan of the
-// whole cluster where the smallest score is not reached exactly once.
+// The AVX-512 pruned block search (see prune512.go). Per group: the bounds
+// of all pairs of the cluster (16 per vector), the best score U of the pair
+// with the smallest bound lbmin, the pairs whose bound is at most
+// T = lbmin + (U-lbmin)/5 scored (a list that holds at least the pair of
+// U, as T >= lbmin), then those above T whose bound is not above the
+// smallest score so far, and the reference's scan of the whole cluster
+// where the smallest score is not reached exactly once. The four groups
+// take each step in turn.
 
 DATA p16PosInf<>+0(SB)/4, $0x7f800000
 GLOBL p16PosInf<>(SB), RODATA|NOPTR, $4
@@ -143,8 +145,7 @@ GLOBL p16Runs<>(SB), RODATA|NOPTR, $64
 	VADDPS Z1, Z0, Z0
 
 // SCORE16I8 is SCORE16 for the pair at SI in the pruned layout (int8,
-// coordinate k at 16*k): the same scores (vx broadcast in Z8..Z15, the weights in
-// Z16..Z23, Z1..Z3 scratch).
+// coordinate k at 16*k, exact in float32): the same scores.
 #define SCORE16I8 \
 	VPMOVSXBD (0)(SI), Z0 \
 	VCVTDQ2PS Z0, Z0 \
