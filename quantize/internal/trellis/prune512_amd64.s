@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "search512_amd64.h"
 
 // The AVX-512 pruned block search (see prune512.go). Per group: the bounds
 // of all pairs of the cluster (16 per vector), the best score U of the pair
@@ -11,19 +12,10 @@
 // where the smallest score is not reached exactly once. The four groups
 // take each step in turn.
 
-DATA p16PosInf<>+0(SB)/4, $0x7f800000
-GLOBL p16PosInf<>(SB), RODATA|NOPTR, $4
-DATA p16Abs<>+0(SB)/4, $0x7fffffff
-GLOBL p16Abs<>(SB), RODATA|NOPTR, $4
-// Scaled inputs beyond 2^60 in magnitude leave the pruned search: below
-// that, no difference, square or weighted square is NaN, so every score
-// and bound is in [0, +Inf] and the bounds argument holds.
-DATA p16Big<>+0(SB)/4, $0x5d800000
-GLOBL p16Big<>(SB), RODATA|NOPTR, $4
+// Below the range check's 2^60, every score and bound is in [0, +Inf], so
+// the bounds argument holds.
 DATA p16Fifth<>+0(SB)/4, $0x3e4ccccd // 0.2
 GLOBL p16Fifth<>(SB), RODATA|NOPTR, $4
-DATA p16Two<>+0(SB)/4, $2
-GLOBL p16Two<>(SB), RODATA|NOPTR, $4
 DATA p16Sixteen<>+0(SB)/4, $16
 GLOBL p16Sixteen<>(SB), RODATA|NOPTR, $4
 // 0..15: the pairs of a block of bounds.
@@ -36,17 +28,6 @@ DATA p16Iota<>+40(SB)/8, $0x0000000b0000000a
 DATA p16Iota<>+48(SB)/8, $0x0000000d0000000c
 DATA p16Iota<>+56(SB)/8, $0x0000000f0000000e
 GLOBL p16Iota<>(SB), RODATA|NOPTR, $64
-// The run of each lane in the first pair of the reference's scan: 0 below,
-// 1 above.
-DATA p16Runs<>+0(SB)/8, $0
-DATA p16Runs<>+8(SB)/8, $0
-DATA p16Runs<>+16(SB)/8, $0
-DATA p16Runs<>+24(SB)/8, $0
-DATA p16Runs<>+32(SB)/8, $0x0000000100000001
-DATA p16Runs<>+40(SB)/8, $0x0000000100000001
-DATA p16Runs<>+48(SB)/8, $0x0000000100000001
-DATA p16Runs<>+56(SB)/8, $0x0000000100000001
-GLOBL p16Runs<>(SB), RODATA|NOPTR, $64
 
 // The frame: 0 vx (32 float32), 128 the clusters (4 int32), 192 the lanes'
 // pairs (16 int32); per group g, at 256+256*g its state between the steps:
@@ -100,100 +81,12 @@ GLOBL p16Runs<>(SB), RODATA|NOPTR, $64
 	VMULPS dst, dst, dst \
 	VMULPS wr, dst, dst
 
-// SCORE16 is the score of the 16 candidates of the pair at SI in Z0, as
-// searchBlock8AVX512 computes it (vx broadcast in Z8..Z15, the weights in
-// Z16..Z23, Z1..Z3 scratch).
-#define SCORE16 \
-	VCVTPH2PS 0(SI), Z0 \
-	VSUBPS Z8, Z0, Z0 \
-	VMULPS Z0, Z0, Z0 \
-	VMULPS Z16, Z0, Z0 \
-	VCVTPH2PS 128(SI), Z1 \
-	VSUBPS Z12, Z1, Z1 \
-	VMULPS Z1, Z1, Z1 \
-	VMULPS Z20, Z1, Z1 \
-	VADDPS Z1, Z0, Z0 \
-	VCVTPH2PS 64(SI), Z1 \
-	VSUBPS Z10, Z1, Z1 \
-	VMULPS Z1, Z1, Z1 \
-	VMULPS Z18, Z1, Z1 \
-	VCVTPH2PS 192(SI), Z2 \
-	VSUBPS Z14, Z2, Z2 \
-	VMULPS Z2, Z2, Z2 \
-	VMULPS Z22, Z2, Z2 \
-	VADDPS Z2, Z1, Z1 \
-	VADDPS Z1, Z0, Z0 \
-	VCVTPH2PS 32(SI), Z1 \
-	VSUBPS Z9, Z1, Z1 \
-	VMULPS Z1, Z1, Z1 \
-	VMULPS Z17, Z1, Z1 \
-	VCVTPH2PS 160(SI), Z2 \
-	VSUBPS Z13, Z2, Z2 \
-	VMULPS Z2, Z2, Z2 \
-	VMULPS Z21, Z2, Z2 \
-	VADDPS Z2, Z1, Z1 \
-	VCVTPH2PS 96(SI), Z2 \
-	VSUBPS Z11, Z2, Z2 \
-	VMULPS Z2, Z2, Z2 \
-	VMULPS Z19, Z2, Z2 \
-	VCVTPH2PS 224(SI), Z3 \
-	VSUBPS Z15, Z3, Z3 \
-	VMULPS Z3, Z3, Z3 \
-	VMULPS Z23, Z3, Z3 \
-	VADDPS Z3, Z2, Z2 \
-	VADDPS Z2, Z1, Z1 \
-	VADDPS Z1, Z0, Z0
-
 // SCORE16I8 is SCORE16 for the pair at SI in the pruned layout (int8,
 // coordinate k at 16*k, exact in float32): the same scores.
-#define SCORE16I8 \
-	VPMOVSXBD (0)(SI), Z0 \
-	VCVTDQ2PS Z0, Z0 \
-	VSUBPS Z8, Z0, Z0 \
-	VMULPS Z0, Z0, Z0 \
-	VMULPS Z16, Z0, Z0 \
-	VPMOVSXBD (64)(SI), Z1 \
-	VCVTDQ2PS Z1, Z1 \
-	VSUBPS Z12, Z1, Z1 \
-	VMULPS Z1, Z1, Z1 \
-	VMULPS Z20, Z1, Z1 \
-	VADDPS Z1, Z0, Z0 \
-	VPMOVSXBD (32)(SI), Z1 \
-	VCVTDQ2PS Z1, Z1 \
-	VSUBPS Z10, Z1, Z1 \
-	VMULPS Z1, Z1, Z1 \
-	VMULPS Z18, Z1, Z1 \
-	VPMOVSXBD (96)(SI), Z2 \
-	VCVTDQ2PS Z2, Z2 \
-	VSUBPS Z14, Z2, Z2 \
-	VMULPS Z2, Z2, Z2 \
-	VMULPS Z22, Z2, Z2 \
-	VADDPS Z2, Z1, Z1 \
-	VADDPS Z1, Z0, Z0 \
-	VPMOVSXBD (16)(SI), Z1 \
-	VCVTDQ2PS Z1, Z1 \
-	VSUBPS Z9, Z1, Z1 \
-	VMULPS Z1, Z1, Z1 \
-	VMULPS Z17, Z1, Z1 \
-	VPMOVSXBD (80)(SI), Z2 \
-	VCVTDQ2PS Z2, Z2 \
-	VSUBPS Z13, Z2, Z2 \
-	VMULPS Z2, Z2, Z2 \
-	VMULPS Z21, Z2, Z2 \
-	VADDPS Z2, Z1, Z1 \
-	VPMOVSXBD (48)(SI), Z2 \
-	VCVTDQ2PS Z2, Z2 \
-	VSUBPS Z11, Z2, Z2 \
-	VMULPS Z2, Z2, Z2 \
-	VMULPS Z19, Z2, Z2 \
-	VPMOVSXBD (112)(SI), Z3 \
-	VCVTDQ2PS Z3, Z3 \
-	VSUBPS Z15, Z3, Z3 \
-	VMULPS Z3, Z3, Z3 \
-	VMULPS Z23, Z3, Z3 \
-	VADDPS Z3, Z2, Z2 \
-	VADDPS Z2, Z1, Z1 \
-	VADDPS Z1, Z0, Z0
+#define I8_COORD(k, z) \
+	VPMOVSXBD (16*k)(SI), z \
+	VCVTDQ2PS z, z
+#define SCORE16I8 SCORE16_FROM(I8_COORD)
 
 // LIST(label, cond) writes to the list at AX the pairs of the CX blocks of
 // bounds at DX for which cond (a macro: the bounds at DX in, K1 out) holds,
@@ -267,22 +160,7 @@ label: \
 	MOVQ DI, R14 \
 	SHLQ $8, R14 \
 	MOVQ (G_BASE)(SP)(R14*1), R8 \
-	VBROADCASTSS (F_VX+0)(SP)(R12*1), Z8 \
-	VBROADCASTSS (F_VX+4)(SP)(R12*1), Z9 \
-	VBROADCASTSS (F_VX+8)(SP)(R12*1), Z10 \
-	VBROADCASTSS (F_VX+12)(SP)(R12*1), Z11 \
-	VBROADCASTSS (F_VX+16)(SP)(R12*1), Z12 \
-	VBROADCASTSS (F_VX+20)(SP)(R12*1), Z13 \
-	VBROADCASTSS (F_VX+24)(SP)(R12*1), Z14 \
-	VBROADCASTSS (F_VX+28)(SP)(R12*1), Z15 \
-	VBROADCASTSS 0(R10)(R12*1), Z16 \
-	VBROADCASTSS 4(R10)(R12*1), Z17 \
-	VBROADCASTSS 8(R10)(R12*1), Z18 \
-	VBROADCASTSS 12(R10)(R12*1), Z19 \
-	VBROADCASTSS 16(R10)(R12*1), Z20 \
-	VBROADCASTSS 20(R10)(R12*1), Z21 \
-	VBROADCASTSS 24(R10)(R12*1), Z22 \
-	VBROADCASTSS 28(R10)(R12*1), Z23
+	GROUP_VXW(F_VX)
 
 // LBBASE sets DX to the group's bounds, LISTBASE AX to its list.
 #define LBBASE \
@@ -321,48 +199,17 @@ TEXT ·searchPruned8AVX512(SB), 0, $17920-112
 	MOVQ values+88(FP), R13
 
 	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
-	VBROADCASTSS id+56(FP), Z0
-	VMULPS 0(AX), Z0, Z1
-	VMULPS 64(AX), Z0, Z2
-	VBROADCASTSS p16Abs<>(SB), Z3
-	VANDPS Z3, Z1, Z1
-	VANDPS Z3, Z2, Z2
-	VBROADCASTSS p16Big<>(SB), Z3
-	VCMPPS $0x12, Z3, Z1, K1
-	VCMPPS $0x12, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VMOVUPS 0(R10), Z1
-	VMOVUPS 64(R10), Z2
-	VXORPS Z3, Z3, Z3
-	VCMPPS $0x1D, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x1D, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VBROADCASTSS p16PosInf<>(SB), Z3
-	VCMPPS $0x11, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x11, Z3, Z2, K2
-	KANDW K2, K1, K1
-	KMOVW K1, BX
-	CMPL BX, $0xffff
-	JNE fail
+	RANGE_X(id+56(FP), K1)
+	RANGE_W(fail)
 
 	MOVQ mid+48(FP), DX
 	VMOVUPS 0(DX), Y6
 	VBROADCASTSS id+56(FP), Y0
 
-#define CLUSTER8(g) \
-	VMULPS (32*g)(AX), Y0, Y1 \
-	VMOVUPS Y1, (F_VX+32*g)(SP) \
-	VCMPPS $0x1E, Y6, Y1, Y2 \
-	VMOVMSKPS Y2, BX \
-	MOVL BX, (F_C+4*g)(SP)
-
-	CLUSTER8(0)
-	CLUSTER8(1)
-	CLUSTER8(2)
-	CLUSTER8(3)
-#undef CLUSTER8
+	CLUSTER8(0, F_VX, F_C)
+	CLUSTER8(1, F_VX, F_C)
+	CLUSTER8(2, F_VX, F_C)
+	CLUSTER8(3, F_VX, F_C)
 
 	// Step 0, each group: its cluster's pairs and boxes, and a fetch of
 	// the boxes' first block.
@@ -419,7 +266,7 @@ step1:
 	BLOCKS
 	LBBASE
 	VXORPS Z6, Z6, Z6
-	VBROADCASTSS p16PosInf<>(SB), Z4
+	VBROADCASTSS s4PosInf<>(SB), Z4
 
 bounds:
 	BOX16(0, Z8, Z16, Z0, Z1)
@@ -452,12 +299,12 @@ bounds:
 	MOVL $-1, BX
 	SHLL CX, BX
 	KMOVW BX, K1
-	VBROADCASTSS p16PosInf<>(SB), Z1
+	VBROADCASTSS s4PosInf<>(SB), Z1
 	VMOVUPS Z1, K1, -64(DX)
 
 lbmin:
 	HMIN16(Z4)
-	VBROADCASTSS p16PosInf<>(SB), Z1
+	VBROADCASTSS s4PosInf<>(SB), Z1
 	VUCOMISS X1, X0
 	JEQ fail // every bound +Inf: so is every score
 	VMOVSS X0, (G_LBMIN)(SP)(R14*1)
@@ -492,7 +339,7 @@ step2:
 	SCORE16I8
 	VMOVAPS Z0, Z4
 	HMIN16(Z4)
-	VBROADCASTSS p16PosInf<>(SB), Z1
+	VBROADCASTSS s4PosInf<>(SB), Z1
 	VUCOMISS X1, X0
 	JEQ fail // U is +Inf: leave it to the exhaustive search
 	VBROADCASTSS (G_LBMIN)(SP)(R14*1), Z25
@@ -523,7 +370,7 @@ step2:
 
 step3:
 	GROUP
-	VBROADCASTSS p16PosInf<>(SB), Z4
+	VBROADCASTSS s4PosInf<>(SB), Z4
 	VPXORD Z5, Z5, Z5
 	KXORW K6, K6, K6
 	LISTBASE
@@ -599,54 +446,7 @@ tie:
 	TESTL CX, CX
 	JEQ fail
 	ADDQ lanes+32(FP), SI
-	VBROADCASTSS p16PosInf<>(SB), Z4
-	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
-	VMOVDQU32 p16Runs<>(SB), Z24
-	VPXORD Z25, Z25, Z25
-	VPBROADCASTD p16Two<>(SB), Z26
-
-full:
-	SCORE16
-	VCMPPS $0x11, Z4, Z0, K1 // score < best
-	VMOVDQU32 256(SI), K1, Z5
-	VMOVDQA32 Z24, K1, Z25
-	VMINPS Z0, Z4, Z4
-	VPADDD Z26, Z24, Z24
-	ADDQ $320, SI
-	DECL CX
-	JNE full
-
-	// Merge the odd runs' lanes (above) into the even runs' (below), then
-	// the reference's lane reduction: the first lane with the smallest
-	// score below +Inf.
-	VEXTRACTF32X8 $1, Z4, Y20
-	VEXTRACTI32X8 $1, Z5, Y21
-	VEXTRACTI32X8 $1, Z25, Y22
-	VCMPPS $0x11, Y4, Y20, K1 // odd < even
-	VCMPPS $0, Y4, Y20, K2    // equal
-	VPCMPD $1, Y25, Y22, K3   // odd run < even run
-	KANDB K3, K2, K2
-	KORB K2, K1, K1
-	VMOVAPS Y20, K1, Y4
-	VMOVDQA32 Y21, K1, Y5
-	VBROADCASTSS p16PosInf<>(SB), Y7
-	VCMPPS $3, Y4, Y4, Y0
-	VBLENDVPS Y0, Y7, Y4, Y4
-	VPERM2F128 $1, Y4, Y4, Y0
-	VMINPS Y0, Y4, Y0
-	VPERMILPS $0x4E, Y0, Y1
-	VMINPS Y1, Y0, Y0
-	VPERMILPS $0xB1, Y0, Y1
-	VMINPS Y1, Y0, Y0
-	VCMPPS $0, Y0, Y4, Y1
-	VCMPPS $0x11, Y7, Y4, Y2
-	VANDPS Y2, Y1, Y1
-	VMOVMSKPS Y1, AX
-	TESTL AX, AX
-	JEQ fail
-	BSFL AX, AX
-	VMOVDQU Y5, (F_POS)(SP)
-	MOVL (F_POS)(SP)(AX*4), BX
+	SCAN_PAIRS(full, fail)
 
 found:
 	MOVL BX, 0(R11)(DI*4)
@@ -660,24 +460,7 @@ found:
 	TESTQ CX, CX
 	JEQ ok
 	MOVQ x+64(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-#define SUMS8(j) \
-	MOVL (4*j)(R11), AX \
-	SHLQ $5, AX \
-	VMOVUPS (R13)(AX*1), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	SUMS8(0)
-	SUMS8(1)
-	SUMS8(2)
-	SUMS8(3)
-#undef SUMS8
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS8
 
 ok:
 	MOVQ $0, ret+104(FP)

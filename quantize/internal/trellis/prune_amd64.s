@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "reduce_amd64.h"
 #include "go_asm.h"
 
 // The pruned block search (see prune.go): per group, the bounds of all the
@@ -62,27 +63,6 @@ GLOBL pruneLanes<>(SB), RODATA|NOPTR, $32
 	VPERMILPS $0xB1, Y0, Y1 \
 	VMINPS Y1, Y0, Y0
 
-// REDUCE is search_amd64.s's: the winner of the reference's lanes (best in
-// Y4, indices in Y5, +Inf in Y7) in BX, or a jump to fail.
-#define REDUCE(fail) \
-	VCMPPS $3, Y4, Y4, Y0 \
-	VBLENDVPS Y0, Y7, Y4, Y4 \
-	VPERM2F128 $1, Y4, Y4, Y0 \
-	VMINPS Y0, Y4, Y0 \
-	VPERMILPS $0x4E, Y0, Y1 \
-	VMINPS Y1, Y0, Y0 \
-	VPERMILPS $0xB1, Y0, Y1 \
-	VMINPS Y1, Y0, Y0 \
-	VCMPPS $0, Y0, Y4, Y1 \
-	VCMPPS $0x11, Y7, Y4, Y2 \
-	VANDPS Y2, Y1, Y1 \
-	VMOVMSKPS Y1, AX \
-	TESTL AX, AX \
-	JEQ fail \
-	BSFL AX, AX \
-	VMOVD AX, X2 \
-	VPERMD Y5, Y2, Y2 \
-	VMOVD X2, BX
 
 // The frame of searchPruned8AVX2. Per group g (R12 = 256*g):
 //   0+R12      the group's weights, broadcast (8 x 32 bytes)

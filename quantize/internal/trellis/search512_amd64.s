@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "search512_amd64.h"
 
 // The AVX-512 block search for groups of 4 (see pair.go): searchBlock4AVX2
 // with two runs per 16-lane vector. Lanes 0..7 see the even runs of a
@@ -10,51 +11,12 @@
 // range check) that is each reference lane's first strict minimum over all
 // its runs, and the reference's lane reduction follows.
 
-DATA s4PosInf<>+0(SB)/4, $0x7f800000
-GLOBL s4PosInf<>(SB), RODATA|NOPTR, $4
-DATA s4Abs<>+0(SB)/4, $0x7fffffff
-GLOBL s4Abs<>(SB), RODATA|NOPTR, $4
-DATA s4Big<>+0(SB)/4, $0x5d800000 // 2^60
-GLOBL s4Big<>(SB), RODATA|NOPTR, $4
-DATA s4Two<>+0(SB)/4, $2
-GLOBL s4Two<>(SB), RODATA|NOPTR, $4
 DATA s4Bins<>+0(SB)/4, $0xc2400000  // -48
 DATA s4Bins<>+4(SB)/4, $0xc1800000  // -16
 DATA s4Bins<>+8(SB)/4, $0x41800000  // 16
 DATA s4Bins<>+12(SB)/4, $0x42400000 // 48
 GLOBL s4Bins<>(SB), RODATA|NOPTR, $16
-// The run of each lane in the first pair: 0 below, 1 above.
-DATA s4Runs<>+0(SB)/8, $0
-DATA s4Runs<>+8(SB)/8, $0
-DATA s4Runs<>+16(SB)/8, $0
-DATA s4Runs<>+24(SB)/8, $0
-DATA s4Runs<>+32(SB)/8, $0x0000000100000001
-DATA s4Runs<>+40(SB)/8, $0x0000000100000001
-DATA s4Runs<>+48(SB)/8, $0x0000000100000001
-DATA s4Runs<>+56(SB)/8, $0x0000000100000001
-GLOBL s4Runs<>(SB), RODATA|NOPTR, $64
 
-// REDUCE4 is search_amd64.s's REDUCE: the winner of the eight lanes (best
-// in Y4, indices in Y5, +Inf in Y7) in BX, or a jump to fail.
-#define REDUCE4(fail) \
-	VCMPPS $3, Y4, Y4, Y0 \
-	VBLENDVPS Y0, Y7, Y4, Y4 \
-	VPERM2F128 $1, Y4, Y4, Y0 \
-	VMINPS Y0, Y4, Y0 \
-	VPERMILPS $0x4E, Y0, Y1 \
-	VMINPS Y1, Y0, Y0 \
-	VPERMILPS $0xB1, Y0, Y1 \
-	VMINPS Y1, Y0, Y0 \
-	VCMPPS $0, Y0, Y4, Y1 \
-	VCMPPS $0x11, Y7, Y4, Y2 \
-	VANDPS Y2, Y1, Y1 \
-	VMOVMSKPS Y1, AX \
-	TESTL AX, AX \
-	JEQ fail \
-	BSFL AX, AX \
-	VMOVD AX, X2 \
-	VPERMD Y5, Y2, Y2 \
-	VMOVD X2, BX
 
 // Frame: 0(SP) vx (32 float32), 128(SP) the bins (32 int32).
 //
@@ -68,31 +30,8 @@ TEXT ·searchBlock4AVX512(SB), NOSPLIT, $256-72
 	MOVQ values+48(FP), R13
 
 	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
-	VBROADCASTSS id+16(FP), Z0
-	VMULPS 0(AX), Z0, Z1
-	VMULPS 64(AX), Z0, Z2
-	VBROADCASTSS s4Abs<>(SB), Z3
-	VANDPS Z3, Z1, Z1
-	VANDPS Z3, Z2, Z2
-	VBROADCASTSS s4Big<>(SB), Z3
-	VCMPPS $0x12, Z3, Z1, K1
-	VCMPPS $0x12, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VMOVUPS 0(R10), Z1
-	VMOVUPS 64(R10), Z2
-	VXORPS Z3, Z3, Z3
-	VCMPPS $0x1D, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x1D, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VBROADCASTSS s4PosInf<>(SB), Z3
-	VCMPPS $0x11, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x11, Z3, Z2, K2
-	KANDW K2, K1, K1
-	KMOVW K1, BX
-	CMPL BX, $0xffff
-	JNE fail
+	RANGE_X(id+16(FP), K1)
+	RANGE_W(fail)
 
 	VBROADCASTSS id+16(FP), Y0
 	VBROADCASTSS s4Bins<>+0(SB), Y4
@@ -183,20 +122,10 @@ scan:
 	DECL CX
 	JNE scan
 
-	// Merge the odd runs' lanes (above) into the even runs' (below).
-	VEXTRACTF32X8 $1, Z4, Y20
-	VEXTRACTI32X8 $1, Z5, Y21
-	VEXTRACTI32X8 $1, Z17, Y22
-	VCMPPS $0x11, Y4, Y20, K1 // odd < even
-	VCMPPS $0, Y4, Y20, K2    // equal
-	VPCMPD $1, Y17, Y22, K3   // odd run < even run
-	KANDB K3, K2, K2
-	KORB K2, K1, K1
-	VMOVAPS Y20, K1, Y4
-	VMOVDQA32 Y21, K1, Y5
+	MERGE16(Z17, Y17)
 	VBROADCASTSS s4PosInf<>(SB), Y7
 
-	REDUCE4(fail)
+	REDUCE(fail)
 	MOVL BX, 0(R11)(DI*4)
 	SHLQ $4, BX
 	PREFETCHT0 (R13)(BX*1)
@@ -258,50 +187,18 @@ TEXT ·searchBlock8AVX512(SB), NOSPLIT, $256-80
 	MOVQ values+56(FP), R13
 
 	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
-	VBROADCASTSS id+24(FP), Z0
-	VMULPS 0(AX), Z0, Z1
-	VMULPS 64(AX), Z0, Z2
-	VBROADCASTSS s4Abs<>(SB), Z3
-	VANDPS Z3, Z1, Z1
-	VANDPS Z3, Z2, Z2
-	VBROADCASTSS s4Big<>(SB), Z3
-	VCMPPS $0x12, Z3, Z1, K1
-	VCMPPS $0x12, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VMOVUPS 0(R10), Z1
-	VMOVUPS 64(R10), Z2
-	VXORPS Z3, Z3, Z3
-	VCMPPS $0x1D, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x1D, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VBROADCASTSS s4PosInf<>(SB), Z3
-	VCMPPS $0x11, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x11, Z3, Z2, K2
-	KANDW K2, K1, K1
-	KMOVW K1, BX
-	CMPL BX, $0xffff
-	JNE fail8
+	RANGE_X(id+24(FP), K1)
+	RANGE_W(fail8)
 
 	MOVQ mid+16(FP), DX
 	VMOVUPS 0(DX), Y6
 	VBROADCASTSS id+24(FP), Y0
 
-#define CLUSTER8(g) \
-	VMULPS (32*g)(AX), Y0, Y1 \
-	VMOVUPS Y1, (32*g)(SP) \
-	VCMPPS $0x1E, Y6, Y1, Y2 \
-	VMOVMSKPS Y2, BX \
-	MOVL BX, (128+4*g)(SP)
+	CLUSTER8(0, 0, 128)
+	CLUSTER8(1, 0, 128)
+	CLUSTER8(2, 0, 128)
+	CLUSTER8(3, 0, 128)
 
-	CLUSTER8(0)
-	CLUSTER8(1)
-	CLUSTER8(2)
-	CLUSTER8(3)
-#undef CLUSTER8
-
-	VPBROADCASTD s4Two<>(SB), Z26
 	XORQ DI, DI // group
 	XORQ R12, R12 // 32*group
 
@@ -312,91 +209,8 @@ group8:
 	TESTL CX, CX
 	JEQ fail8
 	ADDQ R8, SI
-	VBROADCASTSS 0(SP)(R12*1), Z8
-	VBROADCASTSS 4(SP)(R12*1), Z9
-	VBROADCASTSS 8(SP)(R12*1), Z10
-	VBROADCASTSS 12(SP)(R12*1), Z11
-	VBROADCASTSS 16(SP)(R12*1), Z12
-	VBROADCASTSS 20(SP)(R12*1), Z13
-	VBROADCASTSS 24(SP)(R12*1), Z14
-	VBROADCASTSS 28(SP)(R12*1), Z15
-	VBROADCASTSS 0(R10)(R12*1), Z16
-	VBROADCASTSS 4(R10)(R12*1), Z17
-	VBROADCASTSS 8(R10)(R12*1), Z18
-	VBROADCASTSS 12(R10)(R12*1), Z19
-	VBROADCASTSS 16(R10)(R12*1), Z20
-	VBROADCASTSS 20(R10)(R12*1), Z21
-	VBROADCASTSS 24(R10)(R12*1), Z22
-	VBROADCASTSS 28(R10)(R12*1), Z23
-	VBROADCASTSS s4PosInf<>(SB), Z4
-	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
-	VMOVDQU32 s4Runs<>(SB), Z24
-	VPXORD Z25, Z25, Z25
-	PCALIGN $64
-
-scan8:
-	VCVTPH2PS 0(SI), Z0
-	VSUBPS Z8, Z0, Z0
-	VMULPS Z0, Z0, Z0
-	VMULPS Z16, Z0, Z0
-	VCVTPH2PS 128(SI), Z1
-	VSUBPS Z12, Z1, Z1
-	VMULPS Z1, Z1, Z1
-	VMULPS Z20, Z1, Z1
-	VADDPS Z1, Z0, Z0
-	VCVTPH2PS 64(SI), Z1
-	VSUBPS Z10, Z1, Z1
-	VMULPS Z1, Z1, Z1
-	VMULPS Z18, Z1, Z1
-	VCVTPH2PS 192(SI), Z2
-	VSUBPS Z14, Z2, Z2
-	VMULPS Z2, Z2, Z2
-	VMULPS Z22, Z2, Z2
-	VADDPS Z2, Z1, Z1
-	VADDPS Z1, Z0, Z0
-	VCVTPH2PS 32(SI), Z1
-	VSUBPS Z9, Z1, Z1
-	VMULPS Z1, Z1, Z1
-	VMULPS Z17, Z1, Z1
-	VCVTPH2PS 160(SI), Z2
-	VSUBPS Z13, Z2, Z2
-	VMULPS Z2, Z2, Z2
-	VMULPS Z21, Z2, Z2
-	VADDPS Z2, Z1, Z1
-	VCVTPH2PS 96(SI), Z2
-	VSUBPS Z11, Z2, Z2
-	VMULPS Z2, Z2, Z2
-	VMULPS Z19, Z2, Z2
-	VCVTPH2PS 224(SI), Z3
-	VSUBPS Z15, Z3, Z3
-	VMULPS Z3, Z3, Z3
-	VMULPS Z23, Z3, Z3
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z1, Z1
-	VADDPS Z1, Z0, Z0
-	VCMPPS $0x11, Z4, Z0, K1 // score < best
-	VMOVDQU32 256(SI), K1, Z5
-	VMOVDQA32 Z24, K1, Z25
-	VMINPS Z0, Z4, Z4
-	VPADDD Z26, Z24, Z24
-	ADDQ $320, SI
-	DECL CX
-	JNE scan8
-
-	// Merge the odd runs' lanes (above) into the even runs' (below).
-	VEXTRACTF32X8 $1, Z4, Y20
-	VEXTRACTI32X8 $1, Z5, Y21
-	VEXTRACTI32X8 $1, Z25, Y22
-	VCMPPS $0x11, Y4, Y20, K1 // odd < even
-	VCMPPS $0, Y4, Y20, K2    // equal
-	VPCMPD $1, Y25, Y22, K3   // odd run < even run
-	KANDB K3, K2, K2
-	KORB K2, K1, K1
-	VMOVAPS Y20, K1, Y4
-	VMOVDQA32 Y21, K1, Y5
-	VBROADCASTSS s4PosInf<>(SB), Y7
-
-	REDUCE4(fail8)
+	GROUP_VXW(0)
+	SCAN_PAIRS(scan8, fail8)
 	MOVL BX, 0(R11)(DI*4)
 	SHLQ $5, BX
 	PREFETCHT0 (R13)(BX*1)
@@ -409,24 +223,7 @@ scan8:
 	TESTQ CX, CX
 	JEQ ok8
 	MOVQ x+32(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-#define SUMS8(j) \
-	MOVL (4*j)(R11), AX \
-	SHLQ $5, AX \
-	VMOVUPS (R13)(AX*1), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	SUMS8(0)
-	SUMS8(1)
-	SUMS8(2)
-	SUMS8(3)
-#undef SUMS8
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS8
 
 ok8:
 	MOVQ $0, ret+72(FP)
@@ -451,24 +248,14 @@ fail8:
 	VMULPS tb, tb, tb \
 	VMULPS.BCST (4*k)(R10)(R12*1), tb, tb
 
-// MERGE2(best, idx, pair) merges the odd runs' lanes (above) of a scale's
-// state into the even runs' (below) as searchBlock8AVX512 does, comparing
-// pairs (an odd run of pair q is before an even run of pair p exactly when
-// q < p), and leaves the result in Y4, Y5.
-#define MERGE2(best, idx, pair) \
-	VEXTRACTF32X8 $1, best, Y20 \
-	VEXTRACTI32X8 $1, idx, Y21 \
-	VEXTRACTI32X8 $1, pair, Y22 \
+// MERGE2(best, idx, pair, ypair) is MERGE16 for one scale's state of
+// searchBlock8x2AVX512, which keeps pairs, not runs (an odd run of pair q
+// is before an even run of pair p exactly when q < p), and leaves the
+// result in Y4, Y5.
+#define MERGE2(best, idx, pair, ypair) \
 	VMOVAPS best, Z4 \
 	VMOVDQA32 idx, Z5 \
-	VMOVDQA32 pair, Z23 \
-	VCMPPS $0x11, Y4, Y20, K1 \
-	VCMPPS $0, Y4, Y20, K2 \
-	VPCMPD $1, Y23, Y22, K3 \
-	KANDB K3, K2, K2 \
-	KORB K2, K1, K1 \
-	VMOVAPS Y20, K1, Y4 \
-	VMOVDQA32 Y21, K1, Y5
+	MERGE16(pair, ypair)
 
 // searchBlock8x2AVX512 is two calls of searchBlock8AVX512 for the same
 // block at two scales of the same sign (inverse scales id1, id2, results
@@ -489,40 +276,10 @@ TEXT ·searchBlock8x2AVX512(SB), NOSPLIT, $320-96
 	MOVQ w+40(FP), R10
 
 	// The range check at both scales: |id*x| <= 2^60 and 0 <= w < +Inf.
-	VBROADCASTSS s4Abs<>(SB), Z3
-	VBROADCASTSS s4Big<>(SB), Z6
-	VBROADCASTSS id1+24(FP), Z0
-	VMULPS 0(AX), Z0, Z1
-	VMULPS 64(AX), Z0, Z2
-	VANDPS Z3, Z1, Z1
-	VANDPS Z3, Z2, Z2
-	VCMPPS $0x12, Z6, Z1, K1
-	VCMPPS $0x12, Z6, Z2, K2
-	KANDW K2, K1, K1
-	VBROADCASTSS id2+28(FP), Z0
-	VMULPS 0(AX), Z0, Z1
-	VMULPS 64(AX), Z0, Z2
-	VANDPS Z3, Z1, Z1
-	VANDPS Z3, Z2, Z2
-	VCMPPS $0x12, Z6, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x12, Z6, Z2, K2
-	KANDW K2, K1, K1
-	VMOVUPS 0(R10), Z1
-	VMOVUPS 64(R10), Z2
-	VXORPS Z3, Z3, Z3
-	VCMPPS $0x1D, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x1D, Z3, Z2, K2
-	KANDW K2, K1, K1
-	VBROADCASTSS s4PosInf<>(SB), Z3
-	VCMPPS $0x11, Z3, Z1, K2
-	KANDW K2, K1, K1
-	VCMPPS $0x11, Z3, Z2, K2
-	KANDW K2, K1, K1
-	KMOVW K1, BX
-	CMPL BX, $0xffff
-	JNE fail2
+	RANGE_X(id1+24(FP), K1)
+	RANGE_X(id2+28(FP), K4)
+	KANDW K4, K1, K1
+	RANGE_W(fail2)
 
 	MOVQ mid+16(FP), DX
 	VMOVUPS 0(DX), Y6
@@ -558,22 +315,8 @@ group2:
 	TESTL CX, CX
 	JEQ fail2
 	ADDQ R8, SI
-	VBROADCASTSS 0(SP)(R12*1), Z8
-	VBROADCASTSS 4(SP)(R12*1), Z9
-	VBROADCASTSS 8(SP)(R12*1), Z10
-	VBROADCASTSS 12(SP)(R12*1), Z11
-	VBROADCASTSS 16(SP)(R12*1), Z12
-	VBROADCASTSS 20(SP)(R12*1), Z13
-	VBROADCASTSS 24(SP)(R12*1), Z14
-	VBROADCASTSS 28(SP)(R12*1), Z15
-	VBROADCASTSS 128(SP)(R12*1), Z16
-	VBROADCASTSS 132(SP)(R12*1), Z17
-	VBROADCASTSS 136(SP)(R12*1), Z18
-	VBROADCASTSS 140(SP)(R12*1), Z19
-	VBROADCASTSS 144(SP)(R12*1), Z20
-	VBROADCASTSS 148(SP)(R12*1), Z21
-	VBROADCASTSS 152(SP)(R12*1), Z22
-	VBROADCASTSS 156(SP)(R12*1), Z23
+	BCAST8(0, SP, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	BCAST8(128, SP, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 	VBROADCASTSS s4PosInf<>(SB), Z24
 	VMOVAPS Z24, Z27
 	VPTERNLOGD $0xff, Z25, Z25, Z25 // indices: -1
@@ -620,14 +363,14 @@ scan2:
 	JNE scan2
 
 	MOVQ idx1+48(FP), R11
-	MERGE2(Z24, Z25, Z26)
+	MERGE2(Z24, Z25, Z26, Y26)
 	VBROADCASTSS s4PosInf<>(SB), Y7
-	REDUCE4(fail2)
+	REDUCE(fail2)
 	MOVL BX, 0(R11)(DI*4)
 	MOVQ idx2+56(FP), R11
-	MERGE2(Z27, Z28, Z29)
+	MERGE2(Z27, Z28, Z29, Y29)
 	VBROADCASTSS s4PosInf<>(SB), Y7
-	REDUCE4(fail2)
+	REDUCE(fail2)
 	MOVL BX, 0(R11)(DI*4)
 	ADDQ $32, R12
 	INCQ DI
@@ -637,35 +380,12 @@ scan2:
 	MOVQ values+64(FP), R13
 	MOVQ x+32(FP), DX
 
-#define SUMS8X2(j) \
-	MOVL (4*j)(R11), AX \
-	SHLQ $5, AX \
-	VMOVUPS (R13)(AX*1), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
 	MOVQ sums1+72(FP), CX
 	MOVQ idx1+48(FP), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	SUMS8X2(0)
-	SUMS8X2(1)
-	SUMS8X2(2)
-	SUMS8X2(3)
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS8
 	MOVQ sums2+80(FP), CX
 	MOVQ idx2+56(FP), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	SUMS8X2(0)
-	SUMS8X2(1)
-	SUMS8X2(2)
-	SUMS8X2(3)
-#undef SUMS8X2
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS8
 	MOVQ $0, ret+88(FP)
 	VZEROUPPER
 	RET

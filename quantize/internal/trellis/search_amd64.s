@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "reduce_amd64.h"
 
 DATA posInf<>+0(SB)/4, $0x7f800000
 GLOBL posInf<>(SB), RODATA|NOPTR, $4
@@ -209,29 +210,6 @@ DATA binBounds<>+8(SB)/4, $0x41800000  // 16
 DATA binBounds<>+12(SB)/4, $0x42400000 // 48
 GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 
-// REDUCE picks the winner of the eight lanes (best in Y4, indices in Y5,
-// +Inf in Y7) as reduceLanes does: lanes whose best is NaN count as +Inf,
-// then the lowest lane whose best equals the smallest, if that is below
-// +Inf. It leaves the winner's index in BX, or jumps to fail.
-#define REDUCE(fail) \
-	VCMPPS $3, Y4, Y4, Y0 \
-	VBLENDVPS Y0, Y7, Y4, Y4 \
-	VPERM2F128 $1, Y4, Y4, Y0 \
-	VMINPS Y0, Y4, Y0 \
-	VPERMILPS $0x4E, Y0, Y1 \
-	VMINPS Y1, Y0, Y0 \
-	VPERMILPS $0xB1, Y0, Y1 \
-	VMINPS Y1, Y0, Y0 \
-	VCMPPS $0, Y0, Y4, Y1 \
-	VCMPPS $0x11, Y7, Y4, Y2 \
-	VANDPS Y2, Y1, Y1 \
-	VMOVMSKPS Y1, AX \
-	TESTL AX, AX \
-	JEQ fail \
-	BSFL AX, AX \
-	VMOVD AX, X2 \
-	VPERMD Y5, Y2, Y2 \
-	VMOVD X2, BX
 
 // searchBlock4AVX2 is findBestMatch for the eight groups of 4 of a block in
 // one call: vx = id*x, each group's cluster by bin5, the nearest4AVX2 scan

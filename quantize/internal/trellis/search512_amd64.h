@@ -1,0 +1,202 @@
+// What the AVX-512 searches (search512_amd64.s, prune512_amd64.s) share:
+// their constants (each file that includes this has its own copy), the
+// range check of their inputs, the clusters, the score of a pair of runs,
+// the merge of a pair's two runs, the lane reduction and the scale sums.
+
+DATA s4PosInf<>+0(SB)/4, $0x7f800000
+GLOBL s4PosInf<>(SB), RODATA|NOPTR, $4
+DATA s4Abs<>+0(SB)/4, $0x7fffffff
+GLOBL s4Abs<>(SB), RODATA|NOPTR, $4
+// Scaled inputs beyond 2^60 in magnitude leave the AVX-512 searches: below
+// that, no difference, square or weighted square is NaN.
+DATA s4Big<>+0(SB)/4, $0x5d800000
+GLOBL s4Big<>(SB), RODATA|NOPTR, $4
+DATA s4Two<>+0(SB)/4, $2
+GLOBL s4Two<>(SB), RODATA|NOPTR, $4
+// The run of each lane in the first pair: 0 below, 1 above.
+DATA s4Runs<>+0(SB)/8, $0
+DATA s4Runs<>+8(SB)/8, $0
+DATA s4Runs<>+16(SB)/8, $0
+DATA s4Runs<>+24(SB)/8, $0
+DATA s4Runs<>+32(SB)/8, $0x0000000100000001
+DATA s4Runs<>+40(SB)/8, $0x0000000100000001
+DATA s4Runs<>+48(SB)/8, $0x0000000100000001
+DATA s4Runs<>+56(SB)/8, $0x0000000100000001
+GLOBL s4Runs<>(SB), RODATA|NOPTR, $64
+
+// RANGE_X(id, k) sets mask k to the lanes of the 32 inputs at AX whose
+// product with id (a float32 argument) is at most 2^60 in magnitude (false
+// for NaN). Z0..Z3 and K2 scratch.
+#define RANGE_X(id, k) \
+	VBROADCASTSS id, Z0 \
+	VMULPS 0(AX), Z0, Z1 \
+	VMULPS 64(AX), Z0, Z2 \
+	VBROADCASTSS s4Abs<>(SB), Z3 \
+	VANDPS Z3, Z1, Z1 \
+	VANDPS Z3, Z2, Z2 \
+	VBROADCASTSS s4Big<>(SB), Z3 \
+	VCMPPS $0x12, Z3, Z1, k \
+	VCMPPS $0x12, Z3, Z2, K2 \
+	KANDW K2, k, k
+
+// RANGE_W(fail) keeps in K1 the lanes whose 32 weights at R10 are in
+// [0, +Inf) (false for NaN) and jumps to fail unless all are left. Z1..Z3,
+// K2 and BX scratch.
+#define RANGE_W(fail) \
+	VMOVUPS 0(R10), Z1 \
+	VMOVUPS 64(R10), Z2 \
+	VXORPS Z3, Z3, Z3 \
+	VCMPPS $0x1D, Z3, Z1, K2 \
+	KANDW K2, K1, K1 \
+	VCMPPS $0x1D, Z3, Z2, K2 \
+	KANDW K2, K1, K1 \
+	VBROADCASTSS s4PosInf<>(SB), Z3 \
+	VCMPPS $0x11, Z3, Z1, K2 \
+	KANDW K2, K1, K1 \
+	VCMPPS $0x11, Z3, Z2, K2 \
+	KANDW K2, K1, K1 \
+	KMOVW K1, BX \
+	CMPL BX, $0xffff \
+	JNE fail
+
+// CLUSTER8(g, vx, c) stores group g's scaled inputs (Y0 = id broadcast,
+// inputs at AX) at vx+32*g on the stack and its cluster (the mask of
+// vx > mid, mid in Y6) at c+4*g. Y1, Y2 and BX scratch.
+#define CLUSTER8(g, vx, c) \
+	VMULPS (32*g)(AX), Y0, Y1 \
+	VMOVUPS Y1, (vx+32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, BX \
+	MOVL BX, (c+4*g)(SP)
+
+// SCORE16_FROM(load) is the score of the 16 candidates of the pair of runs
+// at SI in Z0, in searchBlock8AVX2's order of additions, load(k, z) putting
+// coordinate k of the 16 candidates in z as float32 (vx broadcast in
+// Z8..Z15, the weights in Z16..Z23, Z1..Z3 scratch). SCORE16 reads the
+// pairLayout (coordinate k as fp16 at 32*k).
+#define SCORE16_FROM(load) \
+	load(0, Z0) \
+	VSUBPS Z8, Z0, Z0 \
+	VMULPS Z0, Z0, Z0 \
+	VMULPS Z16, Z0, Z0 \
+	load(4, Z1) \
+	VSUBPS Z12, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z20, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	load(2, Z1) \
+	VSUBPS Z10, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z18, Z1, Z1 \
+	load(6, Z2) \
+	VSUBPS Z14, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z22, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	load(1, Z1) \
+	VSUBPS Z9, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z17, Z1, Z1 \
+	load(5, Z2) \
+	VSUBPS Z13, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z21, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	load(3, Z2) \
+	VSUBPS Z11, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z19, Z2, Z2 \
+	load(7, Z3) \
+	VSUBPS Z15, Z3, Z3 \
+	VMULPS Z3, Z3, Z3 \
+	VMULPS Z23, Z3, Z3 \
+	VADDPS Z3, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0
+#define FP16_COORD(k, z) VCVTPH2PS (32*k)(SI), z
+#define SCORE16 SCORE16_FROM(FP16_COORD)
+
+// MERGE16(zr, yr) merges the odd runs' lanes (above) into the even runs'
+// (below): the best scores Z4, their indices Z5 and their runs zr (yr its
+// low half); the odd lane wins with a smaller score, or an equal one
+// reached in an earlier run. Y20..Y22, K1..K3 scratch.
+#define MERGE16(zr, yr) \
+	VEXTRACTF32X8 $1, Z4, Y20 \
+	VEXTRACTI32X8 $1, Z5, Y21 \
+	VEXTRACTI32X8 $1, zr, Y22 \
+	VCMPPS $0x11, Y4, Y20, K1 \
+	VCMPPS $0, Y4, Y20, K2 \
+	VPCMPD $1, yr, Y22, K3 \
+	KANDB K3, K2, K2 \
+	KORB K2, K1, K1 \
+	VMOVAPS Y20, K1, Y4 \
+	VMOVDQA32 Y21, K1, Y5
+
+#include "reduce_amd64.h"
+
+// SUMS8 stores at CX scaleSumsAVX2's lanes for the four groups of 8 whose
+// codewords' indices are at R11 (values at R13, inputs at DX, weights at
+// R10). AX, Y0..Y3 scratch.
+#define SUMS8_GROUP(j) \
+	MOVL (4*j)(R11), AX \
+	SHLQ $5, AX \
+	VMOVUPS (R13)(AX*1), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+#define SUMS8 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	SUMS8_GROUP(0) \
+	SUMS8_GROUP(1) \
+	SUMS8_GROUP(2) \
+	SUMS8_GROUP(3) \
+	VMOVUPS Y0, 0(CX) \
+	VMOVUPS Y1, 32(CX)
+
+// SCAN_PAIRS(label, fail) is the reference's scan of the CX > 0 pairs of
+// runs at SI (pairLayout, vx and weights as SCORE16 takes them): each lane
+// keeps its first strict minimum, its codeword and its run, the two halves
+// are merged and the lanes reduced; the winner's codeword in BX, or a jump
+// to fail where no score is below +Inf. Z0..Z5, Z7, Z20..Z22, Z24..Z26 and
+// K1..K3 scratch.
+#define SCAN_PAIRS(label, fail) \
+	VBROADCASTSS s4PosInf<>(SB), Z4 \
+	VPTERNLOGD $0xff, Z5, Z5, Z5 \
+	VMOVDQU32 s4Runs<>(SB), Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPBROADCASTD s4Two<>(SB), Z26 \
+	PCALIGN $64 \
+label: \
+	SCORE16 \
+	VCMPPS $0x11, Z4, Z0, K1 \
+	VMOVDQU32 256(SI), K1, Z5 \
+	VMOVDQA32 Z24, K1, Z25 \
+	VMINPS Z0, Z4, Z4 \
+	VPADDD Z26, Z24, Z24 \
+	ADDQ $320, SI \
+	DECL CX \
+	JNE label \
+	MERGE16(Z25, Y25) \
+	VBROADCASTSS s4PosInf<>(SB), Y7 \
+	REDUCE(fail)
+
+// BCAST8(off, base, z0, ..., z7) broadcasts the eight float32 at
+// off(base)(R12*1) (a group's values) into z0..z7.
+#define BCAST8(off, base, z0, z1, z2, z3, z4, z5, z6, z7) \
+	VBROADCASTSS (off+0)(base)(R12*1), z0 \
+	VBROADCASTSS (off+4)(base)(R12*1), z1 \
+	VBROADCASTSS (off+8)(base)(R12*1), z2 \
+	VBROADCASTSS (off+12)(base)(R12*1), z3 \
+	VBROADCASTSS (off+16)(base)(R12*1), z4 \
+	VBROADCASTSS (off+20)(base)(R12*1), z5 \
+	VBROADCASTSS (off+24)(base)(R12*1), z6 \
+	VBROADCASTSS (off+28)(base)(R12*1), z7
+
+// GROUP_VXW(vx) broadcasts group R12/32's scaled inputs (at vx on the
+// stack) into Z8..Z15 and its weights (at R10) into Z16..Z23, as SCORE16
+// takes them.
+#define GROUP_VXW(vx) \
+	BCAST8(vx, SP, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15) \
+	BCAST8(0, R10, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
