@@ -2,7 +2,6 @@ package quantize
 
 import (
 	"github.com/gquant/gquant/formats"
-	"github.com/gquant/gquant/quantize/internal/kernel"
 	"github.com/gquant/gquant/quantize/internal/kquant"
 )
 
@@ -59,6 +58,6 @@ func (o Options) QuantizeRowsInCall(dst []byte, t formats.Type, nrows, ne0 int, 
 	if c == nil || !CallScoped(t, imatrix != nil) {
 		return o.QuantizeRowsReport(dst, t, nrows, ne0, src, imatrix)
 	}
-	f := kquant.Q2KInCall(kernel.Options{SymmetricQ40: o.SymmetricQ40, SlowIQ2KS: o.SlowIQ2KS}, &c.check)
+	f := kquant.Q2KInCall(o.kernelOptions(), &c.check)
 	return Report{}, quantizeRowsInto(f, dst, t, nrows, ne0, src, imatrix)
 }

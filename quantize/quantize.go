@@ -56,12 +56,17 @@ type Options struct {
 	SlowIQ2KS    bool // --slow-iq2ks: the original exhaustive iq2_ks search
 }
 
+// kernelOptions is o as the kernel families take it.
+func (o Options) kernelOptions() kernel.Options {
+	return kernel.Options{SymmetricQ40: o.SymmetricQ40, SlowIQ2KS: o.SlowIQ2KS}
+}
+
 // kernels returns the kernel set of o.
 func (o Options) kernels() kernel.Set {
 	if o == (Options{}) {
 		return kernels
 	}
-	ko := kernel.Options{SymmetricQ40: o.SymmetricQ40, SlowIQ2KS: o.SlowIQ2KS}
+	ko := o.kernelOptions()
 	if set, ok := kernelSets.Load(ko); ok {
 		return set.(kernel.Set)
 	}

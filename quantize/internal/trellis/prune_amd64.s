@@ -1,7 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-#include "reduce_amd64.h"
+#include "search_amd64.h"
 #include "go_asm.h"
 
 // The pruned block search (see prune.go): per group, the bounds of all the
@@ -251,12 +251,8 @@ TEXT ·searchPruned8AVX2(SB), 0, $37376-112
 
 	// vx = id*x, the clusters (vx > mid), and the range check: |vx| <= 2^60
 	// and 0 <= w < +Inf (all false for NaN).
-#define CLUSTER8(g) \
-	VMULPS (32*g)(AX), Y0, Y1 \
-	VMOVUPS Y1, (P8_VX+32*g)(SP) \
-	VCMPPS $0x1E, Y6, Y1, Y2 \
-	VMOVMSKPS Y2, BX \
-	MOVL BX, (P8_C+4*g)(SP) \
+#define CHECKED_CLUSTER8(g) \
+	CLUSTER8(g, P8_VX, P8_C) \
 	VANDPS Y3, Y1, Y1 \
 	VCMPPS $2, Y4, Y1, Y1 \
 	VMOVUPS (32*g)(R10), Y2 \
@@ -268,11 +264,11 @@ TEXT ·searchPruned8AVX2(SB), 0, $37376-112
 	CMPL BX, $0xff \
 	JNE fail
 
-	CLUSTER8(0)
-	CLUSTER8(1)
-	CLUSTER8(2)
-	CLUSTER8(3)
-#undef CLUSTER8
+	CHECKED_CLUSTER8(0)
+	CHECKED_CLUSTER8(1)
+	CHECKED_CLUSTER8(2)
+	CHECKED_CLUSTER8(3)
+#undef CHECKED_CLUSTER8
 
 	// Step 1, each group: the bounds of all runs (blocks of eight), their
 	// minimum lbmin, and a fetch of the run with the smallest bound.
@@ -660,17 +656,18 @@ ids4:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 
-#define SUMS8(j) \
+// The winners' values are on the stack (P8_Q), as int32.
+#define WINNER_SUMS8(j) \
 	VCVTDQ2PS (P8_Q+32*j)(SP), Y2 \
 	VMULPS (32*j)(R10), Y2, Y3 \
 	VFMADD231PS (32*j)(DX), Y3, Y0 \
 	VFMADD231PS Y2, Y3, Y1
 
-	SUMS8(0)
-	SUMS8(1)
-	SUMS8(2)
-	SUMS8(3)
-#undef SUMS8
+	WINNER_SUMS8(0)
+	WINNER_SUMS8(1)
+	WINNER_SUMS8(2)
+	WINNER_SUMS8(3)
+#undef WINNER_SUMS8
 	VMOVUPS Y0, 0(CX)
 	VMOVUPS Y1, 32(CX)
 

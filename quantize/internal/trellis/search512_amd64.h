@@ -1,7 +1,10 @@
 // What the AVX-512 searches (search512_amd64.s, prune512_amd64.s) share:
 // their constants (each file that includes this has its own copy), the
-// range check of their inputs, the clusters, the score of a pair of runs,
-// the merge of a pair's two runs, the lane reduction and the scale sums.
+// range check of their inputs, the score of a pair of runs, the merge of a
+// pair's two runs and the reference's scan of a cluster; and, through
+// search_amd64.h, what all the searches share.
+
+#include "search_amd64.h"
 
 DATA s4PosInf<>+0(SB)/4, $0x7f800000
 GLOBL s4PosInf<>(SB), RODATA|NOPTR, $4
@@ -58,16 +61,6 @@ GLOBL s4Runs<>(SB), RODATA|NOPTR, $64
 	KMOVW K1, BX \
 	CMPL BX, $0xffff \
 	JNE fail
-
-// CLUSTER8(g, vx, c) stores group g's scaled inputs (Y0 = id broadcast,
-// inputs at AX) at vx+32*g on the stack and its cluster (the mask of
-// vx > mid, mid in Y6) at c+4*g. Y1, Y2 and BX scratch.
-#define CLUSTER8(g, vx, c) \
-	VMULPS (32*g)(AX), Y0, Y1 \
-	VMOVUPS Y1, (vx+32*g)(SP) \
-	VCMPPS $0x1E, Y6, Y1, Y2 \
-	VMOVMSKPS Y2, BX \
-	MOVL BX, (c+4*g)(SP)
 
 // SCORE16_FROM(load) is the score of the 16 candidates of the pair of runs
 // at SI in Z0, in searchBlock8AVX2's order of additions, load(k, z) putting
@@ -133,27 +126,7 @@ GLOBL s4Runs<>(SB), RODATA|NOPTR, $64
 	VMOVAPS Y20, K1, Y4 \
 	VMOVDQA32 Y21, K1, Y5
 
-#include "reduce_amd64.h"
 
-// SUMS8 stores at CX scaleSumsAVX2's lanes for the four groups of 8 whose
-// codewords' indices are at R11 (values at R13, inputs at DX, weights at
-// R10). AX, Y0..Y3 scratch.
-#define SUMS8_GROUP(j) \
-	MOVL (4*j)(R11), AX \
-	SHLQ $5, AX \
-	VMOVUPS (R13)(AX*1), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-#define SUMS8 \
-	VXORPS Y0, Y0, Y0 \
-	VXORPS Y1, Y1, Y1 \
-	SUMS8_GROUP(0) \
-	SUMS8_GROUP(1) \
-	SUMS8_GROUP(2) \
-	SUMS8_GROUP(3) \
-	VMOVUPS Y0, 0(CX) \
-	VMOVUPS Y1, 32(CX)
 
 // SCAN_PAIRS(label, fail) is the reference's scan of the CX > 0 pairs of
 // runs at SI (pairLayout, vx and weights as SCORE16 takes them): each lane

@@ -11,11 +11,6 @@
 // range check) that is each reference lane's first strict minimum over all
 // its runs, and the reference's lane reduction follows.
 
-DATA s4Bins<>+0(SB)/4, $0xc2400000  // -48
-DATA s4Bins<>+4(SB)/4, $0xc1800000  // -16
-DATA s4Bins<>+8(SB)/4, $0x41800000  // 16
-DATA s4Bins<>+12(SB)/4, $0x42400000 // 48
-GLOBL s4Bins<>(SB), RODATA|NOPTR, $16
 
 
 // Frame: 0(SP) vx (32 float32), 128(SP) the bins (32 int32).
@@ -34,30 +29,7 @@ TEXT ·searchBlock4AVX512(SB), NOSPLIT, $256-72
 	RANGE_W(fail)
 
 	VBROADCASTSS id+16(FP), Y0
-	VBROADCASTSS s4Bins<>+0(SB), Y4
-	VBROADCASTSS s4Bins<>+4(SB), Y5
-	VBROADCASTSS s4Bins<>+8(SB), Y6
-	VBROADCASTSS s4Bins<>+12(SB), Y7
-
-#define BINS4(off) \
-	VMULPS off(AX), Y0, Y1 \
-	VMOVUPS Y1, off(SP) \
-	VPXOR Y3, Y3, Y3 \
-	VCMPPS $0x15, Y4, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VCMPPS $0x15, Y5, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VCMPPS $0x15, Y6, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VCMPPS $0x15, Y7, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VMOVDQU Y3, 128+off(SP)
-
-	BINS4(0)
-	BINS4(32)
-	BINS4(64)
-	BINS4(96)
-#undef BINS4
+	BINS4_BLOCK
 
 	VPBROADCASTD s4Two<>(SB), Z18
 	XORQ DI, DI // group
@@ -138,27 +110,7 @@ scan:
 	TESTQ CX, CX
 	JEQ ok
 	MOVQ x+24(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-#define SUMS4(j) \
-	MOVL (8*j)(R11), AX \
-	SHLQ $4, AX \
-	MOVL (8*j+4)(R11), BX \
-	SHLQ $4, BX \
-	VMOVUPS (R13)(AX*1), X2 \
-	VINSERTF128 $1, (R13)(BX*1), Y2, Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	SUMS4(0)
-	SUMS4(1)
-	SUMS4(2)
-	SUMS4(3)
-#undef SUMS4
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS4
 
 ok:
 	MOVQ $0, ret+64(FP)

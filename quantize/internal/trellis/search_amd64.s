@@ -1,7 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-#include "reduce_amd64.h"
+#include "search_amd64.h"
 
 DATA posInf<>+0(SB)/4, $0x7f800000
 GLOBL posInf<>(SB), RODATA|NOPTR, $4
@@ -204,11 +204,6 @@ TEXT ·scaleSumsAVX2(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-DATA binBounds<>+0(SB)/4, $0xc2400000  // -48
-DATA binBounds<>+4(SB)/4, $0xc1800000  // -16
-DATA binBounds<>+8(SB)/4, $0x41800000  // 16
-DATA binBounds<>+12(SB)/4, $0x42400000 // 48
-GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 
 
 // searchBlock4AVX2 is findBestMatch for the eight groups of 4 of a block in
@@ -230,30 +225,7 @@ TEXT ·searchBlock4AVX2(SB), NOSPLIT, $256-72
 	MOVQ idx+40(FP), R11
 	MOVQ values+48(FP), R13
 	VBROADCASTSS id+16(FP), Y0
-	VBROADCASTSS binBounds<>+0(SB), Y4
-	VBROADCASTSS binBounds<>+4(SB), Y5
-	VBROADCASTSS binBounds<>+8(SB), Y6
-	VBROADCASTSS binBounds<>+12(SB), Y7
-
-#define BINS4(off) \
-	VMULPS off(AX), Y0, Y1 \
-	VMOVUPS Y1, off(SP) \
-	VPXOR Y3, Y3, Y3 \
-	VCMPPS $0x15, Y4, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VCMPPS $0x15, Y5, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VCMPPS $0x15, Y6, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VCMPPS $0x15, Y7, Y1, Y2 \
-	VPSUBD Y2, Y3, Y3 \
-	VMOVDQU Y3, 128+off(SP)
-
-	BINS4(0)
-	BINS4(32)
-	BINS4(64)
-	BINS4(96)
-#undef BINS4
+	BINS4_BLOCK
 
 	VBROADCASTSS posInf<>(SB), Y7
 	VBROADCASTSS one<>(SB), Y6
@@ -331,27 +303,7 @@ scan4:
 	JEQ ok4
 	MOVQ values+48(FP), R13
 	MOVQ x+24(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-#define SUMS4(j) \
-	MOVL (8*j)(R11), AX \
-	SHLQ $4, AX \
-	MOVL (8*j+4)(R11), BX \
-	SHLQ $4, BX \
-	VMOVUPS (R13)(AX*1), X2 \
-	VINSERTF128 $1, (R13)(BX*1), Y2, Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	SUMS4(0)
-	SUMS4(1)
-	SUMS4(2)
-	SUMS4(3)
-#undef SUMS4
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS4
 
 ok4:
 	MOVQ $0, ret+64(FP)
@@ -381,18 +333,10 @@ TEXT ·searchBlock8AVX2(SB), NOSPLIT, $400-80
 	MOVQ values+56(FP), R13
 	VBROADCASTSS id+24(FP), Y0
 
-#define CLUSTER8(g) \
-	VMULPS (32*g)(AX), Y0, Y1 \
-	VMOVUPS Y1, (256+32*g)(SP) \
-	VCMPPS $0x1E, Y6, Y1, Y2 \
-	VMOVMSKPS Y2, BX \
-	MOVL BX, (384+4*g)(SP)
-
-	CLUSTER8(0)
-	CLUSTER8(1)
-	CLUSTER8(2)
-	CLUSTER8(3)
-#undef CLUSTER8
+	CLUSTER8(0, 256, 384)
+	CLUSTER8(1, 256, 384)
+	CLUSTER8(2, 256, 384)
+	CLUSTER8(3, 256, 384)
 
 	VBROADCASTSS posInf<>(SB), Y7
 	VBROADCASTSS one<>(SB), Y6
@@ -495,24 +439,7 @@ scan8:
 	JEQ ok8
 	MOVQ values+56(FP), R13
 	MOVQ x+32(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-#define SUMS8(j) \
-	MOVL (4*j)(R11), AX \
-	SHLQ $5, AX \
-	VMOVUPS (R13)(AX*1), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	SUMS8(0)
-	SUMS8(1)
-	SUMS8(2)
-	SUMS8(3)
-#undef SUMS8
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMS8
 
 ok8:
 	MOVQ $0, ret+72(FP)
