@@ -11,11 +11,12 @@ var hasAVX2, hasAVX512 = useAVX2, useBlockAVX512
 // search, 2 that with the pruned block search for groups of 8, 3 that with
 // the AVX-512 block searches (for groups of 4, and for groups of 8 where
 // the clusters are small), 4 that with the AVX-512 pruned search for groups
-// of 8, 5 that with iq1_kt's trial searches at two scales in one pass.
+// of 8, 5 that with iq1_kt's trial searches at two scales in one pass, 6 that
+// with that pass filtered.
 var asmLevels = func() []int {
 	switch {
 	case hasAVX512:
-		return []int{0, 1, 2, 3, 4, 5}
+		return []int{0, 1, 2, 3, 4, 5, 6}
 	case hasAVX2:
 		return []int{0, 1, 2}
 	}
@@ -29,4 +30,5 @@ func setAsmLevel(level int) {
 	useBlockAVX512 = hasAVX512 && level >= 3
 	usePrunedAVX512 = level >= 4
 	useFusedSearch = level >= 5
+	useFilteredSearch = level >= 6
 }

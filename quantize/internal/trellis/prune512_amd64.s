@@ -54,18 +54,6 @@ GLOBL p16Iota<>(SB), RODATA|NOPTR, $64
 #define F_LB 1280
 #define F_LIST 9472
 
-// HMIN16 leaves the smallest of the 16 lanes of src in every lane of Z0
-// (Z1 is scratch). No lane is NaN here.
-#define HMIN16(src) \
-	VSHUFF32X4 $0x4E, src, src, Z0 \
-	VMINPS src, Z0, Z0 \
-	VSHUFF32X4 $0xB1, Z0, Z0, Z1 \
-	VMINPS Z1, Z0, Z0 \
-	VPERMILPS $0x4E, Z0, Z1 \
-	VMINPS Z1, Z0, Z0 \
-	VPERMILPS $0xB1, Z0, Z1 \
-	VMINPS Z1, Z0, Z0
-
 // BOX16 is one coordinate's term of 16 pairs' bounds: the distance from x
 // (xr) to the box [lo, hi] (boxes at SI, coordinate k), clamped at zero
 // (Z6 = 0), squared, times the weight wr. Where x < lo, lo-x rounds to at
@@ -80,13 +68,6 @@ GLOBL p16Iota<>(SB), RODATA|NOPTR, $64
 	VMAXPS Z6, dst, dst \
 	VMULPS dst, dst, dst \
 	VMULPS wr, dst, dst
-
-// SCORE16I8 is SCORE16 for the pair at SI in the pruned layout (int8,
-// coordinate k at 16*k, exact in float32): the same scores.
-#define I8_COORD(k, z) \
-	VPMOVSXBD (16*k)(SI), z \
-	VCVTDQ2PS z, z
-#define SCORE16I8 SCORE16_FROM(I8_COORD)
 
 // LIST(label, cond) writes to the list at AX the pairs of the CX blocks of
 // bounds at DX for which cond (a macro: the bounds at DX in, K1 out) holds,
@@ -141,13 +122,7 @@ label: \
 	MOVQ BX, SI \
 	SHLQ $7, SI \
 	ADDQ R8, SI \
-	SCORE16I8 \
-	VCMPPS $0x11, Z4, Z0, K1 \
-	VCMPPS $0, Z4, Z0, K2 \
-	VPBROADCASTD BX, K1, Z5 \
-	KANDNW K6, K1, K6 \
-	KORW K2, K6, K6 \
-	VMINPS Z0, Z4, Z4 \
+	SCORE_PAIR(BX) \
 	ADDQ $4, DX \
 	DECQ CX \
 	JNE label
@@ -420,21 +395,7 @@ step4:
 winner:
 	// The smallest score wins if one lane holds it and no other
 	// candidate of that lane reached it.
-	HMIN16(Z4)
-	VCMPPS $0, Z0, Z4, K1
-	KMOVW K1, AX
-	KMOVW K6, BX
-	TESTL AX, BX
-	JNE tie
-	POPCNTL AX, BX
-	CMPL BX, $1
-	JNE tie
-	BSFL AX, AX
-	VMOVDQU32 Z5, (F_POS)(SP)
-	MOVL (F_POS)(SP)(AX*4), BX
-	SHLQ $6, BX
-	ADDQ (G_IDS)(SP)(R14*1), BX
-	MOVL (BX)(AX*4), BX
+	PICK(tie, F_POS, (G_IDS)(SP)(R14*1))
 	JMP found
 
 tie:

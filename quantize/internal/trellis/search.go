@@ -44,6 +44,11 @@ var usePrunedAVX512 = true
 // searches.
 var useFusedSearch = true
 
+// useFilteredSearch selects, with useFusedSearch, the filtered form of that
+// pass (searchFiltered8x2AVX512); the tests turn it off to hold it to the
+// pass that scores every codeword.
+var useFilteredSearch = true
+
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
 // index to bestIdx. A zero d gives index 0 everywhere.
@@ -62,15 +67,26 @@ func (cb *codebook) matchAndScale(d float32, xb, weight []float32, bestIdx []int
 }
 
 // matchAndScale2 is matchAndScale at d1 into idx1 and at d2 into idx2 for
-// scales of the same sign: one pass over the codewords (searchBlock8x2AVX512)
-// where the AVX-512 block search can run at both and each group falls in
-// the same cluster at both, else two searches.
+// scales of the same sign: one pass over the codewords (the filtered
+// searchFiltered8x2AVX512, or searchBlock8x2AVX512 where that one hands the
+// block over) where the AVX-512 block search can run at both and each group
+// falls in the same cluster at both, else two searches.
 func (cb *codebook) matchAndScale2(d1, d2 float32, xb, weight []float32, idx1, idx2 []int32) (scale1, score1, scale2, score2 float32) {
 	if useAVX2 && useBlockSearch && useBlockAVX512 && useFusedSearch && cb.group == 8 && cb.spans != nil && d1 != 0 && d2 != 0 {
 		if p := cb.pairs(); p.spans != nil {
 			var sums1, sums2 [16]float32
 			x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
-			if searchBlock8x2AVX512(&p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, x, w, (*[blockSize / 8]int32)(idx1), (*[blockSize / 8]int32)(idx2), &cb.values[0], &sums1, &sums2) == 0 {
+			i1, i2 := (*[blockSize / 8]int32)(idx1), (*[blockSize / 8]int32)(idx2)
+			rc := 3
+			if useFilteredSearch {
+				if q := cb.pruned16Layout(); q.spans != nil {
+					rc = searchFiltered8x2AVX512(&q.pairs[0], &q.ids[0], &q.spans[0], &p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, x, w, i1, i2, &cb.values[0], &sums1, &sums2)
+				}
+			}
+			if rc == 3 {
+				rc = searchBlock8x2AVX512(&p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, x, w, i1, i2, &cb.values[0], &sums1, &sums2)
+			}
+			if rc == 0 {
 				scale1, score1 = scaleFromSums(hsum8((*[8]float32)(sums1[:8])), hsum8((*[8]float32)(sums1[8:])))
 				scale2, score2 = scaleFromSums(hsum8((*[8]float32)(sums2[:8])), hsum8((*[8]float32)(sums2[8:])))
 				return scale1, score1, scale2, score2

@@ -173,3 +173,82 @@ label: \
 #define GROUP_VXW(vx) \
 	BCAST8(vx, SP, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15) \
 	BCAST8(0, R10, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
+// HMIN16 leaves the smallest of the 16 lanes of src in every lane of Z0
+// (Z1 is scratch). No lane is NaN here.
+#define HMIN16(src) \
+	VSHUFF32X4 $0x4E, src, src, Z0 \
+	VMINPS src, Z0, Z0 \
+	VSHUFF32X4 $0xB1, Z0, Z0, Z1 \
+	VMINPS Z1, Z0, Z0 \
+	VPERMILPS $0x4E, Z0, Z1 \
+	VMINPS Z1, Z0, Z0 \
+	VPERMILPS $0xB1, Z0, Z1 \
+	VMINPS Z1, Z0, Z0
+
+// CLUSTER8X2(g, other) stores group g's scaled inputs at both scales (Y0 and
+// Y7 the inverse scales broadcast, inputs at AX, mid in Y6) at 32*g and
+// 128+32*g on the stack and its cluster at 256+4*g, or jumps to other where
+// its clusters at the two scales differ. Y1, Y2, BX and CX scratch.
+#define CLUSTER8X2(g, other) \
+	VMULPS (32*g)(AX), Y0, Y1 \
+	VMOVUPS Y1, (32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, BX \
+	MOVL BX, (256+4*g)(SP) \
+	VMULPS (32*g)(AX), Y7, Y1 \
+	VMOVUPS Y1, (128+32*g)(SP) \
+	VCMPPS $0x1E, Y6, Y1, Y2 \
+	VMOVMSKPS Y2, CX \
+	CMPL BX, CX \
+	JNE other
+
+// PICK_POS(tie, pos) leaves in BX the position (16*pair+lane) of the
+// candidate with the smallest of the lanes' best scores Z4 (their pairs in
+// Z5, and in K6 the lanes where another candidate reached the same score)
+// if one lane holds it and no other candidate of that lane reached it, and
+// otherwise jumps to tie; PICK(tie, pos, ids) leaves its codeword, ids the
+// operand holding the address of the pairs' codeword indices (16 uint32 per
+// pair). pos is 64 bytes of scratch on the stack. Z0, Z1, AX and BX
+// scratch.
+#define PICK_POS(tie, pos) \
+	HMIN16(Z4) \
+	VCMPPS $0, Z0, Z4, K1 \
+	KMOVW K1, AX \
+	KMOVW K6, BX \
+	TESTL AX, BX \
+	JNE tie \
+	POPCNTL AX, BX \
+	CMPL BX, $1 \
+	JNE tie \
+	BSFL AX, AX \
+	VMOVDQU32 Z5, pos(SP) \
+	MOVL pos(SP)(AX*4), BX \
+	SHLL $4, BX \
+	ADDL AX, BX
+#define PICK(tie, pos, ids) \
+	PICK_POS(tie, pos) \
+	SHLQ $2, BX \
+	ADDQ ids, BX \
+	MOVL (BX), BX
+
+// SCORE16I8 is SCORE16 for the pair at SI in the pruned layout (int8,
+// coordinate k at 16*k, exact in float32): the same scores.
+#define I8_COORD(k, z) \
+	VPMOVSXBD (16*k)(SI), z \
+	VCVTDQ2PS z, z
+#define SCORE16I8 SCORE16_FROM(I8_COORD)
+
+// SCORE_PAIR(pair) scores the pair at SI in the pruned layout (SCORE16I8)
+// and updates, per lane, the best score Z4, the pair Z5 that reached it
+// (pair: a register holding its number) and whether another candidate
+// reached the same score (K6); a smaller score clears the flag. Z0..Z3, K1
+// and K2 scratch.
+#define SCORE_PAIR(pair) \
+	SCORE16I8 \
+	VCMPPS $0x11, Z4, Z0, K1 \
+	VCMPPS $0, Z4, Z0, K2 \
+	VPBROADCASTD pair, K1, Z5 \
+	KANDNW K6, K1, K6 \
+	KORW K2, K6, K6 \
+	VMINPS Z0, Z4, Z4

@@ -123,6 +123,19 @@ func searchBlock8AVX512(lanes *byte, spans *uint32, mid *[8]float32, id float32,
 //go:noescape
 func searchBlock8x2AVX512(lanes *byte, spans *uint32, mid *[8]float32, id1, id2 float32, x, w *[32]float32, idx1, idx2 *[4]int32, values *float32, sums1, sums2 *[16]float32) int
 
+// searchFiltered8x2AVX512 is searchBlock8x2AVX512, the same results and
+// return values, over the AVX-512 pruned layout (pairs, ids, spans of a
+// prune16Layout): it estimates every candidate's score at both scales and
+// computes the reference's score only for the pairs whose estimate is near
+// the smallest (see filter.go), taking the reference's scan over lanes and
+// lspans (a pairLayout) where the smallest score is not reached exactly
+// once. It returns 3, with the results incomplete, where a group's bound on
+// the scores reaches 2^100 or its cluster has no pruned pairs or more than
+// filterMaxPairs: searchBlock8x2AVX512 then decides.
+//
+//go:noescape
+func searchFiltered8x2AVX512(pairs *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id1, id2 float32, x, w *[32]float32, idx1, idx2 *[4]int32, values *float32, sums1, sums2 *[16]float32) int
+
 // sumSquaresAVX2 is setWeights' Σx² over x[:n], n > 0, in index order with
 // fused multiply-adds.
 //

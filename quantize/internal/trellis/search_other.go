@@ -42,6 +42,10 @@ func searchBlock8x2AVX512(lanes *byte, spans *uint32, mid *[8]float32, id1, id2 
 	return 1
 }
 
+func searchFiltered8x2AVX512(pairs *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id1, id2 float32, x, w *[32]float32, idx1, idx2 *[4]int32, values *float32, sums1, sums2 *[16]float32) int {
+	return 1
+}
+
 func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
 	return 0
 }

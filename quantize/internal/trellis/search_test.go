@@ -394,12 +394,14 @@ func TestSearchBlock(t *testing.T) {
 	}
 }
 
-// TestMatchAndScale2 holds matchAndScale2's single pass at two scales
-// (searchBlock8x2AVX512) to two matchAndScale calls, bit for bit, on the
-// inputs of TestSearchBlock's kinds at pairs of scales of either sign: 10 %
-// apart as iq1_kt's trials are (where a coordinate near a cluster's
-// midpoint puts a group in two clusters, and the pass declines), equal,
-// and far apart.
+// TestMatchAndScale2 holds matchAndScale2's single pass at two scales, the
+// one that scores every codeword (searchBlock8x2AVX512, level 5) and the
+// filtered one (searchFiltered8x2AVX512, level 6), to two matchAndScale
+// calls, bit for bit, on the inputs of TestSearchBlock's kinds at pairs of
+// scales of either sign: 10 % apart as iq1_kt's trials are (where a
+// coordinate near a cluster's midpoint puts a group in two clusters, and
+// the pass declines), equal, and far apart; and with weights so large that
+// the filter hands the block to the full pass.
 func TestMatchAndScale2(t *testing.T) {
 	if len(asmLevels) < 6 {
 		t.Skip("no AVX-512 searches on this CPU")
@@ -414,7 +416,7 @@ func TestMatchAndScale2(t *testing.T) {
 			continue
 		}
 		cb := tc.book()
-		fused := 0
+		fused, filtered, handed := 0, 0, 0
 		for trial := 0; trial < 4000; trial++ {
 			xb, w := make([]float32, blockSize), make([]float32, blockSize)
 			for i := range xb {
@@ -441,24 +443,54 @@ func TestMatchAndScale2(t *testing.T) {
 			case 4: // near 2^60 after scaling
 				d1, d2 = 1, 2
 				xb[r.IntN(blockSize)] = 0x1p60
+			case 5: // a bound beyond the filter's 2^100
+				w[r.IntN(blockSize)] = 1e27
 			}
 			var want1, want2, got1, got2 [blockSize / 8]int32
 			setAsmLevel(4)
 			ws1, we1 := cb.matchAndScale(d1, xb, w, want1[:])
 			ws2, we2 := cb.matchAndScale(d2, xb, w, want2[:])
-			setAsmLevel(5)
-			gs1, ge1, gs2, ge2 := cb.matchAndScale2(d1, d2, xb, w, got1[:], got2[:])
-			if got1 != want1 || got2 != want2 || math.Float32bits(gs1) != math.Float32bits(ws1) || math.Float32bits(ge1) != math.Float32bits(we1) ||
-				math.Float32bits(gs2) != math.Float32bits(ws2) || math.Float32bits(ge2) != math.Float32bits(we2) {
-				t.Fatalf("%s trial %d (d %v, %v): one pass %v %v (scales %v %v, scores %v %v), two searches %v %v (%v %v, %v %v)",
-					tc.name, trial, d1, d2, got1, got2, gs1, gs2, ge1, ge2, want1, want2, ws1, ws2, we1, we2)
+			for _, level := range []int{5, 6} {
+				setAsmLevel(level)
+				gs1, ge1, gs2, ge2 := cb.matchAndScale2(d1, d2, xb, w, got1[:], got2[:])
+				if got1 != want1 || got2 != want2 || math.Float32bits(gs1) != math.Float32bits(ws1) || math.Float32bits(ge1) != math.Float32bits(we1) ||
+					math.Float32bits(gs2) != math.Float32bits(ws2) || math.Float32bits(ge2) != math.Float32bits(we2) {
+					t.Fatalf("%s trial %d level %d (d %v, %v): one pass %v %v (scales %v %v, scores %v %v), two searches %v %v (%v %v, %v %v)",
+						tc.name, trial, level, d1, d2, got1, got2, gs1, gs2, ge1, ge2, want1, want2, ws1, ws2, we1, we2)
+				}
 			}
-			if p := cb.pairs(); d1 != 0 && d2 != 0 && searchBlock8x2AVX512(&p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, (*[blockSize]float32)(xb), (*[blockSize]float32)(w), &got1, &got2, &cb.values[0], new([16]float32), new([16]float32)) == 0 {
+			if d1 == 0 || d2 == 0 {
+				continue
+			}
+			p, q := cb.pairs(), cb.pruned16Layout()
+			x, wv := (*[blockSize]float32)(xb), (*[blockSize]float32)(w)
+			if searchBlock8x2AVX512(&p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, x, wv, &got1, &got2, &cb.values[0], new([16]float32), new([16]float32)) == 0 {
 				fused++
 			}
+			switch searchFiltered8x2AVX512(&q.pairs[0], &q.ids[0], &q.spans[0], &p.lanes[0], &p.spans[0], &cb.mid, 1/d1, 1/d2, x, wv, &got1, &got2, &cb.values[0], new([16]float32), new([16]float32)) {
+			case 0:
+				filtered++
+			case 3:
+				handed++
+			}
 		}
-		if fused < 1000 {
-			t.Errorf("%s: the single pass ran for %d of 4000 trials", tc.name, fused)
+		if fused < 1000 || filtered < 1000 || handed < 100 {
+			t.Errorf("%s: of 4000 trials, the full pass ran for %d, the filtered one for %d and handed %d to the full one", tc.name, fused, filtered, handed)
+		}
+	}
+}
+
+// TestFilterClusters checks that every cluster of iq1_kt, the type whose
+// trials take the filtered search, fits the filter (filterMaxPairs pairs),
+// so that it never hands a block to the full pass for its size.
+func TestFilterClusters(t *testing.T) {
+	q := iq1ktBook().pruned16Layout()
+	if q.spans == nil {
+		t.Fatal("iq1_kt has no pruned layout")
+	}
+	for c := 0; c < len(q.spans)/4; c++ {
+		if n := q.spans[4*c+1]; n == 0 || n > filterMaxPairs {
+			t.Errorf("iq1_kt cluster %d has %d pruned pairs, the filter takes 1..%d", c, n, filterMaxPairs)
 		}
 	}
 }
