@@ -188,21 +188,7 @@ TEXT ·searchFiltered8x2AVX512(SB), 0, $33664-120
 	MOVQ x+56(FP), AX
 	MOVQ w+64(FP), R10
 
-	// The range check at both scales: |id*x| <= 2^60 and 0 <= w < +Inf.
-	RANGE_X(id1+48(FP), K1)
-	RANGE_X(id2+52(FP), K4)
-	KANDW K4, K1, K1
-	RANGE_W(fail)
-
-	MOVQ mid+40(FP), DX
-	VMOVUPS 0(DX), Y6
-	VBROADCASTSS id1+48(FP), Y0
-	VBROADCASTSS id2+52(FP), Y7
-
-	CLUSTER8X2(0, other)
-	CLUSTER8X2(1, other)
-	CLUSTER8X2(2, other)
-	CLUSTER8X2(3, other)
+	TWO_SCALES(id1+48(FP), id2+52(FP), mid+40(FP), fail, other)
 
 	MOVQ idx1+72(FP), AX
 	MOVQ AX, F_OUT(SP)

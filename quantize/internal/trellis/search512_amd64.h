@@ -252,3 +252,22 @@ label: \
 	KANDNW K6, K1, K6 \
 	KORW K2, K6, K6 \
 	VMINPS Z0, Z4, Z4
+
+// TWO_SCALES(id1, id2, mid, fail, other) begins the two-scale searches: the
+// range check at both inverse scales (|id*x| <= 2^60 and 0 <= w < +Inf,
+// inputs at AX, weights at R10; else a jump to fail), then each group's
+// scaled inputs and cluster (CLUSTER8X2; a jump to other where its clusters
+// differ). id1, id2 and mid are the arguments' operands.
+#define TWO_SCALES(id1, id2, mid, fail, other) \
+	RANGE_X(id1, K1) \
+	RANGE_X(id2, K4) \
+	KANDW K4, K1, K1 \
+	RANGE_W(fail) \
+	MOVQ mid, DX \
+	VMOVUPS 0(DX), Y6 \
+	VBROADCASTSS id1, Y0 \
+	VBROADCASTSS id2, Y7 \
+	CLUSTER8X2(0, other) \
+	CLUSTER8X2(1, other) \
+	CLUSTER8X2(2, other) \
+	CLUSTER8X2(3, other)

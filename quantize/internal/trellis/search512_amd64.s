@@ -227,21 +227,7 @@ TEXT ·searchBlock8x2AVX512(SB), NOSPLIT, $320-96
 	MOVQ x+32(FP), AX
 	MOVQ w+40(FP), R10
 
-	// The range check at both scales: |id*x| <= 2^60 and 0 <= w < +Inf.
-	RANGE_X(id1+24(FP), K1)
-	RANGE_X(id2+28(FP), K4)
-	KANDW K4, K1, K1
-	RANGE_W(fail2)
-
-	MOVQ mid+16(FP), DX
-	VMOVUPS 0(DX), Y6
-	VBROADCASTSS id1+24(FP), Y0
-	VBROADCASTSS id2+28(FP), Y7
-
-	CLUSTER8X2(0, other2)
-	CLUSTER8X2(1, other2)
-	CLUSTER8X2(2, other2)
-	CLUSTER8X2(3, other2)
+	TWO_SCALES(id1+24(FP), id2+28(FP), mid+16(FP), fail2, other2)
 
 	XORQ DI, DI // group
 	XORQ R12, R12 // 32*group
