@@ -145,8 +145,8 @@ kept: \
 // found) runs pass 2 for one scale (scaled inputs at vx on the stack, its
 // threshold at th, estimates from est) and stores the group's codeword in
 // the array whose address is at idx on the stack: the winner of the scored
-// pairs (as its position in ids with bit 31 set: RESOLVE reads them all at
-// the end, so that their cache misses overlap), or, where the smallest
+// pairs (as its position in ids with bit 31 set, its line fetched: RESOLVE
+// reads them all at the end, so that their cache misses overlap), or, where the smallest
 // score is not reached exactly once, the reference's scan of the cluster
 // in the pairLayout.
 #define PASS2(vx, th, est, idx, chunk, next, hit, sub, skip, done, tie, full, found) \
@@ -158,6 +158,8 @@ kept: \
 	FILTERED(chunk, next, hit, sub, skip, done) \
 	PICK_POS(tie, F_POS) \
 	ADDL F_IDS(SP), BX \
+	MOVQ ids+8(FP), AX \
+	PREFETCHT0 (AX)(BX*4) \
 	ORL $0x80000000, BX \
 	JMP found \
 tie: \
