@@ -2,6 +2,7 @@ package trellis
 
 import (
 	"encoding/binary"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 	"runtime"
 	"sort"
@@ -222,7 +223,7 @@ func fmaSquare(d, s float32) float32 {
 	p := float64(d) * float64(d)
 	t := p + float64(s)
 	if bits := math.Float64bits(t); bits&(1<<29-1) == 1<<28 {
-		return fma32(d, d, s)
+		return kernel.FMA32(d, d, s)
 	}
 	return float32(t)
 }

@@ -13,14 +13,11 @@ const (
 	blockSize  = 32  // weights per block (one scale)
 )
 
-// fma32 is a*b+c rounded once, where the reference's compiler fuses them.
-func fma32(a, b, c float32) float32 { return kernel.FMA32(a, b, c) }
-
-// fmaFast is fma32 for hot loops, small enough to inline: the product of two
+// fmaFast is kernel.FMA32 for hot loops, small enough to inline: the product of two
 // float32 is exact in float64, so r is a*b+c rounded once, and rounding it
 // to float32 is right unless r sits halfway between two float32 values (low
 // 29 mantissa bits 1<<28). It reports that case as tie = 1; a caller that
-// sees one redoes its sums with fma32.
+// sees one redoes its sums with kernel.FMA32.
 func fmaFast(a, b, c float32) (sum float32, tie uint32) {
 	r := float64(a)*float64(b) + float64(c)
 	if math.Float64bits(r)<<35 == 1<<63 {
@@ -77,7 +74,7 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 			sumx2 = sumSquaresAVX2(&xbl[0], len(xbl))
 		} else {
 			for _, v := range xbl {
-				sumx2 = fma32(v, v, sumx2)
+				sumx2 = kernel.FMA32(v, v, sumx2)
 			}
 		}
 		if sumx2 < eps2*superBlock {
@@ -90,7 +87,7 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 		if imatrix == nil {
 			quarter := float32(0.25 * sigma2)
 			for j, v := range xbl {
-				wbl[j] = fma32(v, v, quarter)
+				wbl[j] = kernel.FMA32(v, v, quarter)
 			}
 			continue
 		}
@@ -104,10 +101,10 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 				sumwx, sumw2, sumx2 = weightsBlockAVX2(&xb[0], &qw[0], &wb[0], sigma2)
 			} else {
 				for j, v := range xb {
-					wb[j] = float32(qw[j] * sqrt32(fma32(v, v, sigma2)))
-					sumwx = fma32(wb[j], abs32(v), sumwx)
-					sumw2 = fma32(wb[j], wb[j], sumw2)
-					sumx2 = fma32(v, v, sumx2)
+					wb[j] = float32(qw[j] * sqrt32(kernel.FMA32(v, v, sigma2)))
+					sumwx = kernel.FMA32(wb[j], abs32(v), sumwx)
+					sumw2 = kernel.FMA32(wb[j], wb[j], sumw2)
+					sumx2 = kernel.FMA32(v, v, sumx2)
 				}
 			}
 			if sumx2 < eps2 || sumw2 < eps2 || sumwx < eps2 {

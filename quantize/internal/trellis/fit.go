@@ -1,5 +1,7 @@
 package trellis
 
+import "github.com/gquant/gquant/quantize/internal/kernel"
+
 // fitLanes is the number of trial lanes of fitTrials: the 19 trial row
 // scales of a row-scale fit, padded to three vectors of eight.
 const fitLanes = 24
@@ -33,8 +35,8 @@ func fitTrialsGo(wx, w, v, dls []float32, fused bool, out *[2 * fitLanes]float32
 		for t := 0; t < fitLanes; t++ {
 			q := float32(dl[t] * v[i])
 			if fused {
-				out[t] = fma32(wx[i], q, out[t])
-				out[fitLanes+t] = fma32(float32(w[i]*q), q, out[fitLanes+t])
+				out[t] = kernel.FMA32(wx[i], q, out[t])
+				out[fitLanes+t] = kernel.FMA32(float32(w[i]*q), q, out[fitLanes+t])
 				continue
 			}
 			out[t] += float32(wx[i] * q)

@@ -1,6 +1,7 @@
 package trellis
 
 import (
+	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -34,7 +35,7 @@ func TestFitTrials(t *testing.T) {
 		dls := make([]float32, len(scales)*fitLanes)
 		for ib, s := range scales {
 			for tr := 0; tr < 19; tr++ {
-				dls[ib*fitLanes+tr] = float32(blockScaleIQ3(fma32(float32(tr-9), 0.2, 15)/maxScale, s))
+				dls[ib*fitLanes+tr] = float32(blockScaleIQ3(kernel.FMA32(float32(tr-9), 0.2, 15)/maxScale, s))
 			}
 		}
 		for _, fused := range []bool{true, false} {
@@ -50,7 +51,7 @@ func TestFitTrials(t *testing.T) {
 		var got [2 * fitLanes]float32
 		fitTrials(wx, w, v, dls, false, &got)
 		for tr := 0; tr < 19; tr++ {
-			id := fma32(float32(tr-9), 0.2, 15) / maxScale
+			id := kernel.FMA32(float32(tr-9), 0.2, 15) / maxScale
 			sqx, sq2 := fitSumsIQ3(x, w, scales, v, id)
 			if math.Float32bits(sqx) != math.Float32bits(got[tr]) || math.Float32bits(sq2) != math.Float32bits(got[fitLanes+tr]) {
 				t.Fatalf("iter %d trial %d: lanes (%v, %v), fitSumsIQ3 (%v, %v)", iter, tr, got[tr], got[fitLanes+tr], sqx, sq2)

@@ -2,6 +2,7 @@ package trellis
 
 import (
 	"encoding/binary"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 	"slices"
 	"sync"
@@ -191,8 +192,8 @@ func fitSums(x, w, scales []float32, idx []int32, cb *codebook, id float32, exac
 				jj := ig*g + j
 				q := float32(dl * v)
 				if exact {
-					sumqx = fma32(float32(wb[jj]*xb[jj]), q, sumqx)
-					sumq2 = fma32(float32(wb[jj]*q), q, sumq2)
+					sumqx = kernel.FMA32(float32(wb[jj]*xb[jj]), q, sumqx)
+					sumq2 = kernel.FMA32(float32(wb[jj]*q), q, sumq2)
 					continue
 				}
 				var t1, t2 uint32
@@ -220,10 +221,10 @@ func keepPrevious(cb *codebook, dl float32, xb, weight []float32, prev, best []i
 		q2 := cb.values[g*int(best[ig]):]
 		for j := 0; j < g; j++ {
 			jj := ig*g + j
-			diff1 := fma32(-dl, q1[j], xb[jj])
-			diff2 := fma32(-dl, q2[j], xb[jj])
-			mse1 = fma32(float32(weight[jj]*diff1), diff1, mse1)
-			mse2 = fma32(float32(weight[jj]*diff2), diff2, mse2)
+			diff1 := kernel.FMA32(-dl, q1[j], xb[jj])
+			diff2 := kernel.FMA32(-dl, q2[j], xb[jj])
+			mse1 = kernel.FMA32(float32(weight[jj]*diff1), diff1, mse1)
+			mse2 = kernel.FMA32(float32(weight[jj]*diff2), diff2, mse2)
 		}
 	}
 	if mse1 < mse2 {
@@ -239,8 +240,8 @@ func accumulateFit(cb *codebook, idx int32, ls float32, xl, wl []float32, sumqx,
 	ql := cb.values[g*int(idx) : g*int(idx)+g]
 	for k, v := range ql {
 		q := float32(v * ls)
-		sumqx = fma32(float32(wl[k]*xl[k]), q, sumqx)
-		sumq2 = fma32(float32(wl[k]*q), q, sumq2)
+		sumqx = kernel.FMA32(float32(wl[k]*xl[k]), q, sumqx)
+		sumq2 = kernel.FMA32(float32(wl[k]*q), q, sumq2)
 	}
 	return sumqx, sumq2
 }

@@ -58,7 +58,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			var best float32
 			found := false
 			for itry := -3; itry <= 3; itry++ {
-				if d, s := cb.matchAndScale(amax/fma32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng]); s > best {
+				if d, s := cb.matchAndScale(amax/kernel.FMA32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng]); s > best {
 					best, found, *scale = s, true, d
 					copy(bestIdx[ng:], bestIdx[:ng])
 				}
@@ -86,7 +86,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		dls := sc.dls[:len(allScales)*fitLanes]
 		for ib, s := range allScales {
 			for t := 0; t < 19; t++ {
-				dls[ib*fitLanes+t] = float32(blockScaleIQ3(fma32(float32(t-9), 0.2, 15)/maxScale, s))
+				dls[ib*fitLanes+t] = float32(blockScaleIQ3(kernel.FMA32(float32(t-9), 0.2, 15)/maxScale, s))
 			}
 		}
 		lanes = new([2 * fitLanes]float32)
@@ -97,7 +97,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 		if lanes != nil {
 			sumqx, sumq2 = lanes[itry+9], lanes[fitLanes+itry+9]
 		} else {
-			sumqx, sumq2 = fitSumsIQ3(x, allWeights, allScales, qtmp, fma32(float32(itry), 0.2, 15)/maxScale)
+			sumqx, sumq2 = fitSumsIQ3(x, allWeights, allScales, qtmp, kernel.FMA32(float32(itry), 0.2, 15)/maxScale)
 		}
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			d = sumqx / sumq2

@@ -56,7 +56,7 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			var best float32
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
 			for itry := -ntry; itry <= ntry; itry++ {
-				den := fma32(8, float32(itry), scale0)
+				den := kernel.FMA32(8, float32(itry), scale0)
 				if dp, s := cb1.matchAndScale(amax/den, xb, weight, bestIdx[:]); s > best {
 					best, *scale = s, dp
 				}
@@ -70,7 +70,7 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			}
 			withOffset := false
 			for itry := -ntry; itry <= ntry; itry++ {
-				den := fma32(8, float32(itry), scale0)
+				den := kernel.FMA32(8, float32(itry), scale0)
 				if dp, s := cb2.matchAndScale(amax/den, xb, weight, bestIdx[:]); s > best {
 					best, *scale, withOffset = s, dp, true
 				}

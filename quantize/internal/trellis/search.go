@@ -342,8 +342,8 @@ func (cb *codebook) scaleSums(xb, weight []float32, bestIdx []int32, exact bool)
 			q := cb.values[g*int(bestIdx[p/g])+p%g]
 			qw := float32(q * weight[p])
 			if exact {
-				vqx[k] = fma32(qw, xb[p], vqx[k])
-				vq2[k] = fma32(qw, q, vq2[k])
+				vqx[k] = kernel.FMA32(qw, xb[p], vqx[k])
+				vq2[k] = kernel.FMA32(qw, q, vq2[k])
 				continue
 			}
 			var t1, t2 uint32
