@@ -28,7 +28,8 @@ package trellis
 // the reference's scan of the cluster. Where S reaches 2^100 (weights or
 // inputs so large that an estimate could overflow) or a cluster has more
 // than filterMaxPairs pairs, the search returns 3 and the pass that scores
-// every codeword (searchBlock8x2AVX512) runs.
+// every codeword (searchBlock8x2AVX512) runs. TestFilterMargin checks each
+// step of the bound against exact arithmetic over the whole range.
 
 // filterMaxPairs bounds a cluster's pairs in the filtered search (its
 // estimates are on the stack; filter512_amd64.s has the same constant).
