@@ -13,11 +13,11 @@ const (
 	blockSize  = 32  // weights per block (one scale)
 )
 
-// fmaFast is kernel.FMA32 for hot loops, small enough to inline: the product of two
-// float32 is exact in float64, so r is a*b+c rounded once, and rounding it
-// to float32 is right unless r sits halfway between two float32 values (low
-// 29 mantissa bits 1<<28). It reports that case as tie = 1; a caller that
-// sees one redoes its sums with kernel.FMA32.
+// fmaFast is kernel.FMA32 for hot loops that can redo their work: the
+// product of two float32 is exact in float64, so r is a*b+c rounded once,
+// and rounding it to float32 is right unless r sits halfway between two
+// float32 values (low 29 mantissa bits 1<<28). It reports that case as
+// tie = 1; a caller that sees one redoes its sums with kernel.FMA32.
 func fmaFast(a, b, c float32) (sum float32, tie uint32) {
 	r := float64(a)*float64(b) + float64(c)
 	if math.Float64bits(r)<<35 == 1<<63 {
