@@ -1,8 +1,10 @@
-// What the AVX-512 searches (search512_amd64.s, prune512_amd64.s) share:
-// their constants (each file that includes this has its own copy), the
-// range check of their inputs, the score of a pair of runs, the merge of a
-// pair's two runs and the reference's scan of a cluster; and, through
-// search_amd64.h, what all the searches share.
+// What the AVX-512 searches (search512_amd64.s, prune512_amd64.s,
+// filter512_amd64.s) share: their constants (each file that includes this
+// has its own copy), the range check of their inputs, the score of a pair
+// of runs (from fp16 or int8 codewords), the merge of a pair's two runs, the
+// reference's scan of a cluster, the horizontal minimum, the start of the
+// two-scale searches, and the pruned layout's scoring step and winner; and,
+// through search_amd64.h, what all the searches share.
 
 #include "search_amd64.h"
 
