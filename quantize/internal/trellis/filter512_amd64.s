@@ -306,14 +306,7 @@ estimate:
 	MOVQ idx2+80(FP), R11
 	RESOLVE(res2, kept2)
 
-	MOVQ values+88(FP), R13
-	MOVQ x+56(FP), DX
-	MOVQ sums1+96(FP), CX
-	MOVQ idx1+72(FP), R11
-	SUMS8
-	MOVQ sums2+104(FP), CX
-	MOVQ idx2+80(FP), R11
-	SUMS8
+	SUMS_BOTH(values+88(FP), x+56(FP), sums1+96(FP), idx1+72(FP), sums2+104(FP), idx2+80(FP))
 	MOVQ $0, ret+112(FP)
 	VZEROUPPER
 	RET

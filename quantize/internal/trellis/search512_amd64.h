@@ -273,3 +273,17 @@ label: \
 	CLUSTER8X2(1, other) \
 	CLUSTER8X2(2, other) \
 	CLUSTER8X2(3, other)
+
+// SUMS_BOTH(values, x, sums1, idx1, sums2, idx2) ends the two-scale
+// searches: SUMS8 for the codewords at each scale (the arguments' operands:
+// the codebook's values, the inputs, each scale's sums and indices). The
+// weights are at R10.
+#define SUMS_BOTH(values, x, sums1, idx1, sums2, idx2) \
+	MOVQ values, R13 \
+	MOVQ x, DX \
+	MOVQ sums1, CX \
+	MOVQ idx1, R11 \
+	SUMS8 \
+	MOVQ sums2, CX \
+	MOVQ idx2, R11 \
+	SUMS8

@@ -301,15 +301,7 @@ scan2:
 	CMPQ DI, $4
 	JNE group2
 
-	MOVQ values+64(FP), R13
-	MOVQ x+32(FP), DX
-
-	MOVQ sums1+72(FP), CX
-	MOVQ idx1+48(FP), R11
-	SUMS8
-	MOVQ sums2+80(FP), CX
-	MOVQ idx2+56(FP), R11
-	SUMS8
+	SUMS_BOTH(values+64(FP), x+32(FP), sums1+72(FP), idx1+48(FP), sums2+80(FP), idx2+56(FP))
 	MOVQ $0, ret+88(FP)
 	VZEROUPPER
 	RET
