@@ -163,13 +163,7 @@ group8:
 	ADDQ R8, SI
 	GROUP_VXW(0)
 	SCAN_PAIRS(scan8, fail8)
-	MOVL BX, 0(R11)(DI*4)
-	SHLQ $5, BX
-	PREFETCHT0 (R13)(BX*1)
-	ADDQ $32, R12
-	INCQ DI
-	CMPQ DI, $4
-	JNE group8
+	NEXT_GROUP8(group8)
 
 	MOVQ sums+64(FP), CX
 	TESTQ CX, CX

@@ -114,3 +114,16 @@ GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 	SUMS8_GROUP(3) \
 	VMOVUPS Y0, 0(CX) \
 	VMOVUPS Y1, 32(CX)
+
+// NEXT_GROUP8(loop) ends a block search's group of 8: it stores the
+// group's codeword (BX) at R11, fetches its values (at R13) for the sums
+// while the next groups are searched, and goes on to the next of the four
+// groups (DI, and R12 = 32*DI) at loop, or falls through after the last.
+#define NEXT_GROUP8(loop) \
+	MOVL BX, 0(R11)(DI*4) \
+	SHLQ $5, BX \
+	PREFETCHT0 (R13)(BX*1) \
+	ADDQ $32, R12 \
+	INCQ DI \
+	CMPQ DI, $4 \
+	JNE loop

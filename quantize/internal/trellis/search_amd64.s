@@ -426,13 +426,7 @@ scan8:
 	JNE scan8
 
 	REDUCE(fail8)
-	MOVL BX, 0(R11)(DI*4)
-	SHLQ $5, BX
-	PREFETCHT0 (R13)(BX*1)
-	ADDQ $32, R12
-	INCQ DI
-	CMPQ DI, $4
-	JNE group8
+	NEXT_GROUP8(group8)
 
 	MOVQ sums+64(FP), CX
 	TESTQ CX, CX
