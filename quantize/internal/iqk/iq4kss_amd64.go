@@ -13,11 +13,12 @@ import (
 // tests clear it to check the portable code.
 var useIQ4KSSTrialFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// iq4kssHalfTables is what the assembly trial needs for one grid half: its
-// values, the plain values (the current error is always measured on them),
-// and for each index its iq4kssNeighbours as values, a lane mask and
-// indices.
+// iq4kssHalfTables is what the assembly trial needs for one grid half: the
+// thresholds of its nearest-point lookup, its values, the plain values (the
+// current error is always measured on them), and for each index its
+// iq4kssNeighbours as values, a lane mask and indices.
 type iq4kssHalfTables struct {
+	thr     [15][8]float32 // nearestThresholds of the half's table, 8 copies each
 	vals    [16]float32
 	plain   [16]float32
 	nbVals  [16][4]float32
@@ -28,6 +29,11 @@ type iq4kssHalfTables struct {
 var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
 	for s := range h {
 		t := &iq4kssHalfTables{}
+		for k, x := range nearestThresholds(grid4.half(s == 1)) {
+			for l := range t.thr[k] {
+				t.thr[k][l] = x
+			}
+		}
 		for i := 0; i < 16; i++ {
 			t.vals[i] = float32(tables.IQ4KValues[16*s+i])
 			t.plain[i] = float32(tables.IQ4KValues[i])
@@ -53,7 +59,7 @@ var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
 // move score is not finite.
 //
 //go:noescape
-func iq4kssTrialFMA(t *nearestTable, h *iq4kssHalfTables, xv, wv *[32]float32, id, dl float32, out *[4]float32) bool
+func iq4kssTrialFMA(h *iq4kssHalfTables, xv, wv *[32]float32, id, dl float32, out *[4]float32) bool
 
 // iq4kssTrialAsm runs iq4kssTrialFMA; ok is false when the portable code
 // must run the trial.
@@ -63,7 +69,7 @@ func iq4kssTrialAsm(xv, wv *[32]float32, shifted bool, id, dl float32) (sqxP, sq
 		s = 1
 	}
 	var out [4]float32
-	if !iq4kssTrialFMA(grid4.half(shifted), iq4kssHalves[s], xv, wv, id, dl, &out) {
+	if !iq4kssTrialFMA(iq4kssHalves[s], xv, wv, id, dl, &out) {
 		return 0, 0, 0, 0, false
 	}
 	return out[0], out[1], out[2], out[3], true

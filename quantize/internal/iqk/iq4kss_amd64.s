@@ -2,16 +2,17 @@
 
 #include "go_asm.h"
 #include "textflag.h"
-#include "nearest_amd64.h"
 
-DATA iq4kssMinusOne<>+0(SB)/8, $-1
-GLOBL iq4kssMinusOne<>(SB), RODATA|NOPTR, $8
-
-// NEARIDX leaves in BX the index of the grid point nearest the float32 in
-// XIN, as nearestTable.best does, with the table's base and limit read from
-// memory (no registers to spare). Clobbers AX, DX, X6, X7.
-#define NEARIDX(XIN) \
-	NEAREST_INDEX(XIN, nearestTable_base(R11), iq4kssMinusOne<>(SB), nearestTable_limit(R11), X6, X7)
+// The shift of each lane's index in its group's word.
+DATA iq4kssShifts<>+0(SB)/4, $0
+DATA iq4kssShifts<>+4(SB)/4, $4
+DATA iq4kssShifts<>+8(SB)/4, $8
+DATA iq4kssShifts<>+12(SB)/4, $12
+DATA iq4kssShifts<>+16(SB)/4, $0
+DATA iq4kssShifts<>+20(SB)/4, $4
+DATA iq4kssShifts<>+24(SB)/4, $8
+DATA iq4kssShifts<>+28(SB)/4, $12
+GLOBL iq4kssShifts<>(SB), RODATA|NOPTR, $32
 
 // SCORES puts in Y5 the scores w*(d1*d1 - d0*d0) of the moves of indices
 // SHIFT/4 and SHIFT/4+1 of group V (lanes 0..3 and 4..7, in
@@ -93,16 +94,53 @@ GLOBL iq4kssMinusOne<>(SB), RODATA|NOPTR, $8
 	ANDL  $0xffff, V               \
 SKIP:
 
-// NEAR2 adds index J's nearest points of +id*x and -id*x to R14 and R8.
-#define NEAR2(J) \
-	VMULSS (4*J)(SI), X0, X5       \
-	NEARIDX(X5)                    \
-	SHLL  $(4*J), BX               \
-	ORL   BX, R14                  \
-	VXORPS X13, X5, X5             \
-	NEARIDX(X5)                    \
-	SHLL  $(4*J), BX               \
-	ORL   BX, R8
+// COUNT1 adds to the negative count in C the lanes of Y whose value is at
+// least threshold K (a compare mask is -1 where true). Clobbers Y7.
+#define COUNT1(Y, C, K) \
+	VCMPPS $0x1d, (iq4kssHalfTables_thr+32*K)(R12), Y, Y7 \
+	VPADDD Y7, C, C
+
+// NEAREST8 leaves in C the indices of the grid points nearest the eight
+// float32 in Y (nearestTable.best: the number of the half's thresholds at
+// most each value, 0 from 2^31 on, where Y9 holds 2^31). Clobbers Y7.
+#define NEAREST8(Y, C) \
+	VCMPPS $0x1d, (iq4kssHalfTables_thr)(R12), Y, C \
+	COUNT1(Y, C, 1)  \
+	COUNT1(Y, C, 2)  \
+	COUNT1(Y, C, 3)  \
+	COUNT1(Y, C, 4)  \
+	COUNT1(Y, C, 5)  \
+	COUNT1(Y, C, 6)  \
+	COUNT1(Y, C, 7)  \
+	COUNT1(Y, C, 8)  \
+	COUNT1(Y, C, 9)  \
+	COUNT1(Y, C, 10) \
+	COUNT1(Y, C, 11) \
+	COUNT1(Y, C, 12) \
+	COUNT1(Y, C, 13) \
+	COUNT1(Y, C, 14) \
+	VPXOR  Y7, Y7, Y7 \
+	VPSUBD C, Y7, C   \
+	VCMPPS $0x11, Y9, Y, Y7 \
+	VPAND  Y7, C, C
+
+// WORDS8 stores the packed indices (4 bits each) of the nearest points of
+// +id*x and -id*x for groups 2V and 2V+1 (xv[8V:8V+8], id in Y12) at
+// 16V(SP): for each group the word of +id*x, then that of -id*x, as
+// dwords. Y10 holds each lane's shift (0, 4, 8, 12 in each half).
+// Clobbers Y1-Y4, Y7.
+#define WORDS8(V) \
+	VMULPS (32*V)(SI), Y12, Y1 \
+	VXORPS Y13, Y1, Y2         \
+	NEAREST8(Y1, Y3)           \
+	NEAREST8(Y2, Y4)           \
+	VPSLLVD Y10, Y3, Y3        \
+	VPSLLVD Y10, Y4, Y4        \
+	VPHADDD Y4, Y3, Y3         \
+	VPHADDD Y3, Y3, Y3         \
+	VMOVQ   X3, (16*V)(SP)     \
+	VEXTRACTI128 $1, Y3, X3    \
+	VMOVQ   X3, (16*V+8)(SP)
 
 // SUM adds index J of group V to the sums in XQX and XQ2 (w*q*x and w*q*q
 // with the hardware fused multiply-add).
@@ -115,20 +153,28 @@ SKIP:
 	VFMADD231SS (4*J)(SI), X6, XQX          \
 	VFMADD231SS X5, X6, XQ2
 
-// func iq4kssTrialFMA(t *nearestTable, h *iq4kssHalfTables, xv, wv *[32]float32, id, dl float32, out *[4]float32) bool
-TEXT ·iq4kssTrialFMA(SB), NOSPLIT, $0-49
-	MOVQ  t+0(FP), R11
-	MOVQ  h+8(FP), R12
-	MOVQ  xv+16(FP), SI
-	MOVQ  wv+24(FP), DI
-	VMOVSS id+32(FP), X0
-	VBROADCASTSS dl+36(FP), Y15
+// func iq4kssTrialFMA(h *iq4kssHalfTables, xv, wv *[32]float32, id, dl float32, out *[4]float32) bool
+TEXT ·iq4kssTrialFMA(SB), NOSPLIT, $64-41
+	MOVQ  h+0(FP), R12
+	MOVQ  xv+8(FP), SI
+	MOVQ  wv+16(FP), DI
+	VBROADCASTSS dl+28(FP), Y15
 	MOVL  $0x7f800000, AX
 	VMOVD AX, X14
 	VBROADCASTSS X14, Y14 // +Inf
 	MOVL  $0x80000000, AX
 	VMOVD AX, X13
 	VBROADCASTSS X13, Y13 // sign bit
+	VBROADCASTSS id+24(FP), Y12
+	MOVL  $0x4f000000, AX
+	VMOVD AX, X9
+	VBROADCASTSS X9, Y9   // 2^31
+	VMOVDQU iq4kssShifts<>(SB), Y10
+	WORDS8(0)
+	WORDS8(1)
+	WORDS8(2)
+	WORDS8(3)
+	MOVQ  SP, R9          // the words of the next group
 	VXORPS X8, X8, X8     // sqxP
 	VXORPS X9, X9, X9     // sq2P
 	VXORPS X10, X10, X10  // sqxM
@@ -149,12 +195,9 @@ group:
 	VBROADCASTSS 8(DI), X4
 	VBROADCASTSS 12(DI), X5
 	VINSERTF128 $1, X5, Y4, Y4 // w2 .. w3
-	XORL  R14, R14 // vp
-	XORL  R8, R8   // vm
-	NEAR2(0)
-	NEAR2(1)
-	NEAR2(2)
-	NEAR2(3)
+	MOVL  0(R9), R14 // vp
+	MOVL  4(R9), R8  // vm
+	ADDQ  $8, R9
 	PRUNE(R14, prunedP)
 	PRUNE(R8, prunedM)
 	SUM(R14, 0, X8, X9)
@@ -172,16 +215,16 @@ group:
 
 	TESTL R10, R10
 	JNE   fallback
-	MOVQ  out+40(FP), AX
+	MOVQ  out+32(FP), AX
 	VMOVSS X8, 0(AX)
 	VMOVSS X9, 4(AX)
 	VMOVSS X10, 8(AX)
 	VMOVSS X11, 12(AX)
-	MOVB  $1, ret+48(FP)
+	MOVB  $1, ret+40(FP)
 	VZEROUPPER
 	RET
 
 fallback:
-	MOVB  $0, ret+48(FP)
+	MOVB  $0, ret+40(FP)
 	VZEROUPPER
 	RET

@@ -51,3 +51,58 @@ func TestIQ4KSSTrialFMAMatchesGo(t *testing.T) {
 	}
 	t.Logf("assembly declined %d of %d blocks (all with extreme values)", declined, iters)
 }
+
+// TestNearestThresholds checks the vector lookup's rule (count the
+// thresholds at most x, none from 2^31 on) against the table lookup on both
+// iq4_kss grid halves: at every threshold and the floats around it, at and
+// around every grid point and integer in range, at the ends of float32 and
+// on random values of every magnitude.
+func TestNearestThresholds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for s := range 2 {
+		tab := grid4.half(s == 1)
+		thr := nearestThresholds(tab)
+		count := func(x float32) int {
+			if !(x < 2147483648) {
+				return 0
+			}
+			n := 0
+			for _, v := range thr {
+				if x >= v {
+					n++
+				}
+			}
+			return n
+		}
+		var xs []float32
+		for _, v := range thr {
+			xs = append(xs, v)
+		}
+		for i := -300; i <= 300; i++ {
+			xs = append(xs, float32(i), float32(i)+0.5)
+		}
+		for _, v := range tab.vals[:16] {
+			xs = append(xs, v)
+		}
+		xs = append(xs, 2147483520, 2147483648, -2147483648, -2147483904, 1e30, -1e30, 0,
+			float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.SmallestNonzeroFloat32)
+		for range 200000 {
+			xs = append(xs, float32(rng.NormFloat64()*math.Pow(10, rng.Float64()*12-4)))
+		}
+		for _, x := range xs {
+			if math.IsNaN(float64(x)) {
+				continue
+			}
+			o := floatOrder(x)
+			for d := int64(-3); d <= 3; d++ {
+				y := orderFloat(o + d)
+				if got, want := count(y), tab.best(y); got != want {
+					t.Fatalf("half %d: x %v (bits %#x): thresholds give %d, the table %d", s, y, math.Float32bits(y), got, want)
+				}
+			}
+		}
+		if got, want := count(float32(math.NaN())), tab.best(float32(math.NaN())); got != want {
+			t.Fatalf("half %d: NaN: thresholds give %d, the table %d", s, got, want)
+		}
+	}
+}
