@@ -53,9 +53,9 @@ var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
 }()
 
 // iq4kssTrialFMA is iq4kssTrial for the eight groups of a block, gathered
-// (iq4kssGather order) into xv and wv, on grid half h with nearest-point
-// table t, inverse scale id and scale dl; out receives sqxP, sq2P, sqxM,
-// sq2M. It returns false, leaving the trial to the portable code, when a
+// (iq4kssGather order) into xv and wv, on grid half h (whose thresholds
+// stand for the half's nearest-point table), inverse scale id and scale dl;
+// out receives sqxP, sq2P, sqxM, sq2M. It returns false, leaving the trial to the portable code, when a
 // move score is not finite.
 //
 //go:noescape
