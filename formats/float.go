@@ -98,9 +98,9 @@ func PutFP16Row(dst []byte, src []float32) {
 // input for free.
 func PutFP16RowFinite(dst []byte, src []float32) bool {
 	dst = dst[:2*len(src)]
-	done, m := putFP16RowSIMD(dst, src)
+	done, finite := putFP16RowSIMD(dst, src)
 	putFP16RowGeneric(dst[2*done:], src[done:])
-	return m < nonFiniteBits && allFinite(src[done:])
+	return (finite || allFinite(src[:done])) && allFinite(src[done:])
 }
 
 // nonFiniteBits is the smallest magnitude bit pattern (bits & 0x7fffffff) of

@@ -2,31 +2,43 @@
 
 #include "textflag.h"
 
+// SUM_YMM adds the float32 lanes of YA and YB (XA is YA's low half) and
+// leaves the bits of the total in R, the conversions' finiteness result,
+// ending the AVX code (VZEROUPPER). Clobbers XT.
+#define SUM_YMM(YA, XA, YB, XT, R) \
+	VADDPS       YB, YA, YA; \
+	VEXTRACTF128 $1, YA, XT; \
+	VADDPS       XT, XA, XA; \
+	VPERMILPS    $0x4e, XA, XT; \
+	VADDPS       XT, XA, XA; \
+	VPERMILPS    $0xb1, XA, XT; \
+	VADDPS       XT, XA, XA; \
+	VZEROUPPER; \
+	VMOVD        XA, R
+
 // func fp32ToFP16F16C(dst *byte, src *float32, n int) uint32
 // Converts n float32 (n a multiple of 32) to halves with VCVTPS2PH, rounding
-// to nearest even (immediate 0), 32 values per step. (Converting to
-// registers and storing 32 bytes at a time is faster than VCVTPS2PH's
-// memory form on Zen 4.) It returns the largest
-// magnitude bit pattern (bits & 0x7fffffff) it read: at least 0x7f800000
-// exactly when some value is an infinity or a NaN, so a caller learns
-// whether the row is finite without a second pass over it.
+// to nearest even (immediate 0), 32 values per step, into registers and
+// then 32 bytes at a time (VCVTPS2PH's memory form is slower on Zen 4). It
+// returns the bits of the sum of all values, as the bf16 loops do: an
+// infinity or NaN if some value is one (or, harmlessly, if the sum
+// overflows), so a caller learns whether the row is finite without a second
+// pass over it. One VADDPS per 8 values, on the float adders the conversion
+// leaves idle.
 TEXT ·fp32ToFP16F16C(SB), NOSPLIT, $0-28
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
-	MOVL         $0x7fffffff, AX
-	VMOVQ         AX, X8
-	VPBROADCASTD X8, Y8            // magnitude mask
-	VPXOR        Y9, Y9, Y9
-	VPXOR        Y10, Y10, Y10
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
 	SHRQ         $5, CX
 	JZ           reduce
 
 loop:
-	VMOVUPS   (SI), Y0
-	VMOVUPS   32(SI), Y1
-	VMOVUPS   64(SI), Y2
-	VMOVUPS   96(SI), Y3
+	VMOVUPS     (SI), Y0
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     64(SI), Y2
+	VMOVUPS     96(SI), Y3
 	VCVTPS2PH   $0, Y0, X4
 	VCVTPS2PH   $0, Y1, X5
 	VCVTPS2PH   $0, Y2, X6
@@ -35,30 +47,53 @@ loop:
 	VINSERTI128 $1, X7, Y6, Y6
 	VMOVDQU     Y4, (DI)
 	VMOVDQU     Y6, 32(DI)
-	VPAND     Y8, Y0, Y0
-	VPAND     Y8, Y1, Y1
-	VPAND     Y8, Y2, Y2
-	VPAND     Y8, Y3, Y3
-	VPMAXUD   Y0, Y9, Y9
-	VPMAXUD   Y1, Y10, Y10
-	VPMAXUD   Y2, Y9, Y9
-	VPMAXUD   Y3, Y10, Y10
-	ADDQ      $128, SI
-	ADDQ      $64, DI
-	DECQ      CX
-	JNZ       loop
+	VADDPS      Y0, Y9, Y9
+	VADDPS      Y1, Y10, Y10
+	VADDPS      Y2, Y9, Y9
+	VADDPS      Y3, Y10, Y10
+	ADDQ        $128, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         loop
 
 reduce:
-	VPMAXUD      Y10, Y9, Y9
-	VEXTRACTI128 $1, Y9, X10
-	VPMAXUD      X10, X9, X9
-	VPSHUFD      $0x4e, X9, X10
-	VPMAXUD      X10, X9, X9
-	VPSHUFD      $0xb1, X9, X10
-	VPMAXUD      X10, X9, X9
-	VZEROUPPER
-	VMOVD         X9, AX
-	MOVL         AX, ret+24(FP)
+	SUM_YMM(Y9, X9, Y10, X11, AX)
+	MOVL AX, ret+24(FP)
+	RET
+
+// func fp32ToFP16F16CMem(dst *byte, src *float32, n int) uint32
+// fp32ToFP16F16C with VCVTPS2PH's memory form, for Intel: it spares the
+// shuffle port the inserts, and Intel runs the memory form at full speed.
+TEXT ·fp32ToFP16F16CMem(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	SHRQ         $5, CX
+	JZ           reduce
+
+loop:
+	VMOVUPS     (SI), Y0
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     64(SI), Y2
+	VMOVUPS     96(SI), Y3
+	VCVTPS2PH   $0, Y0, (DI)
+	VCVTPS2PH   $0, Y1, 16(DI)
+	VCVTPS2PH   $0, Y2, 32(DI)
+	VCVTPS2PH   $0, Y3, 48(DI)
+	VADDPS      Y0, Y9, Y9
+	VADDPS      Y1, Y10, Y10
+	VADDPS      Y2, Y9, Y9
+	VADDPS      Y3, Y10, Y10
+	ADDQ        $128, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNZ         loop
+
+reduce:
+	SUM_YMM(Y9, X9, Y10, X11, AX)
+	MOVL AX, ret+24(FP)
 	RET
 
 // func fp32ToBF16AVX2(dst *byte, src *float32, n int) uint32
@@ -136,15 +171,7 @@ loop:
 reduce:
 	VADDPS       Y12, Y11, Y11
 	VADDPS       Y14, Y13, Y13
-	VADDPS       Y13, Y11, Y11
-	VEXTRACTF128 $1, Y11, X12
-	VADDPS       X12, X11, X11
-	VPERMILPS    $0x4e, X11, X12
-	VADDPS       X12, X11, X11
-	VPERMILPS    $0xb1, X11, X12
-	VADDPS       X12, X11, X11
-	VZEROUPPER
-	VMOVD         X11, AX
+	SUM_YMM(Y11, X11, Y13, X12, AX)
 	MOVL         AX, ret+24(FP)
 	RET
 
@@ -218,79 +245,6 @@ reduce:
 	MOVL         AX, ret+16(FP)
 	RET
 
-// func fp32ToFP16AVX512(dst *byte, src *float32, n int) uint32
-// fp32ToFP16F16C with 512-bit vectors, 64 values per step and one step of
-// 32 for the rest (n a multiple of 32): VCVTPS2PH rounds each zmm of 16
-// values to nearest even as the ymm form does, and the finiteness maximum
-// is the same VPAND/VPMAXUD. Half the instructions per value of the AVX2
-// loop, which leaves the loop bound by the loads and stores alone.
-TEXT ·fp32ToFP16AVX512(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
-	MOVL         $0x7fffffff, AX
-	VPBROADCASTD AX, Z8            // magnitude mask
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	MOVQ         CX, DX
-	SHRQ         $6, CX
-	JZ           tail
-
-loop:
-	VMOVUPS      (SI), Z0
-	VMOVUPS      64(SI), Z1
-	VMOVUPS      128(SI), Z2
-	VMOVUPS      192(SI), Z3
-	VCVTPS2PH    $0, Z0, Y4
-	VCVTPS2PH    $0, Z1, Y5
-	VCVTPS2PH    $0, Z2, Y6
-	VCVTPS2PH    $0, Z3, Y7
-	VINSERTI64X4 $1, Y5, Z4, Z4
-	VINSERTI64X4 $1, Y7, Z6, Z6
-	VMOVDQU64    Z4, (DI)
-	VMOVDQU64    Z6, 64(DI)
-	VPANDD       Z8, Z0, Z0
-	VPANDD       Z8, Z1, Z1
-	VPANDD       Z8, Z2, Z2
-	VPANDD       Z8, Z3, Z3
-	VPMAXUD      Z0, Z9, Z9
-	VPMAXUD      Z1, Z10, Z10
-	VPMAXUD      Z2, Z9, Z9
-	VPMAXUD      Z3, Z10, Z10
-	ADDQ         $256, SI
-	ADDQ         $128, DI
-	DECQ         CX
-	JNZ          loop
-
-tail:
-	TESTQ        $32, DX
-	JZ           reduce
-	VMOVUPS      (SI), Z0
-	VMOVUPS      64(SI), Z1
-	VCVTPS2PH    $0, Z0, Y4
-	VCVTPS2PH    $0, Z1, Y5
-	VINSERTI64X4 $1, Y5, Z4, Z4
-	VMOVDQU64    Z4, (DI)
-	VPANDD       Z8, Z0, Z0
-	VPANDD       Z8, Z1, Z1
-	VPMAXUD      Z0, Z9, Z9
-	VPMAXUD      Z1, Z10, Z10
-
-reduce:
-	VPMAXUD       Z10, Z9, Z9
-	VEXTRACTI64X4 $1, Z9, Y10
-	VPMAXUD       Y10, Y9, Y9
-	VEXTRACTI128  $1, Y9, X10
-	VPMAXUD       X10, X9, X9
-	VPSHUFD       $0x4e, X9, X10
-	VPMAXUD       X10, X9, X9
-	VPSHUFD       $0xb1, X9, X10
-	VPMAXUD       X10, X9, X9
-	VZEROUPPER
-	VMOVD          X9, AX
-	MOVL          AX, ret+24(FP)
-	RET
-
 // BF16_ROUND16 rounds the 16 float32 in zmm x as FP32ToBF16 does for every
 // value but a NaN, the high half of u + 0x7fff + ((u >> 16) & 1), into the
 // dwords of t (each at most 0xffff). Z11 = 0x7fff, Z12 = 1 in every dword.
@@ -354,15 +308,7 @@ loop:
 reduce:
 	VADDPS        Z10, Z9, Z9
 	VEXTRACTF64X4 $1, Z9, Y10
-	VADDPS        Y10, Y9, Y9
-	VEXTRACTF128  $1, Y9, X10
-	VADDPS        X10, X9, X9
-	VPERMILPS     $0x4e, X9, X10
-	VADDPS        X10, X9, X9
-	VPERMILPS     $0xb1, X9, X10
-	VADDPS        X10, X9, X9
-	VZEROUPPER
-	VMOVD         X9, AX
+	SUM_YMM(Y9, X9, Y10, X10, AX)
 	MOVL          AX, ret+24(FP)
 	RET
 
@@ -391,3 +337,162 @@ bf16loop:
 bf16done:
 	VZEROUPPER
 	RET
+
+// func fp32ToFP16AVX512(dst *byte, src *float32, n int) uint32
+// fp32ToFP16F16C with 512-bit vectors, 64 values per step and one step of
+// 32 for the rest (n a multiple of 32): VCVTPS2PH rounds each zmm of 16
+// values to nearest even as the ymm form does, each result is stored as it
+// is (32 bytes), and the result is the same sum. Half the instructions per
+// value of the AVX2 loop, which leaves the loop bound by the loads and
+// stores alone.
+TEXT ·fp32ToFP16AVX512(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	MOVQ         CX, DX
+	SHRQ         $6, CX
+	JZ           tail
+
+loop:
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VMOVUPS      128(SI), Z2
+	VMOVUPS      192(SI), Z3
+	VCVTPS2PH    $0, Z0, Y4
+	VCVTPS2PH    $0, Z1, Y5
+	VCVTPS2PH    $0, Z2, Y6
+	VCVTPS2PH    $0, Z3, Y7
+	VMOVDQU      Y4, (DI)
+	VMOVDQU      Y5, 32(DI)
+	VMOVDQU      Y6, 64(DI)
+	VMOVDQU      Y7, 96(DI)
+	VADDPS       Z0, Z9, Z9
+	VADDPS       Z1, Z10, Z10
+	VADDPS       Z2, Z9, Z9
+	VADDPS       Z3, Z10, Z10
+	ADDQ         $256, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JNZ          loop
+
+tail:
+	TESTQ        $32, DX
+	JZ           reduce
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VCVTPS2PH    $0, Z0, Y4
+	VCVTPS2PH    $0, Z1, Y5
+	VMOVDQU      Y4, (DI)
+	VMOVDQU      Y5, 32(DI)
+	VADDPS       Z0, Z9, Z9
+	VADDPS       Z1, Z10, Z10
+
+reduce:
+	VADDPS        Z10, Z9, Z9
+	VEXTRACTF64X4 $1, Z9, Y10
+	SUM_YMM(Y9, X9, Y10, X10, AX)
+	MOVL          AX, ret+24(FP)
+	RET
+
+// func fp32ToFP16AVX512Mem(dst *byte, src *float32, n int) uint32
+// fp32ToFP16AVX512 with VCVTPS2PH's memory form, for Intel (see
+// fp32ToFP16F16CMem): 32 values per step.
+TEXT ·fp32ToFP16AVX512Mem(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	SHRQ         $5, CX
+	JZ           reduce
+
+loop:
+	VMOVUPS      (SI), Z0
+	VMOVUPS      64(SI), Z1
+	VCVTPS2PH    $0, Z0, (DI)
+	VCVTPS2PH    $0, Z1, 32(DI)
+	VADDPS       Z0, Z9, Z9
+	VADDPS       Z1, Z10, Z10
+	ADDQ         $128, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          loop
+
+reduce:
+	VADDPS        Z10, Z9, Z9
+	VEXTRACTF64X4 $1, Z9, Y10
+	SUM_YMM(Y9, X9, Y10, X10, AX)
+	MOVL          AX, ret+24(FP)
+	RET
+
+// func fp32ToBF16AVX2Shift(dst *byte, src *float32, n int) uint32
+// fp32ToBF16AVX2 for Intel: the rounding bit is taken with a shift and an
+// AND, two uops on any of three ports, where Intel's VBLENDVPS alone is
+// three (AMD's shift units are the ones the packing needs, hence the
+// VPMULLW there).
+TEXT ·fp32ToBF16AVX2Shift(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $1, AX
+	VMOVQ         AX, X8
+	VPBROADCASTD X8, Y8            // 1
+	MOVL         $0x7fff, AX
+	VMOVQ         AX, X9
+	VPBROADCASTD X9, Y9            // 0x7fff
+	VXORPS       Y11, Y11, Y11     // sums
+	VXORPS       Y12, Y12, Y12
+	VXORPS       Y13, Y13, Y13
+	VXORPS       Y14, Y14, Y14
+	SHRQ         $5, CX
+	JZ           reduce
+
+loop:
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	VPSRLD    $16, Y0, Y4
+	VPSRLD    $16, Y1, Y5
+	VPSRLD    $16, Y2, Y6
+	VPSRLD    $16, Y3, Y7
+	VPAND     Y8, Y4, Y4
+	VPAND     Y8, Y5, Y5
+	VPAND     Y8, Y6, Y6
+	VPAND     Y8, Y7, Y7
+	VPADDD    Y9, Y4, Y4
+	VPADDD    Y9, Y5, Y5
+	VPADDD    Y9, Y6, Y6
+	VPADDD    Y9, Y7, Y7
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y2, Y6, Y6
+	VPADDD    Y3, Y7, Y7
+	VPSRLD    $16, Y4, Y4
+	VPSRLD    $16, Y5, Y5
+	VPSRLD    $16, Y6, Y6
+	VPSRLD    $16, Y7, Y7
+	VPACKUSDW Y5, Y4, Y4
+	VPACKUSDW Y7, Y6, Y6
+	VPERMQ    $0xd8, Y4, Y4
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y4, (DI)
+	VMOVDQU   Y6, 32(DI)
+	VADDPS Y0, Y11, Y11
+	VADDPS Y1, Y12, Y12
+	VADDPS Y2, Y13, Y13
+	VADDPS Y3, Y14, Y14
+	ADDQ $128, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop
+
+reduce:
+	VADDPS       Y12, Y11, Y11
+	VADDPS       Y14, Y13, Y13
+	SUM_YMM(Y11, X11, Y13, X12, AX)
+	MOVL          AX, ret+24(FP)
+	RET
+

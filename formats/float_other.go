@@ -9,8 +9,11 @@ var useAVX2F16C = false
 // useAVX512 is false without assembly.
 var useAVX512 = false
 
-func putFP16RowSIMD(dst []byte, src []float32) (int, uint32) { return 0, 0 }
-func putBF16RowSIMD(dst []byte, src []float32) (int, bool)   { return 0, true }
+// intelKernels has nothing to select without assembly.
+var intelKernels = false
+
+func putFP16RowSIMD(dst []byte, src []float32) (int, bool) { return 0, true }
+func putBF16RowSIMD(dst []byte, src []float32) (int, bool) { return 0, true }
 
 func anyNonFiniteSIMD(x []float32) (int, bool) { return 0, false }
 

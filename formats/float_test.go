@@ -99,28 +99,29 @@ func TestFP32ToFP16FastMatchesSlow(t *testing.T) {
 }
 
 // simdLevel is one setting of the assembly switches: the best the CPU
-// offers, AVX2 without AVX-512, or none.
+// offers, AVX2 without AVX-512, each with the variants for AMD and for
+// Intel, or none.
 type simdLevel struct {
-	name           string
-	avx2f16c, x512 bool
+	name                  string
+	avx2f16c, x512, intel bool
 }
 
 // simdLevels lists the settings this CPU can run, best first, and a func
 // that restores the switches.
 func simdLevels() ([]simdLevel, func()) {
-	a, z := useAVX2F16C, useAVX512
+	a, z, i := useAVX2F16C, useAVX512, intelKernels
 	var levels []simdLevel
 	if a && z {
-		levels = append(levels, simdLevel{"avx512", true, true})
+		levels = append(levels, simdLevel{"avx512", true, true, false}, simdLevel{"avx512-intel", true, true, true})
 	}
 	if a {
-		levels = append(levels, simdLevel{"avx2", true, false})
+		levels = append(levels, simdLevel{"avx2", true, false, false}, simdLevel{"avx2-intel", true, false, true})
 	}
-	levels = append(levels, simdLevel{"portable", false, false})
-	return levels, func() { useAVX2F16C, useAVX512 = a, z }
+	levels = append(levels, simdLevel{"portable", false, false, false})
+	return levels, func() { useAVX2F16C, useAVX512, intelKernels = a, z, i }
 }
 
-func (l simdLevel) set() { useAVX2F16C, useAVX512 = l.avx2f16c, l.x512 }
+func (l simdLevel) set() { useAVX2F16C, useAVX512, intelKernels = l.avx2f16c, l.x512, l.intel }
 
 // TestFloatRows checks PutFP16Row and PutBF16Row at every assembly level
 // the CPU offers and with the portable code against the one-value
@@ -303,7 +304,7 @@ func TestPutRowFinite(t *testing.T) {
 				if !tc.put(dst, src) {
 					t.Fatalf("%s %s n=%d: finite row reported as not finite", tc.name, use, n)
 				}
-				// Huge finite values whose sum overflows (the bf16
+				// Huge finite values whose sum overflows (the
 				// assembly's check) are still finite.
 				huge := make([]float32, n)
 				for i := range huge {

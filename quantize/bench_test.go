@@ -1,10 +1,7 @@
 package quantize_test
 
 import (
-	"slices"
 	"testing"
-	"time"
-	"unsafe"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/benchcpu"
@@ -62,9 +59,9 @@ func BenchmarkQuantize(b *testing.B) {
 // f16 and bf16 read their input in order, as this copy does, and run at
 // its speed there. bf16_r16 cannot: each 64-byte output line holds a pair
 // of columns of all 16 rows of a group, so it reads 16 streams 16 KiB
-// apart, which share L1 sets; its kernels run half the rows 512 bytes
-// behind the other half (legacy's R16LAG), which took it from 0.66-0.75x
-// of this copy to about 0.9x there.
+// apart, which share L1 sets; its kernels run half the rows a few hundred
+// bytes behind the other half (legacy's r16Lag), which took it from
+// 0.66-0.75x of this copy to about 0.9x there.
 func benchCopy(b *testing.B, src []float32, cols int) {
 	copyRows := copier(src, cols)
 	b.Run("copy", func(b *testing.B) {
@@ -75,19 +72,11 @@ func benchCopy(b *testing.B, src []float32, cols int) {
 	})
 }
 
-// copier returns benchCopy's copy of src (rows of cols weights).
+// copier returns benchCopy's copy of src (rows of cols weights),
+// benchcpu.CopyHalves into an output of the conversions' size.
 func copier(src []float32, cols int) func() {
-	in := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), 4*len(src))
 	out := make([]byte, 2*len(src))
-	rowIn := 4 * cols
-	return func() {
-		for r := range len(in) / rowIn {
-			x := in[r*rowIn : (r+1)*rowIn]
-			y := out[r*rowIn/2 : (r+1)*rowIn/2]
-			copy(y, x[:rowIn/2])
-			copy(y, x[rowIn/2:])
-		}
-	}
+	return func() { benchcpu.CopyHalves(out, src, cols) }
 }
 
 // BenchmarkFloatVsCopy holds the float conversions to benchCopy's copy in
@@ -103,41 +92,24 @@ func BenchmarkFloatVsCopy(b *testing.B) {
 	src, _ := benchcpu.Weights(rows, cols)
 	types := []formats.Type{formats.F16, formats.BF16, formats.BF16_R16}
 	copyRows := copier(src, cols)
-	runs := []func() error{func() error { copyRows(); return nil }}
+	runs := []func(){copyRows}
 	for _, t := range types {
 		rs, err := t.RowSize(int64(cols))
 		if err != nil {
 			b.Fatal(err)
 		}
 		dst := make([]byte, int(rs)*rows)
-		runs = append(runs, func() error { return quantize.QuantizeRowsInto(dst, t, rows, cols, src, nil) })
-	}
-	for _, run := range runs { // tables, first touch
-		if err := run(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	spent := make([][]time.Duration, len(runs))
-	n := 0
-	for b.Loop() {
-		for j := range runs {
-			i := (j + n) % len(runs)
-			start := time.Now()
-			if err := runs[i](); err != nil {
+		runs = append(runs, func() {
+			if err := quantize.QuantizeRowsInto(dst, t, rows, cols, src, nil); err != nil {
 				b.Fatal(err)
 			}
-			spent[i] = append(spent[i], time.Since(start))
-		}
-		n++
+		})
 	}
-	median := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2])
-	}
-	c := median(spent[0])
+	med := benchcpu.SideBySide(b, runs)
+	c := float64(med[0])
 	b.ReportMetric(float64(2*rows*cols)/c*1e3, "copy-MB/s")
 	for i, t := range types {
-		b.ReportMetric(c/median(spent[i+1]), t.String()+"-x-copy")
+		b.ReportMetric(c/float64(med[i+1]), t.String()+"-x-copy")
 	}
 }
 

@@ -21,6 +21,10 @@ var X86 struct {
 	// AVX-512 F, DQ, BW and VL (the Skylake-X / Zen 4 baseline) with OS
 	// support for the ZMM and opmask state.
 	HasAVX512 bool
+	// Intel is whether the vendor is GenuineIntel: a few memory-bound
+	// kernels have a variant for Intel's cores, whose shuffle and
+	// conversion units differ from AMD's (see their callers).
+	Intel bool
 }
 
 // applyGODEBUG clears the features that env, a GODEBUG value, switches off

@@ -8,7 +8,8 @@ func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv0() (eax, edx uint32)
 
 func init() {
-	maxLeaf, _, _, _ := cpuid(0, 0)
+	maxLeaf, ebx0, ecx0, edx0 := cpuid(0, 0)
+	X86.Intel = ebx0 == 0x756e6547 && edx0 == 0x49656e69 && ecx0 == 0x6c65746e // "Genu" "ineI" "ntel"
 	if maxLeaf < 7 {
 		return
 	}

@@ -15,7 +15,11 @@ func TestAgainstProcCPUInfo(t *testing.T) {
 		t.Skip("no /proc/cpuinfo on amd64 here")
 	}
 	var flags map[string]bool
+	vendor := ""
 	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "vendor_id" && vendor == "" {
+			vendor = strings.TrimSpace(v)
+		}
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
 			flags = map[string]bool{}
 			for _, f := range strings.Fields(v) {
@@ -32,6 +36,9 @@ func TestAgainstProcCPUInfo(t *testing.T) {
 	}
 	if !X86.HasAVX2 && !X86.HasFMA && !X86.HasF16C {
 		t.Skip("purego build or no AVX: nothing to compare")
+	}
+	if X86.Intel != (vendor == "GenuineIntel") {
+		t.Errorf("Intel: cpuid says %v, /proc/cpuinfo's vendor is %q", X86.Intel, vendor)
 	}
 	for _, tc := range []struct {
 		name string

@@ -273,18 +273,28 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
+// bf16R16Lags are the lags BenchmarkBF16R16Lags times, which
+// TestBF16R16SIMDMatchesPortable checks.
+var bf16R16Lags = []int{0, 4, 8, 16, 32, 64}
+
 // TestBF16R16SIMDMatchesPortable checks the AVX-512 and AVX2 bf16_r16
-// kernels against the portable code, for widths below, at and above the
-// AVX-512 kernel's lag between its two halves of rows (R16LAG blocks of 16
-// columns), and the largest magnitude they return, with an infinity or a
-// NaN in any one row.
+// kernels against the portable code, at every lag between their two halves
+// of rows (r16Lag blocks of 16 columns) that a CPU may use or that
+// BenchmarkBF16R16Lags times, for widths below, at and above each, and the
+// largest magnitude they return, with an infinity or a NaN in any one row.
 func TestBF16R16SIMDMatchesPortable(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2")
 	}
-	avx512 := useAVX512
-	defer func() { useAVX2, useAVX512 = true, avx512 }()
-	for _, n := range []int{16, 48, 112, 128, 144, 1024} {
+	avx512, lag := useAVX512, r16Lag
+	defer func() { useAVX2, useAVX512, r16Lag = true, avx512, lag }()
+	for _, r16Lag = range bf16R16Lags {
+		testBF16R16SIMD(t, avx512)
+	}
+}
+
+func testBF16R16SIMD(t *testing.T, avx512 bool) {
+	for _, n := range []int{16, 48, 64, 112, 128, 144, 1024, 1040} {
 		rows := edgeRows(n)
 		src := make([]float32, 0, 16*n)
 		for k := 0; k < 16; k++ {
@@ -306,10 +316,10 @@ func TestBF16R16SIMDMatchesPortable(t *testing.T) {
 			got := make([]byte, 2*len(src))
 			m, ok := bf16R16Rows16SIMD(got, src, n, n)
 			if !ok {
-				t.Fatalf("n=%d avx512=%v: not taken", n, use512)
+				t.Fatalf("n=%d avx512=%v lag=%d: not taken", n, use512, r16Lag)
 			}
 			if i := firstDiff(got, want); i >= 0 {
-				t.Fatalf("n=%d avx512=%v: byte %d differs: %#02x, want %#02x", n, use512, i, got[i], want[i])
+				t.Fatalf("n=%d avx512=%v lag=%d: byte %d differs: %#02x, want %#02x", n, use512, r16Lag, i, got[i], want[i])
 			}
 			if m != wantMax {
 				t.Errorf("n=%d avx512=%v: largest magnitude %#08x, want %#08x", n, use512, m, wantMax)

@@ -12,6 +12,13 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 // clear it to check the AVX2 ones on the same machine.
 var useAVX512 = cpu.X86.HasAVX512
 
+// r16Lag is how many blocks of 16 columns the bf16_r16 kernels run rows 8-15
+// behind rows 0-7 (see LAGGED_HALVES in q8_amd64.s). BenchmarkBF16R16Lags
+// times the lags against a copy: 8 was the best on the AMD EPYC (Zen 5), 4
+// on an Intel Xeon (Sapphire Rapids class; its L1D also has 12 ways), where
+// it ran 0.88x of the copy at AVX-512 against 0.83x with 8.
+var r16Lag = map[bool]int{false: 8, true: 4}[cpu.X86.Intel]
+
 //go:noescape
 func absMaxAVX2(x *float32, n int) float32
 
@@ -25,10 +32,10 @@ func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float3
 func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
 
 //go:noescape
-func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n int) uint32
+func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n, lag int) uint32
 
 //go:noescape
-func bf16R16Rows16AVX512(dst *byte, src *float32, stride, n int) uint32
+func bf16R16Rows16AVX512(dst *byte, src *float32, stride, n, lag int) uint32
 
 // absMaxSIMD returns absMax(x) and true when x has a multiple of 32 values
 // and the CPU has AVX2 (the maximum of finite values does not depend on the
@@ -81,15 +88,15 @@ func quantizeQ8_0SIMD(dst []byte, x []float32) int {
 // as the word at y[64*j+4*k:]) with AVX2 and returns the largest magnitude
 // bit pattern read and true, when n is a multiple of 16; otherwise it
 // returns false. On the AMD EPYC (Zen 5) the AVX-512 kernel runs at 0.93x
-// of BenchmarkFloatVsCopy's copy and the AVX2 one at 0.91x (see R16LAG).
+// of BenchmarkFloatVsCopy's copy and the AVX2 one at 0.91x (see r16Lag).
 func bf16R16Rows16SIMD(y []byte, x []float32, stride, n int) (uint32, bool) {
 	if !useAVX2 || n == 0 || n%16 != 0 || len(y) < 32*n || len(x) < 15*stride+n {
 		return 0, false
 	}
 	if useAVX512 {
-		return bf16R16Rows16AVX512(&y[0], &x[0], stride, n), true
+		return bf16R16Rows16AVX512(&y[0], &x[0], stride, n, r16Lag), true
 	}
-	return bf16R16Rows16AVX2(&y[0], &x[0], stride, n), true
+	return bf16R16Rows16AVX2(&y[0], &x[0], stride, n, r16Lag), true
 }
 
 //go:noescape

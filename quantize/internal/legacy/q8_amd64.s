@@ -338,27 +338,26 @@ done:
 	VZEROUPPER
 	RET
 
-// R16LAG is how many blocks of 16 columns rows 8-15 run behind rows 0-7.
-// The 16 rows of a group lie a power of two apart in a 4096-wide tensor, so
-// the lines a step reads share one L1 set (Zen 5's L1D has 12 ways), as do
-// the next lines the prefetcher fetches for them: reading all 16 at the
-// same column evicts lines before they are used. Half the rows 512 bytes
-// behind use two sets; the other half of each output line is written 4 KiB
-// of output later, while the line is still in L1. On the AMD EPYC (Zen 5)
-// lags of 2, 4, 8, 16 and 32 blocks ran BenchmarkQuantize's bf16_r16 (AVX-512) at
-// 0.83, 0.90, 0.92, 0.85 and 0.72x of its copy.
-#define R16LAG 8
+// The 16 rows of a bf16_r16 group lie a power of two apart in a 4096-wide
+// tensor, so the lines a step reads share one L1 set (Zen 5's and Sapphire
+// Rapids' L1D have 12 ways), as do the next lines the prefetcher fetches
+// for them: reading all 16 at the same column evicts lines before they are
+// used. Rows 8-15 therefore run a few blocks of 16 columns behind rows 0-7
+// (the lag, r16Lag in q8_amd64.go), which puts them in other sets; the
+// other half of each output line is written 32*lag bytes of output later,
+// while the line is still in L1. On the AMD EPYC (Zen 5) lags of 2, 4, 8,
+// 16 and 32 blocks ran BenchmarkQuantize's bf16_r16 (AVX-512) at 0.83, 0.90,
+// 0.92, 0.85 and 0.72x of its copy.
 
 // LAGGED_HALVES runs half(base, out), one block of 16 columns of 8 rows,
 // over the CX = n columns of a group at SI, rows BX bytes apart, into DI:
-// rows 0-7 into the first 32 bytes of each output line, rows 8-15 R16LAG
-// blocks behind into the last 32. The first and last blocks of the lag run
-// one half only.
+// rows 0-7 into the first 32 bytes of each output line, rows 8-15 DX (the
+// lag) blocks behind into the last 32. The first and last blocks of the lag
+// run one half only.
 #define LAGGED_HALVES(half) \
 	LEAQ    (SI)(BX*8), R9; \
 	LEAQ    32(DI), R10; \
 	SHRQ    $4, CX; \
-	MOVQ    $R16LAG, DX; \
 	CMPQ    CX, DX; \
 	CMOVQLT CX, DX; \
 	SUBQ    DX, CX; \
@@ -456,23 +455,24 @@ trailloop: \
 	BF16_COLS8_AVX2(base, out, 0, 0, 64, 128, 192); \
 	BF16_COLS8_AVX2(base, out, 32, 256, 320, 384, 448)
 
-// func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n int) uint32
+// func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n, lag int) uint32
 // Truncates n float32 of each of 16 rows (row k at src + 4*stride*k bytes;
 // n a multiple of 16) to their high 16 bits and stores the pair of columns
 // 2j, 2j+1 of row k as the 4-byte word at dst + 64*j + 4*k: the layout of
 // a bf16_r16 group. Per 16 columns the words of rows 0-7 and of rows 8-15
 // are transposed in registers (BF16_COLS8_AVX2) and stored as the two
-// 32-byte halves of each 64-byte line, rows 8-15 R16LAG blocks of columns
-// behind, so every output line is written whole while it is in L1. It
+// 32-byte halves of each 64-byte line, rows 8-15 lag blocks of columns
+// behind (see LAGGED_HALVES), so every output line is written whole while it is in L1. It
 // returns the largest magnitude of the bf16 values (bits & 0x7fff) shifted
 // to the high half: the magnitude bit pattern of a float32, at least
 // 0x7f800000 exactly when some value is an infinity or a NaN.
-TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-36
+TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-44
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         stride+16(FP), BX
 	SHLQ         $2, BX
 	MOVQ         n+24(FP), CX
+	MOVQ         lag+32(FP), DX
 	MOVL         $0x7fff7fff, AX
 	VMOVQ         AX, X14
 	VPBROADCASTD X14, Y14          // magnitude mask
@@ -482,7 +482,7 @@ TEXT ·bf16R16Rows16AVX2(SB), NOSPLIT, $0-36
 
 reduce:
 	WORD_MAX
-	MOVL AX, ret+32(FP)
+	MOVL AX, ret+40(FP)
 	RET
 
 // The VPERMT2W index of BF16_ROWS8: from rows a (words 0-31) and b (words
@@ -564,16 +564,17 @@ GLOBL bf16r16lanes<>(SB), RODATA|NOPTR, $128
 	LEAQ      (R8)(BX*2), R8
 
 
-// func bf16R16Rows16AVX512(dst *byte, src *float32, stride, n int) uint32
+// func bf16R16Rows16AVX512(dst *byte, src *float32, stride, n, lag int) uint32
 // bf16R16Rows16AVX2 with AVX-512, for the same bytes and result: rows 0-7
-// fill the first 32 bytes of each output line and rows 8-15, R16LAG blocks
-// behind, the last 32 (the first and last R16LAG blocks run one half only).
-TEXT ·bf16R16Rows16AVX512(SB), NOSPLIT, $0-36
+// fill the first 32 bytes of each output line and rows 8-15, lag blocks
+// behind, the last 32 (the first and last lag blocks run one half only).
+TEXT ·bf16R16Rows16AVX512(SB), NOSPLIT, $0-44
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         stride+16(FP), BX
 	SHLQ         $2, BX
 	MOVQ         n+24(FP), CX
+	MOVQ         lag+32(FP), DX
 	VMOVDQU64    bf16r16pack<>(SB), Z31
 	VMOVDQU64    bf16r16lanes<>(SB), Z28
 	VMOVDQU64    bf16r16lanes<>+64(SB), Z29
@@ -586,7 +587,7 @@ reduce:
 	VEXTRACTI64X4 $1, Z12, Y13
 	VPMAXUW       Y13, Y12, Y12
 	WORD_MAX
-	MOVL AX, ret+32(FP)
+	MOVL AX, ret+40(FP)
 	RET
 
 // func quantizeQ8KVRowAVX2(dst *byte, src, next *float32, n int, mul float32) int32

@@ -12,6 +12,9 @@ var useAVX2 = false
 // useAVX512 is false: no assembly.
 var useAVX512 = false
 
+// r16Lag has no kernel to steer without assembly.
+var r16Lag = 8
+
 func absMaxSIMD(x []float32) (float32, bool) { return 0, false }
 
 func quantizeQ8SIMD(q []byte, x []float32, mul float32) (int32, bool) { return 0, false }
