@@ -287,3 +287,132 @@ label: \
 	MOVQ sums2, CX \
 	MOVQ idx2, R11 \
 	SUMS8
+
+// SCORE16_FP16 scores a pair of runs of eight codewords of 4 at SI (a
+// pairLayout) into Z0, as searchBlock4AVX2 does per run, keeps each lane's
+// first strict minimum in Z4, its codeword in Z5 and its run in Z17 (runs
+// counted in Z16, step Z18), and moves SI to the next pair.
+#define SCORE16_FP16 \
+	VCVTPH2PS 0(SI), Z0 \
+	VSUBPS Z8, Z0, Z0 \
+	VMULPS Z0, Z0, Z0 \
+	VMULPS Z12, Z0, Z0 \
+	VCVTPH2PS 64(SI), Z1 \
+	VSUBPS Z10, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z14, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VCVTPH2PS 32(SI), Z1 \
+	VSUBPS Z9, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z13, Z1, Z1 \
+	VCVTPH2PS 96(SI), Z2 \
+	VSUBPS Z11, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z15, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VCMPPS $0x11, Z4, Z0, K1 \
+	VMOVDQU32 128(SI), K1, Z5 \
+	VMOVDQA32 Z16, K1, Z17 \
+	VMINPS Z0, Z4, Z4 \
+	VPADDD Z18, Z16, Z16 \
+	ADDQ $192, SI
+
+// SCORE16_F32 is SCORE16_FP16 over a widePairLayout: each coordinate is the
+// memory operand of its subtraction, x - c (whose square is that of c - x).
+#define SCORE16_F32 \
+	VSUBPS 0(SI), Z8, Z0 \
+	VMULPS Z0, Z0, Z0 \
+	VMULPS Z12, Z0, Z0 \
+	VSUBPS 128(SI), Z10, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z14, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VSUBPS 64(SI), Z9, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z13, Z1, Z1 \
+	VSUBPS 192(SI), Z11, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z15, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	VCMPPS $0x11, Z4, Z0, K1 \
+	VMOVDQU32 256(SI), K1, Z5 \
+	VMOVDQA32 Z16, K1, Z17 \
+	VMINPS Z0, Z4, Z4 \
+	VPADDD Z18, Z16, Z16 \
+	ADDQ $320, SI
+
+// BLOCK4_512(score) is the whole of searchBlock4AVX512 with score
+// (SCORE16_FP16 or SCORE16_F32) for the pairs of each group's cluster.
+#define BLOCK4_512(score) \
+	MOVQ lanes+0(FP), R8 \
+	MOVQ spans+8(FP), R9 \
+	MOVQ x+24(FP), AX \
+	MOVQ w+32(FP), R10 \
+	MOVQ idx+40(FP), R11 \
+	MOVQ values+48(FP), R13 \
+	RANGE_X(id+16(FP), K1) \
+	RANGE_W(fail) \
+	VBROADCASTSS id+16(FP), Y0 \
+	BINS4_BLOCK \
+	VPBROADCASTD s4Two<>(SB), Z18 \
+	XORQ DI, DI \
+	XORQ R12, R12 \
+group: \
+	MOVL 128(SP)(R12*1), AX \
+	MOVL 132(SP)(R12*1), BX \
+	LEAL (BX)(BX*4), BX \
+	ADDL BX, AX \
+	MOVL 136(SP)(R12*1), BX \
+	IMUL3L $25, BX, BX \
+	ADDL BX, AX \
+	MOVL 140(SP)(R12*1), BX \
+	IMUL3L $125, BX, BX \
+	ADDL BX, AX \
+	MOVL 0(R9)(AX*8), SI \
+	MOVL 4(R9)(AX*8), CX \
+	TESTL CX, CX \
+	JEQ fail \
+	ADDQ R8, SI \
+	VBROADCASTSS 0(SP)(R12*1), Z8 \
+	VBROADCASTSS 4(SP)(R12*1), Z9 \
+	VBROADCASTSS 8(SP)(R12*1), Z10 \
+	VBROADCASTSS 12(SP)(R12*1), Z11 \
+	VBROADCASTSS 0(R10)(R12*1), Z12 \
+	VBROADCASTSS 4(R10)(R12*1), Z13 \
+	VBROADCASTSS 8(R10)(R12*1), Z14 \
+	VBROADCASTSS 12(R10)(R12*1), Z15 \
+	VBROADCASTSS s4PosInf<>(SB), Z4 \
+	VPTERNLOGD $0xff, Z5, Z5, Z5 \
+	VMOVDQU32 s4Runs<>(SB), Z16 \
+	VPXORD Z17, Z17, Z17 \
+	PCALIGN $64 \
+scan: \
+	score \
+	DECL CX \
+	JNE scan \
+	MERGE16(Z17, Y17) \
+	VBROADCASTSS s4PosInf<>(SB), Y7 \
+	REDUCE(fail) \
+	MOVL BX, 0(R11)(DI*4) \
+	SHLQ $4, BX \
+	PREFETCHT0 (R13)(BX*1) \
+	ADDQ $16, R12 \
+	INCQ DI \
+	CMPQ DI, $8 \
+	JNE group \
+	MOVQ sums+56(FP), CX \
+	TESTQ CX, CX \
+	JEQ ok \
+	MOVQ x+24(FP), DX \
+	SUMS4 \
+ok: \
+	MOVQ $0, ret+64(FP) \
+	VZEROUPPER \
+	RET \
+fail: \
+	MOVQ $1, ret+64(FP) \
+	VZEROUPPER \
+	RET

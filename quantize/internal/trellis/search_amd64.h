@@ -127,3 +127,124 @@ GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 	INCQ DI \
 	CMPQ DI, $4 \
 	JNE loop
+
+// SCORE4_FP16 scores the run of eight codewords of 4 at SI (flatLanes)
+// into Y0 as the reference does, w*(c-x)^2 per coordinate summed as
+// (0 + 2) + (1 + 3), keeps the smallest in Y4 and its indices in Y5 (the
+// first of equal scores), and moves SI to the next run. Y1, Y2 scratch.
+#define SCORE4_FP16 \
+	VCVTPH2PS 0(SI), Y0 \
+	VFMSUB132PS Y6, Y8, Y0 \
+	VMULPS Y0, Y0, Y0 \
+	VMULPS Y0, Y12, Y0 \
+	VCVTPH2PS 32(SI), Y1 \
+	VSUBPS Y1, Y10, Y1 \
+	VMULPS Y1, Y1, Y1 \
+	VMULPS Y1, Y14, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VCVTPH2PS 16(SI), Y1 \
+	VFMSUB132PS Y6, Y9, Y1 \
+	VMULPS Y1, Y1, Y1 \
+	VMULPS Y1, Y13, Y1 \
+	VCVTPH2PS 48(SI), Y2 \
+	VSUBPS Y2, Y11, Y2 \
+	VMULPS Y2, Y2, Y2 \
+	VMULPS Y2, Y15, Y2 \
+	VADDPS Y2, Y1, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VCMPPS $0x11, Y4, Y0, Y1 \
+	VBLENDVPS Y1, 64(SI), Y5, Y5 \
+	VMINPS Y0, Y4, Y4 \
+	ADDQ $96, SI
+
+// SCORE4_F32 is SCORE4_FP16 over a wideLayout: each coordinate is the
+// memory operand of its subtraction, x - c (whose square is that of c - x).
+#define SCORE4_F32 \
+	VSUBPS 0(SI), Y8, Y0 \
+	VMULPS Y0, Y0, Y0 \
+	VMULPS Y0, Y12, Y0 \
+	VSUBPS 64(SI), Y10, Y1 \
+	VMULPS Y1, Y1, Y1 \
+	VMULPS Y1, Y14, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VSUBPS 32(SI), Y9, Y1 \
+	VMULPS Y1, Y1, Y1 \
+	VMULPS Y1, Y13, Y1 \
+	VSUBPS 96(SI), Y11, Y2 \
+	VMULPS Y2, Y2, Y2 \
+	VMULPS Y2, Y15, Y2 \
+	VADDPS Y2, Y1, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VCMPPS $0x11, Y4, Y0, Y1 \
+	VBLENDVPS Y1, 128(SI), Y5, Y5 \
+	VMINPS Y0, Y4, Y4 \
+	ADDQ $160, SI
+
+// BLOCK4(score) is the body of searchBlock4AVX2 with score (SCORE4_FP16 or
+// SCORE4_F32) for the runs of each group's cluster.
+#define BLOCK4(score) \
+	MOVQ lanes+0(FP), R8 \
+	MOVQ spans+8(FP), R9 \
+	MOVQ x+24(FP), AX \
+	MOVQ w+32(FP), R10 \
+	MOVQ idx+40(FP), R11 \
+	MOVQ values+48(FP), R13 \
+	VBROADCASTSS id+16(FP), Y0 \
+	BINS4_BLOCK \
+	VBROADCASTSS posInf<>(SB), Y7 \
+	VBROADCASTSS one<>(SB), Y6 \
+	XORQ DI, DI \
+	XORQ R12, R12 \
+group4: \
+	MOVL 128(SP)(R12*1), AX \
+	MOVL 132(SP)(R12*1), BX \
+	LEAL (BX)(BX*4), BX \
+	ADDL BX, AX \
+	MOVL 136(SP)(R12*1), BX \
+	IMUL3L $25, BX, BX \
+	ADDL BX, AX \
+	MOVL 140(SP)(R12*1), BX \
+	IMUL3L $125, BX, BX \
+	ADDL BX, AX \
+	MOVL 0(R9)(AX*8), SI \
+	MOVL 4(R9)(AX*8), CX \
+	TESTL CX, CX \
+	JEQ fail4 \
+	ADDQ R8, SI \
+	VBROADCASTSS 0(SP)(R12*1), Y8 \
+	VBROADCASTSS 4(SP)(R12*1), Y9 \
+	VBROADCASTSS 8(SP)(R12*1), Y10 \
+	VBROADCASTSS 12(SP)(R12*1), Y11 \
+	VBROADCASTSS 0(R10)(R12*1), Y12 \
+	VBROADCASTSS 4(R10)(R12*1), Y13 \
+	VBROADCASTSS 8(R10)(R12*1), Y14 \
+	VBROADCASTSS 12(R10)(R12*1), Y15 \
+	VMOVAPS Y7, Y4 \
+	VPCMPEQD Y5, Y5, Y5 \
+	PCALIGN $64 \
+scan4: \
+	score \
+	DECL CX \
+	JNE scan4 \
+	REDUCE(fail4) \
+	MOVL BX, 0(R11)(DI*4) \
+	SHLQ $4, BX \
+	PREFETCHT0 (R13)(BX*1) \
+	ADDQ $16, R12 \
+	INCQ DI \
+	CMPQ DI, $8 \
+	JNE group4 \
+	MOVQ sums+56(FP), CX \
+	TESTQ CX, CX \
+	JEQ ok4 \
+	MOVQ values+48(FP), R13 \
+	MOVQ x+24(FP), DX \
+	SUMS4 \
+ok4: \
+	MOVQ $0, ret+64(FP) \
+	VZEROUPPER \
+	RET \
+fail4: \
+	MOVQ $1, ret+64(FP) \
+	VZEROUPPER \
+	RET
