@@ -47,13 +47,6 @@ type codebook struct {
 	pairOnce sync.Once
 	pair     pairLayout
 
-	// The AVX2 and AVX-512 searches' layouts of groups of 4 with float32
-	// coordinates, built on first use (see wide.go).
-	wideOnce     sync.Once
-	wideLanes    wideLayout
-	widePairOnce sync.Once
-	widePair     wideLayout
-
 	// smallClusters: the clusters (of groups of 8) average fewer than
 	// pairScanRuns runs, so the AVX-512 scan of all their codewords costs
 	// less than the pruned search (see searchBlock).

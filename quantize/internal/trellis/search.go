@@ -3,7 +3,6 @@ package trellis
 import (
 	"math"
 
-	"github.com/gquant/gquant/internal/cpu"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
@@ -34,15 +33,6 @@ var useBlockSearch = true
 // codeword of the cluster as the reference does. The tests turn it off to
 // hold that exhaustive scan to the same bytes.
 var usePrunedSearch = true
-
-// useWideSearch and useWidePairs select, with useAVX2 and useBlockSearch
-// (and useBlockAVX512), the AVX2 and the AVX-512 searches of groups of 4
-// (iq4_kt) over float32 codewords (wideLayout); off, they read the fp16
-// layouts. They are on for Intel, where VCVTPH2PS takes the shuffle port;
-// on the AMD EPYC (Zen 5) BenchmarkAsmLevels ran the AVX2 searches at the
-// same speed and the AVX-512 wide one about 5 % slower. The tests switch
-// them to hold all four to the same bytes.
-var useWideSearch, useWidePairs = cpu.X86.Intel, cpu.X86.Intel
 
 // usePrunedAVX512 selects, with useBlockAVX512, the AVX-512 pruned search
 // for groups of 8 (prune512.go) over the AVX-512 scan and the AVX2 pruned
@@ -171,20 +161,11 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 	if cb.group == 8 {
 		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
 	}
-	if useBlockAVX512 && useWidePairs {
-		if p := cb.widePairs(); p.spans != nil && searchBlock4WideAVX512(&p.lanes[0], &p.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
-			return true
-		}
-	} else if useBlockAVX512 {
+	if useBlockAVX512 {
 		if p := cb.pairs(); p.spans != nil && searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
 			return true
 		}
 		// Out of the AVX-512 search's range: the AVX2 one decides.
-	}
-	if useWideSearch {
-		if p := cb.wide(); p.spans != nil {
-			return searchBlock4WideAVX2(&p.lanes[0], &p.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0
-		}
 	}
 	return searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0
 }

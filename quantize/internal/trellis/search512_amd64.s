@@ -11,17 +11,116 @@
 // range check) that is each reference lane's first strict minimum over all
 // its runs, and the reference's lane reduction follows.
 
+
+
 // Frame: 0(SP) vx (32 float32), 128(SP) the bins (32 int32).
 //
 // func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 TEXT ·searchBlock4AVX512(SB), NOSPLIT, $256-72
-	BLOCK4_512(SCORE16_FP16)
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ x+24(FP), AX
+	MOVQ w+32(FP), R10
+	MOVQ idx+40(FP), R11
+	MOVQ values+48(FP), R13
 
-// searchBlock4WideAVX512 is searchBlock4AVX512 over a widePairLayout.
-//
-// func searchBlock4WideAVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-TEXT ·searchBlock4WideAVX512(SB), NOSPLIT, $256-72
-	BLOCK4_512(SCORE16_F32)
+	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
+	RANGE_X(id+16(FP), K1)
+	RANGE_W(fail)
+
+	VBROADCASTSS id+16(FP), Y0
+	BINS4_BLOCK
+
+	VPBROADCASTD s4Two<>(SB), Z18
+	XORQ DI, DI // group
+	XORQ R12, R12 // 16*group
+
+group:
+	MOVL 128(SP)(R12*1), AX
+	MOVL 132(SP)(R12*1), BX
+	LEAL (BX)(BX*4), BX
+	ADDL BX, AX
+	MOVL 136(SP)(R12*1), BX
+	IMUL3L $25, BX, BX
+	ADDL BX, AX
+	MOVL 140(SP)(R12*1), BX
+	IMUL3L $125, BX, BX
+	ADDL BX, AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail
+	ADDQ R8, SI
+	VBROADCASTSS 0(SP)(R12*1), Z8
+	VBROADCASTSS 4(SP)(R12*1), Z9
+	VBROADCASTSS 8(SP)(R12*1), Z10
+	VBROADCASTSS 12(SP)(R12*1), Z11
+	VBROADCASTSS 0(R10)(R12*1), Z12
+	VBROADCASTSS 4(R10)(R12*1), Z13
+	VBROADCASTSS 8(R10)(R12*1), Z14
+	VBROADCASTSS 12(R10)(R12*1), Z15
+	VBROADCASTSS s4PosInf<>(SB), Z4
+	VPTERNLOGD $0xff, Z5, Z5, Z5 // indices: -1
+	VMOVDQU32 s4Runs<>(SB), Z16
+	VPXORD Z17, Z17, Z17
+	PCALIGN $64
+
+scan:
+	VCVTPH2PS 0(SI), Z0
+	VSUBPS Z8, Z0, Z0
+	VMULPS Z0, Z0, Z0
+	VMULPS Z12, Z0, Z0
+	VCVTPH2PS 64(SI), Z1
+	VSUBPS Z10, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z14, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCVTPH2PS 32(SI), Z1
+	VSUBPS Z9, Z1, Z1
+	VMULPS Z1, Z1, Z1
+	VMULPS Z13, Z1, Z1
+	VCVTPH2PS 96(SI), Z2
+	VSUBPS Z11, Z2, Z2
+	VMULPS Z2, Z2, Z2
+	VMULPS Z15, Z2, Z2
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VCMPPS $0x11, Z4, Z0, K1 // score < best
+	VMOVDQU32 128(SI), K1, Z5
+	VMOVDQA32 Z16, K1, Z17
+	VMINPS Z0, Z4, Z4
+	VPADDD Z18, Z16, Z16
+	ADDQ $192, SI
+	DECL CX
+	JNE scan
+
+	MERGE16(Z17, Y17)
+	VBROADCASTSS s4PosInf<>(SB), Y7
+
+	REDUCE(fail)
+	MOVL BX, 0(R11)(DI*4)
+	SHLQ $4, BX
+	PREFETCHT0 (R13)(BX*1)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE group
+
+	MOVQ sums+56(FP), CX
+	TESTQ CX, CX
+	JEQ ok
+	MOVQ x+24(FP), DX
+	SUMS4
+
+ok:
+	MOVQ $0, ret+64(FP)
+	VZEROUPPER
+	RET
+
+fail:
+	MOVQ $1, ret+64(FP)
+	VZEROUPPER
+	RET
 
 // searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
 // block: the clusters are vx > mid, a pair of runs is 320 bytes (coordinate

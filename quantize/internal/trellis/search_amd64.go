@@ -54,11 +54,6 @@ func fitTrialsMulAddAVX2(wx, w, v, dls *float32, nblock int, out *[2 * fitLanes]
 //go:noescape
 func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 
-// searchBlock4WideAVX2 is searchBlock4AVX2 over the codebook's wideLayout.
-//
-//go:noescape
-func searchBlock4WideAVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-
 // searchBlock8AVX2 is searchBlock4AVX2 for the four groups of 8 of a block.
 //
 //go:noescape
@@ -112,12 +107,6 @@ func searchPruned8AVX512(pairs, boxes *byte, ids, spans *uint32, lanes *byte, ls
 //
 //go:noescape
 func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-
-// searchBlock4WideAVX512 is searchBlock4AVX512 over the codebook's
-// widePairs.
-//
-//go:noescape
-func searchBlock4WideAVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 
 // searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
 // block (searchBlock8AVX2 over a pairLayout).

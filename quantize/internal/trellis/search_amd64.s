@@ -209,9 +209,7 @@ TEXT ·scaleSumsAVX2(SB), NOSPLIT, $0-32
 // searchBlock4AVX2 is findBestMatch for the eight groups of 4 of a block in
 // one call: vx = id*x, each group's cluster by bin5, the nearest4AVX2 scan
 // of the cluster's runs, and the lane reduction. It returns 1, without
-// finishing, if a cluster is empty or a search finds no codeword. After
-// each group it fetches the winner's values for the sums (and the caller):
-// the table is too large for the caches, and the next scans hide the wait.
+// finishing, if a cluster is empty or a search finds no codeword.
 //
 // Frame: 0(SP) vx (32 float32), 128(SP) the bins (32 int32).
 //
@@ -220,13 +218,102 @@ TEXT ·scaleSumsAVX2(SB), NOSPLIT, $0-32
 //
 // func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 TEXT ·searchBlock4AVX2(SB), NOSPLIT, $256-72
-	BLOCK4(SCORE4_FP16)
+	MOVQ lanes+0(FP), R8
+	MOVQ spans+8(FP), R9
+	MOVQ x+24(FP), AX
+	MOVQ w+32(FP), R10
+	MOVQ idx+40(FP), R11
+	MOVQ values+48(FP), R13
+	VBROADCASTSS id+16(FP), Y0
+	BINS4_BLOCK
 
-// searchBlock4WideAVX2 is searchBlock4AVX2 over a wideLayout.
-//
-// func searchBlock4WideAVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-TEXT ·searchBlock4WideAVX2(SB), NOSPLIT, $256-72
-	BLOCK4(SCORE4_F32)
+	VBROADCASTSS posInf<>(SB), Y7
+	VBROADCASTSS one<>(SB), Y6
+	XORQ DI, DI // group
+	XORQ R12, R12 // 16*group
+
+group4:
+	MOVL 128(SP)(R12*1), AX
+	MOVL 132(SP)(R12*1), BX
+	LEAL (BX)(BX*4), BX
+	ADDL BX, AX
+	MOVL 136(SP)(R12*1), BX
+	IMUL3L $25, BX, BX
+	ADDL BX, AX
+	MOVL 140(SP)(R12*1), BX
+	IMUL3L $125, BX, BX
+	ADDL BX, AX
+	MOVL 0(R9)(AX*8), SI
+	MOVL 4(R9)(AX*8), CX
+	TESTL CX, CX
+	JEQ fail4
+	ADDQ R8, SI
+	VBROADCASTSS 0(SP)(R12*1), Y8
+	VBROADCASTSS 4(SP)(R12*1), Y9
+	VBROADCASTSS 8(SP)(R12*1), Y10
+	VBROADCASTSS 12(SP)(R12*1), Y11
+	VBROADCASTSS 0(R10)(R12*1), Y12
+	VBROADCASTSS 4(R10)(R12*1), Y13
+	VBROADCASTSS 8(R10)(R12*1), Y14
+	VBROADCASTSS 12(R10)(R12*1), Y15
+	VMOVAPS Y7, Y4
+	VPCMPEQD Y5, Y5, Y5
+	PCALIGN $64
+
+scan4:
+	VCVTPH2PS 0(SI), Y0
+	VFMSUB132PS Y6, Y8, Y0
+	VMULPS Y0, Y0, Y0
+	VMULPS Y0, Y12, Y0
+	VCVTPH2PS 32(SI), Y1
+	VSUBPS Y1, Y10, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS Y1, Y14, Y1
+	VADDPS Y1, Y0, Y0
+	VCVTPH2PS 16(SI), Y1
+	VFMSUB132PS Y6, Y9, Y1
+	VMULPS Y1, Y1, Y1
+	VMULPS Y1, Y13, Y1
+	VCVTPH2PS 48(SI), Y2
+	VSUBPS Y2, Y11, Y2
+	VMULPS Y2, Y2, Y2
+	VMULPS Y2, Y15, Y2
+	VADDPS Y2, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VCMPPS $0x11, Y4, Y0, Y1
+	VBLENDVPS Y1, 64(SI), Y5, Y5
+	VMINPS Y0, Y4, Y4
+	ADDQ $96, SI
+	DECL CX
+	JNE scan4
+
+	REDUCE(fail4)
+	MOVL BX, 0(R11)(DI*4)
+	// Fetch the winner's values for the sums (and the caller) now: the
+	// table is too large for the caches, and the next scans hide the wait.
+	SHLQ $4, BX
+	PREFETCHT0 (R13)(BX*1)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE group4
+
+	MOVQ sums+56(FP), CX
+	TESTQ CX, CX
+	JEQ ok4
+	MOVQ values+48(FP), R13
+	MOVQ x+24(FP), DX
+	SUMS4
+
+ok4:
+	MOVQ $0, ret+64(FP)
+	VZEROUPPER
+	RET
+
+fail4:
+	MOVQ $1, ret+64(FP)
+	VZEROUPPER
+	RET
 
 // searchBlock8AVX2 is searchBlock4AVX2 for the four groups of 8 of a block:
 // the cluster's bits are vx > mid, and the scan is nearest8AVX2's.

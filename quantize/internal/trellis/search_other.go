@@ -26,10 +26,6 @@ func searchBlock4AVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32,
 	return 0
 }
 
-func searchBlock4WideAVX2(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
-	return 0
-}
-
 func searchBlock8AVX2(lanes *byte, spans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int {
 	return 0
 }
@@ -51,10 +47,6 @@ func searchFiltered8x2AVX512(pairs *byte, ids, spans *uint32, lanes *byte, lspan
 }
 
 func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
-	return 0
-}
-
-func searchBlock4WideAVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int {
 	return 0
 }
 
