@@ -16,6 +16,71 @@
 	VZEROUPPER; \
 	VMOVD        XA, R
 
+// The AVX2 loops convert 32 float32 per step: LOAD32 loads them from SI
+// into Y0-Y3, SUM32_2 and SUM32_4 add them to two or four accumulators
+// (the finiteness sum), NEXT32 moves SI and DI on and loops while CX steps
+// are left, and SUM32_4_DONE leaves the bits of the four accumulators'
+// total in AX (see SUM_YMM).
+#define LOAD32 \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS 32(SI), Y1; \
+	VMOVUPS 64(SI), Y2; \
+	VMOVUPS 96(SI), Y3
+
+#define SUM32_2(A, B) \
+	VADDPS Y0, A, A; \
+	VADDPS Y1, B, B; \
+	VADDPS Y2, A, A; \
+	VADDPS Y3, B, B
+
+#define SUM32_4 \
+	VADDPS Y0, Y11, Y11; \
+	VADDPS Y1, Y12, Y12; \
+	VADDPS Y2, Y13, Y13; \
+	VADDPS Y3, Y14, Y14
+
+#define NEXT32 \
+	ADDQ $128, SI; \
+	ADDQ $64, DI; \
+	DECQ CX; \
+	JNZ  loop
+
+#define SUM32_4_DONE \
+	VADDPS Y12, Y11, Y11; \
+	VADDPS Y14, Y13, Y13; \
+	SUM_YMM(Y11, X11, Y13, X12, AX)
+
+// The AVX-512 loops' counterparts: LOAD32Z loads 32 float32 from SI into
+// Z0 and Z1, SUM32Z adds them to Z9 and Z10, and SUM32Z_DONE leaves the
+// bits of the total in AX.
+#define LOAD32Z \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS 64(SI), Z1
+
+#define SUM32Z \
+	VADDPS Z0, Z9, Z9; \
+	VADDPS Z1, Z10, Z10
+
+#define SUM32Z_DONE \
+	VADDPS        Z10, Z9, Z9; \
+	VEXTRACTF64X4 $1, Z9, Y10; \
+	SUM_YMM(Y9, X9, Y10, X10, AX)
+
+// BF16_STORE32 takes the high halves of the rounded dwords in Y4-Y7 (each
+// at most 0xffff after the shift), packs them to words, undoes the pack's
+// per-lane interleaving and stores the 32 words at DI.
+#define BF16_STORE32 \
+	VPSRLD    $16, Y4, Y4; \
+	VPSRLD    $16, Y5, Y5; \
+	VPSRLD    $16, Y6, Y6; \
+	VPSRLD    $16, Y7, Y7; \
+	VPACKUSDW Y5, Y4, Y4; \
+	VPACKUSDW Y7, Y6, Y6; \
+	VPERMQ    $0xd8, Y4, Y4; \
+	VPERMQ    $0xd8, Y6, Y6; \
+	VMOVDQU   Y4, (DI); \
+	VMOVDQU   Y6, 32(DI)
+
 // func fp32ToFP16F16C(dst *byte, src *float32, n int) uint32
 // Converts n float32 (n a multiple of 32) to halves with VCVTPS2PH, rounding
 // to nearest even (immediate 0), 32 values per step, into registers and
@@ -35,10 +100,7 @@ TEXT ·fp32ToFP16F16C(SB), NOSPLIT, $0-28
 	JZ           reduce
 
 loop:
-	VMOVUPS     (SI), Y0
-	VMOVUPS     32(SI), Y1
-	VMOVUPS     64(SI), Y2
-	VMOVUPS     96(SI), Y3
+	LOAD32
 	VCVTPS2PH   $0, Y0, X4
 	VCVTPS2PH   $0, Y1, X5
 	VCVTPS2PH   $0, Y2, X6
@@ -47,14 +109,8 @@ loop:
 	VINSERTI128 $1, X7, Y6, Y6
 	VMOVDQU     Y4, (DI)
 	VMOVDQU     Y6, 32(DI)
-	VADDPS      Y0, Y9, Y9
-	VADDPS      Y1, Y10, Y10
-	VADDPS      Y2, Y9, Y9
-	VADDPS      Y3, Y10, Y10
-	ADDQ        $128, SI
-	ADDQ        $64, DI
-	DECQ        CX
-	JNZ         loop
+	SUM32_2(Y9, Y10)
+	NEXT32
 
 reduce:
 	SUM_YMM(Y9, X9, Y10, X11, AX)
@@ -74,22 +130,13 @@ TEXT ·fp32ToFP16F16CMem(SB), NOSPLIT, $0-28
 	JZ           reduce
 
 loop:
-	VMOVUPS     (SI), Y0
-	VMOVUPS     32(SI), Y1
-	VMOVUPS     64(SI), Y2
-	VMOVUPS     96(SI), Y3
+	LOAD32
 	VCVTPS2PH   $0, Y0, (DI)
 	VCVTPS2PH   $0, Y1, 16(DI)
 	VCVTPS2PH   $0, Y2, 32(DI)
 	VCVTPS2PH   $0, Y3, 48(DI)
-	VADDPS      Y0, Y9, Y9
-	VADDPS      Y1, Y10, Y10
-	VADDPS      Y2, Y9, Y9
-	VADDPS      Y3, Y10, Y10
-	ADDQ        $128, SI
-	ADDQ        $64, DI
-	DECQ        CX
-	JNZ         loop
+	SUM32_2(Y9, Y10)
+	NEXT32
 
 reduce:
 	SUM_YMM(Y9, X9, Y10, X11, AX)
@@ -127,10 +174,7 @@ TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-28
 	JZ           reduce
 
 loop:
-	VMOVDQU (SI), Y0
-	VMOVDQU 32(SI), Y1
-	VMOVDQU 64(SI), Y2
-	VMOVDQU 96(SI), Y3
+	LOAD32
 
 	VPMULLW   Y8, Y0, Y4           // bit 31 = bit 16 of u
 	VPMULLW   Y8, Y1, Y5
@@ -144,34 +188,12 @@ loop:
 	VPADDD    Y1, Y5, Y5
 	VPADDD    Y2, Y6, Y6
 	VPADDD    Y3, Y7, Y7
-	VPSRLD    $16, Y4, Y4          // rounded
-	VPSRLD    $16, Y5, Y5
-	VPSRLD    $16, Y6, Y6
-	VPSRLD    $16, Y7, Y7
-
-	// Pack to words (all values fit in 16 bits) and undo the per-lane
-	// interleaving of the pack.
-	VPACKUSDW Y5, Y4, Y4
-	VPACKUSDW Y7, Y6, Y6
-	VPERMQ    $0xd8, Y4, Y4
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y4, (DI)
-	VMOVDQU   Y6, 32(DI)
-
-	VADDPS Y0, Y11, Y11
-	VADDPS Y1, Y12, Y12
-	VADDPS Y2, Y13, Y13
-	VADDPS Y3, Y14, Y14
-
-	ADDQ $128, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  loop
+	BF16_STORE32
+	SUM32_4
+	NEXT32
 
 reduce:
-	VADDPS       Y12, Y11, Y11
-	VADDPS       Y14, Y13, Y13
-	SUM_YMM(Y11, X11, Y13, X12, AX)
+	SUM32_4_DONE
 	MOVL         AX, ret+24(FP)
 	RET
 
@@ -291,24 +313,17 @@ TEXT ·fp32ToBF16AVX512(SB), NOSPLIT, $0-28
 	JZ           reduce
 
 loop:
-	VMOVDQU32    (SI), Z0
-	VMOVDQU32    64(SI), Z1
+	LOAD32Z
 	BF16_ROUND16(Z0, Z2)
 	BF16_ROUND16(Z1, Z3)
 	VPACKUSDW    Z3, Z2, Z4
 	VPERMQ       Z4, Z13, Z4
 	VMOVDQU64    Z4, (DI)
-	VADDPS       Z0, Z9, Z9
-	VADDPS       Z1, Z10, Z10
-	ADDQ         $128, SI
-	ADDQ         $64, DI
-	DECQ         CX
-	JNZ          loop
+	SUM32Z
+	NEXT32
 
 reduce:
-	VADDPS        Z10, Z9, Z9
-	VEXTRACTF64X4 $1, Z9, Y10
-	SUM_YMM(Y9, X9, Y10, X10, AX)
+	SUM32Z_DONE
 	MOVL          AX, ret+24(FP)
 	RET
 
@@ -356,8 +371,7 @@ TEXT ·fp32ToFP16AVX512(SB), NOSPLIT, $0-28
 	JZ           tail
 
 loop:
-	VMOVUPS      (SI), Z0
-	VMOVUPS      64(SI), Z1
+	LOAD32Z
 	VMOVUPS      128(SI), Z2
 	VMOVUPS      192(SI), Z3
 	VCVTPS2PH    $0, Z0, Y4
@@ -368,8 +382,7 @@ loop:
 	VMOVDQU      Y5, 32(DI)
 	VMOVDQU      Y6, 64(DI)
 	VMOVDQU      Y7, 96(DI)
-	VADDPS       Z0, Z9, Z9
-	VADDPS       Z1, Z10, Z10
+	SUM32Z
 	VADDPS       Z2, Z9, Z9
 	VADDPS       Z3, Z10, Z10
 	ADDQ         $256, SI
@@ -380,19 +393,15 @@ loop:
 tail:
 	TESTQ        $32, DX
 	JZ           reduce
-	VMOVUPS      (SI), Z0
-	VMOVUPS      64(SI), Z1
+	LOAD32Z
 	VCVTPS2PH    $0, Z0, Y4
 	VCVTPS2PH    $0, Z1, Y5
 	VMOVDQU      Y4, (DI)
 	VMOVDQU      Y5, 32(DI)
-	VADDPS       Z0, Z9, Z9
-	VADDPS       Z1, Z10, Z10
+	SUM32Z
 
 reduce:
-	VADDPS        Z10, Z9, Z9
-	VEXTRACTF64X4 $1, Z9, Y10
-	SUM_YMM(Y9, X9, Y10, X10, AX)
+	SUM32Z_DONE
 	MOVL          AX, ret+24(FP)
 	RET
 
@@ -409,21 +418,14 @@ TEXT ·fp32ToFP16AVX512Mem(SB), NOSPLIT, $0-28
 	JZ           reduce
 
 loop:
-	VMOVUPS      (SI), Z0
-	VMOVUPS      64(SI), Z1
+	LOAD32Z
 	VCVTPS2PH    $0, Z0, (DI)
 	VCVTPS2PH    $0, Z1, 32(DI)
-	VADDPS       Z0, Z9, Z9
-	VADDPS       Z1, Z10, Z10
-	ADDQ         $128, SI
-	ADDQ         $64, DI
-	DECQ         CX
-	JNZ          loop
+	SUM32Z
+	NEXT32
 
 reduce:
-	VADDPS        Z10, Z9, Z9
-	VEXTRACTF64X4 $1, Z9, Y10
-	SUM_YMM(Y9, X9, Y10, X10, AX)
+	SUM32Z_DONE
 	MOVL          AX, ret+24(FP)
 	RET
 
@@ -450,10 +452,7 @@ TEXT ·fp32ToBF16AVX2Shift(SB), NOSPLIT, $0-28
 	JZ           reduce
 
 loop:
-	VMOVDQU (SI), Y0
-	VMOVDQU 32(SI), Y1
-	VMOVDQU 64(SI), Y2
-	VMOVDQU 96(SI), Y3
+	LOAD32
 	VPSRLD    $16, Y0, Y4
 	VPSRLD    $16, Y1, Y5
 	VPSRLD    $16, Y2, Y6
@@ -470,29 +469,12 @@ loop:
 	VPADDD    Y1, Y5, Y5
 	VPADDD    Y2, Y6, Y6
 	VPADDD    Y3, Y7, Y7
-	VPSRLD    $16, Y4, Y4
-	VPSRLD    $16, Y5, Y5
-	VPSRLD    $16, Y6, Y6
-	VPSRLD    $16, Y7, Y7
-	VPACKUSDW Y5, Y4, Y4
-	VPACKUSDW Y7, Y6, Y6
-	VPERMQ    $0xd8, Y4, Y4
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y4, (DI)
-	VMOVDQU   Y6, 32(DI)
-	VADDPS Y0, Y11, Y11
-	VADDPS Y1, Y12, Y12
-	VADDPS Y2, Y13, Y13
-	VADDPS Y3, Y14, Y14
-	ADDQ $128, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  loop
+	BF16_STORE32
+	SUM32_4
+	NEXT32
 
 reduce:
-	VADDPS       Y12, Y11, Y11
-	VADDPS       Y14, Y13, Y13
-	SUM_YMM(Y11, X11, Y13, X12, AX)
+	SUM32_4_DONE
 	MOVL          AX, ret+24(FP)
 	RET
 
