@@ -3,6 +3,8 @@
 package iqk
 
 import (
+	"math"
+
 	"github.com/gquant/gquant/internal/cpu"
 	"github.com/gquant/gquant/internal/tables"
 )
@@ -73,4 +75,46 @@ func iq4kssTrialAsm(xv, wv *[32]float32, shifted bool, id, dl float32) (sqxP, sq
 		return 0, 0, 0, 0, false
 	}
 	return out[0], out[1], out[2], out[3], true
+}
+
+// nearestThresholds returns, for a table of 16 grid points, the smallest
+// float32 at which best's answer passes each boundary: best(x) is the number
+// of thresholds at most x for every x below 2^31 (NaN passes none; from 2^31
+// on, best answers 0, as the reference's truncation overflows). best is
+// monotone there, since x-lo only grows and hi-x only shrinks with x, so
+// each threshold is found by bisection over the float32 values between the
+// two grid points, in the order of their bits. A vector lookup counts
+// comparisons against these, which is best without its table.
+func nearestThresholds(t *nearestTable) [15]float32 {
+	var thr [15]float32
+	for k := range thr {
+		lo, hi := floatOrder(t.vals[k]), floatOrder(t.vals[k+1]) // best(lo) = k, best(hi) = k+1
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			if t.best(orderFloat(mid)) > k {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		thr[k] = orderFloat(hi)
+	}
+	return thr
+}
+
+// floatOrder maps a float32 (not NaN) to an integer in the same order;
+// orderFloat is its inverse.
+func floatOrder(x float32) int64 {
+	b := math.Float32bits(x)
+	if b>>31 != 0 {
+		return -int64(b & 0x7fffffff)
+	}
+	return int64(b)
+}
+
+func orderFloat(o int64) float32 {
+	if o < 0 {
+		return math.Float32frombits(uint32(-o) | 0x80000000)
+	}
+	return math.Float32frombits(uint32(o))
 }

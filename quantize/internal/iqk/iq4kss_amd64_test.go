@@ -74,15 +74,9 @@ func TestNearestThresholds(t *testing.T) {
 			}
 			return n
 		}
-		var xs []float32
-		for _, v := range thr {
-			xs = append(xs, v)
-		}
+		xs := append(thr[:], tab.vals[:16]...)
 		for i := -300; i <= 300; i++ {
 			xs = append(xs, float32(i), float32(i)+0.5)
-		}
-		for _, v := range tab.vals[:16] {
-			xs = append(xs, v)
 		}
 		xs = append(xs, 2147483520, 2147483648, -2147483648, -2147483904, 1e30, -1e30, 0,
 			float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.SmallestNonzeroFloat32)
