@@ -12,11 +12,12 @@ var hasAVX2, hasAVX512 = useAVX2, useBlockAVX512
 // the AVX-512 block searches (for groups of 4, and for groups of 8 where
 // the clusters are small), 4 that with the AVX-512 pruned search for groups
 // of 8, 5 that with iq1_kt's trial searches at two scales in one pass, 6 that
-// with that pass filtered.
+// with that pass filtered, 7 that with the AVX-512 pruned search for groups
+// of 4 (prune4.go).
 var asmLevels = func() []int {
 	switch {
 	case hasAVX512:
-		return []int{0, 1, 2, 3, 4, 5, 6}
+		return []int{0, 1, 2, 3, 4, 5, 6, 7}
 	case hasAVX2:
 		return []int{0, 1, 2}
 	}
@@ -31,4 +32,5 @@ func setAsmLevel(level int) {
 	usePrunedAVX512 = level >= 4
 	useFusedSearch = level >= 5
 	useFilteredSearch = level >= 6
+	usePruned4 = level >= 7
 }

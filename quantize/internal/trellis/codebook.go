@@ -47,6 +47,11 @@ type codebook struct {
 	pairOnce sync.Once
 	pair     pairLayout
 
+	// The AVX-512 pruned search's layout for groups of 4, built on first
+	// use (see prune4.go).
+	pruned4Once sync.Once
+	pruned4     prune4Layout
+
 	// smallClusters: the clusters (of groups of 8) average fewer than
 	// pairScanRuns runs, so the AVX-512 scan of all their codewords costs
 	// less than the pruned search (see searchBlock).

@@ -432,3 +432,295 @@ fail:
 	MOVQ $1, ret+104(FP)
 	VZEROUPPER
 	RET
+
+// GROUP4_VXW broadcasts group R12/16's scaled inputs (on the stack) into
+// Z8..Z11 and its weights (at R10) into Z12..Z15, as SCORE4_16I8 takes them.
+#define GROUP4_VXW \
+	VBROADCASTSS 0(SP)(R12*1), Z8 \
+	VBROADCASTSS 4(SP)(R12*1), Z9 \
+	VBROADCASTSS 8(SP)(R12*1), Z10 \
+	VBROADCASTSS 12(SP)(R12*1), Z11 \
+	VBROADCASTSS 0(R10)(R12*1), Z12 \
+	VBROADCASTSS 4(R10)(R12*1), Z13 \
+	VBROADCASTSS 8(R10)(R12*1), Z14 \
+	VBROADCASTSS 12(R10)(R12*1), Z15
+
+// BOUNDS4_BASE sets DX to group DI's bounds, LIST4_BASE AX to its list.
+#define BOUNDS4_BASE \
+	MOVQ DI, DX \
+	SHLQ $9, DX \
+	LEAQ 768(SP)(DX*1), DX
+#define LIST4_BASE \
+	IMUL3Q $576, DI, AX \
+	LEAQ 4864(SP)(AX*1), AX
+
+// searchPruned4AVX512 is searchBlock4AVX512 with a pruned search of each
+// group's cluster (pairs, boxes, ids, spans: the codebook's prune4Layout;
+// see prune4.go): the bounds of all the cluster's pairs (16 per vector, in
+// the scores' order of additions), the best score U of the pair with the
+// smallest bound, the list of the pairs whose bound is not above U (the
+// pair of U among them), each listed pair scored, each lane keeping its
+// smallest score, the pair that reached it and whether another candidate
+// reached the same. A pair left out scores above U, so none of its
+// candidates can win or tie. It returns nonzero, with idx incomplete, if a
+// scaled input is beyond 2^60 in magnitude or NaN, a weight is negative,
+// +Inf or NaN, a cluster has no pruned pairs, or a group's smallest score is
+// not reached by exactly one candidate (the reference's order among equal
+// scores is its scan's: the exhaustive search decides).
+//
+// A group's data are random accesses into megabytes (its cluster's boxes,
+// a few of its pairs, the winner's id), each needed by the step after the
+// one that finds it: the eight groups take each step in turn, each step
+// fetching what the next needs, so that their cache misses overlap.
+//
+// Frame: 0 vx (32 float32), 128 the bins (32 int32), 256 the lanes' pairs
+// (16 int32), 320 the winners' id addresses (8 pointers), 384 per group
+// g at 384+48*g its cluster's pairs and ids (pointers), its number of
+// pairs, the pair of the smallest bound (a pointer), the list's length,
+// and the pair whose lanes 8-15 are copies (-1 if none); 768+512*g its
+// bounds (prune4MaxPairs float32), 4864+576*g its list (prune4MaxPairs+16
+// int32).
+//
+// func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+TEXT ·searchPruned4AVX512(SB), 0, $9472-88
+	MOVQ spans+24(FP), R9
+	MOVQ x+40(FP), AX
+	MOVQ w+48(FP), R10
+	MOVQ idx+56(FP), R11
+	MOVQ values+64(FP), R13
+
+	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
+	RANGE_X(id+32(FP), K1)
+	RANGE_W(fail4)
+
+	VBROADCASTSS id+32(FP), Y0
+	BINS4_BLOCK
+
+	// Step 0, each group: its cluster's pairs and ids, and a fetch of its
+	// boxes.
+	XORQ DI, DI
+	XORQ R12, R12
+
+setup4:
+	IMUL3Q $48, DI, R14
+	MOVL 128(SP)(R12*1), AX
+	MOVL 132(SP)(R12*1), BX
+	LEAL (BX)(BX*4), BX
+	ADDL BX, AX
+	MOVL 136(SP)(R12*1), BX
+	IMUL3L $25, BX, BX
+	ADDL BX, AX
+	MOVL 140(SP)(R12*1), BX
+	IMUL3L $125, BX, BX
+	ADDL BX, AX
+	SHLQ $4, AX
+	MOVL 0(R9)(AX*1), R8 // first pair
+	MOVL 4(R9)(AX*1), CX // pairs
+	MOVL 8(R9)(AX*1), SI // first block of boxes
+	TESTL CX, CX
+	JEQ fail4
+	MOVQ CX, 400(SP)(R14*1)
+	MOVQ $-1, BX
+	LEAQ -1(CX), DX
+	CMPL 12(R9)(AX*1), $0
+	CMOVQNE DX, BX
+	MOVQ BX, 424(SP)(R14*1)
+	MOVQ R8, BX
+	SHLQ $6, BX
+	ADDQ ids+16(FP), BX
+	MOVQ BX, 392(SP)(R14*1)
+	SHLQ $6, R8
+	ADDQ pairs+0(FP), R8
+	MOVQ R8, 384(SP)(R14*1)
+	SHLQ $8, SI
+	ADDQ boxes+8(FP), SI
+	MOVQ SI, 408(SP)(R14*1) // the boxes, until step 1
+	PREFETCHT0 0(SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 128(SI)
+	PREFETCHT0 192(SI)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE setup4
+
+	// Step 1, each group: the bounds of all its pairs, in the scores'
+	// order of additions, and a fetch of the pair with the smallest.
+	XORQ DI, DI
+	XORQ R12, R12
+	VXORPS Z6, Z6, Z6
+
+step1_4:
+	IMUL3Q $48, DI, R14
+	GROUP4_VXW
+	MOVQ 408(SP)(R14*1), SI
+	MOVQ 400(SP)(R14*1), CX
+	ADDQ $15, CX
+	SHRQ $4, CX
+	BOUNDS4_BASE
+	VBROADCASTSS s4PosInf<>(SB), Z4
+
+bounds4:
+	BOX16(0, Z8, Z12, Z0, Z1)
+	BOX16(2, Z10, Z14, Z1, Z2)
+	VADDPS Z1, Z0, Z0
+	BOX16(1, Z9, Z13, Z1, Z2)
+	BOX16(3, Z11, Z15, Z2, Z3)
+	VADDPS Z2, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (DX)
+	VMINPS Z0, Z4, Z4
+	ADDQ $256, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNE bounds4
+
+	// The last block's unused bounds (copies of the last pair's) become
+	// +Inf, so that no pair is listed twice.
+	MOVQ 400(SP)(R14*1), CX
+	ANDL $15, CX
+	JEQ lbmin4
+	MOVL $-1, BX
+	SHLL CX, BX
+	KMOVW BX, K1
+	VBROADCASTSS s4PosInf<>(SB), Z1
+	VMOVUPS Z1, K1, -64(DX)
+
+lbmin4:
+	HMIN16(Z4)
+	VBROADCASTSS s4PosInf<>(SB), Z1
+	VUCOMISS X1, X0
+	JEQ fail4 // every bound +Inf: so is every score
+	BOUNDS4_BASE
+	XORQ AX, AX
+
+argmin4:
+	VCMPPS $0, (DX)(AX*4), Z0, K1
+	KMOVW K1, BX
+	ADDQ $16, AX
+	TESTL BX, BX
+	JEQ argmin4
+	BSFL BX, BX
+	LEAQ -16(AX)(BX*1), SI
+	SHLQ $6, SI
+	ADDQ 384(SP)(R14*1), SI
+	MOVQ SI, 408(SP)(R14*1)
+	PREFETCHT0 0(SI)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE step1_4
+
+	// Step 2, each group: U, the best score of the pair with the smallest
+	// bound, and the list of the pairs whose bound is not above U,
+	// fetched.
+	XORQ DI, DI
+	XORQ R12, R12
+
+step2_4:
+	IMUL3Q $48, DI, R14
+	GROUP4_VXW
+	MOVQ 408(SP)(R14*1), SI
+	SCORE4_16I8
+	HMIN16(Z0)
+	VBROADCASTSS X0, Z24 // U
+	BOUNDS4_BASE
+	LIST4_BASE
+	MOVQ 400(SP)(R14*1), CX
+	ADDQ $15, CX
+	SHRQ $4, CX
+	LIST(list4, BELOW_T)
+	MOVQ AX, CX
+	LIST4_BASE
+	SUBQ AX, CX
+	SHRQ $2, CX
+	MOVQ CX, 416(SP)(R14*1)
+	MOVQ AX, DX
+	MOVQ 384(SP)(R14*1), R8
+
+fetch4:
+	MOVL (DX), BX
+	SHLQ $6, BX
+	PREFETCHT0 0(R8)(BX*1)
+	ADDQ $4, DX
+	DECQ CX
+	JNE fetch4
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE step2_4
+
+	// Step 3, each group: the listed pairs scored, the lanes of copies
+	// at +Inf, and the winner, whose id is fetched.
+	XORQ DI, DI
+	XORQ R12, R12
+
+step3_4:
+	IMUL3Q $48, DI, R14
+	GROUP4_VXW
+	VBROADCASTSS s4PosInf<>(SB), Z4
+	VPXORD Z5, Z5, Z5
+	KXORW K6, K6, K6
+	LIST4_BASE
+	MOVQ AX, DX
+	MOVQ 416(SP)(R14*1), CX
+	MOVQ 384(SP)(R14*1), R8
+
+scan4:
+	MOVL (DX), BX
+	MOVQ BX, SI
+	SHLQ $6, SI
+	ADDQ R8, SI
+	SCORE4_16I8
+	CMPQ BX, 424(SP)(R14*1)
+	JNE track4
+	MOVL $0xff00, AX
+	KMOVW AX, K3
+	VBROADCASTSS s4PosInf<>(SB), K3, Z0 // the copies
+
+track4:
+	TRACK_PAIR(BX)
+	ADDQ $4, DX
+	DECQ CX
+	JNE scan4
+
+	// The smallest score wins if one lane holds it and no other candidate
+	// of that lane reached it.
+	PICK_POS(fail4, 256)
+	MOVQ 392(SP)(R14*1), AX
+	LEAQ (AX)(BX*4), BX
+	PREFETCHT0 (BX)
+	MOVQ BX, 320(SP)(DI*8)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE step3_4
+
+	// The winners' ids.
+	XORQ DI, DI
+
+ids4:
+	MOVQ 320(SP)(DI*8), BX
+	MOVL (BX), BX
+	MOVL BX, 0(R11)(DI*4)
+	SHLQ $4, BX
+	PREFETCHT0 (R13)(BX*1)
+	INCQ DI
+	CMPQ DI, $8
+	JNE ids4
+
+	MOVQ sums+72(FP), CX
+	TESTQ CX, CX
+	JEQ ok4
+	MOVQ x+40(FP), DX
+	SUMS4
+
+ok4:
+	MOVQ $0, ret+80(FP)
+	VZEROUPPER
+	RET
+
+fail4:
+	MOVQ $1, ret+80(FP)
+	VZEROUPPER
+	RET

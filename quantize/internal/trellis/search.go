@@ -39,6 +39,11 @@ var usePrunedSearch = true
 // search; the tests turn it off to hold those to the same bytes.
 var usePrunedAVX512 = true
 
+// usePruned4 selects, with useBlockAVX512, the AVX-512 pruned search for
+// groups of 4 (prune4.go) over the AVX-512 scan; the tests turn it off to
+// hold that scan to the same bytes.
+var usePruned4 = true
+
 // useFusedSearch selects, with useBlockAVX512, matchAndScale2's single pass
 // over the codewords at two scales; the tests turn it off to hold it to two
 // searches.
@@ -160,6 +165,12 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 	}
 	if cb.group == 8 {
 		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
+	}
+	if useBlockAVX512 && usePruned4 {
+		if q := cb.pruned4Layout(); q.spans != nil && searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
+			return true
+		}
+		// A tie, or out of the pruned search's range: the scans decide.
 	}
 	if useBlockAVX512 {
 		if p := cb.pairs(); p.spans != nil && searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {

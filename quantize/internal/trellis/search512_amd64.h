@@ -243,17 +243,43 @@ label: \
 
 // SCORE_PAIR(pair) scores the pair at SI in the pruned layout (SCORE16I8)
 // and updates, per lane, the best score Z4, the pair Z5 that reached it
-// (pair: a register holding its number) and whether another candidate
-// reached the same score (K6); a smaller score clears the flag. Z0..Z3, K1
-// and K2 scratch.
-#define SCORE_PAIR(pair) \
-	SCORE16I8 \
+// (the register pair) and whether another candidate reached the same
+// score (K6); a smaller score clears the flag (TRACK_PAIR). K1, K2 scratch.
+#define TRACK_PAIR(pair) \
 	VCMPPS $0x11, Z4, Z0, K1 \
 	VCMPPS $0, Z4, Z0, K2 \
 	VPBROADCASTD pair, K1, Z5 \
 	KANDNW K6, K1, K6 \
 	KORW K2, K6, K6 \
 	VMINPS Z0, Z4, Z4
+#define SCORE_PAIR(pair) \
+	SCORE16I8 \
+	TRACK_PAIR(pair)
+
+// SCORE4_16I8 is the score of the 16 candidates of 4 values at SI in a
+// prune4Layout (int8, coordinate k at 16*k) in Z0, in searchBlock4AVX2's
+// order of additions, (0 + 2) + (1 + 3): vx broadcast in Z8..Z11, the
+// weights in Z12..Z15, Z1 and Z2 scratch.
+#define SCORE4_16I8 \
+	I8_COORD(0, Z0) \
+	VSUBPS Z8, Z0, Z0 \
+	VMULPS Z0, Z0, Z0 \
+	VMULPS Z12, Z0, Z0 \
+	I8_COORD(2, Z1) \
+	VSUBPS Z10, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z14, Z1, Z1 \
+	VADDPS Z1, Z0, Z0 \
+	I8_COORD(1, Z1) \
+	VSUBPS Z9, Z1, Z1 \
+	VMULPS Z1, Z1, Z1 \
+	VMULPS Z13, Z1, Z1 \
+	I8_COORD(3, Z2) \
+	VSUBPS Z11, Z2, Z2 \
+	VMULPS Z2, Z2, Z2 \
+	VMULPS Z15, Z2, Z2 \
+	VADDPS Z2, Z1, Z1 \
+	VADDPS Z1, Z0, Z0
 
 // TWO_SCALES(id1, id2, mid, fail, other) begins the two-scale searches: the
 // range check at both inverse scales (|id*x| <= 2^60 and 0 <= w < +Inf,

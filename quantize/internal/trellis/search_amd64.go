@@ -108,6 +108,14 @@ func searchPruned8AVX512(pairs, boxes *byte, ids, spans *uint32, lanes *byte, ls
 //go:noescape
 func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 
+// searchPruned4AVX512 is searchBlock4AVX512 with the pruned search of each
+// group's cluster over the codebook's prune4Layout (see prune4.go). It
+// returns nonzero, with idx incomplete, where searchPruned8AVX512 would, and
+// where a group's smallest score is not reached exactly once.
+//
+//go:noescape
+func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+
 // searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
 // block (searchBlock8AVX2 over a pairLayout).
 //
