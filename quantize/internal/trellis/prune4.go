@@ -6,19 +6,21 @@ import (
 	"github.com/gquant/gquant/formats"
 )
 
-// The AVX-512 pruned search for groups of 4 (searchPruned4AVX512, iq4_kt)
-// is prune512.go's argument for the clusters of groups of 4, which are small
+// The pruned searches for groups of 4 (searchPruned4AVX512 and
+// searchPruned4AVX2, iq4_kt) are prune512.go's argument for the clusters of
+// groups of 4, which are small
 // (35 pairs of 16 per group on BenchmarkQuantize's rows): the bounds of all
 // pairs, the best score U of the pair with the smallest bound, then every
 // pair whose bound is not above U, listed without branches and scored (5.7
 // pairs per group, 16 %). The eight groups of a block take each step in
 // turn, so that the cache misses of one step's fetches overlap. Its layout
 // is prune16Layout's with 4 coordinates: a pair of 16 codewords is one
-// 64-byte line of int8, a block of 16 pairs' boxes 256 bytes of fp16. On
-// the AMD EPYC it decides a block in about half the time of the scan
-// (BenchmarkAsmLevels/iq4_kt: the whole kernel 1.08-1.15x faster, as the
-// scan's clusters are often still in the caches from the block's previous
-// trial).
+// 64-byte line of int8, a block of 16 pairs' boxes 256 bytes of fp16; the
+// AVX2 search scores a pair as its two runs of 8. On the AMD EPYC they
+// decide a block in about 0.55x (AVX-512) and 0.68x (AVX2) the time of the
+// scans, and BenchmarkAsmLevels/iq4_kt runs the whole kernel 1.08-1.15x
+// (AVX-512) and 1.26-1.35x (AVX2) faster: the scans' clusters are often
+// still in the caches from the block's previous trial.
 
 // prune4MaxPairs bounds the pairs of a cluster in the layout (the search
 // keeps their bounds on its stack).

@@ -25,16 +25,25 @@ func TestPruneLeftPack(t *testing.T) {
 	}
 }
 
-// TestPruned4 holds the AVX-512 pruned search for groups of 4 to the scan
-// (searchBlock4AVX512) on both iq4_kt codebooks: on random blocks it must
+// TestPruned4 holds the AVX-512 and AVX2 pruned searches for groups of 4 to
+// the scans (searchBlock4AVX512, searchBlock4AVX2) on both iq4_kt codebooks: on random blocks it must
 // decide at least 90 % of them and then choose the scan's codewords, and on
 // blocks whose groups sit exactly on a codeword of a cluster's copied run
 // of 8 (a score of 0 in two lanes of the last pair) it must choose that
 // codeword, not report a tie and not lose it to the masking of the copies.
 func TestPruned4(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512")
+	if !hasAVX2 {
+		t.Skip("no AVX2")
 	}
+	for _, wide := range []bool{false, true} {
+		if wide && !hasAVX512 {
+			continue
+		}
+		t.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(t *testing.T) { testPruned4(t, wide) })
+	}
+}
+
+func testPruned4(t *testing.T, wide bool) {
 	r := rand.New(rand.NewPCG(17, 18))
 	for _, book := range []func() *codebook{iq4ktBook, iq4ktBookAlt} {
 		cb := book()
@@ -43,10 +52,17 @@ func TestPruned4(t *testing.T) {
 			t.Fatal("no pruned layout for groups of 4")
 		}
 		search := func(id float32, x, w *[blockSize]float32) (got, want [8]int32, ok bool) {
-			if searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, &want, &cb.values[0], nil) != 0 {
+			if wide {
+				if searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, &want, &cb.values[0], nil) != 0 {
+					t.Fatal("the scan failed")
+				}
+				ok = searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil) == 0
+				return
+			}
+			if searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, &want, &cb.values[0], nil) != 0 {
 				t.Fatal("the scan failed")
 			}
-			ok = searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil) == 0
+			ok = searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil) == 0
 			return
 		}
 		decided := 0

@@ -39,10 +39,10 @@ var usePrunedSearch = true
 // search; the tests turn it off to hold those to the same bytes.
 var usePrunedAVX512 = true
 
-// usePruned4 selects, with useBlockAVX512, the AVX-512 pruned search for
-// groups of 4 (prune4.go) over the AVX-512 scan; the tests turn it off to
-// hold that scan to the same bytes.
-var usePruned4 = true
+// usePruned4 and usePruned4AVX2 select, with useBlockAVX512 or useAVX2,
+// the pruned searches for groups of 4 (prune4.go) over the AVX-512 and AVX2
+// scans; the tests turn them off to hold the scans to the same bytes.
+var usePruned4, usePruned4AVX2 = true, true
 
 // useFusedSearch selects, with useBlockAVX512, matchAndScale2's single pass
 // over the codewords at two scales; the tests turn it off to hold it to two
@@ -177,6 +177,11 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 			return true
 		}
 		// Out of the AVX-512 search's range: the AVX2 one decides.
+	}
+	if usePruned4AVX2 {
+		if q := cb.pruned4Layout(); q.spans != nil && searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
+			return true
+		}
 	}
 	return searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0
 }

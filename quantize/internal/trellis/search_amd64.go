@@ -116,6 +116,11 @@ func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float3
 //go:noescape
 func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 
+// searchPruned4AVX2 is searchPruned4AVX512 with AVX2, over the same layout.
+//
+//go:noescape
+func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+
 // searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
 // block (searchBlock8AVX2 over a pairLayout).
 //

@@ -1,0 +1,441 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "search_amd64.h"
+
+// searchPruned4AVX2 is searchPruned4AVX512 (prune512_amd64.s) with 256-bit
+// vectors, over the same prune4Layout: a pair of 16 codewords is scored as
+// its two runs of 8 (the candidate in lane i of run h of pair p is the
+// pair's lane 8h+i), the bounds of eight pairs fill a vector, and the
+// pairs to score are listed without branches (pruneLeftPack moves a block's
+// listed pairs to the front), as searchPruned8AVX2 lists its runs.
+
+DATA p4PosInf<>+0(SB)/4, $0x7f800000
+GLOBL p4PosInf<>(SB), RODATA|NOPTR, $4
+DATA p4Abs<>+0(SB)/4, $0x7fffffff
+GLOBL p4Abs<>(SB), RODATA|NOPTR, $4
+// Below 2^60 in magnitude, every score and bound is in [0, +Inf].
+DATA p4Big<>+0(SB)/4, $0x5d800000
+GLOBL p4Big<>(SB), RODATA|NOPTR, $4
+DATA p4Lanes<>+0(SB)/4, $0
+DATA p4Lanes<>+4(SB)/4, $1
+DATA p4Lanes<>+8(SB)/4, $2
+DATA p4Lanes<>+12(SB)/4, $3
+DATA p4Lanes<>+16(SB)/4, $4
+DATA p4Lanes<>+20(SB)/4, $5
+DATA p4Lanes<>+24(SB)/4, $6
+DATA p4Lanes<>+28(SB)/4, $7
+GLOBL p4Lanes<>(SB), RODATA|NOPTR, $32
+DATA p4Eight<>+0(SB)/4, $8
+GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
+
+// HMIN8(src) leaves the smallest of the eight lanes of src in every lane
+// of Y0 (Y1 scratch). No lane is NaN here.
+#define HMIN8(src) \
+	VPERM2F128 $1, src, src, Y0 \
+	VMINPS Y0, src, Y0 \
+	VPERMILPS $0x4E, Y0, Y1 \
+	VMINPS Y1, Y0, Y0 \
+	VPERMILPS $0xB1, Y0, Y1 \
+	VMINPS Y1, Y0, Y0
+
+// BOX8(k, xr, wr, dst, tmp) is one coordinate's term of the bounds of the
+// eight pairs whose boxes are at SI (coordinate k's smallest values as
+// fp16 at 64*k, largest at 64*k+32), as BOX16 computes it (Y6 = 0).
+#define BOX8(k, xr, wr, dst, tmp) \
+	VCVTPH2PS (64*k)(SI), dst \
+	VSUBPS xr, dst, dst \
+	VCVTPH2PS (64*k+32)(SI), tmp \
+	VSUBPS tmp, xr, tmp \
+	VMAXPS tmp, dst, dst \
+	VMAXPS Y6, dst, dst \
+	VMULPS dst, dst, dst \
+	VMULPS wr, dst, dst
+
+// BOUNDS8 stores at DX the bounds of the eight pairs whose boxes are at
+// SI, in the scores' order of additions, and folds them into Y4.
+#define BOUNDS8 \
+	BOX8(0, Y8, Y12, Y0, Y1) \
+	BOX8(2, Y10, Y14, Y1, Y2) \
+	VADDPS Y1, Y0, Y0 \
+	BOX8(1, Y9, Y13, Y1, Y2) \
+	BOX8(3, Y11, Y15, Y2, Y3) \
+	VADDPS Y2, Y1, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VMOVUPS Y0, (DX) \
+	VMINPS Y0, Y4, Y4
+
+// QK4 loads coordinate k of the eight candidates of the run at SI (int8 at
+// 16*k) into dst as float32.
+#define QK4(k, dst) \
+	VPMOVSXBD (16*k)(SI), dst \
+	VCVTDQ2PS dst, dst
+
+// SCORE4_8 is the score of the run at SI in Y0, in searchBlock4AVX2's order
+// of additions (vx broadcast in Y8..Y11, weights in Y12..Y15, Y1 and Y2
+// scratch).
+#define SCORE4_8 \
+	QK4(0, Y0) \
+	VSUBPS Y8, Y0, Y0 \
+	VMULPS Y0, Y0, Y0 \
+	VMULPS Y12, Y0, Y0 \
+	QK4(2, Y1) \
+	VSUBPS Y10, Y1, Y1 \
+	VMULPS Y1, Y1, Y1 \
+	VMULPS Y14, Y1, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	QK4(1, Y1) \
+	VSUBPS Y9, Y1, Y1 \
+	VMULPS Y1, Y1, Y1 \
+	VMULPS Y13, Y1, Y1 \
+	QK4(3, Y2) \
+	VSUBPS Y11, Y2, Y2 \
+	VMULPS Y2, Y2, Y2 \
+	VMULPS Y15, Y2, Y2 \
+	VADDPS Y2, Y1, Y1 \
+	VADDPS Y1, Y0, Y0
+
+// KEEP4 updates, per lane, the best score Y4, the position Y5 of the
+// candidate that reached it and whether another candidate reached the same
+// score (Y7, all ones) with the scores Y0 of candidates at positions Y3
+// (Y1, Y2 scratch). A smaller score clears the flag.
+#define KEEP4 \
+	VCMPPS $0x11, Y4, Y0, Y1 \
+	VCMPPS $0, Y4, Y0, Y2 \
+	VBLENDVPS Y1, Y3, Y5, Y5 \
+	VANDNPS Y7, Y1, Y7 \
+	VORPS Y2, Y7, Y7 \
+	VMINPS Y0, Y4, Y4
+
+// GROUP4 broadcasts group R12/16's scaled inputs (on the stack) into
+// Y8..Y11 and its weights (at R10) into Y12..Y15, and sets R14 to its state.
+#define GROUP4 \
+	IMUL3Q $3, R12, R14 \
+	VBROADCASTSS 0(SP)(R12*1), Y8 \
+	VBROADCASTSS 4(SP)(R12*1), Y9 \
+	VBROADCASTSS 8(SP)(R12*1), Y10 \
+	VBROADCASTSS 12(SP)(R12*1), Y11 \
+	VBROADCASTSS 0(R10)(R12*1), Y12 \
+	VBROADCASTSS 4(R10)(R12*1), Y13 \
+	VBROADCASTSS 8(R10)(R12*1), Y14 \
+	VBROADCASTSS 12(R10)(R12*1), Y15
+
+// Per group (R14 = 48*group): at S_PAIRS+R14 its cluster's pairs, S_IDS
+// their ids, S_NP the number of pairs, S_PTR its boxes, then the pair of
+// the smallest bound, S_ODD the pair whose lanes 8-15 are copies (-1 if
+// none), S_N the length of its list; at B_BASE+512*group its bounds, at
+// L_BASE+544*group its list (prune4MaxPairs+8 int32).
+#define S_PAIRS 352
+#define S_IDS 360
+#define S_NP 368
+#define S_PTR 376
+#define S_ODD 384
+#define S_N 392
+#define B_BASE 736
+#define L_BASE 4832
+
+// searchPruned4AVX2 is searchPruned4AVX512 with AVX2 (see above), for the
+// same results; it also returns nonzero where a scaled input is beyond 2^60
+// in magnitude or NaN, or a weight negative, +Inf or NaN.
+//
+// Frame: 0 vx (32 float32), 128 the bins (32 int32), 256 the lanes'
+// positions (8 int32), 288 the winners' id addresses (8 pointers), 352 the
+// groups' state (48 bytes each), 736 their bounds, 4832 their lists.
+//
+// func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+TEXT ·searchPruned4AVX2(SB), 0, $9184-88
+	MOVQ spans+24(FP), R9
+	MOVQ x+40(FP), AX
+	MOVQ w+48(FP), R10
+	MOVQ idx+56(FP), R11
+	MOVQ values+64(FP), R13
+	VBROADCASTSS id+32(FP), Y0
+	BINS4_BLOCK
+
+	// The range check: |vx| <= 2^60 and 0 <= w < +Inf (false for NaN).
+	VBROADCASTSS p4Abs<>(SB), Y3
+	VBROADCASTSS p4Big<>(SB), Y4
+	VBROADCASTSS p4PosInf<>(SB), Y5
+	VXORPS Y6, Y6, Y6
+	XORQ CX, CX
+
+range4:
+	VANDPS 0(SP)(CX*1), Y3, Y1
+	VCMPPS $2, Y4, Y1, Y1
+	VMOVUPS (R10)(CX*1), Y2
+	VCMPPS $0x1D, Y6, Y2, Y7
+	VANDPS Y7, Y1, Y1
+	VCMPPS $0x11, Y5, Y2, Y7
+	VANDPS Y7, Y1, Y1
+	VMOVMSKPS Y1, BX
+	CMPL BX, $0xff
+	JNE fail4
+	ADDQ $32, CX
+	CMPQ CX, $128
+	JNE range4
+
+	// Step 0, each group: its cluster's pairs and ids, and a fetch of its
+	// boxes.
+	XORQ DI, DI
+	XORQ R12, R12
+
+setup4:
+	IMUL3Q $3, R12, R14
+	MOVL 128(SP)(R12*1), AX
+	MOVL 132(SP)(R12*1), BX
+	LEAL (BX)(BX*4), BX
+	ADDL BX, AX
+	MOVL 136(SP)(R12*1), BX
+	IMUL3L $25, BX, BX
+	ADDL BX, AX
+	MOVL 140(SP)(R12*1), BX
+	IMUL3L $125, BX, BX
+	ADDL BX, AX
+	SHLQ $4, AX
+	MOVL 0(R9)(AX*1), R8 // first pair
+	MOVL 4(R9)(AX*1), CX // pairs
+	MOVL 8(R9)(AX*1), SI // first block of boxes
+	TESTL CX, CX
+	JEQ fail4
+	MOVQ CX, S_NP(SP)(R14*1)
+	MOVQ $-1, BX
+	LEAQ -1(CX), DX
+	CMPL 12(R9)(AX*1), $0
+	CMOVQNE DX, BX
+	MOVQ BX, S_ODD(SP)(R14*1)
+	MOVQ R8, BX
+	SHLQ $6, BX
+	ADDQ ids+16(FP), BX
+	MOVQ BX, S_IDS(SP)(R14*1)
+	SHLQ $6, R8
+	ADDQ pairs+0(FP), R8
+	MOVQ R8, S_PAIRS(SP)(R14*1)
+	SHLQ $8, SI
+	ADDQ boxes+8(FP), SI
+	MOVQ SI, S_PTR(SP)(R14*1)
+	PREFETCHT0 0(SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 128(SI)
+	PREFETCHT0 192(SI)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE setup4
+
+	// Step 1, each group: the bounds of all its pairs, their minimum, and
+	// a fetch of the pair with the smallest bound.
+	XORQ DI, DI
+	XORQ R12, R12
+
+step1:
+	GROUP4
+	MOVQ S_PTR(SP)(R14*1), SI
+	MOVQ S_NP(SP)(R14*1), CX
+	ADDQ $15, CX
+	SHRQ $4, CX
+	MOVQ DI, DX
+	SHLQ $9, DX
+	LEAQ B_BASE(SP)(DX*1), DX
+	VBROADCASTSS p4PosInf<>(SB), Y4
+
+bounds:
+	BOUNDS8
+	ADDQ $16, SI
+	ADDQ $32, DX
+	BOUNDS8
+	ADDQ $240, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNE bounds
+
+	// The last block's unused bounds (copies of the last pair's) become
+	// +Inf, so that no pair is listed twice.
+	MOVQ DI, DX
+	SHLQ $9, DX
+	LEAQ B_BASE(SP)(DX*1), DX
+	MOVQ S_NP(SP)(R14*1), CX
+	MOVL $0x7f800000, BX
+
+unused:
+	TESTQ $15, CX
+	JEQ lbmin
+	MOVL BX, (DX)(CX*4)
+	INCQ CX
+	JMP unused
+
+lbmin:
+	HMIN8(Y4)
+	VBROADCASTSS p4PosInf<>(SB), Y1
+	VUCOMISS X1, X0
+	JEQ fail4 // every bound +Inf: so is every score
+	XORQ AX, AX
+
+argmin:
+	VCMPPS $0, (DX)(AX*4), Y0, Y1
+	VMOVMSKPS Y1, BX
+	ADDQ $8, AX
+	TESTL BX, BX
+	JEQ argmin
+	BSFL BX, BX
+	LEAQ -8(AX)(BX*1), SI
+	SHLQ $6, SI
+	ADDQ S_PAIRS(SP)(R14*1), SI
+	MOVQ SI, S_PTR(SP)(R14*1)
+	PREFETCHT0 0(SI)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE step1
+
+	// Step 2, each group: U, the best score of the pair with the smallest
+	// bound, and the list of the pairs whose bound is not above U,
+	// fetched.
+	XORQ DI, DI
+	XORQ R12, R12
+
+step2:
+	GROUP4
+	MOVQ S_PTR(SP)(R14*1), SI
+	SCORE4_8
+	VMOVAPS Y0, Y4
+	ADDQ $8, SI
+	SCORE4_8
+	VMINPS Y0, Y4, Y4
+	HMIN8(Y4) // U
+	MOVQ DI, DX
+	SHLQ $9, DX
+	LEAQ B_BASE(SP)(DX*1), DX
+	IMUL3Q $544, DI, AX
+	LEAQ L_BASE(SP)(AX*1), AX
+	MOVQ AX, R8 // the list's start
+	MOVQ S_NP(SP)(R14*1), CX
+	ADDQ $7, CX
+	SHRQ $3, CX
+	LEAQ ·pruneLeftPack(SB), BX
+	VMOVDQU p4Lanes<>(SB), Y7 // the pairs of the block
+	VPBROADCASTD p4Eight<>(SB), Y3
+
+list:
+	VCMPPS $0x1D, (DX), Y0, Y1 // U >= bound
+	VMOVMSKPS Y1, SI
+	POPCNTL SI, R9
+	SHLQ $5, SI
+	VMOVDQU (BX)(SI*1), Y2
+	VPERMD Y7, Y2, Y2
+	VMOVDQU Y2, (AX)
+	LEAQ (AX)(R9*4), AX
+	VPADDD Y3, Y7, Y7
+	ADDQ $32, DX
+	DECQ CX
+	JNE list
+	SUBQ R8, AX
+	SHRQ $2, AX
+	MOVQ AX, S_N(SP)(R14*1)
+	MOVQ AX, CX
+	MOVQ S_PAIRS(SP)(R14*1), SI
+
+fetch:
+	MOVL (R8), BX
+	SHLQ $6, BX
+	PREFETCHT0 (SI)(BX*1)
+	ADDQ $4, R8
+	DECQ CX
+	JNE fetch
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE step2
+
+	// Step 3, each group: the listed pairs scored (their copies' lanes at
+	// +Inf), and the winner, whose id is fetched.
+	XORQ DI, DI
+	XORQ R12, R12
+
+step3:
+	GROUP4
+	VBROADCASTSS p4PosInf<>(SB), Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y7, Y7, Y7
+	IMUL3Q $544, DI, R8
+	LEAQ L_BASE(SP)(R8*1), R8 // the list
+	MOVQ S_N(SP)(R14*1), CX
+
+pairs:
+	MOVL (R8), DX // the pair
+	MOVQ DX, SI
+	SHLQ $6, SI
+	ADDQ S_PAIRS(SP)(R14*1), SI
+	SCORE4_8
+	MOVQ DX, BX
+	SHLQ $4, BX
+	VMOVD BX, X3
+	VPBROADCASTD X3, Y3
+	VPADDD p4Lanes<>(SB), Y3, Y3
+	KEEP4
+	ADDQ $8, SI
+	SCORE4_8
+	CMPQ DX, S_ODD(SP)(R14*1)
+	JNE second
+	VBROADCASTSS p4PosInf<>(SB), Y0 // the copies
+
+second:
+	ADDQ $8, BX
+	VMOVD BX, X3
+	VPBROADCASTD X3, Y3
+	VPADDD p4Lanes<>(SB), Y3, Y3
+	KEEP4
+	ADDQ $4, R8
+	DECQ CX
+	JNE pairs
+
+	// The smallest score wins if one lane holds it and no other candidate
+	// of that lane reached it.
+	HMIN8(Y4)
+	VCMPPS $0, Y0, Y4, Y1
+	VMOVMSKPS Y1, AX
+	VMOVMSKPS Y7, BX
+	TESTL AX, BX
+	JNE fail4
+	POPCNTL AX, BX
+	CMPL BX, $1
+	JNE fail4
+	BSFL AX, AX
+	VMOVDQU Y5, 256(SP)
+	MOVL 256(SP)(AX*4), BX
+	MOVQ S_IDS(SP)(R14*1), AX
+	LEAQ (AX)(BX*4), BX
+	PREFETCHT0 (BX)
+	MOVQ BX, 288(SP)(DI*8)
+	ADDQ $16, R12
+	INCQ DI
+	CMPQ DI, $8
+	JNE step3
+
+	// The winners' ids.
+	XORQ DI, DI
+
+ids:
+	MOVQ 288(SP)(DI*8), BX
+	MOVL (BX), BX
+	MOVL BX, 0(R11)(DI*4)
+	SHLQ $4, BX
+	PREFETCHT0 (R13)(BX*1)
+	INCQ DI
+	CMPQ DI, $8
+	JNE ids
+
+	MOVQ sums+72(FP), CX
+	TESTQ CX, CX
+	JEQ ok4
+	MOVQ x+40(FP), DX
+	SUMS4
+
+ok4:
+	MOVQ $0, ret+80(FP)
+	VZEROUPPER
+	RET
+
+fail4:
+	MOVQ $1, ret+80(FP)
+	VZEROUPPER
+	RET
