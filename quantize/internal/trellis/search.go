@@ -139,11 +139,13 @@ func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums
 // searchBlock runs the whole of findBestMatch's search (and, with sums not
 // nil, the sums of findBestScale) in one assembly call: for groups of 8 the
 // AVX-512 pruned search, else the AVX-512 scan where the clusters are
-// small, else the AVX2 pruned search, for groups of 4 the AVX-512 scan,
-// each where it is switched on and the inputs are in its range, else the
-// AVX2 scan. It reports false when a cluster is
-// empty or a search finds nothing; the caller then takes the per-group path,
-// which handles those cases.
+// small, else the AVX2 pruned search; for groups of 4 the AVX-512 pruned
+// search, else the AVX-512 scan, else the AVX2 pruned search; each where it
+// is switched on and the inputs are in its range (and, for the pruned
+// searches of groups of 4, no group's smallest score is tied), else the
+// AVX2 scan. It reports false when a cluster is empty or a search finds
+// nothing; the caller then takes the per-group path, which handles those
+// cases.
 func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
 	x, w := (*[blockSize]float32)(xb), (*[blockSize]float32)(weight)
 	if cb.group == 8 && useBlockAVX512 && usePrunedAVX512 {
