@@ -1,11 +1,5 @@
 package trellis
 
-import (
-	"encoding/binary"
-
-	"github.com/gquant/gquant/formats"
-)
-
 // The pruned searches for groups of 4 (searchPruned4AVX512 and
 // searchPruned4AVX2, iq4_kt) are prune512.go's argument for the clusters of
 // groups of 4, which are small
@@ -53,82 +47,10 @@ func (cb *codebook) pruned4Layout() *prune4Layout {
 }
 
 // buildPruned4 lays out every cluster of cb (groups of 4) for the pruned
-// search.
+// searches.
 func (cb *codebook) buildPruned4() {
-	const g = 4
-	if cb.group != g || cb.spans == nil {
+	if cb.group != 4 || cb.spans == nil {
 		return
 	}
-	orders := make([][]int32, len(cb.inCluster))
-	parallelFor(len(cb.inCluster), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			pts := cb.inCluster[c]
-			if n := (len(pts)/8 + 1) / 2; n == 0 || n > prune4MaxPairs {
-				continue
-			}
-			// In k-d order with leaves of 16 the last leaf is the odd
-			// run of 8, if any: its copy fills the last pair.
-			cws := append([]int32(nil), pts[:len(pts)/8*8]...)
-			kdOrderLeaves(cb.values, g, cws, 16)
-			if len(cws)%16 != 0 {
-				cws = append(cws, cws[len(cws)-8:]...)
-			}
-			orders[c] = cws
-		}
-	})
-	pairs, blocks := 0, 0
-	for _, cws := range orders {
-		pairs += len(cws) / 16
-		blocks += (len(cws)/16 + 15) / 16
-	}
-	if pairs == 0 {
-		return
-	}
-	p := prune4Layout{
-		pairs: make([]byte, pairs*64),
-		ids:   make([]uint32, pairs*16),
-		boxes: make([]byte, blocks*256),
-		spans: make([]uint32, 4*len(cb.inCluster)),
-	}
-	pair, block := 0, 0
-	for c, cws := range orders {
-		if cws == nil {
-			continue
-		}
-		np := len(cws) / 16
-		p.spans[4*c], p.spans[4*c+1], p.spans[4*c+2] = uint32(pair), uint32(np), uint32(block)
-		if len(cb.inCluster[c])/8%2 == 1 {
-			p.spans[4*c+3] = 1
-		}
-		for j := 0; j < 16*((np+15)/16); j++ {
-			pr := cws[16*min(j, np-1):][:16]
-			box := p.boxes[(block+j/16)*256:][:256]
-			for k := 0; k < g; k++ {
-				lo, hi := cb.values[int(pr[0])*g+k], cb.values[int(pr[0])*g+k]
-				for _, cw := range pr[1:] {
-					v := cb.values[int(cw)*g+k]
-					lo, hi = min(lo, v), max(hi, v)
-				}
-				binary.LittleEndian.PutUint16(box[64*k+2*(j%16):], formats.FP32ToFP16(lo))
-				binary.LittleEndian.PutUint16(box[64*k+32+2*(j%16):], formats.FP32ToFP16(hi))
-			}
-			if j >= np {
-				continue
-			}
-			dst := p.pairs[(pair+j)*64:][:64]
-			for lane, cw := range pr {
-				for k := 0; k < g; k++ {
-					v := cb.values[int(cw)*g+k]
-					if v != float32(int8(v)) {
-						panic("trellis: codeword value is not a small integer")
-					}
-					dst[16*k+lane] = byte(int8(v))
-				}
-				p.ids[16*(pair+j)+lane] = uint32(cw)
-			}
-		}
-		pair += np
-		block += (np + 15) / 16
-	}
-	cb.pruned4 = p
+	cb.pruned4 = prune4Layout(pairedLayout(cb.values, 4, cb.inCluster, prune4MaxPairs))
 }

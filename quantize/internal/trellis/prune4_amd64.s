@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "search_amd64.h"
+#include "prune4_amd64.h"
 
 // searchPruned4AVX2 is searchPruned4AVX512 (prune512_amd64.s) with 256-bit
 // vectors, over the same prune4Layout: a pair of 16 codewords is scored as
@@ -120,30 +121,14 @@ GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
 	VBROADCASTSS 8(R10)(R12*1), Y14 \
 	VBROADCASTSS 12(R10)(R12*1), Y15
 
-// Per group (R14 = 48*group): at S_PAIRS+R14 its cluster's pairs, S_IDS
-// their ids, S_NP the number of pairs, S_PTR its boxes, then the pair of
-// the smallest bound, S_ODD the pair whose lanes 8-15 are copies (-1 if
-// none), S_N the length of its list; at B_BASE+512*group its bounds, at
-// L_BASE+544*group its list (prune4MaxPairs+8 int32).
-#define S_PAIRS 352
-#define S_IDS 360
-#define S_NP 368
-#define S_PTR 376
-#define S_ODD 384
-#define S_N 392
-#define B_BASE 736
-#define L_BASE 4832
-
 // searchPruned4AVX2 is searchPruned4AVX512 with AVX2 (see above), for the
 // same results; it also returns nonzero where a scaled input is beyond 2^60
 // in magnitude or NaN, or a weight negative, +Inf or NaN.
 //
-// Frame: 0 vx (32 float32), 128 the bins (32 int32), 256 the lanes'
-// positions (8 int32), 288 the winners' id addresses (8 pointers), 352 the
-// groups' state (48 bytes each), 736 their bounds, 4832 their lists.
+// Frame: see prune4_amd64.h.
 //
 // func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-TEXT ·searchPruned4AVX2(SB), 0, $9184-88
+TEXT ·searchPruned4AVX2(SB), 0, $9472-88
 	MOVQ spans+24(FP), R9
 	MOVQ x+40(FP), AX
 	MOVQ w+48(FP), R10
@@ -176,51 +161,7 @@ range4:
 
 	// Step 0, each group: its cluster's pairs and ids, and a fetch of its
 	// boxes.
-	XORQ DI, DI
-	XORQ R12, R12
-
-setup4:
-	IMUL3Q $3, R12, R14
-	MOVL 128(SP)(R12*1), AX
-	MOVL 132(SP)(R12*1), BX
-	LEAL (BX)(BX*4), BX
-	ADDL BX, AX
-	MOVL 136(SP)(R12*1), BX
-	IMUL3L $25, BX, BX
-	ADDL BX, AX
-	MOVL 140(SP)(R12*1), BX
-	IMUL3L $125, BX, BX
-	ADDL BX, AX
-	SHLQ $4, AX
-	MOVL 0(R9)(AX*1), R8 // first pair
-	MOVL 4(R9)(AX*1), CX // pairs
-	MOVL 8(R9)(AX*1), SI // first block of boxes
-	TESTL CX, CX
-	JEQ fail4
-	MOVQ CX, S_NP(SP)(R14*1)
-	MOVQ $-1, BX
-	LEAQ -1(CX), DX
-	CMPL 12(R9)(AX*1), $0
-	CMOVQNE DX, BX
-	MOVQ BX, S_ODD(SP)(R14*1)
-	MOVQ R8, BX
-	SHLQ $6, BX
-	ADDQ ids+16(FP), BX
-	MOVQ BX, S_IDS(SP)(R14*1)
-	SHLQ $6, R8
-	ADDQ pairs+0(FP), R8
-	MOVQ R8, S_PAIRS(SP)(R14*1)
-	SHLQ $8, SI
-	ADDQ boxes+8(FP), SI
-	MOVQ SI, S_PTR(SP)(R14*1)
-	PREFETCHT0 0(SI)
-	PREFETCHT0 64(SI)
-	PREFETCHT0 128(SI)
-	PREFETCHT0 192(SI)
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE setup4
+	P4_SETUP(fail4)
 
 	// Step 1, each group: the bounds of all its pairs, their minimum, and
 	// a fetch of the pair with the smallest bound.
@@ -233,9 +174,7 @@ step1:
 	MOVQ S_NP(SP)(R14*1), CX
 	ADDQ $15, CX
 	SHRQ $4, CX
-	MOVQ DI, DX
-	SHLQ $9, DX
-	LEAQ B_BASE(SP)(DX*1), DX
+	P4_BOUNDS_BASE
 	VBROADCASTSS p4PosInf<>(SB), Y4
 
 bounds:
@@ -250,9 +189,7 @@ bounds:
 
 	// The last block's unused bounds (copies of the last pair's) become
 	// +Inf, so that no pair is listed twice.
-	MOVQ DI, DX
-	SHLQ $9, DX
-	LEAQ B_BASE(SP)(DX*1), DX
+	P4_BOUNDS_BASE
 	MOVQ S_NP(SP)(R14*1), CX
 	MOVL $0x7f800000, BX
 
@@ -278,14 +215,7 @@ argmin:
 	JEQ argmin
 	BSFL BX, BX
 	LEAQ -8(AX)(BX*1), SI
-	SHLQ $6, SI
-	ADDQ S_PAIRS(SP)(R14*1), SI
-	MOVQ SI, S_PTR(SP)(R14*1)
-	PREFETCHT0 0(SI)
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE step1
+	P4_ARGMIN(step1)
 
 	// Step 2, each group: U, the best score of the pair with the smallest
 	// bound, and the list of the pairs whose bound is not above U,
@@ -302,11 +232,8 @@ step2:
 	SCORE4_8
 	VMINPS Y0, Y4, Y4
 	HMIN8(Y4) // U
-	MOVQ DI, DX
-	SHLQ $9, DX
-	LEAQ B_BASE(SP)(DX*1), DX
-	IMUL3Q $544, DI, AX
-	LEAQ L_BASE(SP)(AX*1), AX
+	P4_BOUNDS_BASE
+	P4_LIST_BASE
 	MOVQ AX, R8 // the list's start
 	MOVQ S_NP(SP)(R14*1), CX
 	ADDQ $7, CX
@@ -341,10 +268,7 @@ fetch:
 	ADDQ $4, R8
 	DECQ CX
 	JNE fetch
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE step2
+	P4_NEXT(step2)
 
 	// Step 3, each group: the listed pairs scored (their copies' lanes at
 	// +Inf), and the winner, whose id is fetched.
@@ -356,8 +280,8 @@ step3:
 	VBROADCASTSS p4PosInf<>(SB), Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y7, Y7, Y7
-	IMUL3Q $544, DI, R8
-	LEAQ L_BASE(SP)(R8*1), R8 // the list
+	P4_LIST_BASE
+	MOVQ AX, R8 // the list
 	MOVQ S_N(SP)(R14*1), CX
 
 pairs:
@@ -400,42 +324,8 @@ second:
 	CMPL BX, $1
 	JNE fail4
 	BSFL AX, AX
-	VMOVDQU Y5, 256(SP)
-	MOVL 256(SP)(AX*4), BX
-	MOVQ S_IDS(SP)(R14*1), AX
-	LEAQ (AX)(BX*4), BX
-	PREFETCHT0 (BX)
-	MOVQ BX, 288(SP)(DI*8)
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE step3
+	VMOVDQU Y5, P4_POS(SP)
+	MOVL P4_POS(SP)(AX*4), BX
+	P4_WINNER(step3)
 
-	// The winners' ids.
-	XORQ DI, DI
-
-ids:
-	MOVQ 288(SP)(DI*8), BX
-	MOVL (BX), BX
-	MOVL BX, 0(R11)(DI*4)
-	SHLQ $4, BX
-	PREFETCHT0 (R13)(BX*1)
-	INCQ DI
-	CMPQ DI, $8
-	JNE ids
-
-	MOVQ sums+72(FP), CX
-	TESTQ CX, CX
-	JEQ ok4
-	MOVQ x+40(FP), DX
-	SUMS4
-
-ok4:
-	MOVQ $0, ret+80(FP)
-	VZEROUPPER
-	RET
-
-fail4:
-	MOVQ $1, ret+80(FP)
-	VZEROUPPER
-	RET
+	P4_END(fail4)

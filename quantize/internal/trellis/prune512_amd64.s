@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "search512_amd64.h"
+#include "prune4_amd64.h"
 
 // The AVX-512 pruned block search (see prune512.go). Per group: the bounds
 // of all pairs of the cluster (16 per vector), the best score U of the pair
@@ -445,15 +446,6 @@ fail:
 	VBROADCASTSS 8(R10)(R12*1), Z14 \
 	VBROADCASTSS 12(R10)(R12*1), Z15
 
-// BOUNDS4_BASE sets DX to group DI's bounds, LIST4_BASE AX to its list.
-#define BOUNDS4_BASE \
-	MOVQ DI, DX \
-	SHLQ $9, DX \
-	LEAQ 768(SP)(DX*1), DX
-#define LIST4_BASE \
-	IMUL3Q $576, DI, AX \
-	LEAQ 4864(SP)(AX*1), AX
-
 // searchPruned4AVX512 is searchBlock4AVX512 with a pruned search of each
 // group's cluster (pairs, boxes, ids, spans: the codebook's prune4Layout;
 // see prune4.go): the bounds of all the cluster's pairs (16 per vector, in
@@ -473,13 +465,7 @@ fail:
 // one that finds it: the eight groups take each step in turn, each step
 // fetching what the next needs, so that their cache misses overlap.
 //
-// Frame: 0 vx (32 float32), 128 the bins (32 int32), 256 the lanes' pairs
-// (16 int32), 320 the winners' id addresses (8 pointers), 384 per group
-// g at 384+48*g its cluster's pairs and ids (pointers), its number of
-// pairs, the pair of the smallest bound (a pointer), the list's length,
-// and the pair whose lanes 8-15 are copies (-1 if none); 768+512*g its
-// bounds (prune4MaxPairs float32), 4864+576*g its list (prune4MaxPairs+16
-// int32).
+// Frame: see prune4_amd64.h.
 //
 // func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
 TEXT ·searchPruned4AVX512(SB), 0, $9472-88
@@ -498,51 +484,7 @@ TEXT ·searchPruned4AVX512(SB), 0, $9472-88
 
 	// Step 0, each group: its cluster's pairs and ids, and a fetch of its
 	// boxes.
-	XORQ DI, DI
-	XORQ R12, R12
-
-setup4:
-	IMUL3Q $48, DI, R14
-	MOVL 128(SP)(R12*1), AX
-	MOVL 132(SP)(R12*1), BX
-	LEAL (BX)(BX*4), BX
-	ADDL BX, AX
-	MOVL 136(SP)(R12*1), BX
-	IMUL3L $25, BX, BX
-	ADDL BX, AX
-	MOVL 140(SP)(R12*1), BX
-	IMUL3L $125, BX, BX
-	ADDL BX, AX
-	SHLQ $4, AX
-	MOVL 0(R9)(AX*1), R8 // first pair
-	MOVL 4(R9)(AX*1), CX // pairs
-	MOVL 8(R9)(AX*1), SI // first block of boxes
-	TESTL CX, CX
-	JEQ fail4
-	MOVQ CX, 400(SP)(R14*1)
-	MOVQ $-1, BX
-	LEAQ -1(CX), DX
-	CMPL 12(R9)(AX*1), $0
-	CMOVQNE DX, BX
-	MOVQ BX, 424(SP)(R14*1)
-	MOVQ R8, BX
-	SHLQ $6, BX
-	ADDQ ids+16(FP), BX
-	MOVQ BX, 392(SP)(R14*1)
-	SHLQ $6, R8
-	ADDQ pairs+0(FP), R8
-	MOVQ R8, 384(SP)(R14*1)
-	SHLQ $8, SI
-	ADDQ boxes+8(FP), SI
-	MOVQ SI, 408(SP)(R14*1) // the boxes, until step 1
-	PREFETCHT0 0(SI)
-	PREFETCHT0 64(SI)
-	PREFETCHT0 128(SI)
-	PREFETCHT0 192(SI)
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE setup4
+	P4_SETUP(fail4)
 
 	// Step 1, each group: the bounds of all its pairs, in the scores'
 	// order of additions, and a fetch of the pair with the smallest.
@@ -553,11 +495,11 @@ setup4:
 step1_4:
 	IMUL3Q $48, DI, R14
 	GROUP4_VXW
-	MOVQ 408(SP)(R14*1), SI
-	MOVQ 400(SP)(R14*1), CX
+	MOVQ S_PTR(SP)(R14*1), SI
+	MOVQ S_NP(SP)(R14*1), CX
 	ADDQ $15, CX
 	SHRQ $4, CX
-	BOUNDS4_BASE
+	P4_BOUNDS_BASE
 	VBROADCASTSS s4PosInf<>(SB), Z4
 
 bounds4:
@@ -577,7 +519,7 @@ bounds4:
 
 	// The last block's unused bounds (copies of the last pair's) become
 	// +Inf, so that no pair is listed twice.
-	MOVQ 400(SP)(R14*1), CX
+	MOVQ S_NP(SP)(R14*1), CX
 	ANDL $15, CX
 	JEQ lbmin4
 	MOVL $-1, BX
@@ -591,7 +533,7 @@ lbmin4:
 	VBROADCASTSS s4PosInf<>(SB), Z1
 	VUCOMISS X1, X0
 	JEQ fail4 // every bound +Inf: so is every score
-	BOUNDS4_BASE
+	P4_BOUNDS_BASE
 	XORQ AX, AX
 
 argmin4:
@@ -602,14 +544,7 @@ argmin4:
 	JEQ argmin4
 	BSFL BX, BX
 	LEAQ -16(AX)(BX*1), SI
-	SHLQ $6, SI
-	ADDQ 384(SP)(R14*1), SI
-	MOVQ SI, 408(SP)(R14*1)
-	PREFETCHT0 0(SI)
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE step1_4
+	P4_ARGMIN(step1_4)
 
 	// Step 2, each group: U, the best score of the pair with the smallest
 	// bound, and the list of the pairs whose bound is not above U,
@@ -620,23 +555,23 @@ argmin4:
 step2_4:
 	IMUL3Q $48, DI, R14
 	GROUP4_VXW
-	MOVQ 408(SP)(R14*1), SI
+	MOVQ S_PTR(SP)(R14*1), SI
 	SCORE4_16I8
 	HMIN16(Z0)
 	VBROADCASTSS X0, Z24 // U
-	BOUNDS4_BASE
-	LIST4_BASE
-	MOVQ 400(SP)(R14*1), CX
+	P4_BOUNDS_BASE
+	P4_LIST_BASE
+	MOVQ S_NP(SP)(R14*1), CX
 	ADDQ $15, CX
 	SHRQ $4, CX
 	LIST(list4, BELOW_T)
 	MOVQ AX, CX
-	LIST4_BASE
+	P4_LIST_BASE
 	SUBQ AX, CX
 	SHRQ $2, CX
-	MOVQ CX, 416(SP)(R14*1)
+	MOVQ CX, S_N(SP)(R14*1)
 	MOVQ AX, DX
-	MOVQ 384(SP)(R14*1), R8
+	MOVQ S_PAIRS(SP)(R14*1), R8
 
 fetch4:
 	MOVL (DX), BX
@@ -645,10 +580,7 @@ fetch4:
 	ADDQ $4, DX
 	DECQ CX
 	JNE fetch4
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE step2_4
+	P4_NEXT(step2_4)
 
 	// Step 3, each group: the listed pairs scored, the lanes of copies
 	// at +Inf, and the winner, whose id is fetched.
@@ -661,10 +593,10 @@ step3_4:
 	VBROADCASTSS s4PosInf<>(SB), Z4
 	VPXORD Z5, Z5, Z5
 	KXORW K6, K6, K6
-	LIST4_BASE
+	P4_LIST_BASE
 	MOVQ AX, DX
-	MOVQ 416(SP)(R14*1), CX
-	MOVQ 384(SP)(R14*1), R8
+	MOVQ S_N(SP)(R14*1), CX
+	MOVQ S_PAIRS(SP)(R14*1), R8
 
 scan4:
 	MOVL (DX), BX
@@ -672,7 +604,7 @@ scan4:
 	SHLQ $6, SI
 	ADDQ R8, SI
 	SCORE4_16I8
-	CMPQ BX, 424(SP)(R14*1)
+	CMPQ BX, S_ODD(SP)(R14*1)
 	JNE track4
 	MOVL $0xff00, AX
 	KMOVW AX, K3
@@ -686,41 +618,7 @@ track4:
 
 	// The smallest score wins if one lane holds it and no other candidate
 	// of that lane reached it.
-	PICK_POS(fail4, 256)
-	MOVQ 392(SP)(R14*1), AX
-	LEAQ (AX)(BX*4), BX
-	PREFETCHT0 (BX)
-	MOVQ BX, 320(SP)(DI*8)
-	ADDQ $16, R12
-	INCQ DI
-	CMPQ DI, $8
-	JNE step3_4
+	PICK_POS(fail4, P4_POS)
+	P4_WINNER(step3_4)
 
-	// The winners' ids.
-	XORQ DI, DI
-
-ids4:
-	MOVQ 320(SP)(DI*8), BX
-	MOVL (BX), BX
-	MOVL BX, 0(R11)(DI*4)
-	SHLQ $4, BX
-	PREFETCHT0 (R13)(BX*1)
-	INCQ DI
-	CMPQ DI, $8
-	JNE ids4
-
-	MOVQ sums+72(FP), CX
-	TESTQ CX, CX
-	JEQ ok4
-	MOVQ x+40(FP), DX
-	SUMS4
-
-ok4:
-	MOVQ $0, ret+80(FP)
-	VZEROUPPER
-	RET
-
-fail4:
-	MOVQ $1, ret+80(FP)
-	VZEROUPPER
-	RET
+	P4_END(fail4)

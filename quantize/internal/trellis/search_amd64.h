@@ -41,6 +41,21 @@ GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 	BINS4(64) \
 	BINS4(96)
 
+// BIN_CLUSTER leaves in AX the cluster of group R12/16 of a block of groups
+// of 4, bin5 of each coordinate (BINS4_BLOCK's bins, at 128 on the stack)
+// in base 5. BX scratch.
+#define BIN_CLUSTER \
+	MOVL 128(SP)(R12*1), AX \
+	MOVL 132(SP)(R12*1), BX \
+	LEAL (BX)(BX*4), BX \
+	ADDL BX, AX \
+	MOVL 136(SP)(R12*1), BX \
+	IMUL3L $25, BX, BX \
+	ADDL BX, AX \
+	MOVL 140(SP)(R12*1), BX \
+	IMUL3L $125, BX, BX \
+	ADDL BX, AX
+
 // CLUSTER8(g, vx, c) stores group g's scaled inputs (Y0 = id broadcast,
 // inputs at AX) at vx+32*g on the stack and its cluster (the mask of
 // vx > mid, mid in Y6) at c+4*g. Y1, Y2 and BX scratch.

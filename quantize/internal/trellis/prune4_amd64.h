@@ -1,0 +1,126 @@
+// The frame and the shared steps of the pruned searches of groups of 4
+// (searchPruned4AVX512 in prune512_amd64.s, searchPruned4AVX2 in
+// prune4_amd64.s; see prune4.go). Include after search_amd64.h.
+//
+// Frame: 0 vx (32 float32), 128 the bins (32 int32), P4_POS the lanes'
+// positions (16 int32), P4_IDADDR the winners' id addresses (8 pointers);
+// per group g (R14 = 48*g) at S_PAIRS+R14 its cluster's pairs, S_IDS their
+// ids, S_NP its number of pairs, S_PTR its boxes and then the pair of the
+// smallest bound, S_N the length of its list, S_ODD the pair whose lanes
+// 8-15 are copies (-1 if none); at P4_BOUNDS+512*g its bounds
+// (prune4MaxPairs float32) and at P4_LISTS+576*g its list
+// (prune4MaxPairs+16 int32).
+#define P4_POS 256
+#define P4_IDADDR 320
+#define S_PAIRS 384
+#define S_IDS 392
+#define S_NP 400
+#define S_PTR 408
+#define S_N 416
+#define S_ODD 424
+#define P4_BOUNDS 768
+#define P4_LISTS 4864
+// The frame is 9472 bytes (written out in the TEXT lines, for go vet).
+
+// P4_BOUNDS_BASE sets DX to group DI's bounds, P4_LIST_BASE AX to its list.
+#define P4_BOUNDS_BASE \
+	MOVQ DI, DX \
+	SHLQ $9, DX \
+	LEAQ P4_BOUNDS(SP)(DX*1), DX
+#define P4_LIST_BASE \
+	IMUL3Q $576, DI, AX \
+	LEAQ P4_LISTS(SP)(AX*1), AX
+
+// P4_SETUP(fail) is step 0 for each group: its cluster (BIN_CLUSTER), the
+// state of its cluster from the spans at R9 (jumping to fail for a cluster
+// with no pairs), and a fetch of its first boxes.
+#define P4_SETUP(fail) \
+	XORQ DI, DI \
+	XORQ R12, R12 \
+setup4: \
+	IMUL3Q $48, DI, R14 \
+	BIN_CLUSTER \
+	SHLQ $4, AX \
+	MOVL 0(R9)(AX*1), R8 \
+	MOVL 4(R9)(AX*1), CX \
+	MOVL 8(R9)(AX*1), SI \
+	TESTL CX, CX \
+	JEQ fail \
+	MOVQ CX, S_NP(SP)(R14*1) \
+	MOVQ $-1, BX \
+	LEAQ -1(CX), DX \
+	CMPL 12(R9)(AX*1), $0 \
+	CMOVQNE DX, BX \
+	MOVQ BX, S_ODD(SP)(R14*1) \
+	MOVQ R8, BX \
+	SHLQ $6, BX \
+	ADDQ ids+16(FP), BX \
+	MOVQ BX, S_IDS(SP)(R14*1) \
+	SHLQ $6, R8 \
+	ADDQ pairs+0(FP), R8 \
+	MOVQ R8, S_PAIRS(SP)(R14*1) \
+	SHLQ $8, SI \
+	ADDQ boxes+8(FP), SI \
+	MOVQ SI, S_PTR(SP)(R14*1) \
+	PREFETCHT0 0(SI) \
+	PREFETCHT0 64(SI) \
+	PREFETCHT0 128(SI) \
+	PREFETCHT0 192(SI) \
+	ADDQ $16, R12 \
+	INCQ DI \
+	CMPQ DI, $8 \
+	JNE setup4
+
+// P4_NEXT(loop) goes on to the next group (label loop), if any.
+#define P4_NEXT(loop) \
+	ADDQ $16, R12 \
+	INCQ DI \
+	CMPQ DI, $8 \
+	JNE loop
+
+// P4_ARGMIN(loop) keeps and fetches pair SI of group DI's cluster, the one
+// with the smallest bound, and goes on to the next group.
+#define P4_ARGMIN(loop) \
+	SHLQ $6, SI \
+	ADDQ S_PAIRS(SP)(R14*1), SI \
+	MOVQ SI, S_PTR(SP)(R14*1) \
+	PREFETCHT0 0(SI) \
+	P4_NEXT(loop)
+
+// P4_WINNER(loop) keeps the address of the id of the candidate at position
+// BX of group DI's cluster, fetches it, and goes on to the next group
+// (label loop).
+#define P4_WINNER(loop) \
+	MOVQ S_IDS(SP)(R14*1), AX \
+	LEAQ (AX)(BX*4), BX \
+	PREFETCHT0 (BX) \
+	MOVQ BX, P4_IDADDR(SP)(DI*8) \
+	P4_NEXT(loop)
+
+// P4_END(fail) reads the winners' ids into idx (R11), fetching their values
+// (R13), stores the sums where sums is not nil (SUMS4), and returns 0, or 1
+// from label fail.
+#define P4_END(fail) \
+	XORQ DI, DI \
+ids4: \
+	MOVQ P4_IDADDR(SP)(DI*8), BX \
+	MOVL (BX), BX \
+	MOVL BX, 0(R11)(DI*4) \
+	SHLQ $4, BX \
+	PREFETCHT0 (R13)(BX*1) \
+	INCQ DI \
+	CMPQ DI, $8 \
+	JNE ids4 \
+	MOVQ sums+72(FP), CX \
+	TESTQ CX, CX \
+	JEQ ok4 \
+	MOVQ x+40(FP), DX \
+	SUMS4 \
+ok4: \
+	MOVQ $0, ret+80(FP) \
+	VZEROUPPER \
+	RET \
+fail: \
+	MOVQ $1, ret+80(FP) \
+	VZEROUPPER \
+	RET
