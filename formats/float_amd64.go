@@ -16,10 +16,12 @@ var useAVX512 = cpu.X86.HasAVX2 && cpu.X86.HasF16C && cpu.X86.HasAVX512
 // memory form of VCVTPS2PH, the bf16 rounding bit by shift); tests set it
 // both ways to check both on the same machine. formats'
 // BenchmarkFloatKernels times every variant against a copy: on an Intel
-// Xeon (Sapphire Rapids class), with the data in L2, the memory form ran
-// f16 at 1.16x the copy against 1.14x for the register form (AVX-512),
-// and the shift ran AVX2 bf16 at 0.66x against 0.57x; on the AMD EPYC
-// (Zen 5) the register forms and VPMULLW were as fast or faster.
+// Xeon (Sapphire Rapids class), with the data in L2, medians of 5, the
+// memory form ran f16 at 1.22x the copy against 1.15x for the register
+// form (AVX-512) and 0.99x against 0.93x (AVX2), and the shift ran AVX2
+// bf16 at 0.58x against 0.51x; on the AMD EPYC (Zen 5) the memory form
+// ran AVX2 f16 at 0.82x against 1.03x, and VPMULLW AVX2 bf16 at 0.94x
+// against 0.82x.
 var intelKernels = cpu.X86.Intel
 
 //go:noescape

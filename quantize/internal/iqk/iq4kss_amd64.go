@@ -57,8 +57,8 @@ var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
 // iq4kssTrialFMA is iq4kssTrial for the eight groups of a block, gathered
 // (iq4kssGather order) into xv and wv, on grid half h (whose thresholds
 // stand for the half's nearest-point table), inverse scale id and scale dl;
-// out receives sqxP, sq2P, sqxM, sq2M. It returns false, leaving the trial to the portable code, when a
-// move score is not finite.
+// out receives sqxP, sq2P, sqxM, sq2M. It returns false, leaving the trial
+// to the portable code, when a move score is not finite.
 //
 //go:noescape
 func iq4kssTrialFMA(h *iq4kssHalfTables, xv, wv *[32]float32, id, dl float32, out *[4]float32) bool

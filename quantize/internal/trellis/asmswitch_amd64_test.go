@@ -8,8 +8,8 @@ var hasAVX2, hasAVX512 = useAVX2, useBlockAVX512
 
 // asmLevels are the search paths this build and CPU can run, portable
 // first: 0 the portable Go, 1 the AVX2 assembly with the exhaustive block
-// search, 2 that with the pruned block searches (groups of 8 and of 4), 3 that with
-// the AVX-512 block searches (for groups of 4, and for groups of 8 where
+// search, 2 that with the pruned block searches (groups of 8 and of 4), 3
+// that with the AVX-512 block searches (for groups of 4, and for groups of 8 where
 // the clusters are small), 4 that with the AVX-512 pruned search for groups
 // of 8, 5 that with iq1_kt's trial searches at two scales in one pass, 6 that
 // with that pass filtered, 7 that with the AVX-512 pruned search for groups

@@ -2,13 +2,13 @@ package trellis
 
 import (
 	"encoding/binary"
-	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 	"runtime"
 	"sort"
 	"sync"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
 // A codebook is the reference's QuantizerIQKT for one type: every codeword
@@ -47,8 +47,8 @@ type codebook struct {
 	pairOnce sync.Once
 	pair     pairLayout
 
-	// The AVX-512 pruned search's layout for groups of 4, built on first
-	// use (see prune4.go).
+	// The pruned searches' layout for groups of 4, built on first use
+	// (see prune4.go).
 	pruned4Once sync.Once
 	pruned4     prune4Layout
 

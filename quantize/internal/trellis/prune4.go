@@ -2,9 +2,8 @@ package trellis
 
 // The pruned searches for groups of 4 (searchPruned4AVX512 and
 // searchPruned4AVX2, iq4_kt) are prune512.go's argument for the clusters of
-// groups of 4, which are small
-// (35 pairs of 16 per group on BenchmarkQuantize's rows): the bounds of all
-// pairs, the best score U of the pair with the smallest bound, then every
+// groups of 4, which are small (35 pairs of 16 per group on
+// BenchmarkQuantize's rows): the bounds of all pairs, the best score U of the pair with the smallest bound, then every
 // pair whose bound is not above U, listed without branches and scored (5.7
 // pairs per group, 16 %). The eight groups of a block take each step in
 // turn, so that the cache misses of one step's fetches overlap. Its layout
@@ -20,18 +19,13 @@ package trellis
 // keeps their bounds on its stack).
 const prune4MaxPairs = 128
 
-// prune4Layout is a codebook's AVX-512 pruned layout for groups of 4.
-// Cluster c has spans[4c+1] pairs (64 bytes each: coordinate k of the
-// candidate in lane i as int8 at 16*k+i) from pair spans[4c] of pairs, the
-// codeword in lane i of pair j at ids[16*j+i], and their boxes from block
-// spans[4c+2] of boxes (for each coordinate k the smallest value of each
-// pair of the block as fp16 at 64*k+2*pair, the largest at 64*k+32+2*pair;
-// unused boxes of a last block repeat the last pair's). A cluster that is
-// empty or has more than prune4MaxPairs pairs has none (spans[4c+1] = 0):
-// the search then reports failure and the scan runs. A cluster of an odd
-// number of runs of 8 repeats its last run in lanes 8-15 of its last pair
-// (spans[4c+3] = 1), whose scores the search sets to +Inf: a copy would
-// look like a tie wherever its codeword wins.
+// prune4Layout is a codebook's pruned layout for groups of 4 (both
+// searches): a pairedLayout of 64 bytes per pair and 256 per block of
+// boxes. A cluster that is empty or has more than prune4MaxPairs pairs has
+// none (spans[4c+1] = 0): the search then reports failure and the scan
+// runs. Where spans[4c+3] = 1, lanes 8-15 of the cluster's last pair copy
+// its last run of 8, and the searches set their scores to +Inf: a copy
+// would look like a tie wherever its codeword wins.
 type prune4Layout struct {
 	pairs []byte
 	ids   []uint32
@@ -39,8 +33,8 @@ type prune4Layout struct {
 	spans []uint32
 }
 
-// pruned4Layout returns cb's layout for searchPruned4AVX512, built on first
-// use; its spans are nil for codebooks of groups of 8.
+// pruned4Layout returns cb's layout for the pruned searches of groups of 4,
+// built on first use; its spans are nil for codebooks of groups of 8.
 func (cb *codebook) pruned4Layout() *prune4Layout {
 	cb.pruned4Once.Do(cb.buildPruned4)
 	return &cb.pruned4

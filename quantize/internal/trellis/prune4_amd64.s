@@ -232,6 +232,9 @@ step2:
 	SCORE4_8
 	VMINPS Y0, Y4, Y4
 	HMIN8(Y4) // U
+	VBROADCASTSS p4PosInf<>(SB), Y1
+	VUCOMISS X1, X0
+	JEQ fail4 // U is +Inf: no score is below it, and every pair would be listed
 	P4_BOUNDS_BASE
 	P4_LIST_BASE
 	MOVQ AX, R8 // the list's start

@@ -558,6 +558,9 @@ step2_4:
 	MOVQ S_PTR(SP)(R14*1), SI
 	SCORE4_16I8
 	HMIN16(Z0)
+	VBROADCASTSS s4PosInf<>(SB), Z1
+	VUCOMISS X1, X0
+	JEQ fail4 // U is +Inf: no score is below it, and every pair would be listed
 	VBROADCASTSS X0, Z24 // U
 	P4_BOUNDS_BASE
 	P4_LIST_BASE

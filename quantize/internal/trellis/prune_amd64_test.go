@@ -26,11 +26,13 @@ func TestPruneLeftPack(t *testing.T) {
 }
 
 // TestPruned4 holds the AVX-512 and AVX2 pruned searches for groups of 4 to
-// the scans (searchBlock4AVX512, searchBlock4AVX2) on both iq4_kt codebooks: on random blocks it must
-// decide at least 90 % of them and then choose the scan's codewords, and on
-// blocks whose groups sit exactly on a codeword of a cluster's copied run
-// of 8 (a score of 0 in two lanes of the last pair) it must choose that
-// codeword, not report a tie and not lose it to the masking of the copies.
+// the scans (searchBlock4AVX512, searchBlock4AVX2) on both iq4_kt
+// codebooks: on random blocks it must decide at least 90 % of them and then
+// choose the scan's codewords; with weights whose scores overflow it must
+// fail wherever the scan finds nothing; and on blocks whose groups sit
+// exactly on a codeword of a cluster's copied run of 8 (a score of 0 in two
+// lanes of the last pair) it must choose that codeword, not report a tie
+// and not lose it to the masking of the copies.
 func TestPruned4(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
@@ -51,19 +53,29 @@ func testPruned4(t *testing.T, wide bool) {
 		if q.spans == nil {
 			t.Fatal("no pruned layout for groups of 4")
 		}
-		search := func(id float32, x, w *[blockSize]float32) (got, want [8]int32, ok bool) {
+		// search runs the pruned search and the scan; a scan that finds
+		// no codeword (every score +Inf) fails the test unless the caller
+		// allows it (scanFails), and then the pruned search must fail too.
+		infinite := 0
+		search := func(id float32, x, w *[blockSize]float32, scanFails bool) (got, want [8]int32, ok bool) {
+			var scan, pruned int
 			if wide {
-				if searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, &want, &cb.values[0], nil) != 0 {
+				scan = searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, &want, &cb.values[0], nil)
+				pruned = searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil)
+			} else {
+				scan = searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, &want, &cb.values[0], nil)
+				pruned = searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil)
+			}
+			if scan != 0 {
+				if !scanFails {
 					t.Fatal("the scan failed")
 				}
-				ok = searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil) == 0
-				return
+				if pruned == 0 {
+					t.Fatalf("the scan found no codeword, the pruned search %v", got)
+				}
+				infinite++
 			}
-			if searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, &want, &cb.values[0], nil) != 0 {
-				t.Fatal("the scan failed")
-			}
-			ok = searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil) == 0
-			return
+			return got, want, scan == 0 && pruned == 0
 		}
 		decided := 0
 		const trials = 2000
@@ -73,7 +85,7 @@ func testPruned4(t *testing.T, wide bool) {
 				x[i] = float32(r.NormFloat64())
 				w[i] = float32(r.ExpFloat64())
 			}
-			got, want, ok := search(float32(20+60*r.Float64()), &x, &w)
+			got, want, ok := search(float32(20+60*r.Float64()), &x, &w, false)
 			if ok {
 				decided++
 				if got != want {
@@ -83,6 +95,27 @@ func testPruned4(t *testing.T, wide bool) {
 		}
 		if decided < trials*9/10 {
 			t.Fatalf("the pruned search decided %d of %d blocks", decided, trials)
+		}
+		// Weights near the float32 limit: every candidate's score can
+		// overflow to +Inf while a bound stays finite (a coordinate inside
+		// the box adds 0). No candidate can then win; the search must say
+		// so rather than list the padding after a cluster's last pair.
+		for trial := range 200 {
+			var x, w [blockSize]float32
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+				w[i] = float32(r.ExpFloat64())
+				if trial%2 == 0 || r.IntN(4) == 0 {
+					w[i] = 3e38
+				}
+			}
+			got, want, ok := search(float32(20+60*r.Float64()), &x, &w, true)
+			if ok && got != want {
+				t.Fatalf("huge weights: pruned search %v, scan %v", got, want)
+			}
+		}
+		if infinite < 20 {
+			t.Fatalf("only %d blocks with a group whose every score is +Inf", infinite)
 		}
 		// Groups on codewords of copied runs, in their own cluster.
 		copies := 0
@@ -108,7 +141,7 @@ func testPruned4(t *testing.T, wide bool) {
 					w[4*g+k] = 1 + float32(r.Float64())
 				}
 			}
-			got, want, ok := search(1, &x, &w)
+			got, want, ok := search(1, &x, &w, false)
 			if !ok {
 				t.Fatalf("cluster %d: a group on a copied codeword %v was not decided", c, own)
 			}
