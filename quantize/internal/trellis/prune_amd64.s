@@ -538,11 +538,14 @@ winner:
 	MOVL SI, (P8_Q+24)(SP)(CX*1)
 	MOVBLSX 56(AX), SI
 	MOVL SI, (P8_Q+28)(SP)(CX*1)
-	// Its codeword is looked up after the last group (see ids below).
+	// Its codeword is looked up after the last group (see ids below);
+	// its line is fetched now, so that the miss overlaps the next groups.
 	MOVQ (R_FIRST)(SP)(R12*1), AX
 	SHLQ $6, AX // 64 candidates per block
 	ADDQ AX, BX
 	MOVL BX, (P8_POS)(SP)(DI*4)
+	MOVQ ids+16(FP), AX
+	PREFETCHT0 (AX)(BX*4)
 	JMP next4
 
 tie:
@@ -618,8 +621,32 @@ next4:
 	CMPQ DI, $4
 	JNE stage4
 
-	// The codewords of the pruned winners: four independent loads, whose
-	// cache misses overlap.
+	MOVQ sums+96(FP), CX
+	TESTQ CX, CX
+	JEQ ids0
+	MOVQ x+64(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+// The winners' values are on the stack (P8_Q), as int32.
+#define WINNER_SUMS8(j) \
+	VCVTDQ2PS (P8_Q+32*j)(SP), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+
+	WINNER_SUMS8(0)
+	WINNER_SUMS8(1)
+	WINNER_SUMS8(2)
+	WINNER_SUMS8(3)
+#undef WINNER_SUMS8
+	VMOVUPS Y0, 0(CX)
+	VMOVUPS Y1, 32(CX)
+
+ids0:
+	// The codewords of the pruned winners: four independent loads of
+	// lines fetched when each winner was found, after the sums so that the
+	// last group's has had time to arrive.
 	MOVQ ids+16(FP), DX
 	MOVL (P8_POS+0)(SP), AX
 	TESTL AX, AX
@@ -644,32 +671,9 @@ ids2:
 ids3:
 	MOVL (P8_POS+12)(SP), AX
 	TESTL AX, AX
-	JS ids4
+	JS ok
 	MOVL (DX)(AX*4), AX
 	MOVL AX, 12(R11)
-
-ids4:
-	MOVQ sums+96(FP), CX
-	TESTQ CX, CX
-	JEQ ok
-	MOVQ x+64(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-// The winners' values are on the stack (P8_Q), as int32.
-#define WINNER_SUMS8(j) \
-	VCVTDQ2PS (P8_Q+32*j)(SP), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	WINNER_SUMS8(0)
-	WINNER_SUMS8(1)
-	WINNER_SUMS8(2)
-	WINNER_SUMS8(3)
-#undef WINNER_SUMS8
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
 
 ok:
 	MOVQ $0, ret+104(FP)
