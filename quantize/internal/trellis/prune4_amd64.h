@@ -3,7 +3,8 @@
 // prune4_amd64.s; see prune4.go). Include after search_amd64.h.
 //
 // Frame: 0 vx (32 float32), 128 the bins (32 int32), P4_POS the lanes'
-// positions (16 int32), P4_IDADDR the winners' id addresses (8 pointers);
+// positions (16 int32), P4_IDADDR the winners' id addresses (8 pointers),
+// P4_Q the winners' values (8 x 4 int32);
 // per group g (R14 = 48*g) at S_PAIRS+R14 its cluster's pairs, S_IDS their
 // ids, S_NP its number of pairs, S_PTR its boxes and then the pair of the
 // smallest bound, S_N the length of its list, S_ODD the pair whose lanes
@@ -20,7 +21,8 @@
 #define S_ODD 424
 #define P4_BOUNDS 768
 #define P4_LISTS 4864
-// The frame is 9472 bytes (written out in the TEXT lines, for go vet).
+#define P4_Q 9472
+// The frame is 9600 bytes (written out in the TEXT lines, for go vet).
 
 // P4_BOUNDS_BASE sets DX to group DI's bounds, P4_LIST_BASE AX to its list.
 #define P4_BOUNDS_BASE \
@@ -87,40 +89,72 @@ setup4: \
 	PREFETCHT0 0(SI) \
 	P4_NEXT(loop)
 
-// P4_WINNER(loop) keeps the address of the id of the candidate at position
-// BX of group DI's cluster, fetches it, and goes on to the next group
-// (label loop).
+// P4_WINNER(loop) keeps the values of the candidate at position BX of
+// group DI's cluster (bytes 16k+lane of its pair, which was just scored and
+// so is in L1) as int32 at P4_Q+R12, and the address of its id, which it
+// fetches, and goes on to the next group (label loop). AX, CX scratch.
 #define P4_WINNER(loop) \
+	MOVQ BX, AX \
+	SHRQ $4, AX \
+	SHLQ $6, AX \
+	ADDQ S_PAIRS(SP)(R14*1), AX \
+	MOVQ BX, CX \
+	ANDQ $15, CX \
+	ADDQ CX, AX \
+	MOVBLSX 0(AX), CX \
+	MOVL CX, (P4_Q+0)(SP)(R12*1) \
+	MOVBLSX 16(AX), CX \
+	MOVL CX, (P4_Q+4)(SP)(R12*1) \
+	MOVBLSX 32(AX), CX \
+	MOVL CX, (P4_Q+8)(SP)(R12*1) \
+	MOVBLSX 48(AX), CX \
+	MOVL CX, (P4_Q+12)(SP)(R12*1) \
 	MOVQ S_IDS(SP)(R14*1), AX \
 	LEAQ (AX)(BX*4), BX \
 	PREFETCHT0 (BX) \
 	MOVQ BX, P4_IDADDR(SP)(DI*8) \
 	P4_NEXT(loop)
 
-// P4_END(fail) reads the winners' ids into idx (R11), fetching their values
-// (R13), stores the sums where sums is not nil (SUMS4), and returns 0, or 1
-// from label fail.
+// SUMS4Q is SUMS4 with the winners' values from P4_Q (int32, exact in
+// float32) rather than from the codebook, whose lines would miss the
+// caches at the end of the search.
+#define SUMS4Q_PAIR(j) \
+	VCVTDQ2PS (P4_Q+32*j)(SP), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+#define SUMS4Q \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	SUMS4Q_PAIR(0) \
+	SUMS4Q_PAIR(1) \
+	SUMS4Q_PAIR(2) \
+	SUMS4Q_PAIR(3) \
+	VMOVUPS Y0, 0(CX) \
+	VMOVUPS Y1, 32(CX)
+
+// P4_END(fail) stores the sums where sums is not nil (SUMS4Q), reads the
+// winners' ids into idx (R11), and returns 0, or 1 from label fail.
 #define P4_END(fail) \
+	MOVQ sums+64(FP), CX \
+	TESTQ CX, CX \
+	JEQ ids4_0 \
+	MOVQ x+40(FP), DX \
+	SUMS4Q \
+ids4_0: \
 	XORQ DI, DI \
 ids4: \
 	MOVQ P4_IDADDR(SP)(DI*8), BX \
 	MOVL (BX), BX \
 	MOVL BX, 0(R11)(DI*4) \
-	SHLQ $4, BX \
-	PREFETCHT0 (R13)(BX*1) \
 	INCQ DI \
 	CMPQ DI, $8 \
 	JNE ids4 \
-	MOVQ sums+72(FP), CX \
-	TESTQ CX, CX \
-	JEQ ok4 \
-	MOVQ x+40(FP), DX \
-	SUMS4 \
 ok4: \
-	MOVQ $0, ret+80(FP) \
+	MOVQ $0, ret+72(FP) \
 	VZEROUPPER \
 	RET \
 fail: \
-	MOVQ $1, ret+80(FP) \
+	MOVQ $1, ret+72(FP) \
 	VZEROUPPER \
 	RET

@@ -127,13 +127,12 @@ GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
 //
 // Frame: see prune4_amd64.h.
 //
-// func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-TEXT ·searchPruned4AVX2(SB), 0, $9472-88
+// func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, sums *[16]float32) int
+TEXT ·searchPruned4AVX2(SB), 0, $9600-80
 	MOVQ spans+24(FP), R9
 	MOVQ x+40(FP), AX
 	MOVQ w+48(FP), R10
 	MOVQ idx+56(FP), R11
-	MOVQ values+64(FP), R13
 	VBROADCASTSS id+32(FP), Y0
 	BINS4_BLOCK
 

@@ -467,13 +467,12 @@ fail:
 //
 // Frame: see prune4_amd64.h.
 //
-// func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
-TEXT ·searchPruned4AVX512(SB), 0, $9472-88
+// func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, sums *[16]float32) int
+TEXT ·searchPruned4AVX512(SB), 0, $9600-80
 	MOVQ spans+24(FP), R9
 	MOVQ x+40(FP), AX
 	MOVQ w+48(FP), R10
 	MOVQ idx+56(FP), R11
-	MOVQ values+64(FP), R13
 
 	// The range check: |id*x| <= 2^60 and 0 <= w < +Inf (false for NaN).
 	RANGE_X(id+32(FP), K1)

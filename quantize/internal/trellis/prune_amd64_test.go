@@ -61,10 +61,10 @@ func testPruned4(t *testing.T, wide bool) {
 			var scan, pruned int
 			if wide {
 				scan = searchBlock4AVX512(&p.lanes[0], &p.spans[0], id, x, w, &want, &cb.values[0], nil)
-				pruned = searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil)
+				pruned = searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, nil)
 			} else {
 				scan = searchBlock4AVX2(&cb.flatLanes[0], &cb.spans[0], id, x, w, &want, &cb.values[0], nil)
-				pruned = searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, &cb.values[0], nil)
+				pruned = searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, &got, nil)
 			}
 			if scan != 0 {
 				if !scanFails {

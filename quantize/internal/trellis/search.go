@@ -169,7 +169,7 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 		return searchBlock8AVX2(&cb.flatLanes[0], &cb.spans[0], &cb.mid, id, x, w, (*[blockSize / 8]int32)(bestIdx), &cb.values[0], sums) == 0
 	}
 	if useBlockAVX512 && usePruned4 {
-		if q := cb.pruned4Layout(); q.spans != nil && searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
+		if q := cb.pruned4Layout(); q.spans != nil && searchPruned4AVX512(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), sums) == 0 {
 			return true
 		}
 		// A tie, or out of the pruned search's range: the scans decide.
@@ -181,7 +181,7 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 		// Out of the AVX-512 search's range: the AVX2 one decides.
 	}
 	if usePruned4AVX2 {
-		if q := cb.pruned4Layout(); q.spans != nil && searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), &cb.values[0], sums) == 0 {
+		if q := cb.pruned4Layout(); q.spans != nil && searchPruned4AVX2(&q.pairs[0], &q.boxes[0], &q.ids[0], &q.spans[0], id, x, w, (*[blockSize / 4]int32)(bestIdx), sums) == 0 {
 			return true
 		}
 	}

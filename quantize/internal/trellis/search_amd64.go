@@ -114,12 +114,12 @@ func searchBlock4AVX512(lanes *byte, spans *uint32, id float32, x, w *[32]float3
 // where a group's smallest score is not reached exactly once.
 //
 //go:noescape
-func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, sums *[16]float32) int
 
 // searchPruned4AVX2 is searchPruned4AVX512 with AVX2, over the same layout.
 //
 //go:noescape
-func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, values *float32, sums *[16]float32) int
+func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, sums *[16]float32) int
 
 // searchBlock8AVX512 is searchBlock4AVX512 for the four groups of 8 of a
 // block (searchBlock8AVX2 over a pairLayout).
