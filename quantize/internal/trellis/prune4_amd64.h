@@ -115,32 +115,14 @@ setup4: \
 	MOVQ BX, P4_IDADDR(SP)(DI*8) \
 	P4_NEXT(loop)
 
-// SUMS4Q is SUMS4 with the winners' values from P4_Q (int32, exact in
-// float32) rather than from the codebook, whose lines would miss the
-// caches at the end of the search.
-#define SUMS4Q_PAIR(j) \
-	VCVTDQ2PS (P4_Q+32*j)(SP), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-#define SUMS4Q \
-	VXORPS Y0, Y0, Y0 \
-	VXORPS Y1, Y1, Y1 \
-	SUMS4Q_PAIR(0) \
-	SUMS4Q_PAIR(1) \
-	SUMS4Q_PAIR(2) \
-	SUMS4Q_PAIR(3) \
-	VMOVUPS Y0, 0(CX) \
-	VMOVUPS Y1, 32(CX)
-
-// P4_END(fail) stores the sums where sums is not nil (SUMS4Q), reads the
+// P4_END(fail) stores the sums where sums is not nil (SUMSQ), reads the
 // winners' ids into idx (R11), and returns 0, or 1 from label fail.
 #define P4_END(fail) \
 	MOVQ sums+64(FP), CX \
 	TESTQ CX, CX \
 	JEQ ids4_0 \
 	MOVQ x+40(FP), DX \
-	SUMS4Q \
+	SUMSQ(P4_Q) \
 ids4_0: \
 	XORQ DI, DI \
 ids4: \

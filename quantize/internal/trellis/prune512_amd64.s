@@ -36,7 +36,9 @@ GLOBL p16Iota<>(SB), RODATA|NOPTR, $64
 // bytes), its number of pairs (8), the list's length (8), the pair of
 // lbmin (8), lbmin (4), T (4), the tie flags (K6, 4), its boxes (8); at
 // 1280+2048*g the bounds (prune16MaxPairs float32) and at 9472+2112*g the
-// list (prune16MaxPairs+16 uint32).
+// list (prune16MaxPairs+16 uint32); at 17920 the winners' values (4 x 8
+// int32) and at 18048 the addresses of their ids (4 pointers, 0 where the
+// scan chose).
 #define F_VX 0
 #define F_C 128
 #define F_POS 192
@@ -54,6 +56,8 @@ GLOBL p16Iota<>(SB), RODATA|NOPTR, $64
 #define G_IDS (F_G+184)
 #define F_LB 1280
 #define F_LIST 9472
+#define F_Q 17920
+#define F_IDA 18048
 
 // BOX16 is one coordinate's term of 16 pairs' bounds: the distance from x
 // (xr) to the box [lo, hi] (boxes at SI, coordinate k), clamped at zero
@@ -167,7 +171,7 @@ label: \
 // after the other.
 //
 // func searchPruned8AVX512(pairs, boxes *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id float32, x, w *[32]float32, idx *[4]int32, values *float32, sums *[16]float32) int
-TEXT ·searchPruned8AVX512(SB), 0, $17920-112
+TEXT ·searchPruned8AVX512(SB), 0, $18080-112
 	MOVQ spans+24(FP), R9
 	MOVQ x+64(FP), AX
 	MOVQ w+72(FP), R10
@@ -395,9 +399,38 @@ step4:
 
 winner:
 	// The smallest score wins if one lane holds it and no other
-	// candidate of that lane reached it.
-	PICK(tie, F_POS, (G_IDS)(SP)(R14*1))
-	JMP found
+	// candidate of that lane reached it. Its values are copied from its
+	// pair (bytes 16k+lane, just scored) for the sums, and the line of its
+	// id is fetched, to be read after the last group.
+	PICK_POS(tie, F_POS)
+	MOVQ BX, AX
+	SHRQ $4, AX
+	SHLQ $7, AX // 128 bytes per pair
+	ADDQ R8, AX
+	MOVQ BX, CX
+	ANDQ $15, CX
+	ADDQ CX, AX
+	MOVBLSX 0(AX), CX
+	MOVL CX, (F_Q+0)(SP)(R12*1)
+	MOVBLSX 16(AX), CX
+	MOVL CX, (F_Q+4)(SP)(R12*1)
+	MOVBLSX 32(AX), CX
+	MOVL CX, (F_Q+8)(SP)(R12*1)
+	MOVBLSX 48(AX), CX
+	MOVL CX, (F_Q+12)(SP)(R12*1)
+	MOVBLSX 64(AX), CX
+	MOVL CX, (F_Q+16)(SP)(R12*1)
+	MOVBLSX 80(AX), CX
+	MOVL CX, (F_Q+20)(SP)(R12*1)
+	MOVBLSX 96(AX), CX
+	MOVL CX, (F_Q+24)(SP)(R12*1)
+	MOVBLSX 112(AX), CX
+	MOVL CX, (F_Q+28)(SP)(R12*1)
+	SHLQ $2, BX
+	ADDQ (G_IDS)(SP)(R14*1), BX
+	PREFETCHT0 (BX)
+	MOVQ BX, (F_IDA)(SP)(DI*8)
+	JMP next4
 
 tie:
 	// The reference's scan of the whole cluster (searchBlock8AVX512's).
@@ -409,20 +442,38 @@ tie:
 	JEQ fail
 	ADDQ lanes+32(FP), SI
 	SCAN_PAIRS(full, fail)
-
-found:
 	MOVL BX, 0(R11)(DI*4)
+	MOVQ $0, (F_IDA)(SP)(DI*8)
 	SHLQ $5, BX
-	PREFETCHT0 (R13)(BX*1)
+	VCVTTPS2DQ (R13)(BX*1), Y0 // integers: exact
+	VMOVDQU Y0, (F_Q)(SP)(R12*1)
+
+next4:
 	INCQ DI
 	CMPQ DI, $4
 	JNE step4
 
 	MOVQ sums+96(FP), CX
 	TESTQ CX, CX
-	JEQ ok
+	JEQ ids0
 	MOVQ x+64(FP), DX
-	SUMS8
+	SUMSQ(F_Q)
+
+ids0:
+	// The pruned winners' codewords: four independent loads.
+	XORQ DI, DI
+
+ids:
+	MOVQ (F_IDA)(SP)(DI*8), BX
+	TESTQ BX, BX
+	JEQ kept
+	MOVL (BX), BX
+	MOVL BX, 0(R11)(DI*4)
+
+kept:
+	INCQ DI
+	CMPQ DI, $4
+	JNE ids
 
 ok:
 	MOVQ $0, ret+104(FP)

@@ -625,23 +625,7 @@ next4:
 	TESTQ CX, CX
 	JEQ ids0
 	MOVQ x+64(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-// The winners' values are on the stack (P8_Q), as int32.
-#define WINNER_SUMS8(j) \
-	VCVTDQ2PS (P8_Q+32*j)(SP), Y2 \
-	VMULPS (32*j)(R10), Y2, Y3 \
-	VFMADD231PS (32*j)(DX), Y3, Y0 \
-	VFMADD231PS Y2, Y3, Y1
-
-	WINNER_SUMS8(0)
-	WINNER_SUMS8(1)
-	WINNER_SUMS8(2)
-	WINNER_SUMS8(3)
-#undef WINNER_SUMS8
-	VMOVUPS Y0, 0(CX)
-	VMOVUPS Y1, 32(CX)
+	SUMSQ(P8_Q)
 
 ids0:
 	// The codewords of the pruned winners: four independent loads of

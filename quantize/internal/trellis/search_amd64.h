@@ -130,6 +130,25 @@ GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 	VMOVUPS Y0, 0(CX) \
 	VMOVUPS Y1, 32(CX)
 
+// SUMSQ(q) is SUMS4 or SUMS8 with the chosen codewords' values as int32 at
+// q(SP), 32 values in the block's order: the pruned searches copy each
+// winner's values from its run or pair, which they have just scored, where
+// reading them from the codebook at the end would miss the caches.
+#define SUMSQ_PART(q, j) \
+	VCVTDQ2PS (q+32*j)(SP), Y2 \
+	VMULPS (32*j)(R10), Y2, Y3 \
+	VFMADD231PS (32*j)(DX), Y3, Y0 \
+	VFMADD231PS Y2, Y3, Y1
+#define SUMSQ(q) \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	SUMSQ_PART(q, 0) \
+	SUMSQ_PART(q, 1) \
+	SUMSQ_PART(q, 2) \
+	SUMSQ_PART(q, 3) \
+	VMOVUPS Y0, 0(CX) \
+	VMOVUPS Y1, 32(CX)
+
 // NEXT_GROUP8(loop) ends a block search's group of 8: it stores the
 // group's codeword (BX) at R11, fetches its values (at R13) for the sums
 // while the next groups are searched, and goes on to the next of the four
