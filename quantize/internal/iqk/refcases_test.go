@@ -1,11 +1,7 @@
 package iqk
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"math"
@@ -21,6 +17,8 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
+	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -73,9 +71,9 @@ func makeRefSets(t *testing.T) []refSet {
 	special := refSet{name: "special", cols: cols, imatrix: makeImatrix(r, cols)}
 	row := make([]float32, cols)
 	for _, k := range rowKinds {
-		makeRow(k, r, row)
+		stressrows.MakeRow(k, r, row)
 		special.input = append(special.input, row...)
-		special.kinds = append(special.kinds, k.name)
+		special.kinds = append(special.kinds, k.Name)
 	}
 	overflow := refSet{name: "overflow", cols: 256, imatrix: makeImatrix(r, 256)}
 	for _, sigma := range []float64{1e17, 1e20, 1e30, 1e38} {
@@ -96,34 +94,6 @@ func makeRefSets(t *testing.T) []refSet {
 		return s
 	}
 	return []refSet{special, overflow, cut("s101-head", "s101", []int{25, 43}, 0, 2048), cut("reg-iq4k-row5", "reg-iq4k", []int{5}, 768, 1024)}
-}
-
-// rowHash is the first 16 hex digits of the SHA-256 of one quantized row
-// (or row group).
-func rowHash(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
-}
-
-func writeF32(path string, v []float32) error {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // runRefquant runs the reference (the binary bin) on rows x cols values of
@@ -147,10 +117,10 @@ func writeRefSet(t *testing.T, s refSet) {
 		t.Fatal(err)
 	}
 	input, imatrix := filepath.Join(dir, "input.f32"), filepath.Join(dir, "imatrix.f32")
-	if err := writeF32(input, s.input); err != nil {
+	if err := stressrows.WriteF32(input, s.input); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeF32(imatrix, s.imatrix); err != nil {
+	if err := stressrows.WriteF32(imatrix, s.imatrix); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kinds.txt"), []byte(strings.Join(s.kinds, "\n")+"\n"), 0o644); err != nil {
@@ -183,14 +153,14 @@ func writeRefSet(t *testing.T, s refSet) {
 			switch {
 			case err == nil && len(b) == rows*int(rs):
 				for g := range hashes {
-					hashes[g] = rowHash(b[g*gb : (g+1)*gb])
+					hashes[g] = testrows.Digest(b[g*gb : (g+1)*gb])
 				}
 			case err == nil:
 				t.Fatalf("%s %s: the reference wrote %d bytes, want %d", typ, variant, len(b), rows*int(rs))
 			default:
 				one := filepath.Join(t.TempDir(), "group.f32")
 				for g := range hashes {
-					if err := writeF32(one, s.input[g*n*s.cols:(g+1)*n*s.cols]); err != nil {
+					if err := stressrows.WriteF32(one, s.input[g*n*s.cols:(g+1)*n*s.cols]); err != nil {
 						t.Fatal(err)
 					}
 					b, err := runRefquant(t, bin, typ, n, s.cols, one, w)
@@ -198,7 +168,7 @@ func writeRefSet(t *testing.T, s refSet) {
 						hashes[g] = "abort"
 						continue
 					}
-					hashes[g] = rowHash(b)
+					hashes[g] = testrows.Digest(b)
 				}
 			}
 			for g, h := range hashes {
@@ -221,34 +191,13 @@ type refCase struct {
 
 func readManifest(t *testing.T, path string) []refCase {
 	t.Helper()
-	f, err := os.Open(path)
+	lines, err := stressrows.ReadManifest(path, 4, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	var cases []refCase
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 4 {
-			t.Fatalf("%s: bad line %q", path, line)
-		}
-		typ, err := formats.ParseType(f[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		row, err := strconv.Atoi(f[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, refCase{typ: typ, variant: f[1], row: row, hash: f[3]})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, l := range lines {
+		cases = append(cases, refCase{typ: l.Type, variant: l.Fields[1], row: l.Row, hash: l.Fields[3]})
 	}
 	return cases
 }
@@ -298,7 +247,7 @@ func TestRefCases(t *testing.T) {
 	kernels := map[bool]kernel.Set{false: Kernels(kernel.Options{}), true: Kernels(kernel.Options{SlowIQ2KS: true})}
 	for _, mpath := range manifests {
 		dir := filepath.Dir(mpath)
-		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
+		input, imatrix := stressrows.ReadF32(t, filepath.Join(dir, "input.f32")), stressrows.ReadF32(t, filepath.Join(dir, "imatrix.f32"))
 		cols := len(imatrix)
 		rows := len(input) / cols
 		cases := readManifest(t, mpath)
@@ -348,7 +297,7 @@ func TestRefCases(t *testing.T) {
 						}
 						if panicked[g] {
 							t.Errorf("%s %s %s asm level %d: row %d (%s): the kernel panicked, the reference did not", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
-						} else if rowHash(got[g*gb:(g+1)*gb]) != c.hash {
+						} else if testrows.Digest(got[g*gb:(g+1)*gb]) != c.hash {
 							t.Errorf("%s %s %s asm level %d: row %d (%s) differs from the reference", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
 						}
 					}

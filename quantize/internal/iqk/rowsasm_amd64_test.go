@@ -11,6 +11,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
 )
 
 // TestAssemblyMatchesPortableRows quantizes seeded random rows of every
@@ -39,7 +40,7 @@ func TestAssemblyMatchesPortableRows(t *testing.T) {
 		for _, k := range rowKinds {
 			cols := 256 * (1 + r.IntN(4))
 			row := make([]float32, cols)
-			makeRow(k, r, row)
+			stressrows.MakeRow(k, r, row)
 			if r.IntN(3) == 0 {
 				scale := float32(math.Pow(10, 16*r.Float64()-8))
 				for i := range row {
@@ -61,12 +62,12 @@ func TestAssemblyMatchesPortableRows(t *testing.T) {
 						err := kernels[typ](out[i], row, 1, cols, w)
 						restore()
 						if err != nil {
-							t.Fatalf("%s %s: %v", typ, k.name, err)
+							t.Fatalf("%s %s: %v", typ, k.Name, err)
 						}
 					}
 					for i, level := range levels[1:] {
 						if !bytes.Equal(out[0], out[1+i]) {
-							t.Errorf("seed %d %s row %s (%d columns) imatrix %v: asm level %d and portable code differ", seed, typ, k.name, cols, w != nil, level)
+							t.Errorf("seed %d %s row %s (%d columns) imatrix %v: asm level %d and portable code differ", seed, typ, k.Name, cols, w != nil, level)
 						}
 					}
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
 )
 
 // TestFallbackBlocks builds, for each type with a fallback, a call of four
@@ -28,9 +29,9 @@ func TestFallbackBlocks(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, uint64(typ)))
 			imatrix := makeImatrix(r, cols, false)
 			src := make([]float32, 4*cols)
-			normal(r, src, 0.02)
+			stressrows.Normal(r, src, 0.02)
 			for i := range src {
-				src[i] = bf16(src[i])
+				src[i] = stressrows.ToBF16(src[i])
 			}
 			for row := 0; row < 4; row++ {
 				b := src[row*cols+bad : row*cols+bad+32]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
 )
 
 // TestAsmMatchesPortable quantizes seeded random rows of every kind of
@@ -42,11 +43,11 @@ func TestAsmMatchesPortable(t *testing.T) {
 		var src []float32
 		row := make([]float32, cols)
 		for _, k := range rowKinds {
-			makeRow(k, r, row)
+			stressrows.MakeRow(k, r, row)
 			src = append(src, row...)
 		}
 		for len(src)/cols%8 != 0 {
-			makeRow(rowKinds[r.IntN(16)], r, row)
+			stressrows.MakeRow(rowKinds[r.IntN(16)], r, row)
 			src = append(src, row...)
 		}
 		nrows := len(src) / cols
@@ -88,7 +89,7 @@ func TestAsmMatchesPortable(t *testing.T) {
 						if !bytes.Equal(a, b) {
 							kind := "padding"
 							if i < len(rowKinds) {
-								kind = rowKinds[i].name
+								kind = rowKinds[i].Name
 							}
 							t.Errorf("%s: row %d (%s, or its row group) differs between the portable and the assembly level %d", name, i, kind, level)
 						}

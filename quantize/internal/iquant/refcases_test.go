@@ -1,15 +1,10 @@
 package iquant
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -22,6 +17,8 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
+	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -92,16 +89,16 @@ func makeRefSets(t *testing.T) []refSet {
 	special := refSet{name: "special", cols: cols, imatrix: makeImatrix(r, cols, false), types: allTypes()}
 	row := make([]float32, cols)
 	for _, k := range rowKinds {
-		makeRow(k, r, row)
+		stressrows.MakeRow(k, r, row)
 		special.input = append(special.input, row...)
-		special.kinds = append(special.kinds, k.name)
+		special.kinds = append(special.kinds, k.Name)
 	}
 	// Zero importance on whole blocks, in a set of its own: the reference
 	// aborts on many of these rows (iq1_s, iq2_xxs), and finding which
 	// takes one run per row.
 	zero := refSet{name: "zero-importance-blocks", cols: cols, imatrix: makeImatrix(r, cols, true), types: allTypes()}
 	for _, name := range zeroBlockKinds {
-		makeRow(kindByName(name), r, row)
+		stressrows.MakeRow(kindByName(name), r, row)
 		zero.input = append(zero.input, row...)
 		zero.kinds = append(zero.kinds, name)
 	}
@@ -112,8 +109,8 @@ func makeRefSets(t *testing.T) []refSet {
 	// fused product instead (found by whole runs against llama-quantize).
 	// The set keeps its own input.
 	ties := refSet{name: "q_b-768-scale-ties", cols: 768, types: []formats.Type{formats.IQ4_NL, formats.IQ4_XS, formats.IQ4_XS_R8}}
-	ties.input = readF32(t, filepath.Join("testdata", "refcases", ties.name, "input.f32"))
-	ties.imatrix = readF32(t, filepath.Join("testdata", "refcases", ties.name, "imatrix.f32"))
+	ties.input = stressrows.ReadF32(t, filepath.Join("testdata", "refcases", ties.name, "input.f32"))
+	ties.imatrix = stressrows.ReadF32(t, filepath.Join("testdata", "refcases", ties.name, "imatrix.f32"))
 	for range 4 {
 		ties.kinds = append(ties.kinds, "iq4_xs-scale-tie")
 	}
@@ -144,39 +141,12 @@ func makeRefSets(t *testing.T) []refSet {
 	return sets
 }
 
-// rowHash is the first 16 hex digits of the SHA-256 of one quantized row.
-func rowHash(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
-}
-
-func writeF32(path string, v []float32) error {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
 // runRefquant runs the reference on rows of cols values; ok is false when
 // it stopped (an abort) instead of writing its output.
 func runRefquant(t *testing.T, typ formats.Type, rows []float32, cols int, imatrix string) (out []byte, ok bool) {
 	dir := t.TempDir()
 	input, output := filepath.Join(dir, "in.f32"), filepath.Join(dir, "out.bin")
-	if err := writeF32(input, rows); err != nil {
+	if err := stressrows.WriteF32(input, rows); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(*refquant, typ.String(), strconv.Itoa(len(rows)/cols), strconv.Itoa(cols), input, imatrix, output)
@@ -215,7 +185,7 @@ func refRowHashes(t *testing.T, typ formats.Type, input []float32, cols int, ima
 				t.Fatalf("%s: the reference wrote %d bytes, want %d", typ, len(out), rows*int(rs))
 			}
 			for r := 0; r < rows; r++ {
-				hashes[first+r] = rowHash(out[r*int(rs) : (r+1)*int(rs)])
+				hashes[first+r] = testrows.Digest(out[r*int(rs) : (r+1)*int(rs)])
 			}
 		case rows == n:
 			for r := first; r < first+n; r++ {
@@ -240,10 +210,10 @@ func writeRefSet(t *testing.T, s refSet) {
 		t.Fatal(err)
 	}
 	input, imatrix := filepath.Join(dir, "input.f32"), filepath.Join(dir, "imatrix.f32")
-	if err := writeF32(input, s.input); err != nil {
+	if err := stressrows.WriteF32(input, s.input); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeF32(imatrix, s.imatrix); err != nil {
+	if err := stressrows.WriteF32(imatrix, s.imatrix); err != nil {
 		t.Fatal(err)
 	}
 	imatrix, err := filepath.Abs(imatrix)
@@ -307,7 +277,7 @@ func goldenBlockHashes(t *testing.T, b stressBlock, typ formats.Type, variant st
 		rs, _ := typ.RowSize(int64(c.Cols))
 		bs, _ := typ.RowSize(qkK)
 		o := b.row*int(rs) + b.blk*int(bs)
-		return []string{rowHash(data[o : o+int(bs)])}
+		return []string{testrows.Digest(data[o : o+int(bs)])}
 	}
 	t.Fatalf("no golden %s %s case in %s", typ, variant, set)
 	return nil
@@ -321,47 +291,25 @@ type refCase struct {
 	hash    string // "abort" where the reference stops, "-" where unknown
 }
 
-// readTSV returns the tab-separated fields of the lines of a file that are
-// neither empty nor comments, each with n fields.
+// readTSV is stressrows.ReadTSV, failing t on an error.
 func readTSV(t *testing.T, path string, n int) [][]string {
 	t.Helper()
-	f, err := os.Open(path)
+	lines, err := stressrows.ReadTSV(path, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out [][]string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		p := strings.Split(line, "\t")
-		if len(p) != n {
-			t.Fatalf("%s: bad line %q", path, line)
-		}
-		out = append(out, p)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return lines
 }
 
 func readManifest(t *testing.T, path string) []refCase {
 	t.Helper()
+	lines, err := stressrows.ReadManifest(path, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cases []refCase
-	for _, f := range readTSV(t, path, 4) {
-		typ, err := formats.ParseType(f[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		row, err := strconv.Atoi(f[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, refCase{typ: typ, imatrix: f[1] == "imat", row: row, hash: f[3]})
+	for _, l := range lines {
+		cases = append(cases, refCase{typ: l.Type, imatrix: l.Fields[1] == "imat", row: l.Row, hash: l.Fields[3]})
 	}
 	return cases
 }
@@ -384,7 +332,7 @@ func TestRefCases(t *testing.T) {
 	defer setAsm(true)
 	for _, mpath := range manifests {
 		dir := filepath.Dir(mpath)
-		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
+		input, imatrix := stressrows.ReadF32(t, filepath.Join(dir, "input.f32")), stressrows.ReadF32(t, filepath.Join(dir, "imatrix.f32"))
 		cols := len(imatrix)
 		rows := len(input) / cols
 		var kinds []string
@@ -446,7 +394,7 @@ func TestRefCases(t *testing.T) {
 					if c.hash == "abort" || c.hash == "-" {
 						continue
 					}
-					if h := rowHash(got[c.row*int(rs) : (c.row+1)*int(rs)]); h != c.hash {
+					if h := testrows.Digest(got[c.row*int(rs) : (c.row+1)*int(rs)]); h != c.hash {
 						t.Errorf("%s: row %d (%s) differs from the reference", name, c.row, kinds[c.row])
 					}
 				}
@@ -508,19 +456,8 @@ func TestStressAbortRows(t *testing.T) {
 	if *refquant != "" {
 		writeStressAbort(t)
 	}
-	f, err := os.ReadFile(stressAbortFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string][]string{} // "set/type/variant" -> hash per row
-	for _, line := range strings.Split(string(f), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		p := strings.Split(line, "\t")
-		if len(p) != 6 {
-			t.Fatalf("%s: bad line %q", stressAbortFile, line)
-		}
+	for _, p := range readTSV(t, stressAbortFile, 6) {
 		k := p[0] + "/" + p[1] + "/" + p[2]
 		if r, _ := strconv.Atoi(p[3]); r != len(want[k]) {
 			t.Fatalf("%s: rows of %s out of order", stressAbortFile, k)
@@ -566,7 +503,7 @@ func TestStressAbortRows(t *testing.T) {
 				t.Errorf("%s assembly level %d: fallback rows %v, want the rows where the reference aborts, %v", key, asm, fellBack, aborts)
 			}
 			for r, h := range hashes {
-				if h != "abort" && rowHash(got[r*int(rs):(r+1)*int(rs)]) != h {
+				if h != "abort" && testrows.Digest(got[r*int(rs):(r+1)*int(rs)]) != h {
 					t.Errorf("%s assembly level %d: row %d (recipe %d) differs from the reference", key, asm, r, r%16)
 				}
 			}

@@ -1,11 +1,7 @@
 package ternary
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"math"
@@ -15,11 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
+	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -34,29 +31,26 @@ const refCols = 256
 // rowKinds are rows the ternary quantizers may treat specially: all depends
 // on the row's largest magnitude m (stored as fp16 by iq1_bn, float32 by
 // iq2_bn) and on comparisons with m/2.
-var rowKinds = []struct {
-	name string
-	make func(r *rand.Rand, row []float32)
-}{
-	{"normal", func(r *rand.Rand, row []float32) { normal(r, row, 0.02) }},
-	{"zero", func(r *rand.Rand, row []float32) { clear(row) }},
-	{"negative-zeros", func(r *rand.Rand, row []float32) {
+var rowKinds = []stressrows.Kind{
+	{Name: "normal", Make: func(r *rand.Rand, row []float32) { stressrows.Normal(r, row, 0.02) }},
+	{Name: "zero", Make: func(r *rand.Rand, row []float32) { clear(row) }},
+	{Name: "negative-zeros", Make: func(r *rand.Rand, row []float32) {
 		for i := range row {
 			row[i] = float32(math.Copysign(0, float64(r.IntN(2)-1)))
 		}
 	}},
-	{"constant", func(r *rand.Rand, row []float32) { fill(row, 0.05) }},
-	{"constant-negative", func(r *rand.Rand, row []float32) { fill(row, -1e-3) }},
-	{"one-value", func(r *rand.Rand, row []float32) {
+	{Name: "constant", Make: func(r *rand.Rand, row []float32) { stressrows.Fill(row, 0.05) }},
+	{Name: "constant-negative", Make: func(r *rand.Rand, row []float32) { stressrows.Fill(row, -1e-3) }},
+	{Name: "one-value", Make: func(r *rand.Rand, row []float32) {
 		clear(row)
 		row[r.IntN(len(row))] = -0.7
 	}},
-	{"ternary", func(r *rand.Rand, row []float32) {
+	{Name: "ternary", Make: func(r *rand.Rand, row []float32) {
 		for i := range row {
 			row[i] = float32(r.IntN(3)-1) * 0.03
 		}
 	}},
-	{"at-threshold", func(r *rand.Rand, row []float32) {
+	{Name: "at-threshold", Make: func(r *rand.Rand, row []float32) {
 		// Values m/2 and just below and above it, of both signs.
 		for i := range row {
 			v := []float32{1, 0.5, math.Nextafter32(0.5, 0), math.Nextafter32(0.5, 1), 0.25, 0}[r.IntN(6)]
@@ -67,51 +61,39 @@ var rowKinds = []struct {
 		}
 		row[r.IntN(len(row))] = -1
 	}},
-	{"grid", func(r *rand.Rand, row []float32) {
+	{Name: "grid", Make: func(r *rand.Rand, row []float32) {
 		for i := range row {
 			row[i] = float32(r.IntN(7)-3) * 0.01
 		}
 	}},
-	{"outlier", func(r *rand.Rand, row []float32) {
-		normal(r, row, 0.02)
+	{Name: "outlier", Make: func(r *rand.Rand, row []float32) {
+		stressrows.Normal(r, row, 0.02)
 		row[r.IntN(len(row))] = 20
 	}},
-	{"sparse", func(r *rand.Rand, row []float32) {
-		normal(r, row, 0.02)
+	{Name: "sparse", Make: func(r *rand.Rand, row []float32) {
+		stressrows.Normal(r, row, 0.02)
 		for i := range row {
 			if r.IntN(10) != 0 {
 				row[i] = 0
 			}
 		}
 	}},
-	{"one-signed", func(r *rand.Rand, row []float32) {
-		normal(r, row, 0.02)
+	{Name: "one-signed", Make: func(r *rand.Rand, row []float32) {
+		stressrows.Normal(r, row, 0.02)
 		for i, v := range row {
 			row[i] = float32(math.Abs(float64(v)))
 		}
 	}},
-	{"fp16-overflow", func(r *rand.Rand, row []float32) { normal(r, row, 1e5) }},
-	{"fp16-max-tie", func(r *rand.Rand, row []float32) {
+	{Name: "fp16-overflow", Make: func(r *rand.Rand, row []float32) { stressrows.Normal(r, row, 1e5) }},
+	{Name: "fp16-max-tie", Make: func(r *rand.Rand, row []float32) {
 		// The largest magnitude halfway between two fp16 values (1 + 2^-11).
-		normal(r, row, 0.1)
+		stressrows.Normal(r, row, 0.1)
 		row[r.IntN(len(row))] = 1 + 1.0/2048
 	}},
-	{"fp16-subnormal", func(r *rand.Rand, row []float32) { normal(r, row, 1e-6) }},
-	{"fp16-underflow", func(r *rand.Rand, row []float32) { normal(r, row, 1e-9) }},
-	{"subnormal", func(r *rand.Rand, row []float32) { normal(r, row, 1e-40) }},
-	{"huge", func(r *rand.Rand, row []float32) { normal(r, row, 1e30) }},
-}
-
-func normal(r *rand.Rand, row []float32, sigma float64) {
-	for i := range row {
-		row[i] = float32(sigma * r.NormFloat64())
-	}
-}
-
-func fill(row []float32, v float32) {
-	for i := range row {
-		row[i] = v
-	}
+	{Name: "fp16-subnormal", Make: func(r *rand.Rand, row []float32) { stressrows.Normal(r, row, 1e-6) }},
+	{Name: "fp16-underflow", Make: func(r *rand.Rand, row []float32) { stressrows.Normal(r, row, 1e-9) }},
+	{Name: "subnormal", Make: func(r *rand.Rand, row []float32) { stressrows.Normal(r, row, 1e-40) }},
+	{Name: "huge", Make: func(r *rand.Rand, row []float32) { stressrows.Normal(r, row, 1e30) }},
 }
 
 // makeRows is two rows of every kind (a multiple of four rows, for
@@ -122,22 +104,17 @@ func makeRows(r *rand.Rand, cols int) ([]float32, []string) {
 	row := make([]float32, cols)
 	for _, k := range rowKinds {
 		for n := 0; n < 2; n++ {
-			k.make(r, row)
+			k.Make(r, row)
 			src = append(src, row...)
-			kinds = append(kinds, k.name)
+			kinds = append(kinds, k.Name)
 		}
 	}
 	for len(kinds)%4 != 0 {
-		normal(r, row, 0.02)
+		stressrows.Normal(r, row, 0.02)
 		src = append(src, row...)
 		kinds = append(kinds, "normal")
 	}
 	return src, kinds
-}
-
-func rowHash(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
 }
 
 // groupRows is the number of rows one hashed group holds: four for the
@@ -158,11 +135,7 @@ func writeRefSet(t *testing.T, src []float32, kinds []string) {
 		t.Fatal(err)
 	}
 	input := filepath.Join(dir, "input.f32")
-	b := make([]byte, 4*len(src))
-	for i, v := range src {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	if err := os.WriteFile(input, b, 0o644); err != nil {
+	if err := stressrows.WriteF32(input, src); err != nil {
 		t.Fatal(err)
 	}
 	rows := len(kinds)
@@ -187,7 +160,7 @@ func writeRefSet(t *testing.T, src []float32, kinds []string) {
 		}
 		g := groupRows(typ)
 		for i := 0; i < rows; i += g {
-			fmt.Fprintf(&m, "%s\t%d\t%s\t%s\n", typ, i, kinds[i], rowHash(q[i*int(rs):(i+g)*int(rs)]))
+			fmt.Fprintf(&m, "%s\t%d\t%s\t%s\n", typ, i, kinds[i], testrows.Digest(q[i*int(rs):(i+g)*int(rs)]))
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "manifest.tsv"), m.Bytes(), 0o644); err != nil {
@@ -205,46 +178,18 @@ func TestRefCases(t *testing.T) {
 		writeRefSet(t, src, kinds)
 	}
 	dir := filepath.Join("testdata", "refcases")
-	raw, err := os.ReadFile(filepath.Join(dir, "input.f32"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := make([]float32, len(raw)/4)
-	for i := range src {
-		src[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
+	src := stressrows.ReadF32(t, filepath.Join(dir, "input.f32"))
 	rows := len(src) / refCols
-	f, err := os.Open(filepath.Join(dir, "manifest.tsv"))
+	lines, err := stressrows.ReadManifest(filepath.Join(dir, "manifest.tsv"), 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	want := map[formats.Type]map[int][2]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	for _, l := range lines {
+		if want[l.Type] == nil {
+			want[l.Type] = map[int][2]string{}
 		}
-		fs := strings.Split(line, "\t")
-		if len(fs) != 4 {
-			t.Fatalf("manifest.tsv: bad line %q", line)
-		}
-		typ, err := formats.ParseType(fs[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		row, err := strconv.Atoi(fs[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want[typ] == nil {
-			want[typ] = map[int][2]string{}
-		}
-		want[typ][row] = [2]string{fs[2], fs[3]}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		want[l.Type][l.Row] = [2]string{l.Fields[2], l.Fields[3]}
 	}
 	paths := []bool{false}
 	if useAVX2 {
@@ -270,7 +215,7 @@ func TestRefCases(t *testing.T) {
 			}
 			for i := 0; i < rows; i += g {
 				w := want[typ][i]
-				if h := rowHash(got[i*int(rs) : (i+g)*int(rs)]); h != w[1] {
+				if h := testrows.Digest(got[i*int(rs) : (i+g)*int(rs)]); h != w[1] {
 					t.Errorf("%s assembly %v: row %d (%s) differs from the reference", typ, asm, i, w[0])
 				}
 			}

@@ -1,25 +1,21 @@
 package trellis
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/internal/golden"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
+	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
 // refquant, when set, makes TestRefCases rewrite testdata/refcases from the
@@ -48,9 +44,9 @@ func makeRefSets(t *testing.T) []refSet {
 	special := refSet{name: "special", cols: cols, imatrix: makeImatrix(r, cols)}
 	row := make([]float32, cols)
 	for _, k := range rowKinds {
-		makeRow(k, r, row)
+		stressrows.MakeRow(k, r, row)
 		special.input = append(special.input, row...)
-		special.kinds = append(special.kinds, k.name)
+		special.kinds = append(special.kinds, k.Name)
 	}
 	in, w := golden.Input(t, filepath.Join("stress", "s404"))
 	stress := refSet{name: "s404-outlier", cols: len(w), imatrix: w}
@@ -61,33 +57,6 @@ func makeRefSets(t *testing.T) []refSet {
 	return []refSet{special, stress}
 }
 
-// rowHash is the first 16 hex digits of the SHA-256 of one quantized row.
-func rowHash(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
-}
-
-func writeF32(path string, v []float32) error {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
 // writeRefSet runs the reference on the set for every type, plain and with
 // the importance vector, and writes the set's folder.
 func writeRefSet(t *testing.T, s refSet) {
@@ -96,10 +65,10 @@ func writeRefSet(t *testing.T, s refSet) {
 		t.Fatal(err)
 	}
 	input, imatrix := filepath.Join(dir, "input.f32"), filepath.Join(dir, "imatrix.f32")
-	if err := writeF32(input, s.input); err != nil {
+	if err := stressrows.WriteF32(input, s.input); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeF32(imatrix, s.imatrix); err != nil {
+	if err := stressrows.WriteF32(imatrix, s.imatrix); err != nil {
 		t.Fatal(err)
 	}
 	rows := len(s.input) / s.cols
@@ -128,7 +97,7 @@ func writeRefSet(t *testing.T, s refSet) {
 				t.Fatalf("%s %s: the reference wrote %d bytes, want %d", typ, variant, len(b), rows*int(rs))
 			}
 			for i := 0; i < rows; i++ {
-				fmt.Fprintf(&m, "%s\t%s\t%d\t%s\t%s\n", typ, variant, i, s.kinds[i], rowHash(b[i*int(rs):(i+1)*int(rs)]))
+				fmt.Fprintf(&m, "%s\t%s\t%d\t%s\t%s\n", typ, variant, i, s.kinds[i], testrows.Digest(b[i*int(rs):(i+1)*int(rs)]))
 			}
 		}
 	}
@@ -148,34 +117,13 @@ type refCase struct {
 
 func readManifest(t *testing.T, path string) []refCase {
 	t.Helper()
-	f, err := os.Open(path)
+	lines, err := stressrows.ReadManifest(path, 5, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	var cases []refCase
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 5 {
-			t.Fatalf("%s: bad line %q", path, line)
-		}
-		typ, err := formats.ParseType(f[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		row, err := strconv.Atoi(f[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, refCase{typ: typ, imatrix: f[1] == "imat", row: row, kind: f[3], hash: f[4]})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, l := range lines {
+		cases = append(cases, refCase{typ: l.Type, imatrix: l.Fields[1] == "imat", row: l.Row, kind: l.Fields[3], hash: l.Fields[4]})
 	}
 	return cases
 }
@@ -196,7 +144,7 @@ func TestRefCases(t *testing.T) {
 	defer setAsmLevel(asmLevels[len(asmLevels)-1])
 	for _, mpath := range dirs {
 		dir := filepath.Dir(mpath)
-		input, imatrix := readF32(t, filepath.Join(dir, "input.f32")), readF32(t, filepath.Join(dir, "imatrix.f32"))
+		input, imatrix := stressrows.ReadF32(t, filepath.Join(dir, "input.f32")), stressrows.ReadF32(t, filepath.Join(dir, "imatrix.f32"))
 		cols := len(imatrix)
 		rows := len(input) / cols
 		cases := readManifest(t, mpath)
@@ -227,7 +175,7 @@ func TestRefCases(t *testing.T) {
 						t.Fatalf("%s %s: %v", dir, typ, err)
 					}
 					for _, c := range want {
-						if h := rowHash(got[c.row*int(rs) : (c.row+1)*int(rs)]); h != c.hash {
+						if h := testrows.Digest(got[c.row*int(rs) : (c.row+1)*int(rs)]); h != c.hash {
 							t.Errorf("%s %s imatrix %v assembly level %d: row %d (%s) differs from the reference", filepath.Base(dir), typ, imat, level, c.row, c.kind)
 						}
 					}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize/internal/kernel"
+	"github.com/gquant/gquant/quantize/internal/stressrows"
 )
 
 // referenceSearch is the reference's AVX2 search written out lane by lane
@@ -215,11 +216,11 @@ func TestKernelsPortable(t *testing.T) {
 	for ik, kind := range rowKinds {
 		for n := 0; n < perKind; n++ {
 			cols := 256 * (1 + r.IntN(2))
-			if kind.name == "zero-half" || kind.name == "one-block" {
+			if kind.Name == "zero-half" || kind.Name == "one-block" {
 				cols = 512
 			}
 			src := make([]float32, cols)
-			makeRow(kind, r, src)
+			stressrows.MakeRow(kind, r, src)
 			imatrix := makeImatrix(r, cols)
 			for _, typ := range refTypes {
 				// Every type sees each kind, with and without the imatrix,
@@ -245,7 +246,7 @@ func TestKernelsPortable(t *testing.T) {
 						t.Fatal(err)
 					}
 					if !slices.Equal(asm, portable) {
-						t.Errorf("%s, %s row %d of %d (imatrix %v): level %d gives other bytes than the portable search", typ, kind.name, n, cols, w != nil, level)
+						t.Errorf("%s, %s row %d of %d (imatrix %v): level %d gives other bytes than the portable search", typ, kind.Name, n, cols, w != nil, level)
 					}
 				}
 			}
