@@ -209,10 +209,8 @@ label: \
 // candidate with the smallest of the lanes' best scores Z4 (their pairs in
 // Z5, and in K6 the lanes where another candidate reached the same score)
 // if one lane holds it and no other candidate of that lane reached it, and
-// otherwise jumps to tie; PICK(tie, pos, ids) leaves its codeword, ids the
-// operand holding the address of the pairs' codeword indices (16 uint32 per
-// pair). pos is 64 bytes of scratch on the stack. Z0, Z1, AX and BX
-// scratch.
+// otherwise jumps to tie. pos is 64 bytes of scratch on the stack. Z0, Z1,
+// AX and BX scratch.
 #define PICK_POS(tie, pos) \
 	HMIN16(Z4) \
 	VCMPPS $0, Z0, Z4, K1 \
@@ -228,11 +226,6 @@ label: \
 	MOVL pos(SP)(AX*4), BX \
 	SHLL $4, BX \
 	ADDL AX, BX
-#define PICK(tie, pos, ids) \
-	PICK_POS(tie, pos) \
-	SHLQ $2, BX \
-	ADDQ ids, BX \
-	MOVL (BX), BX
 
 // SCORE16I8 is SCORE16 for the pair at SI in the pruned layout (int8,
 // coordinate k at 16*k, exact in float32): the same scores.
