@@ -246,14 +246,7 @@ step2:
 
 list:
 	VCMPPS $0x1D, (DX), Y0, Y1 // U >= bound
-	VMOVMSKPS Y1, SI
-	POPCNTL SI, R9
-	SHLQ $5, SI
-	VMOVDQU (BX)(SI*1), Y2
-	VPERMD Y7, Y2, Y2
-	VMOVDQU Y2, (AX)
-	LEAQ (AX)(R9*4), AX
-	VPADDD Y3, Y7, Y7
+	LEFT_PACK(Y1, Y7, Y3, R9)
 	ADDQ $32, DX
 	DECQ CX
 	JNE list

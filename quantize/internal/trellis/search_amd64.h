@@ -161,3 +161,18 @@ GLOBL binBounds<>(SB), RODATA|NOPTR, $16
 	INCQ DI \
 	CMPQ DI, $4 \
 	JNE loop
+
+// LEFT_PACK(mask, pos, step, n) appends to the list at AX, without
+// branches, the positions (the dword lanes of pos) of the lanes set in mask
+// (a compare's result: pruneLeftPack moves them to the front), and adds
+// step to pos for the next vector of eight. BX holds pruneLeftPack's
+// address; SI, n and Y2 are scratch.
+#define LEFT_PACK(mask, pos, step, n) \
+	VMOVMSKPS mask, SI \
+	POPCNTL SI, n \
+	SHLQ $5, SI \
+	VMOVDQU (BX)(SI*1), Y2 \
+	VPERMD pos, Y2, Y2 \
+	VMOVDQU Y2, (AX) \
+	LEAQ (AX)(n*4), AX \
+	VPADDD step, pos, pos
