@@ -21,6 +21,13 @@
 // (the finiteness sum), NEXT32 moves SI and DI on and loops while CX steps
 // are left, and SUM32_4_DONE leaves the bits of the four accumulators'
 // total in AX (see SUM_YMM).
+// CONV_ARGS loads the conversions' arguments (dst *byte, src *float32, n
+// int) into DI, SI and CX.
+#define CONV_ARGS \
+	MOVQ dst+0(FP), DI; \
+	MOVQ src+8(FP), SI; \
+	MOVQ n+16(FP), CX
+
 #define LOAD32 \
 	VMOVUPS (SI), Y0; \
 	VMOVUPS 32(SI), Y1; \
@@ -91,9 +98,7 @@
 // pass over it. One VADDPS per 8 values, on the float adders the conversion
 // leaves idle.
 TEXT ·fp32ToFP16F16C(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	SHRQ         $5, CX
@@ -121,9 +126,7 @@ reduce:
 // fp32ToFP16F16C with VCVTPS2PH's memory form, for Intel: it spares the
 // shuffle port the inserts, and Intel runs the memory form at full speed.
 TEXT ·fp32ToFP16F16CMem(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	SHRQ         $5, CX
@@ -154,9 +157,7 @@ reduce:
 // adders the conversion leaves idle. Denormal operands cost no extra time
 // in additions on current x86 cores.
 TEXT ·fp32ToBF16AVX2(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	MOVL         $0x80000000, AX
 	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8            // word multipliers 0 (low), 0x8000 (high)
@@ -194,7 +195,7 @@ loop:
 
 reduce:
 	SUM32_4_DONE
-	MOVL         AX, ret+24(FP)
+	MOVL AX, ret+24(FP)
 	RET
 
 // func anyNonFiniteAVX2(x *float32, n int) bool
@@ -299,9 +300,7 @@ GLOBL bf16PackPerm<>(SB), RODATA|NOPTR, $64
 // one (whose conversion here is wrong: the caller redoes the row) or,
 // harmlessly, if the sum overflows.
 TEXT ·fp32ToBF16AVX512(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	MOVL         $0x7fff, AX
 	VPBROADCASTD AX, Z11
 	MOVL         $1, AX
@@ -324,16 +323,14 @@ loop:
 
 reduce:
 	SUM32Z_DONE
-	MOVL          AX, ret+24(FP)
+	MOVL AX, ret+24(FP)
 	RET
 
 // func bf16ToFP32AVX2(dst *float32, src *byte, n int)
 // Widens n bfloat16 values (n a multiple of 16) exactly: each 16-bit value
 // becomes the high half of a float32.
 TEXT ·bf16ToFP32AVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
+	CONV_ARGS
 	SHRQ $4, CX
 	JZ   bf16done
 
@@ -361,9 +358,7 @@ bf16done:
 // value of the AVX2 loop, which leaves the loop bound by the loads and
 // stores alone.
 TEXT ·fp32ToFP16AVX512(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	MOVQ         CX, DX
@@ -402,16 +397,14 @@ tail:
 
 reduce:
 	SUM32Z_DONE
-	MOVL          AX, ret+24(FP)
+	MOVL AX, ret+24(FP)
 	RET
 
 // func fp32ToFP16AVX512Mem(dst *byte, src *float32, n int) uint32
 // fp32ToFP16AVX512 with VCVTPS2PH's memory form, for Intel (see
 // fp32ToFP16F16CMem): 32 values per step.
 TEXT ·fp32ToFP16AVX512Mem(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	SHRQ         $5, CX
@@ -426,7 +419,7 @@ loop:
 
 reduce:
 	SUM32Z_DONE
-	MOVL          AX, ret+24(FP)
+	MOVL AX, ret+24(FP)
 	RET
 
 // func fp32ToBF16AVX2Shift(dst *byte, src *float32, n int) uint32
@@ -435,9 +428,7 @@ reduce:
 // three (AMD's shift units are the ones the packing needs, hence the
 // VPMULLW there).
 TEXT ·fp32ToBF16AVX2Shift(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         n+16(FP), CX
+	CONV_ARGS
 	MOVL         $1, AX
 	VMOVQ         AX, X8
 	VPBROADCASTD X8, Y8            // 1
@@ -475,6 +466,6 @@ loop:
 
 reduce:
 	SUM32_4_DONE
-	MOVL          AX, ret+24(FP)
+	MOVL AX, ret+24(FP)
 	RET
 
