@@ -73,10 +73,16 @@
 	VEXTRACTF64X4 $1, Z9, Y10; \
 	SUM_YMM(Y9, X9, Y10, X10, AX)
 
-// BF16_STORE32 takes the high halves of the rounded dwords in Y4-Y7 (each
-// at most 0xffff after the shift), packs them to words, undoes the pack's
-// per-lane interleaving and stores the 32 words at DI.
-#define BF16_STORE32 \
+// BF16_ROUND_STORE32 adds the rounding terms in Y4-Y7 (0x7fff plus bit 16
+// of each u) to the values u in Y0-Y3, takes the high halves of the
+// rounded dwords (each at most 0xffff after the shift), packs them to
+// words, undoes the pack's per-lane interleaving, stores the 32 words at
+// DI, adds the values to the finiteness sums (SUM32_4) and loops (NEXT32).
+#define BF16_ROUND_STORE32 \
+	VPADDD    Y0, Y4, Y4; \
+	VPADDD    Y1, Y5, Y5; \
+	VPADDD    Y2, Y6, Y6; \
+	VPADDD    Y3, Y7, Y7; \
 	VPSRLD    $16, Y4, Y4; \
 	VPSRLD    $16, Y5, Y5; \
 	VPSRLD    $16, Y6, Y6; \
@@ -86,7 +92,9 @@
 	VPERMQ    $0xd8, Y4, Y4; \
 	VPERMQ    $0xd8, Y6, Y6; \
 	VMOVDQU   Y4, (DI); \
-	VMOVDQU   Y6, 32(DI)
+	VMOVDQU   Y6, 32(DI); \
+	SUM32_4; \
+	NEXT32
 
 // func fp32ToFP16F16C(dst *byte, src *float32, n int) uint32
 // Converts n float32 (n a multiple of 32) to halves with VCVTPS2PH, rounding
@@ -185,13 +193,7 @@ loop:
 	VBLENDVPS Y5, Y10, Y9, Y5
 	VBLENDVPS Y6, Y10, Y9, Y6
 	VBLENDVPS Y7, Y10, Y9, Y7
-	VPADDD    Y0, Y4, Y4
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y2, Y6, Y6
-	VPADDD    Y3, Y7, Y7
-	BF16_STORE32
-	SUM32_4
-	NEXT32
+	BF16_ROUND_STORE32
 
 reduce:
 	SUM32_4_DONE
@@ -456,13 +458,7 @@ loop:
 	VPADDD    Y9, Y5, Y5
 	VPADDD    Y9, Y6, Y6
 	VPADDD    Y9, Y7, Y7
-	VPADDD    Y0, Y4, Y4
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y2, Y6, Y6
-	VPADDD    Y3, Y7, Y7
-	BF16_STORE32
-	SUM32_4
-	NEXT32
+	BF16_ROUND_STORE32
 
 reduce:
 	SUM32_4_DONE
