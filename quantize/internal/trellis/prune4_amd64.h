@@ -91,8 +91,9 @@ setup4: \
 
 // P4_WINNER(loop) keeps the values of the candidate at position BX of
 // group DI's cluster (bytes 16k+lane of its pair, which was just scored and
-// so is in L1) as int32 at P4_Q+R12, and the address of its id, which it
-// fetches, and goes on to the next group (label loop). AX, CX scratch.
+// so is in L1) as int32 at P4_Q+R12, and the address of its id (fetched
+// with its pair in step 2), and goes on to the next group (label loop).
+// AX, CX scratch.
 #define P4_WINNER(loop) \
 	MOVQ BX, AX \
 	SHRQ $4, AX \
@@ -111,7 +112,6 @@ setup4: \
 	MOVL CX, (P4_Q+12)(SP)(R12*1) \
 	MOVQ S_IDS(SP)(R14*1), AX \
 	LEAQ (AX)(BX*4), BX \
-	PREFETCHT0 (BX) \
 	MOVQ BX, P4_IDADDR(SP)(DI*8) \
 	P4_NEXT(loop)
 

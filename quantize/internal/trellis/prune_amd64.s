@@ -95,17 +95,18 @@ GLOBL pruneLanes<>(SB), RODATA|NOPTR, $32
 #define P8_LIST 18944
 
 // One coordinate's term of a run's bound: the distance from x (xr) to the
-// box [lo, hi] of eight runs (boxes at SI, coordinate k), clamped at zero
-// (Y6 = 0), squared, times the weight w_k at wk. dst and tmp are scratch.
-// Where x < lo, lo-x rounds to at most q-x for every q >= lo; where x > hi,
-// x-hi to at most x-q: the term is at most the candidates' terms.
+// box [lo, hi] of eight runs (boxes at SI, coordinate k), squared, times
+// the weight w_k at wk. dst and tmp are scratch. The distance is c-x for c,
+// x clamped to the box: where x < lo, lo-x rounds to at most q-x for every
+// q >= lo; where x > hi, x-hi rounds to at most x-q in magnitude (and
+// negation is exact); inside, 0. So the term is at most each candidate's
+// term. The clamp takes one instruction fewer than max(lo-x, x-hi, 0).
 #define BOXTERM(k, xr, wk, dst, tmp) \
 	VCVTPH2PS (32*k)(SI), dst \
-	VSUBPS xr, dst, dst \
+	VMAXPS xr, dst, dst \
 	VCVTPH2PS (32*k+16)(SI), tmp \
-	VSUBPS tmp, xr, tmp \
-	VMAXPS tmp, dst, dst \
-	VMAXPS Y6, dst, dst \
+	VMINPS tmp, dst, dst \
+	VSUBPS xr, dst, dst \
 	VMULPS dst, dst, dst \
 	VMULPS wk, dst, dst
 
@@ -305,7 +306,6 @@ bounds1:
 	SHLQ $8, SI // pruneBoxBytes per block
 	ADDQ boxes+8(FP), SI
 	LBBASE
-	VXORPS Y6, Y6, Y6
 	VBROADCASTSS prunePosInf<>(SB), Y4
 
 bounds:
