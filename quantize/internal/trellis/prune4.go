@@ -3,9 +3,10 @@ package trellis
 // The pruned searches for groups of 4 (searchPruned4AVX512 and
 // searchPruned4AVX2, iq4_kt) are prune512.go's argument for the clusters of
 // groups of 4, which are small (35 pairs of 16 per group on
-// BenchmarkQuantize's rows): the bounds of all pairs, the best score U of the pair with the smallest bound, then every
-// pair whose bound is not above U, listed without branches and scored (5.7
-// pairs per group, 16 %). The eight groups of a block take each step in
+// BenchmarkQuantize's rows): the bounds of all pairs, the best score U of
+// the pair with the smallest bound (its scores kept, not computed again),
+// then every other pair whose bound is not above U, listed without
+// branches and scored (5.7 pairs per group with U's, 16 %). The eight groups of a block take each step in
 // turn, so that the cache misses of one step's fetches overlap. Its layout
 // is prune16Layout's with 4 coordinates: a pair of 16 codewords is one
 // 64-byte line of int8, a block of 16 pairs' boxes 256 bytes of fp16; the

@@ -4,7 +4,8 @@
 //
 // Frame: 0 vx (32 float32), 128 the bins (32 int32), P4_POS the lanes'
 // positions (16 int32), P4_IDADDR the winners' id addresses (8 pointers),
-// P4_Q the winners' values (8 x 4 int32);
+// P4_Q the winners' values (8 x 4 int32), P4_S the scores of each group's
+// pair of U (8 x 16 float32, lanes of copies included);
 // per group g (R14 = 48*g) at S_PAIRS+R14 its cluster's pairs, S_IDS their
 // ids, S_NP its number of pairs, S_PTR its boxes and then the pair of the
 // smallest bound, S_N the length of its list, S_ODD the pair whose lanes
@@ -22,7 +23,8 @@
 #define P4_BOUNDS 768
 #define P4_LISTS 4864
 #define P4_Q 9472
-// The frame is 9600 bytes (written out in the TEXT lines, for go vet).
+#define P4_S 9600
+// The frame is 10112 bytes (written out in the TEXT lines, for go vet).
 
 // P4_BOUNDS_BASE sets DX to group DI's bounds, P4_LIST_BASE AX to its list.
 #define P4_BOUNDS_BASE \
@@ -81,8 +83,11 @@ setup4: \
 	JNE loop
 
 // P4_ARGMIN(loop) keeps and fetches pair SI of group DI's cluster, the one
-// with the smallest bound, and goes on to the next group.
+// with the smallest bound, sets its bound (at DX) to +Inf so that step 2
+// does not list it (step 2 scores it, and step 3 starts from its scores),
+// and goes on to the next group.
 #define P4_ARGMIN(loop) \
+	MOVL $0x7f800000, (DX)(SI*4) \
 	SHLQ $6, SI \
 	ADDQ S_PAIRS(SP)(R14*1), SI \
 	MOVQ SI, S_PTR(SP)(R14*1) \

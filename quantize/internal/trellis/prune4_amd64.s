@@ -127,7 +127,7 @@ GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
 // Frame: see prune4_amd64.h.
 //
 // func searchPruned4AVX2(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, sums *[16]float32) int
-TEXT ·searchPruned4AVX2(SB), 0, $9600-80
+TEXT ·searchPruned4AVX2(SB), 0, $10112-80
 	MOVQ spans+24(FP), R9
 	MOVQ x+40(FP), AX
 	MOVQ w+48(FP), R10
@@ -228,8 +228,10 @@ step2:
 	MOVQ S_PTR(SP)(R14*1), SI
 	SCORE4_8
 	VMOVAPS Y0, Y4
+	VMOVUPS Y0, P4_S(SP)(R12*4)
 	ADDQ $8, SI
 	SCORE4_8
+	VMOVUPS Y0, (P4_S+32)(SP)(R12*4)
 	VMINPS Y0, Y4, Y4
 	HMIN8(Y4) // U
 	VBROADCASTSS p4PosInf<>(SB), Y1
@@ -255,6 +257,8 @@ list:
 	SHRQ $2, AX
 	MOVQ AX, S_N(SP)(R14*1)
 	MOVQ AX, CX
+	TESTQ CX, CX
+	JEQ next2
 	MOVQ S_PAIRS(SP)(R14*1), SI
 	MOVQ S_IDS(SP)(R14*1), DX
 
@@ -266,6 +270,8 @@ fetch:
 	ADDQ $4, R8
 	DECQ CX
 	JNE fetch
+
+next2:
 	P4_NEXT(step2)
 
 	// Step 3, each group: the listed pairs scored (their copies' lanes at
@@ -275,12 +281,24 @@ fetch:
 
 step3:
 	GROUP4
-	VBROADCASTSS p4PosInf<>(SB), Y4
-	VPXOR Y5, Y5, Y5
+
+	// The pair of U, scored in step 2: its first run's scores are the
+	// best so far, then its second run is kept as any other.
+	MOVQ S_PTR(SP)(R14*1), DX
+	SUBQ S_PAIRS(SP)(R14*1), DX
+	SHRQ $6, DX
+	MOVQ DX, BX
+	SHLQ $4, BX
+	VMOVD BX, X3
+	VPBROADCASTD X3, Y3
+	VPADDD p4Lanes<>(SB), Y3, Y5
+	VMOVUPS P4_S(SP)(R12*4), Y4
 	VPXOR Y7, Y7, Y7
+	VMOVUPS (P4_S+32)(SP)(R12*4), Y0
 	P4_LIST_BASE
 	MOVQ AX, R8 // the list
 	MOVQ S_N(SP)(R14*1), CX
+	JMP second_u
 
 pairs:
 	MOVL (R8), DX // the pair
@@ -296,6 +314,10 @@ pairs:
 	KEEP4
 	ADDQ $8, SI
 	SCORE4_8
+	ADDQ $4, R8
+	DECQ CX
+
+second_u:
 	CMPQ DX, S_ODD(SP)(R14*1)
 	JNE second
 	VBROADCASTSS p4PosInf<>(SB), Y0 // the copies
@@ -306,8 +328,7 @@ second:
 	VPBROADCASTD X3, Y3
 	VPADDD p4Lanes<>(SB), Y3, Y3
 	KEEP4
-	ADDQ $4, R8
-	DECQ CX
+	TESTQ CX, CX
 	JNE pairs
 
 	// The smallest score wins if one lane holds it and no other candidate

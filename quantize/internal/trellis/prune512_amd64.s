@@ -516,7 +516,7 @@ fail:
 // Frame: see prune4_amd64.h.
 //
 // func searchPruned4AVX512(pairs, boxes *byte, ids, spans *uint32, id float32, x, w *[32]float32, idx *[8]int32, sums *[16]float32) int
-TEXT ·searchPruned4AVX512(SB), 0, $9600-80
+TEXT ·searchPruned4AVX512(SB), 0, $10112-80
 	MOVQ spans+24(FP), R9
 	MOVQ x+40(FP), AX
 	MOVQ w+48(FP), R10
@@ -605,6 +605,7 @@ step2_4:
 	GROUP4_VXW
 	MOVQ S_PTR(SP)(R14*1), SI
 	SCORE4_16I8
+	VMOVUPS Z0, P4_S(SP)(R12*4)
 	HMIN16(Z0)
 	VBROADCASTSS s4PosInf<>(SB), Z1
 	VUCOMISS X1, X0
@@ -621,6 +622,7 @@ step2_4:
 	SUBQ AX, CX
 	SHRQ $2, CX
 	MOVQ CX, S_N(SP)(R14*1)
+	JCXZQ next2_4
 	MOVQ AX, DX
 	MOVQ S_PAIRS(SP)(R14*1), R8
 	MOVQ S_IDS(SP)(R14*1), SI
@@ -633,6 +635,8 @@ fetch4:
 	ADDQ $4, DX
 	DECQ CX
 	JNE fetch4
+
+next2_4:
 	P4_NEXT(step2_4)
 
 	// Step 3, each group: the listed pairs scored, the lanes of copies
@@ -643,6 +647,8 @@ fetch4:
 step3_4:
 	IMUL3Q $48, DI, R14
 	GROUP4_VXW
+
+	// The pair of U, scored in step 2, is kept first, as any other.
 	VBROADCASTSS s4PosInf<>(SB), Z4
 	VPXORD Z5, Z5, Z5
 	KXORW K6, K6, K6
@@ -650,6 +656,12 @@ step3_4:
 	MOVQ AX, DX
 	MOVQ S_N(SP)(R14*1), CX
 	MOVQ S_PAIRS(SP)(R14*1), R8
+	MOVQ S_PTR(SP)(R14*1), BX
+	SUBQ R8, BX
+	SHRQ $6, BX
+	VMOVUPS P4_S(SP)(R12*4), Z0
+	INCQ CX
+	JMP copies4
 
 scan4:
 	MOVL (DX), BX
@@ -657,6 +669,9 @@ scan4:
 	SHLQ $6, SI
 	ADDQ R8, SI
 	SCORE4_16I8
+	ADDQ $4, DX
+
+copies4:
 	CMPQ BX, S_ODD(SP)(R14*1)
 	JNE track4
 	MOVL $0xff00, AX
@@ -665,7 +680,6 @@ scan4:
 
 track4:
 	TRACK_PAIR(BX)
-	ADDQ $4, DX
 	DECQ CX
 	JNE scan4
 
