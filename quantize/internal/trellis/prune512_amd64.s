@@ -296,6 +296,9 @@ argmin:
 	JEQ argmin
 	BSFL BX, BX
 	LEAQ -16(AX)(BX*1), AX
+	// That pair is scored in step 2, and step 3 starts from its scores:
+	// its bound becomes +Inf, so that neither list holds it.
+	MOVL $0x7f800000, (DX)(AX*4)
 	SHLQ $7, AX
 	LEAQ (R8)(AX*1), SI
 	MOVQ SI, (G_ARG)(SP)(R14*1)
@@ -306,14 +309,21 @@ argmin:
 	JNE step1
 
 	// Step 2, each group: U, the best score of the pair with the smallest
-	// bound, T = lbmin + (U-lbmin)/5, and the list of the pairs whose
-	// bound is at most T (the pair of U among them), fetched.
+	// bound (its scores the lanes' first state, kept for step 3), T =
+	// lbmin + (U-lbmin)/5, and the list of the other pairs whose bound is
+	// at most T, fetched.
 	XORQ DI, DI
 
 step2:
 	GROUP
 	MOVQ (G_ARG)(SP)(R14*1), SI
 	SCORE16I8
+	VMOVUPS Z0, (G_Z4)(SP)(R14*1)
+	MOVQ SI, AX
+	SUBQ R8, AX
+	SHRQ $7, AX // the pair
+	VPBROADCASTD AX, Z1
+	VMOVDQU32 Z1, (G_Z5)(SP)(R14*1)
 	VMOVAPS Z0, Z4
 	HMIN16(Z4)
 	VBROADCASTSS s4PosInf<>(SB), Z1
@@ -334,8 +344,11 @@ step2:
 	SUBQ AX, CX
 	SHRQ $2, CX
 	MOVQ CX, (G_N)(SP)(R14*1)
+	JCXZQ next2
 	MOVQ AX, DX
 	FETCH(fetchA)
+
+next2:
 	INCQ DI
 	CMPQ DI, $4
 	JNE step2
@@ -347,13 +360,17 @@ step2:
 
 step3:
 	GROUP
-	VBROADCASTSS s4PosInf<>(SB), Z4
-	VPXORD Z5, Z5, Z5
+	VMOVUPS (G_Z4)(SP)(R14*1), Z4
+	VMOVDQU32 (G_Z5)(SP)(R14*1), Z5
 	KXORW K6, K6, K6
+	MOVQ (G_N)(SP)(R14*1), CX
+	TESTQ CX, CX
+	JEQ listB0
 	LISTBASE
 	MOVQ AX, DX
-	MOVQ (G_N)(SP)(R14*1), CX
 	SCAN(scanA)
+
+listB0:
 	HMIN16(Z4)
 	VBROADCASTSS (G_T)(SP)(R14*1), Z24
 	LBBASE

@@ -344,6 +344,9 @@ argmin:
 	JEQ argmin
 	BSFL BX, BX
 	LEAQ -8(AX)(BX*1), AX
+	// That run is scored in step 2, and step 3 starts from its scores: its
+	// bound becomes +Inf, so that neither list holds it.
+	MOVL $0x7f800000, (DX)(AX*4)
 	MOVQ R13, R8
 	SHLQ $9, R8 // 8 runs of pruneRunBytes per block
 	ADDQ runs+0(FP), R8
@@ -359,8 +362,8 @@ argmin:
 	// Step 2, each group: U, the best score of the run with the smallest
 	// bound, and T = lbmin + (U-lbmin)/5; list the runs whose bound is at
 	// most T, without branches (pruneLeftPack moves the positions of a
-	// block's listed runs to the front), and fetch them. The list has the
-	// run of U, unless T is NaN (lbmin is +Inf: no score is below +Inf).
+	// block's listed runs to the front), and fetch them. The scores of
+	// U's run are the lanes' first state (Y4, Y5), kept for step 3.
 	VBROADCASTSS pruneOne<>(SB), Y6
 	XORQ DI, DI
 
@@ -369,6 +372,14 @@ stage2:
 	MOVQ (R_RUN0)(SP)(R12*1), SI
 	SCORE8
 	VMOVAPS Y0, Y4
+	VMOVUPS Y0, (R_Y4)(SP)(R12*1)
+	MOVQ SI, AX
+	SUBQ (R_RUNS)(SP)(R12*1), AX
+	SHRQ $3, AX // the run's first position
+	VMOVD AX, X1
+	VPBROADCASTD X1, Y1
+	VPADDD pruneLanes<>(SB), Y1, Y1
+	VMOVDQU Y1, (R_Y5)(SP)(R12*1)
 	HMIN
 	VMOVUPS (R_LMIN)(SP)(R12*1), Y7
 	VSUBPS Y7, Y0, Y1
@@ -407,16 +418,17 @@ next2:
 	JNE stage2
 
 	// Step 3, each group: score the listed runs, each lane keeping its
-	// smallest score, that candidate's position and a tie flag (KEEP);
-	// then list the runs whose bound is above T and not above the
-	// smallest score so far, fetch them, and keep the lanes' state.
+	// smallest score, that candidate's position and a tie flag (KEEP),
+	// from U's run; then list the runs whose bound is above T and not
+	// above the smallest score so far, fetch them, and keep the lanes'
+	// state.
 	XORQ DI, DI
 
 stage3:
 	GROUP
 	MOVQ (R_RUNS)(SP)(R12*1), R8
-	VBROADCASTSS prunePosInf<>(SB), Y4
-	VXORPS Y5, Y5, Y5
+	VMOVUPS (R_Y4)(SP)(R12*1), Y4
+	VMOVDQU (R_Y5)(SP)(R12*1), Y5
 	VXORPS Y7, Y7, Y7
 	MOVQ (R_N)(SP)(R12*1), CX
 	TESTQ CX, CX
