@@ -29,6 +29,15 @@ DATA p4Lanes<>+28(SB)/4, $7
 GLOBL p4Lanes<>(SB), RODATA|NOPTR, $32
 DATA p4Eight<>+0(SB)/4, $8
 GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
+DATA p4Lanes8<>+0(SB)/4, $8
+DATA p4Lanes8<>+4(SB)/4, $9
+DATA p4Lanes8<>+8(SB)/4, $10
+DATA p4Lanes8<>+12(SB)/4, $11
+DATA p4Lanes8<>+16(SB)/4, $12
+DATA p4Lanes8<>+20(SB)/4, $13
+DATA p4Lanes8<>+24(SB)/4, $14
+DATA p4Lanes8<>+28(SB)/4, $15
+GLOBL p4Lanes8<>(SB), RODATA|NOPTR, $32
 
 // HMIN8(src) leaves the smallest of the eight lanes of src in every lane
 // of Y0 (Y1 scratch). No lane is NaN here.
@@ -53,7 +62,9 @@ GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
 	VMULPS wr, dst, dst
 
 // BOUNDS8 stores at DX the bounds of the eight pairs whose boxes are at
-// SI, in the scores' order of additions, and folds them into Y4.
+// SI, in the scores' order of additions, and keeps, per lane, the smallest
+// in Y4 and its pair in Y5 (the first of equal ones; the pairs of these
+// eight in Y7, stepped by Y6 = 8).
 #define BOUNDS8 \
 	BOX8(0, Y8, Y12, Y0, Y1) \
 	BOX8(2, Y10, Y14, Y1, Y2) \
@@ -63,7 +74,10 @@ GLOBL p4Eight<>(SB), RODATA|NOPTR, $4
 	VADDPS Y2, Y1, Y1 \
 	VADDPS Y1, Y0, Y0 \
 	VMOVUPS Y0, (DX) \
-	VMINPS Y0, Y4, Y4
+	VCMPPS $0x11, Y4, Y0, Y1 \
+	VBLENDVPS Y1, Y7, Y5, Y5 \
+	VMINPS Y0, Y4, Y4 \
+	VPADDD Y6, Y7, Y7
 
 // QK4 loads coordinate k of the eight candidates of the run at SI (int8 at
 // 16*k) into dst as float32.
@@ -174,6 +188,8 @@ step1:
 	SHRQ $4, CX
 	P4_BOUNDS_BASE
 	VBROADCASTSS p4PosInf<>(SB), Y4
+	VMOVDQU p4Lanes<>(SB), Y7
+	VPBROADCASTD p4Eight<>(SB), Y6
 
 bounds:
 	BOUNDS8
@@ -186,33 +202,39 @@ bounds:
 	JNE bounds
 
 	// The last block's unused bounds (copies of the last pair's) become
-	// +Inf, so that no pair is listed twice.
-	P4_BOUNDS_BASE
+	// +Inf, so that no pair is listed twice: the lanes j >= r = np%16 of
+	// the 16 before DX, none where r = 0. No branch: np varies from group
+	// to group.
 	MOVQ S_NP(SP)(R14*1), CX
-	MOVL $0x7f800000, BX
+	ANDL $15, CX
+	MOVL $16, BX
+	CMOVLEQ BX, CX
+	VMOVD CX, X1
+	VPBROADCASTD X1, Y1
+	VBROADCASTSS p4PosInf<>(SB), Y0
+	VPCMPGTD p4Lanes<>(SB), Y1, Y2 // r > j: kept
+	VBLENDVPS Y2, -64(DX), Y0, Y2
+	VMOVUPS Y2, -64(DX)
+	VPCMPGTD p4Lanes8<>(SB), Y1, Y2
+	VBLENDVPS Y2, -32(DX), Y0, Y2
+	VMOVUPS Y2, -32(DX)
 
-unused:
-	TESTQ $15, CX
-	JEQ lbmin
-	MOVL BX, (DX)(CX*4)
-	INCQ CX
-	JMP unused
-
-lbmin:
+	// The pair of the smallest bound: that of the first lane that holds
+	// it, where a copy of the last pair stands for the last pair.
 	HMIN8(Y4)
 	VBROADCASTSS p4PosInf<>(SB), Y1
 	VUCOMISS X1, X0
 	JEQ fail4 // every bound +Inf: so is every score
-	XORQ AX, AX
-
-argmin:
-	VCMPPS $0, (DX)(AX*4), Y0, Y1
+	VCMPPS $0, Y0, Y4, Y1
 	VMOVMSKPS Y1, BX
-	ADDQ $8, AX
-	TESTL BX, BX
-	JEQ argmin
 	BSFL BX, BX
-	LEAQ -8(AX)(BX*1), SI
+	VMOVDQU Y5, P4_POS(SP)
+	MOVL P4_POS(SP)(BX*4), SI
+	MOVQ S_NP(SP)(R14*1), AX
+	DECQ AX
+	CMPQ SI, AX
+	CMOVQGT AX, SI
+	P4_BOUNDS_BASE
 	P4_ARGMIN(step1)
 
 	// Step 2, each group: U, the best score of the pair with the smallest

@@ -244,7 +244,13 @@ step1:
 	BLOCKS
 	LBBASE
 	VBROADCASTSS s4PosInf<>(SB), Z4
+	VMOVDQU32 p16Iota<>(SB), Z27
+	VPBROADCASTD p16Sixteen<>(SB), Z28
 
+	// Each lane keeps its smallest bound (Z4) and that pair (Z26, the
+	// first of equal ones; the pairs of this block in Z27): the argmin
+	// without a second pass, whose loads would wait on the masked store
+	// below.
 bounds:
 	BOX16(0, Z8, Z16, Z0, Z1)
 	BOX16(4, Z12, Z20, Z1, Z2)
@@ -262,7 +268,10 @@ bounds:
 	VADDPS Z2, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	VMOVUPS Z0, (DX)
+	VCMPPS $0x11, Z4, Z0, K2
+	VMOVDQA32 Z27, K2, Z26
 	VMINPS Z0, Z4, Z4
+	VPADDD Z28, Z27, Z27
 	ADDQ $512, SI
 	ADDQ $64, DX
 	DECQ CX
@@ -280,22 +289,24 @@ bounds:
 	VMOVUPS Z1, K1, -64(DX)
 
 lbmin:
+	// The pair of the smallest bound: that of the first lane that holds
+	// it, where a copy of the last pair stands for the last pair.
 	HMIN16(Z4)
 	VBROADCASTSS s4PosInf<>(SB), Z1
 	VUCOMISS X1, X0
 	JEQ fail // every bound +Inf: so is every score
 	VMOVSS X0, (G_LBMIN)(SP)(R14*1)
 	LBBASE
-	XORQ AX, AX
-
-argmin:
-	VCMPPS $0, (DX)(AX*4), Z0, K1
+	VCMPPS $0, Z0, Z4, K1
 	KMOVW K1, BX
-	ADDQ $16, AX
-	TESTL BX, BX
-	JEQ argmin
 	BSFL BX, BX
-	LEAQ -16(AX)(BX*1), AX
+	VMOVD BX, X1
+	VPERMD Z26, Z1, Z1
+	VMOVD X1, AX
+	MOVQ (G_P)(SP)(R14*1), BX
+	DECQ BX
+	CMPQ AX, BX
+	CMOVQGT BX, AX
 	// That pair is scored in step 2, and step 3 starts from its scores:
 	// its bound becomes +Inf, so that neither list holds it.
 	MOVL $0x7f800000, (DX)(AX*4)
@@ -564,7 +575,12 @@ step1_4:
 	SHRQ $4, CX
 	P4_BOUNDS_BASE
 	VBROADCASTSS s4PosInf<>(SB), Z4
+	VMOVDQU32 p16Iota<>(SB), Z7
+	VPBROADCASTD p16Sixteen<>(SB), Z6
 
+	// Each lane keeps its smallest bound (Z4) and that pair (Z5, the
+	// first of equal ones): the argmin without a second pass, whose loads
+	// would wait on the masked store below.
 bounds4:
 	BOX16(0, Z8, Z12, Z0, Z1)
 	BOX16(2, Z10, Z14, Z1, Z2)
@@ -574,7 +590,10 @@ bounds4:
 	VADDPS Z2, Z1, Z1
 	VADDPS Z1, Z0, Z0
 	VMOVUPS Z0, (DX)
+	VCMPPS $0x11, Z4, Z0, K2
+	VMOVDQA32 Z7, K2, Z5
 	VMINPS Z0, Z4, Z4
+	VPADDD Z6, Z7, Z7
 	ADDQ $256, SI
 	ADDQ $64, DX
 	DECQ CX
@@ -592,21 +611,22 @@ bounds4:
 	VMOVUPS Z1, K1, -64(DX)
 
 lbmin4:
+	// The pair of the smallest bound: that of the first lane that holds
+	// it, where a copy of the last pair stands for the last pair.
 	HMIN16(Z4)
 	VBROADCASTSS s4PosInf<>(SB), Z1
 	VUCOMISS X1, X0
 	JEQ fail4 // every bound +Inf: so is every score
-	P4_BOUNDS_BASE
-	XORQ AX, AX
-
-argmin4:
-	VCMPPS $0, (DX)(AX*4), Z0, K1
+	VCMPPS $0, Z0, Z4, K1
 	KMOVW K1, BX
-	ADDQ $16, AX
-	TESTL BX, BX
-	JEQ argmin4
 	BSFL BX, BX
-	LEAQ -16(AX)(BX*1), SI
+	VMOVDQU32 Z5, P4_POS(SP)
+	MOVL P4_POS(SP)(BX*4), SI
+	MOVQ S_NP(SP)(R14*1), AX
+	DECQ AX
+	CMPQ SI, AX
+	CMOVQGT AX, SI
+	P4_BOUNDS_BASE
 	P4_ARGMIN(step1_4)
 
 	// Step 2, each group: U, the best score of the pair with the smallest

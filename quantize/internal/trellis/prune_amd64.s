@@ -43,6 +43,11 @@ DATA prunePos<>+28(SB)/4, $56
 GLOBL prunePos<>(SB), RODATA|NOPTR, $32
 DATA pruneBlockPos<>+0(SB)/4, $64
 GLOBL pruneBlockPos<>(SB), RODATA|NOPTR, $4
+DATA pruneEights<>+0(SB)/8, $0x0000000800000008
+DATA pruneEights<>+8(SB)/8, $0x0000000800000008
+DATA pruneEights<>+16(SB)/8, $0x0000000800000008
+DATA pruneEights<>+24(SB)/8, $0x0000000800000008
+GLOBL pruneEights<>(SB), RODATA|NOPTR, $32
 DATA pruneLanes<>+0(SB)/4, $0
 DATA pruneLanes<>+4(SB)/4, $1
 DATA pruneLanes<>+8(SB)/4, $2
@@ -307,7 +312,12 @@ bounds1:
 	ADDQ boxes+8(FP), SI
 	LBBASE
 	VBROADCASTSS prunePosInf<>(SB), Y4
+	VMOVDQU pruneLanes<>(SB), Y6
+	VMOVDQU Y6, Y5 // where every bound is +Inf, run 0
 
+	// Each lane keeps its smallest bound (Y4) and that run (Y5, the first
+	// of equal ones; the runs of this block in Y6): the argmin without a
+	// second pass and its unpredictable exit.
 bounds:
 	BOXTERM(0, Y8, (P8_W+0)(SP)(R12*1), Y0, Y1)
 	BOXTERM(4, Y12, (P8_W+128)(SP)(R12*1), Y1, Y2)
@@ -320,30 +330,31 @@ bounds:
 	BOXTERM(5, Y13, (P8_W+160)(SP)(R12*1), Y2, Y3)
 	VADDPS Y2, Y1, Y1
 	BOXTERM(3, Y11, (P8_W+96)(SP)(R12*1), Y2, Y3)
-	BOXTERM(7, Y15, (P8_W+224)(SP)(R12*1), Y3, Y5)
+	BOXTERM(7, Y15, (P8_W+224)(SP)(R12*1), Y3, Y7)
 	VADDPS Y3, Y2, Y2
 	VADDPS Y2, Y1, Y1
 	VADDPS Y1, Y0, Y0
 	VMOVUPS Y0, (DX)
+	VCMPPS $0x11, Y4, Y0, Y1
+	VBLENDVPS Y1, Y6, Y5, Y5
 	VMINPS Y0, Y4, Y4
+	VPADDD pruneEights<>(SB), Y6, Y6
 	ADDQ $const_pruneBoxBytes, SI
 	ADDQ $32, DX
 	DECL CX
 	JNE bounds
 
+	// The run of the smallest bound: that of the first lane that holds
+	// it (a copy of a cluster's last run is in a higher lane than it).
 	HMIN
 	VMOVUPS Y0, (R_LMIN)(SP)(R12*1)
 	LBBASE
-	XORQ AX, AX
-
-argmin:
-	VCMPPS $0, (DX)(AX*4), Y0, Y1
+	VCMPPS $0, Y0, Y4, Y1
 	VMOVMSKPS Y1, BX
-	ADDQ $8, AX
-	TESTL BX, BX
-	JEQ argmin
 	BSFL BX, BX
-	LEAQ -8(AX)(BX*1), AX
+	VMOVD BX, X1
+	VPERMD Y5, Y1, Y1
+	VMOVD X1, AX
 	// That run is scored in step 2, and step 3 starts from its scores: its
 	// bound becomes +Inf, so that neither list holds it.
 	MOVL $0x7f800000, (DX)(AX*4)
