@@ -238,10 +238,10 @@ bounds:
 	P4_ARGMIN(step1)
 
 	// Step 2, each group: U, the best score of the pair with the smallest
-	// bound, and the list of the pairs whose bound is not above U,
-	// fetched with the lines of their ids (one line per pair: the winner's
-	// id is then at hand, where fetching it once found took 9 % of the
-	// search in waits at its end).
+	// bound (its scores kept for step 3), and the list of the other pairs
+	// whose bound is not above U, fetched with the lines of their ids (one
+	// line per pair: the winner's id is then at hand, where fetching it
+	// once found took 9 % of the search in waits at its end).
 	XORQ DI, DI
 	XORQ R12, R12
 
