@@ -82,11 +82,18 @@ setup4: \
 	CMPQ DI, $8 \
 	JNE loop
 
-// P4_ARGMIN(loop) keeps and fetches pair SI of group DI's cluster, the one
-// with the smallest bound, sets its bound (at DX) to +Inf so that step 2
-// does not list it (step 2 scores it, and step 3 starts from its scores),
-// and goes on to the next group.
+// P4_ARGMIN(loop) keeps and fetches the pair of group DI's cluster with the
+// smallest bound: the one in lane BX of the lanes' argmin pairs at P4_POS,
+// where a copy of the last pair stands for the last pair. It sets its bound
+// to +Inf so that step 2 does not list it (step 2 scores it, and step 3
+// starts from its scores), and goes on to the next group. AX, DX scratch.
 #define P4_ARGMIN(loop) \
+	MOVL P4_POS(SP)(BX*4), SI \
+	MOVQ S_NP(SP)(R14*1), AX \
+	DECQ AX \
+	CMPQ SI, AX \
+	CMOVQGT AX, SI \
+	P4_BOUNDS_BASE \
 	MOVL $0x7f800000, (DX)(SI*4) \
 	SHLQ $6, SI \
 	ADDQ S_PAIRS(SP)(R14*1), SI \

@@ -621,12 +621,6 @@ lbmin4:
 	KMOVW K1, BX
 	BSFL BX, BX
 	VMOVDQU32 Z5, P4_POS(SP)
-	MOVL P4_POS(SP)(BX*4), SI
-	MOVQ S_NP(SP)(R14*1), AX
-	DECQ AX
-	CMPQ SI, AX
-	CMOVQGT AX, SI
-	P4_BOUNDS_BASE
 	P4_ARGMIN(step1_4)
 
 	// Step 2, each group: U, the best score of the pair with the smallest
