@@ -863,7 +863,7 @@ func (s Search) MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, 
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
-	if s.asm() && !useMAD && n <= 64 && nmax <= 31 && nstep >= 1 && nstep+8 <= qkx3MaxTrials {
+	if s.asm() && !useMAD && n <= 64 && nmax <= 31 && nstep >= 1 && nstep+16 <= qkx3MaxTrials {
 		if scale, theMin, ok := makeQkx3QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep); ok {
 			return scale, theMin
 		}
@@ -1154,9 +1154,10 @@ func qkx3RefineScanSIMD(x []float32, L []uint8, scale, min float32, nmax int) (b
 }
 
 // qkx3TrialsSIMD is the trial loop of MakeQkx3Quants (without useMAD) with
-// the sums of eight consecutive trials computed at once by qkx3Trials8AVX2
-// (one trial per lane, each sum in index order, as in the portable loop),
-// then compared in order. The eight trials use the min in effect when they
+// the sums of eight consecutive trials computed at once by qkx3Trials8AVX2,
+// or sixteen by qkx3Trials16AVX512 (one trial per lane, each sum in index
+// order, as in the portable loop), then compared in order. They (nums has
+// room for sixteen from any trial) use the min in effect when they
 // start; when a trial wins with a new min, the trials after it are computed
 // again from there. Trials whose quants repeat the previous trial's are not
 // skipped here: they cannot win, so computing them changes nothing. n is at
@@ -1169,12 +1170,20 @@ func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []ui
 	var lanes qkx3Lanes
 	for is := 0; is <= nstep; {
 		// Lanes outside the mask fail the test below already against this
-		// bestMAD, so they fail it against any later (smaller) one.
-		mask := qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], xd, len(x), float32(nmax), sumW, sumX, sumX2, bestMAD, &lanes)
-		if nstep+1-is < 8 {
+		// bestMAD, so they fail it against any later (smaller) one. (Direct
+		// calls: through a func value, lanes would escape to the heap.)
+		var mask uint32
+		width := 8
+		if useQkx3512 {
+			mask = qkx3Trials16AVX512(&nums[is], max-min, &x[0], min, &wd[0], xd, len(x), float32(nmax), sumW, sumX, sumX2, bestMAD, &lanes)
+			width = 16
+		} else {
+			mask = qkx3Trials8AVX2(&nums[is], max-min, &x[0], min, &wd[0], xd, len(x), float32(nmax), sumW, sumX, sumX2, bestMAD, &lanes)
+		}
+		if nstep+1-is < width {
 			mask &= 1<<(nstep+1-is) - 1
 		}
-		next := is + 8
+		next := is + width
 		for ; mask != 0; mask &= mask - 1 {
 			k := bits.TrailingZeros32(mask)
 			if !(lanes.D[k] > 0) || !(lanes.mad[k] < bestMAD) {
@@ -1214,14 +1223,15 @@ func storeTrialQuants(x []float32, L []uint8, iscale, min float32, nmax int) {
 	}
 }
 
-// qkx3Lanes is what qkx3Trials8AVX2 returns for each of its eight trials:
+// qkx3Lanes is what qkx3Trials8AVX2 (qkx3Trials16AVX512) returns for each of
+// its eight (sixteen) trials:
 // the trial's iscale and, as MakeQkx3Quants computes them from the trial's
 // sums, the determinant D, the least-squares scale and min (min clamped to at
 // most 0) and the squared error. The values are meaningless where D <= 0.
 type qkx3Lanes struct {
-	iscale        [8]float32
-	D, scale, min [8]float64
-	mad           [8]float64
+	iscale        [16]float32
+	D, scale, min [16]float64
+	mad           [16]float64
 	//lint:ignore U1000 scratch of qkx3Trials8AVX2, used by the assembly only
 	xm [64]float64
 }

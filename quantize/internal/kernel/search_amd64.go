@@ -11,6 +11,10 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // to check the portable code on the same machine (others use Search.Portable).
 var useAVX2 = hasAVX2
 
+// useQkx3512 selects qkx3Trials16AVX512 over qkx3Trials8AVX2 where useAVX2
+// holds.
+var useQkx3512 = hasAVX2 && cpu.X86.HasAVX512
+
 // qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max
 // (stored in scales), Σwx·l and Σ(w·l)·l over the n values with l =
 // clamp(nearest(scale·x), lo, hi), each sum in index order with rounded
@@ -37,6 +41,13 @@ func qxFirstAVX2(x, w *float32, n int, nmax float32, squares bool, wx *float32, 
 //
 //go:noescape
 func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
+
+// qkx3Trials16AVX512 is qkx3Trials8AVX2 for sixteen consecutive trials, two
+// sets of eight lanes in 512-bit registers: the same results, bit for bit.
+// The mask has trial k in bit k.
+//
+//go:noescape
+func qkx3Trials16AVX512(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 
 // qkx2Trials16AVX2 evaluates sixteen consecutive trials of MakeQkx2Quants,
 // one per lane: iscale = nums[k]/den, l = min(nearest(iscale·xm), nmax) with

@@ -235,6 +235,35 @@ GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 	VANDPD       Y9, Y10, Y10 \
 	VMOVMSKPD    Y10, AX
 
+// QKX3_DIFFS stores the differences xm = max(x - min, 0) (float32, as
+// setDiffs32) of the CX values at SI as float64 in out.xm (out at R8), four
+// at a time and then one at a time (X14 = min). Uses X3, X15, BX, R10.
+#define QKX3_DIFFS \
+	VXORPS       Y15, Y15, Y15 \
+	XORQ         R10, R10 \
+	LEAQ         -4(CX), BX \
+diffs4: \
+	CMPQ      R10, BX \
+	JGT       diffs1 \
+	VMOVUPS   (SI)(R10*4), X3 \
+	VSUBPS    X14, X3, X3 \
+	VMAXPS    X15, X3, X3 \
+	VCVTPS2PD X3, Y3 \
+	VMOVUPD   Y3, qkx3Lanes_xm(R8)(R10*8) \
+	ADDQ      $4, R10 \
+	JMP       diffs4 \
+diffs1: \
+	CMPQ      R10, CX \
+	JGE       diffsdone \
+	VMOVSS    (SI)(R10*4), X3 \
+	VSUBSS    X14, X3, X3 \
+	VMAXSS    X15, X3, X3 \
+	VCVTSS2SD X3, X3, X3 \
+	VMOVSD    X3, qkx3Lanes_xm(R8)(R10*8) \
+	INCQ      R10 \
+	JMP       diffs1 \
+diffsdone:
+
 // func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 // Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
 // trials 0-3, Y11-Y13 those of trials 4-7. A first pass stores the
@@ -256,33 +285,7 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 	VMOVUPS      (AX), Y0
 	VDIVPS       Y1, Y0, Y0        // iscale = num/den
 	VMOVUPS      Y0, qkx3Lanes_iscale(R8)
-	VXORPS       Y15, Y15, Y15
-	XORQ         R10, R10
-	LEAQ         -4(CX), BX
-
-diffs4:
-	CMPQ      R10, BX
-	JGT       diffs1
-	VMOVUPS   (SI)(R10*4), X3
-	VSUBPS    X14, X3, X3          // x - min
-	VMAXPS    X15, X3, X3          // clamped at 0, as setDiffs32
-	VCVTPS2PD X3, Y3
-	VMOVUPD   Y3, qkx3Lanes_xm(R8)(R10*8)
-	ADDQ      $4, R10
-	JMP       diffs4
-
-diffs1:
-	CMPQ      R10, CX
-	JGE       diffsdone
-	VMOVSS    (SI)(R10*4), X3
-	VSUBSS    X14, X3, X3
-	VMAXSS    X15, X3, X3
-	VCVTSS2SD X3, X3, X3
-	VMOVSD    X3, qkx3Lanes_xm(R8)(R10*8)
-	INCQ      R10
-	JMP       diffs1
-
-diffsdone:
+	QKX3_DIFFS
 	VEXTRACTF128 $1, Y0, X1
 	VCVTPS2PD    X0, Y0            // iscales of trials 0-3
 	VCVTPS2PD    X1, Y1            // and 4-7, as float64
@@ -331,6 +334,115 @@ trial8:
 	QKX3_FIT(Y11, Y12, Y13, 32)
 	QKX3_CAND
 	SHLL         $4, AX
+	ORL          DI, AX
+	MOVL         AX, ret+104(FP)
+	VZEROUPPER
+	RET
+
+// QKX3_FIT512 is QKX3_FIT (with QKX3_CAND) on eight trials in 512-bit
+// registers, Z7 = sumX2, Z21 = bestMAD, Z22 = 0: the same operations per
+// lane, the blends as masked moves. It leaves the candidates' mask in K2.
+// Uses Z0-Z6, K1, K3.
+#define QKX3_FIT512(A, B, C, OFF) \
+	VMULPD       A, A, Z0 \
+	VFMSUB231PD  B, Z14, Z0 \
+	VMULPD       C, Z14, Z1 \
+	VFNMADD231PD A, Z15, Z1 \
+	VDIVPD       Z0, Z1, Z1 \
+	VMULPD       C, A, Z2 \
+	VFMSUB231PD  Z15, B, Z2 \
+	VDIVPD       Z0, Z2, Z2 \
+	VCMPPD       $0x1e, Z22, Z2, K1 \
+	VDIVPD       B, C, Z5 \
+	VMOVAPD      Z5, K1, Z1 \
+	VMOVAPD      Z22, K1, Z2 \
+	VADDPD       Z1, Z1, Z3 \
+	VMOVAPD      Z7, Z5 \
+	VFNMADD231PD C, Z3, Z5 \
+	VADDPD       Z2, Z2, Z6 \
+	VFNMADD231PD Z15, Z6, Z5 \
+	VMULPD       Z2, Z3, Z6 \
+	VFMADD231PD  A, Z6, Z5 \
+	VMULPD       Z1, Z1, Z6 \
+	VFMADD231PD  B, Z6, Z5 \
+	VMULPD       Z2, Z2, Z6 \
+	VFMADD231PD  Z14, Z6, Z5 \
+	VMOVUPD      Z0, (qkx3Lanes_D+OFF)(R8) \
+	VMOVUPD      Z1, (qkx3Lanes_scale+OFF)(R8) \
+	VMOVUPD      Z2, (qkx3Lanes_min+OFF)(R8) \
+	VMOVUPD      Z5, (qkx3Lanes_mad+OFF)(R8) \
+	VCMPPD       $0x1e, Z22, Z0, K2 \
+	VCMPPD       $0x11, Z21, Z5, K3 \
+	KANDW        K2, K3, K2
+
+// func qkx3Trials16AVX512(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
+// qkx3Trials8AVX2 for sixteen trials, in two groups of eight float64 lanes:
+// Z8-Z10 hold the sums of trials 0-7, Z11-Z13 those of trials 8-15. The
+// sums are chains of dependent additions, so the AVX2 loop's time per value
+// is their latency; here the same chains carry twice the trials. Every
+// operation is that of qkx3Trials8AVX2 on the same lane: the same results,
+// bit for bit. The mask has trial k in bit k.
+TEXT ·qkx3Trials16AVX512(SB), NOSPLIT, $0-108
+	MOVQ         nums+0(FP), AX
+	VBROADCASTSS den+8(FP), Z1
+	MOVQ         x+16(FP), SI
+	VBROADCASTSS min+24(FP), Y14
+	MOVQ         wd+32(FP), DX
+	MOVQ         xd+40(FP), R11
+	MOVQ         n+48(FP), CX
+	MOVQ         out+96(FP), R8
+	VMOVUPS      (AX), Z0
+	VDIVPS       Z1, Z0, Z0        // iscale = num/den
+	VMOVUPS      Z0, qkx3Lanes_iscale(R8)
+	QKX3_DIFFS
+	VEXTRACTF64X4 $1, Z0, Y1
+	VCVTPS2PD    Y0, Z16           // iscales of trials 0-7
+	VCVTPS2PD    Y1, Z17           // and 8-15, as float64
+	VBROADCASTSD qkx3Magic52<>(SB), Z18
+	VBROADCASTSS nmax+56(FP), X15
+	VCVTSS2SD    X15, X15, X15
+	VBROADCASTSD X15, Z19
+	VPXORQ       Z8, Z8, Z8
+	VPXORQ       Z9, Z9, Z9
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	VPXORQ       Z12, Z12, Z12
+	VPXORQ       Z13, Z13, Z13
+	XORQ         R10, R10
+
+trial16:
+	VBROADCASTSD qkx3Lanes_xm(R8)(R10*8), Z3 // xm
+	VMOVAPD      Z3, Z4
+	VFMADD213PD  Z18, Z16, Z3      // iscale*xm + magic, rounded once
+	VFMADD213PD  Z18, Z17, Z4
+	VSUBPD       Z18, Z3, Z3
+	VSUBPD       Z18, Z4, Z4
+	VMINPD       Z19, Z3, Z3       // l of trials 0-7
+	VMINPD       Z19, Z4, Z4       // and 8-15
+	VBROADCASTSD (DX)(R10*8), Z5   // w
+	VMULPD       Z3, Z5, Z6        // w*l
+	VMULPD       Z4, Z5, Z7
+	VADDPD       Z6, Z8, Z8
+	VADDPD       Z7, Z11, Z11
+	VFMADD231PD  Z3, Z6, Z9        // += w*l*l
+	VFMADD231PD  Z4, Z7, Z12
+	VBROADCASTSD (R11)(R10*8), Z5  // x
+	VFMADD231PD  Z5, Z6, Z10       // += w*l*x
+	VFMADD231PD  Z5, Z7, Z13
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          trial16
+
+	VBROADCASTSD sumW+64(FP), Z14
+	VBROADCASTSD sumX+72(FP), Z15
+	VBROADCASTSD sumX2+80(FP), Z7
+	VBROADCASTSD bestMAD+88(FP), Z21
+	VPXORQ       Z22, Z22, Z22
+	QKX3_FIT512(Z8, Z9, Z10, 0)
+	KMOVW        K2, DI
+	QKX3_FIT512(Z11, Z12, Z13, 64)
+	KMOVW        K2, AX
+	SHLL         $8, AX
 	ORL          DI, AX
 	MOVL         AX, ret+104(FP)
 	VZEROUPPER

@@ -11,6 +11,8 @@ var hasAVX2 = false
 
 var useAVX2 = false
 
+var useQkx3512 = false
+
 func qxTrialSumsAVX2(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64 {
 	return 0
 }
@@ -19,6 +21,10 @@ func qxFirstAVX2(x, w *float32, n int, nmax float32, squares bool, wx *float32, 
 }
 
 func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32 {
+	return 0
+}
+
+func qkx3Trials16AVX512(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32 {
 	return 0
 }
 

@@ -586,3 +586,71 @@ func TestMakeQ3QuantsSIMDAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestQkx3Trials16AVX512 holds the sixteen AVX-512 trials of
+// MakeQkx3Quants to two calls of the eight AVX2 ones, every lane of every
+// output and the mask bit for bit, on random blocks (values near the first
+// trial's rounding ties in half of them), weights, mins and numerators,
+// with a special value now and then.
+func TestQkx3Trials16AVX512(t *testing.T) {
+	if !useQkx3512 {
+		t.Skip("no AVX-512")
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	special := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), float32(math.Copysign(0, -1)), 3e38}
+	f32 := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+	f64 := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for iter := 0; iter < 20000; iter++ {
+		n := []int{16, 32, 1 + r.IntN(64)}[r.IntN(3)]
+		nmax := []int{3, 15, 31, 1 + r.IntN(31)}[r.IntN(4)]
+		x, w := randomBlock(r, n), randomWeights(r, n)
+		lo, hi := min(slices.Min(x), 0), slices.Max(x)
+		if iter%2 == 0 && hi > lo {
+			nearTies(r, x, float32(nmax)/(hi-lo), nmax)
+			lo, hi = min(slices.Min(x), 0), slices.Max(x)
+		}
+		if iter%50 == 0 {
+			x[r.IntN(n)] = special[r.IntN(len(special))]
+			w[r.IntN(n)] = special[r.IntN(len(special))]
+		}
+		m := lo
+		if r.IntN(2) == 0 {
+			m = float32(float64(lo) * 2 * r.Float64())
+		}
+		var xd [64]float64
+		wd := make([]float64, n)
+		var sumW, sumX, sumX2 float64
+		for i, v := range x {
+			xd[i], wd[i] = float64(v), float64(w[i])
+			sumW += wd[i]
+			sumX += wd[i] * xd[i]
+			sumX2 += wd[i] * xd[i] * xd[i]
+		}
+		var nums [16]float32
+		for k := range nums {
+			nums[k] = max(0, float32(nmax)+float32(2*r.Float64()-1))
+		}
+		den := hi - m
+		if r.IntN(8) == 0 {
+			den = special[r.IntN(len(special))]
+		}
+		bestMAD := r.ExpFloat64()
+		var got, lo8, hi8 qkx3Lanes
+		gotMask := qkx3Trials16AVX512(&nums[0], den, &x[0], m, &wd[0], &xd, n, float32(nmax), sumW, sumX, sumX2, bestMAD, &got)
+		wantMask := qkx3Trials8AVX2(&nums[0], den, &x[0], m, &wd[0], &xd, n, float32(nmax), sumW, sumX, sumX2, bestMAD, &lo8)
+		wantMask |= qkx3Trials8AVX2(&nums[8], den, &x[0], m, &wd[0], &xd, n, float32(nmax), sumW, sumX, sumX2, bestMAD, &hi8) << 8
+		want := lo8
+		copy(want.iscale[8:], hi8.iscale[:8])
+		copy(want.D[8:], hi8.D[:8])
+		copy(want.scale[8:], hi8.scale[:8])
+		copy(want.min[8:], hi8.min[:8])
+		copy(want.mad[8:], hi8.mad[:8])
+		same := slices.EqualFunc(got.iscale[:], want.iscale[:], f32) &&
+			slices.EqualFunc(got.D[:], want.D[:], f64) && slices.EqualFunc(got.scale[:], want.scale[:], f64) &&
+			slices.EqualFunc(got.min[:], want.min[:], f64) && slices.EqualFunc(got.mad[:], want.mad[:], f64) &&
+			slices.EqualFunc(got.xm[:n], want.xm[:n], f64)
+		if gotMask != wantMask || !same {
+			t.Fatalf("iter %d (n %d, nmax %d): mask %016b, lanes %+v; AVX2 %016b, %+v", iter, n, nmax, gotMask, got, wantMask, want)
+		}
+	}
+}
