@@ -1156,9 +1156,9 @@ func qkx3RefineScanSIMD(x []float32, L []uint8, scale, min float32, nmax int) (b
 // qkx3TrialsSIMD is the trial loop of MakeQkx3Quants (without useMAD) with
 // the sums of eight consecutive trials computed at once by qkx3Trials8AVX2,
 // or sixteen by qkx3Trials16AVX512 (one trial per lane, each sum in index
-// order, as in the portable loop), then compared in order. They (nums has
-// room for sixteen from any trial) use the min in effect when they
-// start; when a trial wins with a new min, the trials after it are computed
+// order, as in the portable loop), then compared in order. A call's trials
+// use the min in effect when it starts (nums has room for sixteen trials
+// from any start); when a trial wins with a new min, the trials after it are computed
 // again from there. Trials whose quants repeat the previous trial's are not
 // skipped here: they cannot win, so computing them changes nothing. n is at
 // most 64.
