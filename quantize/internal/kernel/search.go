@@ -373,7 +373,12 @@ func qxTrialsSIMD(nmax int, x []float32, L []int8, w, wx []float32, max, scale, 
 	// the others fail it against any best >= best0 too; should a winner
 	// lower best (by rounding), every later trial is looked at again.
 	best0 := best
-	mask := qxTrialSumsAVX2(qxLaneNumerators(nmax), max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlxs, &suml2s) & trials
+	var mask uint64
+	if useQx512 {
+		mask = qxTrialSums512(qxLaneNumerators(nmax), max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlxs, &suml2s) & trials
+	} else {
+		mask = qxTrialSumsAVX2(qxLaneNumerators(nmax), max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlxs, &suml2s) & trials
+	}
 	bestTrial := -1
 	for ; mask != 0; mask &= mask - 1 {
 		t := bits.TrailingZeros64(mask)

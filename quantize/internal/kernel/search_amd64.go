@@ -15,6 +15,9 @@ var useAVX2 = hasAVX2
 // holds.
 var useQkx3512 = hasAVX2 && cpu.X86.HasAVX512
 
+// useQx512 selects qxTrialSums512 over qxTrialSumsAVX2 where useAVX2 holds.
+var useQx512 = hasAVX2 && cpu.X86.HasAVX512
+
 // qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max
 // (stored in scales), Σwx·l and Σ(w·l)·l over the n values with l =
 // clamp(nearest(scale·x), lo, hi), each sum in index order with rounded
@@ -24,6 +27,12 @@ var useQkx3512 = hasAVX2 && cpu.X86.HasAVX512
 //
 //go:noescape
 func qxTrialSumsAVX2(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64
+
+// qxTrialSums512 is qxTrialSumsAVX2 with the 48 trials in three 512-bit
+// registers: the same results, bit for bit.
+//
+//go:noescape
+func qxTrialSums512(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64
 
 // qxFirstAVX2 is the first two passes of MakeQxQuants with weights (see
 // qxFirst); with squares it first stores w[i] = x[i]² (rounded).

@@ -120,6 +120,108 @@ value:
 	VZEROUPPER
 	RET
 
+// QX_PASS512 sets AX to the mask of the sixteen lanes whose sums (LX, L2)
+// pass make_qx_quants' test against best (Z14), as QX_PASS does (Z22 = 0).
+// Uses Z6, Z7, K1, K2.
+#define QX_PASS512(LX, L2) \
+	VMULPS    LX, LX, Z6 \
+	VMULPS    L2, Z14, Z7 \
+	VCMPPS    $0x1e, Z7, Z6, K1 \
+	VCMPPS    $0x1e, Z22, L2, K2 \
+	KANDW     K1, K2, K1 \
+	KMOVW     K1, AX
+
+// func qxTrialSums512(nums *[48]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[48]float32) uint64
+// qxTrialSumsAVX2 with all 48 trials in three 512-bit registers (Z0, Z12,
+// Z16) and one pass over the values: each lane's operations are the same,
+// so its sums are the same, bit for bit.
+TEXT ·qxTrialSums512(SB), NOSPLIT, $0-96
+	MOVQ         nums+0(FP), AX
+	MOVQ         x+16(FP), SI
+	MOVQ         w+24(FP), DI
+	MOVQ         wx+32(FP), DX
+	MOVQ         n+40(FP), CX
+	VBROADCASTSS lo+48(FP), Z2
+	VBROADCASTSS hi+52(FP), Z3
+	VBROADCASTSS qxMagic<>(SB), Z1
+	VBROADCASTSS max+8(FP), Z13
+	VBROADCASTSS best+56(FP), Z14
+	MOVQ         scales+64(FP), R11
+	MOVQ         sumlx+72(FP), R8
+	MOVQ         suml2+80(FP), R9
+	VMOVUPS      (AX), Z0
+	VMOVUPS      64(AX), Z12
+	VMOVUPS      128(AX), Z16
+	VDIVPS       Z13, Z0, Z0      // scale = num/max
+	VDIVPS       Z13, Z12, Z12
+	VDIVPS       Z13, Z16, Z16
+	VMOVUPS      Z0, (R11)
+	VMOVUPS      Z12, 64(R11)
+	VMOVUPS      Z16, 128(R11)
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z21, Z21, Z21
+	XORQ         R10, R10
+
+value512:
+	VBROADCASTSS (SI)(R10*4), Z17
+	VMOVAPS      Z17, Z6
+	VMOVAPS      Z17, Z7
+	VFMADD213PS  Z1, Z0, Z6       // scale*x + magic, rounded once
+	VFMADD213PS  Z1, Z12, Z7
+	VFMADD213PS  Z1, Z16, Z17
+	VSUBPS       Z1, Z6, Z6       // the rounded product
+	VSUBPS       Z1, Z7, Z7
+	VSUBPS       Z1, Z17, Z17
+	VMAXPS       Z2, Z6, Z6
+	VMAXPS       Z2, Z7, Z7
+	VMAXPS       Z2, Z17, Z17
+	VMINPS       Z3, Z6, Z6       // l
+	VMINPS       Z3, Z7, Z7
+	VMINPS       Z3, Z17, Z17
+	VBROADCASTSS (DX)(R10*4), Z8
+	VMULPS       Z6, Z8, Z9       // wx*l
+	VADDPS       Z9, Z4, Z4
+	VMULPS       Z7, Z8, Z9
+	VADDPS       Z9, Z10, Z10
+	VMULPS       Z17, Z8, Z9
+	VADDPS       Z9, Z20, Z20
+	VBROADCASTSS (DI)(R10*4), Z8
+	VMULPS       Z6, Z8, Z9       // w*l
+	VMULPS       Z6, Z9, Z9       // (w*l)*l
+	VADDPS       Z9, Z5, Z5
+	VMULPS       Z7, Z8, Z9
+	VMULPS       Z7, Z9, Z9
+	VADDPS       Z9, Z11, Z11
+	VMULPS       Z17, Z8, Z9
+	VMULPS       Z17, Z9, Z9
+	VADDPS       Z9, Z21, Z21
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          value512
+
+	VMOVUPS    Z4, (R8)
+	VMOVUPS    Z10, 64(R8)
+	VMOVUPS    Z20, 128(R8)
+	VMOVUPS    Z5, (R9)
+	VMOVUPS    Z11, 64(R9)
+	VMOVUPS    Z21, 128(R9)
+	VPXORD     Z22, Z22, Z22
+	QX_PASS512(Z4, Z5)
+	MOVQ       AX, R12
+	QX_PASS512(Z10, Z11)
+	SHLQ       $16, AX
+	ORQ        AX, R12
+	QX_PASS512(Z20, Z21)
+	SHLQ       $32, AX
+	ORQ        AX, R12
+	MOVQ       R12, ret+88(FP)
+	VZEROUPPER
+	RET
+
 // func qxFirstAVX2(x, w *float32, n int, nmax float32, squares bool, wx *float32, L *int8, out *qxFirst)
 // The first passes of MakeQxQuants (scalar, in index order): the value of
 // largest magnitude (the first one, as the portable loop's ax > amax) and

@@ -654,3 +654,49 @@ func TestQkx3Trials16AVX512(t *testing.T) {
 		}
 	}
 }
+
+// TestQxTrialSums512 holds the AVX-512 trial sums of MakeQxQuants to the
+// AVX2 ones (which TestQxTrialSumsAVX2 holds to the portable sums): scales,
+// sums and mask bit for bit, on random blocks, weights and numerators
+// (exact powers of two among them), values near ties in half of them.
+func TestQxTrialSums512(t *testing.T) {
+	if !useQx512 {
+		t.Skip("no AVX-512")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	f32 := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+	for iter := 0; iter < 5000; iter++ {
+		n := 1 + r.IntN(64)
+		nmax := 1 + r.IntN(32)
+		x, w := randomBlock(r, n), randomWeights(r, n)
+		var nums [qxLanes]float32
+		max := float32(1)
+		if iter%2 == 1 {
+			max = float32(r.NormFloat64())
+		}
+		for k := range nums {
+			nums[k] = float32(r.NormFloat64() * float64(nmax))
+			if k%3 == 0 {
+				nums[k] = float32(math.Ldexp(1-2*float64(r.IntN(2)), r.IntN(10)))
+			}
+		}
+		if iter%2 == 0 {
+			nearTies(r, x, nums[1], nmax)
+		}
+		if iter%50 == 0 {
+			special := []float32{float32(math.Inf(1)), float32(math.NaN()), float32(math.Copysign(0, -1))}
+			x[r.IntN(n)] = special[r.IntN(len(special))]
+		}
+		wx := make([]float32, n)
+		for i, v := range x {
+			wx[i] = float32(w[i] * v)
+		}
+		best := float32(r.ExpFloat64())
+		var s1, lx1, l21, s2, lx2, l22 [qxLanes]float32
+		want := qxTrialSumsAVX2(&nums, max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &s1, &lx1, &l21)
+		got := qxTrialSums512(&nums, max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &s2, &lx2, &l22)
+		if got != want || !slices.EqualFunc(s1[:], s2[:], f32) || !slices.EqualFunc(lx1[:], lx2[:], f32) || !slices.EqualFunc(l21[:], l22[:], f32) {
+			t.Fatalf("iter %d (n %d, nmax %d): mask %048b, sums %v %v; AVX2 %048b, %v %v", iter, n, nmax, got, lx2, l22, want, lx1, l21)
+		}
+	}
+}
