@@ -374,7 +374,7 @@ func qxTrialsSIMD(nmax int, x []float32, L []int8, w, wx []float32, max, scale, 
 	// lower best (by rounding), every later trial is looked at again.
 	best0 := best
 	var mask uint64
-	if useQx512 {
+	if useAVX512 {
 		mask = qxTrialSums512(qxLaneNumerators(nmax), max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlxs, &suml2s) & trials
 	} else {
 		mask = qxTrialSumsAVX2(qxLaneNumerators(nmax), max, &x[0], &w[0], &wx[0], n, float32(-nmax), float32(nmax-1), best, &scales, &sumlxs, &suml2s) & trials
@@ -1179,7 +1179,7 @@ func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []ui
 		// calls: through a func value, lanes would escape to the heap.)
 		var mask uint32
 		width := 8
-		if useQkx3512 {
+		if useAVX512 {
 			mask = qkx3Trials16AVX512(&nums[is], max-min, &x[0], min, &wd[0], xd, len(x), float32(nmax), sumW, sumX, sumX2, bestMAD, &lanes)
 			width = 16
 		} else {

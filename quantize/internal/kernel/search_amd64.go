@@ -11,12 +11,9 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // to check the portable code on the same machine (others use Search.Portable).
 var useAVX2 = hasAVX2
 
-// useQkx3512 selects qkx3Trials16AVX512 over qkx3Trials8AVX2 where useAVX2
-// holds.
-var useQkx3512 = hasAVX2 && cpu.X86.HasAVX512
-
-// useQx512 selects qxTrialSums512 over qxTrialSumsAVX2 where useAVX2 holds.
-var useQx512 = hasAVX2 && cpu.X86.HasAVX512
+// useAVX512 selects the 512-bit trial loops (qxTrialSums512,
+// qkx3Trials16AVX512) over their AVX2 forms where useAVX2 holds.
+var useAVX512 = hasAVX2 && cpu.X86.HasAVX512
 
 // qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max
 // (stored in scales), Σwx·l and Σ(w·l)·l over the n values with l =

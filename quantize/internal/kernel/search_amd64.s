@@ -366,6 +366,44 @@ diffs1: \
 	JMP       diffs1 \
 diffsdone:
 
+// QKX3_SUMS(label, i0, i1, mag, nmax, l0, l1, t, p0, p1, a0, b0, c0, a1,
+// b1, c1) is the trial loop of qkx3Trials8AVX2 (Y registers, four trials
+// per set) and qkx3Trials16AVX512 (Z registers, eight): over the CX values
+// in order, l = min(nearest(iscale·xm), nmax) for the two sets of trials
+// (iscales i0, i1 as float64, mag = 1.5*2^52) and their sums Σw·l (a0, a1),
+// Σw·l² (b0, b1) and Σw·l·x (c0, c1), zeroed first (xm in out at R8, w at
+// DX, x at R11). l0, l1, t, p0 and p1 are scratch; R10 counts.
+#define QKX3_SUMS(label, i0, i1, mag, nmax, l0, l1, t, p0, p1, a0, b0, c0, a1, b1, c1) \
+	VXORPD       a0, a0, a0 \
+	VXORPD       b0, b0, b0 \
+	VXORPD       c0, c0, c0 \
+	VXORPD       a1, a1, a1 \
+	VXORPD       b1, b1, b1 \
+	VXORPD       c1, c1, c1 \
+	XORQ         R10, R10 \
+label: \
+	VBROADCASTSD qkx3Lanes_xm(R8)(R10*8), l0 \
+	VMOVAPD      l0, l1 \
+	VFMADD213PD  mag, i0, l0 \
+	VFMADD213PD  mag, i1, l1 \
+	VSUBPD       mag, l0, l0 \
+	VSUBPD       mag, l1, l1 \
+	VMINPD       nmax, l0, l0 \
+	VMINPD       nmax, l1, l1 \
+	VBROADCASTSD (DX)(R10*8), t \
+	VMULPD       l0, t, p0 \
+	VMULPD       l1, t, p1 \
+	VADDPD       p0, a0, a0 \
+	VADDPD       p1, a1, a1 \
+	VFMADD231PD  l0, p0, b0 \
+	VFMADD231PD  l1, p1, b1 \
+	VBROADCASTSD (R11)(R10*8), t \
+	VFMADD231PD  t, p0, c0 \
+	VFMADD231PD  t, p1, c1 \
+	INCQ         R10 \
+	CMPQ         R10, CX \
+	JLT          label
+
 // func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 // Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
 // trials 0-3, Y11-Y13 those of trials 4-7. A first pass stores the
@@ -395,36 +433,7 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 	VBROADCASTSS nmax+56(FP), X15
 	VCVTSS2SD    X15, X15, X15
 	VBROADCASTSD X15, Y15
-	VXORPD       Y8, Y8, Y8
-	VXORPD       Y9, Y9, Y9
-	VXORPD       Y10, Y10, Y10
-	VXORPD       Y11, Y11, Y11
-	VXORPD       Y12, Y12, Y12
-	VXORPD       Y13, Y13, Y13
-	XORQ         R10, R10
-
-trial8:
-	VBROADCASTSD qkx3Lanes_xm(R8)(R10*8), Y3 // xm
-	VMOVAPD      Y3, Y4
-	VFMADD213PD  Y2, Y0, Y3        // iscale*xm + magic, rounded once
-	VFMADD213PD  Y2, Y1, Y4
-	VSUBPD       Y2, Y3, Y3
-	VSUBPD       Y2, Y4, Y4
-	VMINPD       Y15, Y3, Y3       // l of trials 0-3
-	VMINPD       Y15, Y4, Y4       // and 4-7
-	VBROADCASTSD (DX)(R10*8), Y5   // w
-	VMULPD       Y3, Y5, Y6        // w*l
-	VMULPD       Y4, Y5, Y7
-	VADDPD       Y6, Y8, Y8
-	VADDPD       Y7, Y11, Y11
-	VFMADD231PD  Y3, Y6, Y9        // += w*l*l
-	VFMADD231PD  Y4, Y7, Y12
-	VBROADCASTSD (R11)(R10*8), Y5  // x
-	VFMADD231PD  Y5, Y6, Y10       // += w*l*x
-	VFMADD231PD  Y5, Y7, Y13
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          trial8
+	QKX3_SUMS(trial8, Y0, Y1, Y2, Y15, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
 
 	VBROADCASTSD sumW+64(FP), Y14
 	VBROADCASTSD sumX+72(FP), Y15
@@ -504,36 +513,7 @@ TEXT ·qkx3Trials16AVX512(SB), NOSPLIT, $0-108
 	VBROADCASTSS nmax+56(FP), X15
 	VCVTSS2SD    X15, X15, X15
 	VBROADCASTSD X15, Z19
-	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
-	VPXORQ       Z12, Z12, Z12
-	VPXORQ       Z13, Z13, Z13
-	XORQ         R10, R10
-
-trial16:
-	VBROADCASTSD qkx3Lanes_xm(R8)(R10*8), Z3 // xm
-	VMOVAPD      Z3, Z4
-	VFMADD213PD  Z18, Z16, Z3      // iscale*xm + magic, rounded once
-	VFMADD213PD  Z18, Z17, Z4
-	VSUBPD       Z18, Z3, Z3
-	VSUBPD       Z18, Z4, Z4
-	VMINPD       Z19, Z3, Z3       // l of trials 0-7
-	VMINPD       Z19, Z4, Z4       // and 8-15
-	VBROADCASTSD (DX)(R10*8), Z5   // w
-	VMULPD       Z3, Z5, Z6        // w*l
-	VMULPD       Z4, Z5, Z7
-	VADDPD       Z6, Z8, Z8
-	VADDPD       Z7, Z11, Z11
-	VFMADD231PD  Z3, Z6, Z9        // += w*l*l
-	VFMADD231PD  Z4, Z7, Z12
-	VBROADCASTSD (R11)(R10*8), Z5  // x
-	VFMADD231PD  Z5, Z6, Z10       // += w*l*x
-	VFMADD231PD  Z5, Z7, Z13
-	INCQ         R10
-	CMPQ         R10, CX
-	JLT          trial16
+	QKX3_SUMS(trial16, Z16, Z17, Z18, Z19, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13)
 
 	VBROADCASTSD sumW+64(FP), Z14
 	VBROADCASTSD sumX+72(FP), Z15

@@ -11,9 +11,7 @@ var hasAVX2 = false
 
 var useAVX2 = false
 
-var useQkx3512 = false
-
-var useQx512 = false
+var useAVX512 = false
 
 func qxTrialSums512(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64 {
 	return 0

@@ -593,7 +593,7 @@ func TestMakeQ3QuantsSIMDAgrees(t *testing.T) {
 // trial's rounding ties in half of them), weights, mins and numerators,
 // with a special value now and then.
 func TestQkx3Trials16AVX512(t *testing.T) {
-	if !useQkx3512 {
+	if !useAVX512 {
 		t.Skip("no AVX-512")
 	}
 	r := rand.New(rand.NewPCG(19, 20))
@@ -660,7 +660,7 @@ func TestQkx3Trials16AVX512(t *testing.T) {
 // sums and mask bit for bit, on random blocks, weights and numerators
 // (exact powers of two among them), values near ties in half of them.
 func TestQxTrialSums512(t *testing.T) {
-	if !useQx512 {
+	if !useAVX512 {
 		t.Skip("no AVX-512")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
