@@ -295,8 +295,11 @@ GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 // B (Σw·l²), C (Σw·l·x) with Y14 = sumW, Y15 = sumX, Y7 = sumX2, and stores D, scale,
 // min and the error in the lanes of qkx3Lanes at R8, from byte OFF. The
 // operations are those of MakeQkx3Quants and quadraticError, fused where
-// they use math.FMA.
-#define QKX3_FIT(A, B, C, OFF) \
+// they use math.FMA. Where no lane's min is positive (almost every call:
+// the min starts at min(x) <= 0) the division for the clamped scale,
+// Σw·l·x / Σw·l², is skipped, jumping to the label pos: a 256-bit
+// division costs as much as a quarter of the sums.
+#define QKX3_FIT(A, B, C, OFF, pos) \
 	VMULPD       A, A, Y0 \
 	VFMSUB231PD  B, Y14, Y0 \
 	VMULPD       C, Y14, Y1 \
@@ -307,9 +310,12 @@ GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 	VDIVPD       Y0, Y2, Y2 \
 	VXORPD       Y3, Y3, Y3 \
 	VCMPPD       $0x1e, Y3, Y2, Y4 \
+	VTESTPD      Y4, Y4 \
+	JZ           pos \
 	VDIVPD       B, C, Y5 \
 	VBLENDVPD    Y4, Y5, Y1, Y1 \
 	VANDNPD      Y2, Y4, Y2 \
+pos: \
 	VADDPD       Y1, Y1, Y3 \
 	VMOVAPD      Y7, Y5 \
 	VFNMADD231PD C, Y3, Y5 \
@@ -439,10 +445,10 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 	VBROADCASTSD sumX+72(FP), Y15
 	VBROADCASTSD sumX2+80(FP), Y7
 	MOVQ         bestMAD+88(FP), R9
-	QKX3_FIT(Y8, Y9, Y10, 0)
+	QKX3_FIT(Y8, Y9, Y10, 0, fitlo8)
 	QKX3_CAND
 	MOVL         AX, DI
-	QKX3_FIT(Y11, Y12, Y13, 32)
+	QKX3_FIT(Y11, Y12, Y13, 32, fithi8)
 	QKX3_CAND
 	SHLL         $4, AX
 	ORL          DI, AX
@@ -452,9 +458,9 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 
 // QKX3_FIT512 is QKX3_FIT (with QKX3_CAND) on eight trials in 512-bit
 // registers, Z7 = sumX2, Z21 = bestMAD, Z22 = 0: the same operations per
-// lane, the blends as masked moves. It leaves the candidates' mask in K2.
-// Uses Z0-Z6, K1, K3.
-#define QKX3_FIT512(A, B, C, OFF) \
+// lane, the blends as masked moves, the clamped scale's division skipped as
+// there. It leaves the candidates' mask in K2. Uses Z0-Z6, K1, K3.
+#define QKX3_FIT512(A, B, C, OFF, pos) \
 	VMULPD       A, A, Z0 \
 	VFMSUB231PD  B, Z14, Z0 \
 	VMULPD       C, Z14, Z1 \
@@ -464,9 +470,12 @@ TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
 	VFMSUB231PD  Z15, B, Z2 \
 	VDIVPD       Z0, Z2, Z2 \
 	VCMPPD       $0x1e, Z22, Z2, K1 \
+	KORTESTW     K1, K1 \
+	JZ           pos \
 	VDIVPD       B, C, Z5 \
 	VMOVAPD      Z5, K1, Z1 \
 	VMOVAPD      Z22, K1, Z2 \
+pos: \
 	VADDPD       Z1, Z1, Z3 \
 	VMOVAPD      Z7, Z5 \
 	VFNMADD231PD C, Z3, Z5 \
@@ -520,9 +529,9 @@ TEXT ·qkx3Trials16AVX512(SB), NOSPLIT, $0-108
 	VBROADCASTSD sumX2+80(FP), Z7
 	VBROADCASTSD bestMAD+88(FP), Z21
 	VPXORQ       Z22, Z22, Z22
-	QKX3_FIT512(Z8, Z9, Z10, 0)
+	QKX3_FIT512(Z8, Z9, Z10, 0, fitlo16)
 	KMOVW        K2, DI
-	QKX3_FIT512(Z11, Z12, Z13, 64)
+	QKX3_FIT512(Z11, Z12, Z13, 64, fithi16)
 	KMOVW        K2, AX
 	SHLL         $8, AX
 	ORL          DI, AX
