@@ -1160,11 +1160,11 @@ func qkx3RefineScanSIMD(x []float32, L []uint8, scale, min float32, nmax int) (b
 
 // qkx3TrialsSIMD is the trial loop of MakeQkx3Quants (without useMAD) with
 // the sums of eight consecutive trials computed at once by qkx3Trials8AVX2,
-// or sixteen by qkx3Trials16AVX512 (one trial per lane, each sum in index
-// order, as in the portable loop), then compared in order. A call's trials
-// use the min in effect when it starts (nums has room for sixteen trials
-// from any start); when a trial wins with a new min, the trials after it are computed
-// again from there. Trials whose quants repeat the previous trial's are not
+// or sixteen by qkx3Trials16AVX512 where qkx3Wide (one trial per lane, each
+// sum in index order, as in the portable loop), then compared in order. A
+// call's trials use the min in effect when it starts (nums has room for
+// sixteen trials from any start); when a trial wins with a new min, the
+// trials after it are computed again from there. Trials whose quants repeat the previous trial's are not
 // skipped here: they cannot win, so computing them changes nothing. n is at
 // most 64.
 func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []uint8, rmin, rdelta float32, nstep int, max, min, scale float32, bestMAD, sumW, sumX, sumX2 float64) (float32, float32) {
@@ -1179,7 +1179,7 @@ func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []ui
 		// calls: through a func value, lanes would escape to the heap.)
 		var mask uint32
 		width := 8
-		if useAVX512 {
+		if qkx3Wide {
 			mask = qkx3Trials16AVX512(&nums[is], max-min, &x[0], min, &wd[0], xd, len(x), float32(nmax), sumW, sumX, sumX2, bestMAD, &lanes)
 			width = 16
 		} else {

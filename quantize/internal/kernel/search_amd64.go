@@ -11,9 +11,19 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // to check the portable code on the same machine (others use Search.Portable).
 var useAVX2 = hasAVX2
 
-// useAVX512 selects the 512-bit trial loops (qxTrialSums512,
-// qkx3Trials16AVX512) over their AVX2 forms where useAVX2 holds.
+// useAVX512 selects the 512-bit trial loops (qxTrialSums512, and
+// qkx3Trials16AVX512 where qkx3Wide) over their AVX2 forms where useAVX2
+// holds.
 var useAVX512 = hasAVX2 && cpu.X86.HasAVX512
+
+// qkx3Wide selects qkx3Trials16AVX512 over qkx3Trials8AVX2 in
+// MakeQkx3Quants. A trial that wins with a new min sends the call back to
+// the trial after it, so a wide pass often computes lanes that are thrown
+// away (on q2_K's benchmark rows 5.2 passes of sixteen per call where 37
+// trials fill three). The wide pass was 3 % faster on the AMD EPYC (Zen 5)
+// and the eight-trial one 3-4 % faster on the Intel Xeon (q2_K, q4_K,
+// q5_K, medians of 5).
+var qkx3Wide = useAVX512 && !cpu.X86.Intel
 
 // qxTrialSumsAVX2 computes, for each of the 48 trial scales nums[k]/max
 // (stored in scales), Σwx·l and Σ(w·l)·l over the n values with l =

@@ -297,8 +297,8 @@ GLOBL qkx2One<>(SB), RODATA|NOPTR, $4
 // operations are those of MakeQkx3Quants and quadraticError, fused where
 // they use math.FMA. Where no lane's min is positive (almost every call:
 // the min starts at min(x) <= 0) the division for the clamped scale,
-// Σw·l·x / Σw·l², is skipped, jumping to the label pos: a 256-bit
-// division costs as much as a quarter of the sums.
+// Σw·l·x / Σw·l², is skipped, jumping to the label pos (q2_K +5 % on the
+// Intel Xeon, whose divisions are slow).
 #define QKX3_FIT(A, B, C, OFF, pos) \
 	VMULPD       A, A, Y0 \
 	VFMSUB231PD  B, Y14, Y0 \

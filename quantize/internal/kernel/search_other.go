@@ -13,6 +13,8 @@ var useAVX2 = false
 
 var useAVX512 = false
 
+var qkx3Wide = false
+
 func qxTrialSums512(nums *[qxLanes]float32, max float32, x, w, wx *float32, n int, lo, hi, best float32, scales, sumlx, suml2 *[qxLanes]float32) uint64 {
 	return 0
 }

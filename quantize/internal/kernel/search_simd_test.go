@@ -196,10 +196,26 @@ func TestMakeQxQuantsSIMDAgrees(t *testing.T) {
 	}
 }
 
+// TestMakeQkx3QuantsSIMDAgrees holds MakeQkx3Quants with the assembly
+// trial loops, eight trials per pass and (with AVX-512) sixteen, to the
+// portable loop on random blocks, weights now and then non-finite.
 func TestMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2/FMA")
 	}
+	// Both trial loops, whichever this CPU runs.
+	widths := []bool{false}
+	if useAVX512 {
+		widths = append(widths, true)
+	}
+	defer func(w bool) { qkx3Wide = w }(qkx3Wide)
+	for _, wide := range widths {
+		qkx3Wide = wide
+		t.Run(map[bool]string{false: "8", true: "16"}[wide], testMakeQkx3QuantsSIMDAgrees)
+	}
+}
+
+func testMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for iter := 0; iter < 20000; iter++ {
 		n := []int{16, 32, 8 * (1 + r.IntN(8)), 1 + r.IntN(64)}[r.IntN(4)]
