@@ -61,9 +61,7 @@ func q3ScalesImatrix(y []byte, xb, qw []float32, s *scratch) {
 	for j := 0; j < 16; j++ {
 		xs := xb[16*j : 16*j+16]
 		w := s.weights[:16]
-		for l, v := range xs {
-			w[l] = qw[16*j+l] * kernel.Sqrt32(kernel.FMA32(v, v, sigma2))
-		}
+		imatrixWeights(w, xs, qw[16*j:16*j+16], sigma2)
 		var sw float32
 		for _, v := range w {
 			sw += v

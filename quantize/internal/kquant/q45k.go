@@ -109,9 +109,7 @@ func q45ScalesImatrix(y []byte, xb, qw []float32, nmax int, s *scratch) {
 	for j := 0; j < 8; j++ {
 		xs := xb[32*j : 32*j+32]
 		w := s.weights[:32]
-		for l, v := range xs {
-			w[l] = qw[32*j+l] * kernel.Sqrt32(kernel.FMA32(v, v, sigma2))
-		}
+		imatrixWeights(w, xs, qw[32*j:32*j+32], sigma2)
 		var sw float32
 		for _, v := range w {
 			sw += v

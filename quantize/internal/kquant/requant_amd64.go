@@ -24,3 +24,15 @@ func absMaxAVX2(x *float32, n int) (max float32, nan bool)
 //
 //go:noescape
 func ternarySumsAVX2(x *float32, n int, out *ternarySums)
+
+// roundShiftedAVX2 is roundShifted's fast path for n a multiple of 8: it
+// reports false, leaving L partly set, when a product is not below 2^22 in
+// magnitude or is NaN.
+//
+//go:noescape
+func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool
+
+// imatrixWeightsAVX2 is imatrixWeights for n a multiple of 8.
+//
+//go:noescape
+func imatrixWeightsAVX2(x, qw *float32, n int, sigma2 float32, w *float32)

@@ -127,3 +127,79 @@ ternsums:
 	VMOVSS X4, ternarySums_mse0(DI)
 	VMOVSS X5, ternarySums_mse(DI)
 	RET
+
+// 2^22 (float32): a rounded product at least this large in magnitude may not
+// be the nearest integer to the exact one. The |x| mask follows it.
+DATA roundLimit<>+0(SB)/4, $0x4a800000
+DATA roundLimit<>+4(SB)/4, $0x7fffffff
+GLOBL roundLimit<>(SB), RODATA|NOPTR, $8
+
+// func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool
+// Eight values per step: (x+m)·id + 1.5*2^23 fused, so the product is rounded
+// once, to the nearest integer (ties to even) where it is below 2^22 in
+// magnitude; the integer is the sum's low bits. Any lane at or beyond that,
+// or NaN, makes it return false (L is then not all set).
+TEXT ·roundShiftedAVX2(SB), NOSPLIT, $0-41
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         L+32(FP), DI
+	VBROADCASTSS m+16(FP), Y1
+	VBROADCASTSS id+20(FP), Y2
+	VBROADCASTSS requantMagic<>+0(SB), Y3
+	VPBROADCASTD requantMagic<>+4(SB), Y4
+	VPBROADCASTD requantMagic<>+8(SB), Y5
+	VBROADCASTSS roundLimit<>+0(SB), Y6
+	VBROADCASTSS hi+24(FP), Y7
+	VBROADCASTSS roundLimit<>+4(SB), Y11
+	VPXOR        Y8, Y8, Y8        // 0, the low clamp
+	VPXOR        Y9, Y9, Y9        // lanes out of range
+	XORQ         R10, R10
+
+roundshifted:
+	VMOVUPS      (SI)(R10*4), Y0
+	VADDPS       Y1, Y0, Y0        // x + m
+	VFMADD213PS  Y3, Y2, Y0        // (x+m)·id + 1.5*2^23, one rounding
+	VSUBPS       Y3, Y0, Y10
+	VANDPS       Y11, Y10, Y10
+	VCMPPS       $5, Y6, Y10, Y10  // not below 2^22, or NaN
+	VORPS        Y10, Y9, Y9
+	VPAND        Y4, Y0, Y0
+	VPSUBD       Y5, Y0, Y0
+	VPMAXSD      Y8, Y0, Y0
+	VPMINSD      Y7, Y0, Y0        // clamp to [0, hi]
+	VEXTRACTI128 $1, Y0, X10
+	VPACKSSDW    X10, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)(R10*1)
+	ADDQ         $8, R10
+	CMPQ         R10, CX
+	JLT          roundshifted
+
+	VMOVMSKPS    Y9, AX
+	TESTL        AX, AX
+	SETEQ        ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func imatrixWeightsAVX2(x, qw *float32, n int, sigma2 float32, w *float32)
+// w = qw·sqrt(x·x + sigma2), eight per step: the sum fused, the square root
+// and the product rounded, as the portable loop.
+TEXT ·imatrixWeightsAVX2(SB), NOSPLIT, $0-40
+	MOVQ         x+0(FP), SI
+	MOVQ         qw+8(FP), DX
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS sigma2+24(FP), Y1
+	MOVQ         w+32(FP), DI
+	XORQ         R10, R10
+
+imweights:
+	VMOVUPS      (SI)(R10*4), Y0
+	VFMADD213PS  Y1, Y0, Y0        // x·x + sigma2, fused
+	VSQRTPS      Y0, Y0
+	VMULPS       (DX)(R10*4), Y0, Y0
+	VMOVUPS      Y0, (DI)(R10*4)
+	ADDQ         $8, R10
+	CMPQ         R10, CX
+	JLT          imweights
+	VZEROUPPER
+	RET

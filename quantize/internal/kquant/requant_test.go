@@ -108,3 +108,81 @@ func TestTernaryMaxAgrees(t *testing.T) {
 		useAVX2 = true
 	}
 }
+
+// TestRoundShiftedAgrees holds roundShifted with the assembly to the
+// portable loop, bit for bit, on q2_K's parameters: products that are
+// rounding ties, near and beyond 2^22, zero, infinite or NaN.
+func TestRoundShiftedAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38, 1e-30}
+	for iter := 0; iter < 20000; iter++ {
+		n := []int{8, 16, 32}[r.IntN(3)]
+		hi := []int{3, 7, 15, 31}[r.IntN(4)]
+		id := float32(math.Ldexp(r.Float64()+0.5, r.IntN(20)-10))
+		m := float32(r.Float64()) / id
+		x := make([]float32, n)
+		for i := range x {
+			switch r.IntN(10) {
+			case 0: // a rounding tie of the product
+				x[i] = (float32(r.IntN(2*hi+4)-hi-2)+0.5)/id - m
+			case 1:
+				x[i] = specials[r.IntN(len(specials))]
+			case 2: // the product near 2^22
+				x[i] = float32(4194304+r.IntN(5)-2)/id - m
+			default:
+				x[i] = float32(r.NormFloat64()) * float32(hi+1) / id
+			}
+		}
+		if iter%3 == 0 { // mostly in range
+			for i := range x {
+				x[i] = float32(r.Float64()*float64(hi+2)-1)/id - m
+			}
+		}
+		if iter%100 == 0 {
+			id = specials[r.IntN(len(specials))]
+		}
+		got, want := make([]uint8, n), make([]uint8, n)
+		roundShifted(got, x, m, id, hi)
+		roundShiftedPortable(want, x, m, id, hi)
+		if !slices.Equal(got, want) {
+			t.Fatalf("iter %d (hi %d, m %v, id %v) x %v: %v; portable %v", iter, hi, m, id, x, got, want)
+		}
+	}
+}
+
+// TestImatrixWeightsAgrees holds imatrixWeights with the assembly to the
+// portable loop, bit for bit, special values included.
+func TestImatrixWeightsAgrees(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(25, 26))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38, 1e-30, 1e-45}
+	for iter := 0; iter < 20000; iter++ {
+		n := []int{16, 32, 256}[r.IntN(3)]
+		x, qw := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 0.02)
+			qw[i] = float32(r.ExpFloat64())
+			if r.IntN(20) == 0 {
+				x[i] = specials[r.IntN(len(specials))]
+			}
+			if r.IntN(20) == 0 {
+				qw[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		sigma2 := float32(r.ExpFloat64() * 1e-3)
+		if iter%50 == 0 {
+			sigma2 = specials[r.IntN(len(specials))]
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		imatrixWeights(got, x, qw, sigma2)
+		imatrixWeightsPortable(want, x, qw, sigma2)
+		if !slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			t.Fatalf("iter %d (sigma2 %v) x %v qw %v: %v; portable %v", iter, sigma2, x, qw, got, want)
+		}
+	}
+}
