@@ -4,8 +4,9 @@ package iqk
 
 import "github.com/gquant/gquant/internal/cpu"
 
-// hasIQ2KS512 is useIQ2KS512 as this CPU sets it (the tests switch it).
-var hasIQ2KS512 = useIQ2KS512
+// hasIQ2KS512 is useIQ2KS512 as this CPU sets it (the tests switch it),
+// and hasTrials512 useTrials512.
+var hasIQ2KS512, hasTrials512 = useIQ2KS512, useTrials512
 
 // assemblyModes lists the paths a test should run, portable first: 0 the
 // portable Go, 1 the AVX2/FMA assembly, 2 that with the AVX-512 kernels on
@@ -29,12 +30,13 @@ func setAssembly(level int) (restore func()) {
 	for i, f := range flags {
 		saved[i], *f = *f, level >= 1
 	}
-	saved512 := useIQ2KS512
+	saved512, savedTrials512 := useIQ2KS512, useTrials512
 	useIQ2KS512 = hasIQ2KS512 && level >= 2
+	useTrials512 = hasTrials512 && level >= 2
 	return func() {
 		for i, f := range flags {
 			*f = saved[i]
 		}
-		useIQ2KS512 = saved512
+		useIQ2KS512, useTrials512 = saved512, savedTrials512
 	}
 }

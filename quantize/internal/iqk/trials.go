@@ -21,6 +21,9 @@ const trialLimit = 1 << 30
 type trialTables struct {
 	th   [31][8]float32
 	vals [32]float32
+	// th32 holds the thresholds once each, padded with +Inf to 32, for the
+	// AVX-512 trials' lookups (nlTrialsPair512).
+	th32 [32]float32
 }
 
 // newTrialTables finds t's thresholds by bisection over the float32 order.
@@ -46,6 +49,12 @@ func newTrialTables(t *nearestTable, n int) *trialTables {
 		}
 		for l := range tt.th[k] {
 			tt.th[k][l] = keyFloat(hi)
+		}
+	}
+	for k := range tt.th32 {
+		tt.th32[k] = inf
+		if k < len(tt.th) {
+			tt.th32[k] = tt.th[k][0]
 		}
 	}
 	return tt

@@ -93,3 +93,126 @@ TEXT ·nlTrials16AVX2(SB), NOSPLIT, $0-48
 // func nlTrials32AVX2(tt *trialTables, x, w *float32, n int, ids *[8]float32, out *[4][8]float32)
 TEXT ·nlTrials32AVX2(SB), NOSPLIT, $0-48
 	TRIALS(CMP31, LOOK32)
+
+// The AVX-512 trials find each lane's count of thresholds t[k] <= x by
+// bisection over the thresholds rather than by comparing all of them: the
+// thresholds are non-decreasing (unused ones +Inf), so x >= t[k] holds for
+// k below the count and fails from it on, and a bisection asking the same
+// comparisons finds the same count (a NaN fails every one, 0 in both). The
+// 32 thresholds and 32 grid values are two 512-bit tables each, read with
+// one two-table permute per probe.
+
+// BSTEP is one bisection step for the values in P: the probe is IDX + OFF,
+// and IDX grows by INC where P >= t[probe]. T is a temporary, K a mask.
+#define BSTEP(P, IDX, OFF, INC, T, K) \
+	VPADDD    OFF, IDX, T \
+	VPERMI2PS Z17, Z16, T \
+	VCMPPS    $13, T, P, K \
+	VPADDD    INC, IDX, K, IDX
+
+// BLAST is the last step: the probe is IDX itself.
+#define BLAST(P, IDX, T, K) \
+	VMOVDQA32 IDX, T \
+	VPERMI2PS Z17, Z16, T \
+	VCMPPS    $13, T, P, K \
+	VPADDD    Z26, IDX, K, IDX
+
+// BSEARCH32 and BSEARCH16 leave in IDX the count for grids of 32 or 16
+// points (31 or 15 thresholds; the first probe's threshold is in Z21).
+#define BSEARCH32(P, IDX, T, K) \
+	VCMPPS    $13, Z21, P, K \
+	VPXORD    IDX, IDX, IDX \
+	VMOVDQA32 Z22, K, IDX \
+	BSTEP(P, IDX, Z27, Z23, T, K) \
+	BSTEP(P, IDX, Z28, Z24, T, K) \
+	BSTEP(P, IDX, Z26, Z25, T, K) \
+	BLAST(P, IDX, T, K)
+
+#define BSEARCH16(P, IDX, T, K) \
+	VCMPPS    $13, Z21, P, K \
+	VPXORD    IDX, IDX, IDX \
+	VMOVDQA32 Z23, K, IDX \
+	BSTEP(P, IDX, Z28, Z24, T, K) \
+	BSTEP(P, IDX, Z26, Z25, T, K) \
+	BLAST(P, IDX, T, K)
+
+DATA trialConsts<>+0(SB)/4, $16
+DATA trialConsts<>+4(SB)/4, $8
+DATA trialConsts<>+8(SB)/4, $4
+DATA trialConsts<>+12(SB)/4, $2
+DATA trialConsts<>+16(SB)/4, $1
+DATA trialConsts<>+20(SB)/4, $7
+DATA trialConsts<>+24(SB)/4, $3
+DATA trialConsts<>+28(SB)/4, $0x80000000
+GLOBL trialConsts<>(SB), RODATA|NOPTR, $32
+
+// TRIALS512 is the whole of nlTrialsPair512 for a grid of SEARCH's size,
+// whose first probe is threshold FIRST: per weight, id*x and -id*x in
+// sixteen lanes (ids0 in the low eight, ids1 in the high eight), their grid
+// points, and the four sums with the hardware fused multiply-add, lane for
+// lane the operations of nlTrials*AVX2.
+#define TRIALS512(SEARCH, FIRST) \
+	MOVQ            tt+0(FP), R8 \
+	MOVQ            x+8(FP), SI \
+	MOVQ            w+16(FP), DI \
+	MOVQ            n+24(FP), CX \
+	MOVQ            ids0+32(FP), AX \
+	MOVQ            ids1+40(FP), BX \
+	VMOVUPS         (AX), Y0 \
+	VINSERTF32X8    $1, (BX), Z0, Z0 \
+	VMOVUPS         trialTables_th32(R8), Z16 \
+	VMOVUPS         (trialTables_th32+64)(R8), Z17 \
+	VMOVUPS         trialTables_vals(R8), Z18 \
+	VMOVUPS         (trialTables_vals+64)(R8), Z19 \
+	VBROADCASTSS    (trialTables_th32+4*FIRST)(R8), Z21 \
+	VPBROADCASTD    trialConsts<>+0(SB), Z22 \
+	VPBROADCASTD    trialConsts<>+4(SB), Z23 \
+	VPBROADCASTD    trialConsts<>+8(SB), Z24 \
+	VPBROADCASTD    trialConsts<>+12(SB), Z25 \
+	VPBROADCASTD    trialConsts<>+16(SB), Z26 \
+	VPBROADCASTD    trialConsts<>+20(SB), Z27 \
+	VPBROADCASTD    trialConsts<>+24(SB), Z28 \
+	VPBROADCASTD    trialConsts<>+28(SB), Z15 \
+	VPXORD          Z9, Z9, Z9 \
+	VPXORD          Z10, Z10, Z10 \
+	VPXORD          Z11, Z11, Z11 \
+	VPXORD          Z12, Z12, Z12 \
+loop: \
+	VBROADCASTSS    (SI), Z1 \
+	VBROADCASTSS    (DI), Z2 \
+	VMULPS          Z1, Z0, Z3 \
+	VPXORD          Z15, Z3, Z4 \
+	SEARCH(Z3, Z5, Z8, K1) \
+	SEARCH(Z4, Z6, Z13, K2) \
+	VPERMI2PS       Z19, Z18, Z5 \
+	VPERMI2PS       Z19, Z18, Z6 \
+	VMULPS          Z5, Z2, Z7 \
+	VFMADD231PS     Z1, Z7, Z9 \
+	VFMADD231PS     Z5, Z7, Z10 \
+	VMULPS          Z6, Z2, Z7 \
+	VFMADD231PS     Z1, Z7, Z11 \
+	VFMADD231PS     Z6, Z7, Z12 \
+	ADDQ            $4, SI \
+	ADDQ            $4, DI \
+	DECQ            CX \
+	JNE             loop \
+	MOVQ            out0+48(FP), AX \
+	MOVQ            out1+56(FP), BX \
+	VMOVUPS         Y9, 0(AX) \
+	VMOVUPS         Y10, 32(AX) \
+	VMOVUPS         Y11, 64(AX) \
+	VMOVUPS         Y12, 96(AX) \
+	VEXTRACTF32X8   $1, Z9, 0(BX) \
+	VEXTRACTF32X8   $1, Z10, 32(BX) \
+	VEXTRACTF32X8   $1, Z11, 64(BX) \
+	VEXTRACTF32X8   $1, Z12, 96(BX) \
+	VZEROUPPER \
+	RET
+
+// func nlTrialsPair512x32(tt *trialTables, x, w *float32, n int, ids0, ids1 *[8]float32, out0, out1 *[4][8]float32)
+TEXT ·nlTrialsPair512x32(SB), NOSPLIT, $0-64
+	TRIALS512(BSEARCH32, 15)
+
+// func nlTrialsPair512x16(tt *trialTables, x, w *float32, n int, ids0, ids1 *[8]float32, out0, out1 *[4][8]float32)
+TEXT ·nlTrialsPair512x16(SB), NOSPLIT, $0-64
+	TRIALS512(BSEARCH16, 7)

@@ -9,12 +9,24 @@ import (
 )
 
 // TestBlockScaleLanesMatchesGo checks blockScale with the lane trials
-// against the one-trial-at-a-time search bit for bit, for every grid and
-// search shape the quantizers use, on random blocks with edge values.
+// (AVX2 and, where the CPU has it, AVX-512) against the one-trial-at-a-time
+// search bit for bit, for every grid and search shape the quantizers use,
+// on random blocks with edge values.
 func TestBlockScaleLanesMatchesGo(t *testing.T) {
 	if !useTrialsAVX2 {
 		t.Skip("no AVX2+FMA")
 	}
+	defer func(v bool) { useTrials512 = v }(useTrials512)
+	for _, wide := range []bool{false, true} {
+		if wide && !hasTrials512 {
+			continue
+		}
+		useTrials512 = wide
+		t.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], testBlockScaleLanesMatchesGo)
+	}
+}
+
+func testBlockScaleLanesMatchesGo(t *testing.T) {
 	cases := []struct {
 		name       string
 		g          *nlGrid
