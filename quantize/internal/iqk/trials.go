@@ -24,6 +24,10 @@ type trialTables struct {
 	// th32 holds the thresholds once each, padded with +Inf to 32, for the
 	// AVX-512 trials' lookups (nlTrialsPair512).
 	th32 [32]float32
+	// bis holds the probes of the AVX2 trials' bisection by step: after k
+	// steps the count so far c selects t[(2c+1)·2^(4-k) - 1], so the
+	// rows are t[7+16c], t[3+8c], t[1+4c], and t[2c] in two rows of eight.
+	bis [5][8]float32
 }
 
 // newTrialTables finds t's thresholds by bisection over the float32 order.
@@ -56,6 +60,18 @@ func newTrialTables(t *nearestTable, n int) *trialTables {
 		if k < len(tt.th) {
 			tt.th32[k] = tt.th[k][0]
 		}
+	}
+	for c := 0; c < 16; c++ {
+		if c < 2 {
+			tt.bis[0][c] = tt.th32[7+16*c]
+		}
+		if c < 4 {
+			tt.bis[1][c] = tt.th32[3+8*c]
+		}
+		if c < 8 {
+			tt.bis[2][c] = tt.th32[1+4*c]
+		}
+		tt.bis[3+c/8][c%8] = tt.th32[2*c]
 	}
 	return tt
 }

@@ -12,8 +12,52 @@
 	VPSUBD Y8, Y6, Y6
 
 #define CMP7 CMP2(0) CMP2(1) CMP2(2) CMP2(3) CMP2(4) CMP2(5) CMP2(6)
-#define CMP15 CMP7 CMP2(7) CMP2(8) CMP2(9) CMP2(10) CMP2(11) CMP2(12) CMP2(13) CMP2(14)
-#define CMP31 CMP15 CMP2(15) CMP2(16) CMP2(17) CMP2(18) CMP2(19) CMP2(20) CMP2(21) CMP2(22) CMP2(23) CMP2(24) CMP2(25) CMP2(26) CMP2(27) CMP2(28) CMP2(29) CMP2(30)
+
+// Grids of 16 and 32 points find the same counts by bisection: the
+// thresholds are non-decreasing (unused ones +Inf), so x >= t[k] holds for
+// k below the count and fails from it on, and a bisection asking the same
+// comparisons finds the same count (a NaN fails every one, 0 in both). The
+// count so far I doubles at each step and takes the comparison's bit; the
+// step's probe is row OFF of trialTables.bis at I.
+
+// BIS is one bisection step for the values in P with the count so far I.
+#define BIS(P, I, OFF) \
+	VPERMPS (trialTables_bis+OFF)(R8), I, Y7 \
+	VCMPPS  $13, Y7, P, Y8 \
+	VPADDD  I, I, I \
+	VPSUBD  Y8, I, I
+
+// BISLAST is the last step of a grid of 32: its probe t[2I] is in one of
+// two rows of eight, chosen by bit 3 of I. T is a temporary.
+#define BISLAST(P, I, T) \
+	VPERMPS   (trialTables_bis+96)(R8), I, Y7 \
+	VPERMPS   (trialTables_bis+128)(R8), I, Y8 \
+	VPSLLD    $28, I, T \
+	VBLENDVPS T, Y8, Y7, Y7 \
+	VCMPPS    $13, Y7, P, Y8 \
+	VPADDD    I, I, I \
+	VPSUBD    Y8, I, I
+
+// BISFIRST starts the counts of the plus (Y3) and minus (Y4) points in Y5
+// and Y6 with threshold K: 1 where x >= t[K], else 0.
+#define BISFIRST(K) \
+	VCMPPS $13, (trialTables_th+32*K)(R8), Y3, Y5 \
+	VPSRLD $31, Y5, Y5 \
+	VCMPPS $13, (trialTables_th+32*K)(R8), Y4, Y6 \
+	VPSRLD $31, Y6, Y6
+
+#define BIS31 \
+	BISFIRST(15) \
+	BIS(Y3, Y5, 0) BIS(Y4, Y6, 0) \
+	BIS(Y3, Y5, 32) BIS(Y4, Y6, 32) \
+	BIS(Y3, Y5, 64) BIS(Y4, Y6, 64) \
+	BISLAST(Y3, Y5, Y13) BISLAST(Y4, Y6, Y14)
+
+#define BIS15 \
+	BISFIRST(7) \
+	BIS(Y3, Y5, 32) BIS(Y4, Y6, 32) \
+	BIS(Y3, Y5, 64) BIS(Y4, Y6, 64) \
+	BIS(Y3, Y5, 96) BIS(Y4, Y6, 96)
 
 // LOOK8/16/32 put in Q the grid values of the indices in IDX. Clobber Y7,
 // Y8 (and LOOK32 Y3, Y4).
@@ -88,11 +132,11 @@ TEXT ·nlTrials8AVX2(SB), NOSPLIT, $0-48
 
 // func nlTrials16AVX2(tt *trialTables, x, w *float32, n int, ids *[8]float32, out *[4][8]float32)
 TEXT ·nlTrials16AVX2(SB), NOSPLIT, $0-48
-	TRIALS(CMP15, LOOK16)
+	TRIALS(BIS15, LOOK16)
 
 // func nlTrials32AVX2(tt *trialTables, x, w *float32, n int, ids *[8]float32, out *[4][8]float32)
 TEXT ·nlTrials32AVX2(SB), NOSPLIT, $0-48
-	TRIALS(CMP31, LOOK32)
+	TRIALS(BIS31, LOOK32)
 
 // The AVX-512 trials find each lane's count of thresholds t[k] <= x by
 // bisection over the thresholds rather than by comparing all of them: the
