@@ -8,6 +8,7 @@
 # functions examples/quantize needs (no --override-kv).
 #
 #   docs/reference-speed/build.sh REF OUT     # REF: a checkout of ik_llama.cpp at 8337e4cd
+#   ARCH=-march=native docs/reference-speed/build.sh REF OUT
 #
 # About 25 minutes of two cores. OUT gets refbench512, refbench256 and llama-quantize.
 set -euo pipefail
@@ -15,6 +16,10 @@ REF=$(cd "$1" && pwd); OUT=$(mkdir -p "$2" && cd "$2" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 G=$REF/ggml
 ZEN4="-march=znver3 -mtune=znver3 -mavx512f -mavx512cd -mavx512vl -mavx512dq -mavx512bw -mavx512ifma -mavx512vbmi -mavx512vbmi2 -mavx512vnni -mavx512bitalg -mavx512vpopcntdq -mavx512bf16"
+# ARCH=-march=native builds for the machine at hand instead, as ../shared/bench's Intel table was
+# measured; such a build's bytes differ from the golden build's in a few kernels (see the stress
+# README), so its whole runs compare speed, not bytes.
+ZEN4=${ARCH:-$ZEN4}
 HSW="-march=haswell -mtune=haswell"
 DEFS="-DNDEBUG -D_GNU_SOURCE -D_XOPEN_SOURCE=600 -DGGML_USE_IQK_MULMAT=1 -DGGML_USE_LLAMAFILE"
 INC="-I$G/include -I$G/src -I$G/src/iqk -I$REF/include -I$REF/src -I$REF/common"

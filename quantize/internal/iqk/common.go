@@ -121,13 +121,7 @@ func sigmaWeightUnfused(sigma2 float32) func(float32) float32 {
 // qw*sqrt(sigma2 + x^2); otherwise the type's fallback.
 func blockWeights(weight, xb, qw []float32, sigma2 float32, fallback func(x float32) float32) {
 	if qw != nil {
-		if n := len(xb); useWeightsAVX2 && n > 0 && n%8 == 0 {
-			weightsAVX2(&weight[:n][0], &xb[0], &qw[:n][0], n, sigma2)
-			return
-		}
-		for j := range xb {
-			weight[j] = qw[j] * sqrt32(kernel.FMA32(xb[j], xb[j], sigma2))
-		}
+		kernel.ImatrixWeights(weight, xb, qw, sigma2, useWeightsAVX2)
 		return
 	}
 	for j := range xb {

@@ -108,9 +108,7 @@ func iq2klAssign(idx *[16]int32, xb, weight []float32, id float32) {
 // golden data does not tell the two apart.)
 func iq2klWeights(weight, xb, qw []float32, sigma2 float32) {
 	if qw != nil {
-		for j := range xb {
-			weight[j] = qw[j] * sqrt32(kernel.FMA32(xb[j], xb[j], sigma2))
-		}
+		kernel.ImatrixWeights(weight, xb, qw, sigma2, useWeightsAVX2)
 		return
 	}
 	for j := range xb {

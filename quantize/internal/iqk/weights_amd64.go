@@ -9,12 +9,6 @@ import "github.com/gquant/gquant/internal/cpu"
 // root, rounded product); tests clear it to check the portable loop.
 var useWeightsAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// weightsAVX2 sets weight[j] = qw[j]*sqrt(x[j]*x[j]+sigma2), fused, for
-// j < n, n a positive multiple of 8.
-//
-//go:noescape
-func weightsAVX2(weight, x, qw *float32, n int, sigma2 float32)
-
 // qxTrialsAVX2 computes makeQxQuants' sums for 24 inverse scales at once,
 // one per lane, over x[0..n) in order (n > 0): out[0] = sumlx, out[1] =
 // suml2. Exact like the portable loop when every |iscale*x| is small (the

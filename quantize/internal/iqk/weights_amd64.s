@@ -2,28 +2,6 @@
 
 #include "textflag.h"
 
-// func weightsAVX2(weight, x, qw *float32, n int, sigma2 float32)
-TEXT ·weightsAVX2(SB), NOSPLIT, $0-36
-	MOVQ         weight+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         qw+16(FP), DX
-	MOVQ         n+24(FP), CX
-	VBROADCASTSS sigma2+32(FP), Y2
-	XORQ         AX, AX
-
-loop:
-	VMOVUPS     (SI)(AX*4), Y0
-	VMOVAPS     Y2, Y1
-	VFMADD231PS Y0, Y0, Y1 // x*x + sigma2, fused
-	VSQRTPS     Y1, Y1
-	VMULPS      (DX)(AX*4), Y1, Y1
-	VMOVUPS     Y1, (DI)(AX*4)
-	ADDQ        $8, AX
-	CMPQ        AX, CX
-	JLT         loop
-	VZEROUPPER
-	RET
-
 // qxRound is the reference's rounding constant 1.5*2^23 in eight lanes.
 DATA qxRound<>+0(SB)/8, $0x4b4000004b400000
 DATA qxRound<>+8(SB)/8, $0x4b4000004b400000

@@ -8,6 +8,4 @@ package iqk
 
 var useWeightsAVX2 = false
 
-func weightsAVX2(weight, x, qw *float32, n int, sigma2 float32) {}
-
 func qxTrialsAVX2(x, qw *float32, n int, iscale *[24]float32, nmax float32, out *[2][24]float32) {}

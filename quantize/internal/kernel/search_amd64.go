@@ -148,3 +148,8 @@ func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale floa
 //
 //go:noescape
 func qkx2QuantsAVX2(x *float32, n int, iscale, min, nmax float32, L *uint8)
+
+// imatrixWeightsAVX2 is ImatrixWeights for n a positive multiple of 8.
+//
+//go:noescape
+func imatrixWeightsAVX2(w, x, qw *float32, n int, sigma2 float32)

@@ -205,21 +205,3 @@ func roundShiftedPortable(L []uint8, x []float32, m, id float32, hi int) {
 		L[i] = uint8(clamp(kernel.NearestIntMul(v+m, id), 0, hi))
 	}
 }
-
-// imatrixWeights stores the K-quants' weights with an importance vector,
-// qw[i]·sqrt(x[i]² + sigma2), in w (the sum fused, as GCC contracts it).
-func imatrixWeights(w, x, qw []float32, sigma2 float32) {
-	w = w[:len(x)]
-	qw = qw[:len(x)]
-	if useAVX2 && len(x)%8 == 0 && len(x) > 0 {
-		imatrixWeightsAVX2(&x[0], &qw[0], len(x), sigma2, &w[0])
-		return
-	}
-	imatrixWeightsPortable(w, x, qw, sigma2)
-}
-
-func imatrixWeightsPortable(w, x, qw []float32, sigma2 float32) {
-	for i, v := range x {
-		w[i] = qw[i] * kernel.Sqrt32(kernel.FMA32(v, v, sigma2))
-	}
-}

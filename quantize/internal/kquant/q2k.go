@@ -242,7 +242,7 @@ func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
 			qws := qw[ib*qk+16*j : ib*qk+16*j+16]
 			w := s.weights[:16]
 			var sw float32
-			imatrixWeights(w, xs, qws, sigma2)
+			kernel.ImatrixWeights(w, xs, qws, sigma2, useAVX2)
 			for _, v := range w {
 				sw += v
 			}

@@ -61,7 +61,7 @@ func q3ScalesImatrix(y []byte, xb, qw []float32, s *scratch) {
 	for j := 0; j < 16; j++ {
 		xs := xb[16*j : 16*j+16]
 		w := s.weights[:16]
-		imatrixWeights(w, xs, qw[16*j:16*j+16], sigma2)
+		kernel.ImatrixWeights(w, xs, qw[16*j:16*j+16], sigma2, useAVX2)
 		var sw float32
 		for _, v := range w {
 			sw += v

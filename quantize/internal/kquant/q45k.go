@@ -109,7 +109,7 @@ func q45ScalesImatrix(y []byte, xb, qw []float32, nmax int, s *scratch) {
 	for j := 0; j < 8; j++ {
 		xs := xb[32*j : 32*j+32]
 		w := s.weights[:32]
-		imatrixWeights(w, xs, qw[32*j:32*j+32], sigma2)
+		kernel.ImatrixWeights(w, xs, qw[32*j:32*j+32], sigma2, useAVX2)
 		var sw float32
 		for _, v := range w {
 			sw += v

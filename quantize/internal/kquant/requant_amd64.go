@@ -31,8 +31,3 @@ func ternarySumsAVX2(x *float32, n int, out *ternarySums)
 //
 //go:noescape
 func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool
-
-// imatrixWeightsAVX2 is imatrixWeights for n a multiple of 8.
-//
-//go:noescape
-func imatrixWeightsAVX2(x, qw *float32, n int, sigma2 float32, w *float32)

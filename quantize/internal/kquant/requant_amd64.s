@@ -180,26 +180,3 @@ roundshifted:
 	SETEQ        ret+40(FP)
 	VZEROUPPER
 	RET
-
-// func imatrixWeightsAVX2(x, qw *float32, n int, sigma2 float32, w *float32)
-// w = qw·sqrt(x·x + sigma2), eight per step: the sum fused, the square root
-// and the product rounded, as the portable loop.
-TEXT ·imatrixWeightsAVX2(SB), NOSPLIT, $0-40
-	MOVQ         x+0(FP), SI
-	MOVQ         qw+8(FP), DX
-	MOVQ         n+16(FP), CX
-	VBROADCASTSS sigma2+24(FP), Y1
-	MOVQ         w+32(FP), DI
-	XORQ         R10, R10
-
-imweights:
-	VMOVUPS      (SI)(R10*4), Y0
-	VFMADD213PS  Y1, Y0, Y0        // x·x + sigma2, fused
-	VSQRTPS      Y0, Y0
-	VMULPS       (DX)(R10*4), Y0, Y0
-	VMOVUPS      Y0, (DI)(R10*4)
-	ADDQ         $8, R10
-	CMPQ         R10, CX
-	JLT          imweights
-	VZEROUPPER
-	RET

@@ -16,5 +16,3 @@ func absMaxAVX2(x *float32, n int) (max float32, nan bool) { return 0, true }
 func ternarySumsAVX2(x *float32, n int, out *ternarySums) {}
 
 func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool { return false }
-
-func imatrixWeightsAVX2(x, qw *float32, n int, sigma2 float32, w *float32) {}

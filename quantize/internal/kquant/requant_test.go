@@ -152,37 +152,3 @@ func TestRoundShiftedAgrees(t *testing.T) {
 		}
 	}
 }
-
-// TestImatrixWeightsAgrees holds imatrixWeights with the assembly to the
-// portable loop, bit for bit, special values included.
-func TestImatrixWeightsAgrees(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("no AVX2")
-	}
-	r := rand.New(rand.NewPCG(25, 26))
-	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38, 1e-30, 1e-45}
-	for iter := 0; iter < 20000; iter++ {
-		n := []int{16, 32, 256}[r.IntN(3)]
-		x, qw := make([]float32, n), make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64() * 0.02)
-			qw[i] = float32(r.ExpFloat64())
-			if r.IntN(20) == 0 {
-				x[i] = specials[r.IntN(len(specials))]
-			}
-			if r.IntN(20) == 0 {
-				qw[i] = specials[r.IntN(len(specials))]
-			}
-		}
-		sigma2 := float32(r.ExpFloat64() * 1e-3)
-		if iter%50 == 0 {
-			sigma2 = specials[r.IntN(len(specials))]
-		}
-		got, want := make([]float32, n), make([]float32, n)
-		imatrixWeights(got, x, qw, sigma2)
-		imatrixWeightsPortable(want, x, qw, sigma2)
-		if !slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
-			t.Fatalf("iter %d (sigma2 %v) x %v qw %v: %v; portable %v", iter, sigma2, x, qw, got, want)
-		}
-	}
-}

@@ -29,9 +29,7 @@ func rowSigma2(x []float32) float32 {
 
 // blockWeights fills w with qw[j]*sqrtf(sigma2 + x[j]²).
 func blockWeights(w, qw, x []float32, sigma2 float32) {
-	for j := range w {
-		w[j] = qw[j] * kernel.Sqrt32(kernel.FMA32(x[j], x[j], sigma2))
-	}
+	kernel.ImatrixWeights(w, x[:len(w)], qw, sigma2, useAVX2)
 }
 
 // quantizeRowsWith runs quantizeRow over each row of src, or quantizeRef over
