@@ -26,6 +26,9 @@ type iq4kssHalfTables struct {
 	nbVals  [16][4]float32
 	nbValid [16][4]int32
 	nbIdx   [16][4]int32
+	// bis holds NEAREST8's bisection probes after the first (thr[7]): with
+	// the count so far c, thr[3+8c], thr[1+4c], then thr[2c].
+	bis [3][8]float32
 }
 
 var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
@@ -35,6 +38,15 @@ var iq4kssHalves = func() (h [2]*iq4kssHalfTables) {
 			for l := range t.thr[k] {
 				t.thr[k][l] = x
 			}
+		}
+		for c := 0; c < 8; c++ {
+			if c < 2 {
+				t.bis[0][c] = t.thr[3+8*c][0]
+			}
+			if c < 4 {
+				t.bis[1][c] = t.thr[1+4*c][0]
+			}
+			t.bis[2][c] = t.thr[2*c][0]
 		}
 		for i := 0; i < 16; i++ {
 			t.vals[i] = float32(tables.IQ4KValues[16*s+i])

@@ -94,33 +94,26 @@ GLOBL iq4kssShifts<>(SB), RODATA|NOPTR, $32
 	ANDL  $0xffff, V               \
 SKIP:
 
-// COUNT1 adds to the negative count in C the lanes of Y whose value is at
-// least threshold K (a compare mask is -1 where true). Clobbers Y7.
-#define COUNT1(Y, C, K) \
-	VCMPPS $0x1d, (iq4kssHalfTables_thr+32*K)(R12), Y, Y7 \
-	VPADDD Y7, C, C
+// BIS1 is one bisection step of NEAREST8: the count so far C doubles and
+// takes the bit of Y >= its probe, row K of bis at C. Clobbers Y7.
+#define BIS1(Y, C, K) \
+	VPERMPS (iq4kssHalfTables_bis+32*K)(R12), C, Y7 \
+	VCMPPS  $0x1d, Y7, Y, Y7 \
+	VPADDD  C, C, C \
+	VPSUBD  Y7, C, C
 
 // NEAREST8 leaves in C the indices of the grid points nearest the eight
 // float32 in Y (nearestTable.best: the number of the half's thresholds at
-// most each value, 0 from 2^31 on, where Y9 holds 2^31). Clobbers Y7.
+// most each value, 0 from 2^31 on, where Y9 holds 2^31). The thresholds are
+// non-decreasing, so a bisection asking the same comparisons finds the
+// same count (a NaN fails them all): thr[7] first, then a probe per step
+// from the rows of bis. Clobbers Y7.
 #define NEAREST8(Y, C) \
-	VCMPPS $0x1d, (iq4kssHalfTables_thr)(R12), Y, C \
-	COUNT1(Y, C, 1)  \
-	COUNT1(Y, C, 2)  \
-	COUNT1(Y, C, 3)  \
-	COUNT1(Y, C, 4)  \
-	COUNT1(Y, C, 5)  \
-	COUNT1(Y, C, 6)  \
-	COUNT1(Y, C, 7)  \
-	COUNT1(Y, C, 8)  \
-	COUNT1(Y, C, 9)  \
-	COUNT1(Y, C, 10) \
-	COUNT1(Y, C, 11) \
-	COUNT1(Y, C, 12) \
-	COUNT1(Y, C, 13) \
-	COUNT1(Y, C, 14) \
-	VPXOR  Y7, Y7, Y7 \
-	VPSUBD C, Y7, C   \
+	VCMPPS $0x1d, (iq4kssHalfTables_thr+32*7)(R12), Y, C \
+	VPSRLD $31, C, C  \
+	BIS1(Y, C, 0)     \
+	BIS1(Y, C, 1)     \
+	BIS1(Y, C, 2)     \
 	VCMPPS $0x11, Y9, Y, Y7 \
 	VPAND  Y7, C, C
 
