@@ -42,8 +42,6 @@ func mul(a, b float32) float32 { return float32(a * b) }
 
 func nearestInt(v float32) int { return kernel.NearestInt(v) }
 
-func sqrt32(v float32) float32 { return float32(math.Sqrt(float64(v))) }
-
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
 // stdMax is C++'s std::max(a, b), (a < b) ? b : a: a NaN b is ignored (Go's
