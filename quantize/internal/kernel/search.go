@@ -1164,9 +1164,9 @@ func qkx3RefineScanSIMD(x []float32, L []uint8, scale, min float32, nmax int) (b
 // sum in index order, as in the portable loop), then compared in order. A
 // call's trials use the min in effect when it starts (nums has room for
 // sixteen trials from any start); when a trial wins with a new min, the
-// trials after it are computed again from there. Trials whose quants repeat the previous trial's are not
-// skipped here: they cannot win, so computing them changes nothing. n is at
-// most 64.
+// trials after it are computed again from there. Trials whose quants repeat
+// the previous trial's are not skipped here: they cannot win, so computing
+// them changes nothing. n is at most 64.
 func qkx3TrialsSIMD(nmax int, x []float32, wd []float64, xd *[64]float64, L []uint8, rmin, rdelta float32, nstep int, max, min, scale float32, bestMAD, sumW, sumX, sumX2 float64) (float32, float32) {
 	nums := qkx3TrialNumerators(nmax, rmin, rdelta, nstep)
 	// The quants of the best trial are stored in L at the end, from its

@@ -175,7 +175,9 @@ func scaleMin6(j int, q []byte) (d, m uint8) {
 // roundShifted stores clamp(nearest_int((v+m)*id), 0, hi) for each v of x in
 // L, the product fused as kernel.NearestIntMul rounds it. When every product
 // is known to be below 2^22 in magnitude (the usual case) the rounding is
-// done inline, without NearestIntMul's range check per value.
+// done inline, without NearestIntMul's range check per value. With AVX2
+// (len(x) a multiple of 8) it is eight values per step in assembly, which
+// leaves a block with a product of 2^22 or more, or NaN, to the Go loop.
 func roundShifted(L []uint8, x []float32, m, id float32, hi int) {
 	L = L[:len(x)]
 	if useAVX2 && len(x)%8 == 0 && len(x) > 0 && roundShiftedAVX2(&x[0], len(x), m, id, int32(hi), &L[0]) {
