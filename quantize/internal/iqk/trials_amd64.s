@@ -138,13 +138,10 @@ TEXT ·nlTrials16AVX2(SB), NOSPLIT, $0-48
 TEXT ·nlTrials32AVX2(SB), NOSPLIT, $0-48
 	TRIALS(BIS31, LOOK32)
 
-// The AVX-512 trials find each lane's count of thresholds t[k] <= x by
-// bisection over the thresholds rather than by comparing all of them: the
-// thresholds are non-decreasing (unused ones +Inf), so x >= t[k] holds for
-// k below the count and fails from it on, and a bisection asking the same
-// comparisons finds the same count (a NaN fails every one, 0 in both). The
-// 32 thresholds and 32 grid values are two 512-bit tables each, read with
-// one two-table permute per probe.
+// The AVX-512 trials take the same bisection (see BIS) in sixteen lanes,
+// the 32 thresholds and the 32 grid values in two 512-bit registers each,
+// read with one two-table permute per probe; the count grows by the step's
+// power of two where the comparison holds.
 
 // BSTEP is one bisection step for the values in P: the probe is IDX + OFF,
 // and IDX grows by INC where P >= t[probe]. T is a temporary, K a mask.
