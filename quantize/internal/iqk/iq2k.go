@@ -112,9 +112,15 @@ func makeQxQuantsAVX2(nmax int, x []float32, L []int8, qw []float32, maxv float3
 }
 
 // sortedOrder fills idx with 0..len(x)-1 ordered by (x, index), the order
-// std::sort gives pairs of (value, index). Insertion sort: blocks are 16 or
-// 32 values, and sort.Slice would allocate per block.
+// std::sort gives pairs of (value, index). Blocks are 16 or 32 values: with
+// AVX2 each value's place is its rank in that order, counted eight values
+// at a time (sortRanksAVX2, which leaves a block with a NaN to the Go
+// loop); else an insertion sort, as sort.Slice would allocate per block.
 func sortedOrder(idx []int, x []float32) {
+	x = x[:len(idx)]
+	if n := len(x); useSplitSearchAVX2 && n > 0 && n%8 == 0 && sortRanksAVX2(&x[0], n, &idx[0]) {
+		return
+	}
 	for j := range idx {
 		idx[j] = j
 		for k := j; k > 0; k-- {

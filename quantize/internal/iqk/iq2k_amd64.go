@@ -129,3 +129,10 @@ func splitSearchFast(sumx, sumw []float32, e2, rL float64, maxI1, minI3 int) (d 
 //
 //go:noescape
 func splitSearchAVX2(sumx, sumw *float32, n, maxI1 int, k *splitConsts, t *splitTab)
+
+// sortRanksAVX2 is sortedOrder for n a positive multiple of 8 (at most
+// 2^31) whose values hold no NaN; with a NaN it returns false and leaves
+// idx alone.
+//
+//go:noescape
+func sortRanksAVX2(x *float32, n int, idx *int) bool

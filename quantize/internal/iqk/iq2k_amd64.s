@@ -249,3 +249,76 @@ nextvariant:
 	JZ    group
 	RUPDATE
 	JMP   setup // new A for this pair
+
+DATA sortLanes<>+0(SB)/4, $0
+DATA sortLanes<>+4(SB)/4, $1
+DATA sortLanes<>+8(SB)/4, $2
+DATA sortLanes<>+12(SB)/4, $3
+DATA sortLanes<>+16(SB)/4, $4
+DATA sortLanes<>+20(SB)/4, $5
+DATA sortLanes<>+24(SB)/4, $6
+DATA sortLanes<>+28(SB)/4, $7
+DATA sortLanes<>+32(SB)/4, $8
+GLOBL sortLanes<>(SB), RODATA|NOPTR, $36
+
+// func sortRanksAVX2(x *float32, n int, idx *int) bool
+// sortedOrder for n a positive multiple of 8 without a NaN (it returns false,
+// idx untouched, when x holds one): the place of value j is its rank, the
+// number of i with x[i] < x[j], or x[i] == x[j] and i < j, counted eight
+// lanes at a time (Y4: the lanes' indices i, Y5: j in every lane).
+TEXT ·sortRanksAVX2(SB), NOSPLIT, $0-25
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         idx+16(FP), DI
+	XORQ         R8, R8
+	XORL         R9, R9
+
+sortnan:
+	VMOVUPS      (SI)(R8*4), Y1
+	VCMPPS       $3, Y1, Y1, Y2    // unordered: NaN
+	VMOVMSKPS    Y2, AX
+	ORL          AX, R9
+	ADDQ         $8, R8
+	CMPQ         R8, CX
+	JLT          sortnan
+	TESTL        R9, R9
+	JNE          sortfail
+
+	VPBROADCASTD sortLanes<>+32(SB), Y6 // 8
+	XORQ         R10, R10          // j
+
+sortrank:
+	VBROADCASTSS (SI)(R10*4), Y0
+	VMOVQ        R10, X5
+	VPBROADCASTD X5, Y5
+	VMOVDQU      sortLanes<>+0(SB), Y4
+	XORQ         R8, R8
+	XORQ         R11, R11          // rank
+
+sortchunk:
+	VMOVUPS      (SI)(R8*4), Y1
+	VCMPPS       $1, Y0, Y1, Y2    // x[i] < x[j]
+	VCMPPS       $0, Y0, Y1, Y3    // x[i] == x[j]
+	VPCMPGTD     Y4, Y5, Y7        // i < j
+	VPAND        Y7, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VMOVMSKPS    Y2, AX
+	POPCNTL      AX, AX
+	ADDQ         AX, R11
+	VPADDD       Y6, Y4, Y4
+	ADDQ         $8, R8
+	CMPQ         R8, CX
+	JLT          sortchunk
+
+	MOVQ         R10, (DI)(R11*8)
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          sortrank
+	MOVB         $1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+sortfail:
+	MOVB         $0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -11,3 +11,5 @@ var useSplitSearchAVX2 = false
 func splitSearchFast(sumx, sumw []float32, e2, rL float64, maxI1, minI3 int) (d float32, isShifted bool) {
 	return
 }
+
+func sortRanksAVX2(x *float32, n int, idx *int) bool { return false }

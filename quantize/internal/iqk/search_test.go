@@ -4,6 +4,7 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -149,5 +150,49 @@ func BenchmarkSplitSearch(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		bl := &blocks[i%nblocks]
 		splitSearch(bl.xs, bl.sumx, bl.sumw, bl.absSum, 16, 0)
+	}
+}
+
+// TestSortedOrder holds sortedOrder (with the assembly ranks where the CPU
+// has them) to an insertion sort by (value, index) on blocks with many
+// ties, signed zeros, infinities and now and then a NaN.
+func TestSortedOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	insertion := func(idx []int, x []float32) {
+		for j := range idx {
+			idx[j] = j
+			for k := j; k > 0; k-- {
+				a, b := idx[k-1], idx[k]
+				if x[a] < x[b] || (x[a] == x[b] && a < b) {
+					break
+				}
+				idx[k-1], idx[k] = b, a
+			}
+		}
+	}
+	for iter := 0; iter < 20000; iter++ {
+		n := []int{16, 32, 8 * (1 + r.IntN(8)), 1 + r.IntN(32)}[r.IntN(4)]
+		x := make([]float32, n)
+		for j := range x {
+			switch r.IntN(6) {
+			case 0:
+				x[j] = float32(r.IntN(3) - 1) // ties
+			case 1:
+				x[j] = float32(math.Copysign(0, -1))
+			case 2:
+				x[j] = float32(math.Inf(2*r.IntN(2) - 1))
+			default:
+				x[j] = float32(r.NormFloat64())
+			}
+		}
+		if iter%10 == 0 {
+			x[r.IntN(n)] = float32(math.NaN())
+		}
+		got, want := make([]int, n), make([]int, n)
+		sortedOrder(got, x)
+		insertion(want, x)
+		if !slices.Equal(got, want) {
+			t.Fatalf("iter %d x %v: %v, insertion sort %v", iter, x, got, want)
+		}
 	}
 }
