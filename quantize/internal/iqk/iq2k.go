@@ -121,6 +121,12 @@ func sortedOrder(idx []int, x []float32) {
 	if n := len(x); useSplitSearchAVX2 && n > 0 && n%8 == 0 && sortRanksAVX2(&x[0], n, &idx[0]) {
 		return
 	}
+	insertionOrder(idx, x)
+}
+
+// insertionOrder is sortedOrder by insertion: with a NaN among the values it
+// keeps the order the comparisons give, as the reference's sort does.
+func insertionOrder(idx []int, x []float32) {
 	for j := range idx {
 		idx[j] = j
 		for k := j; k > 0; k-- {
