@@ -410,6 +410,28 @@ label: \
 	CMPQ         R10, CX \
 	JLT          label
 
+// QKX3_ARGS loads the arguments of qkx3Trials8AVX2 and qkx3Trials16AVX512
+// (same frame): den broadcast into DEN, the numerators into NUMS (eight or
+// sixteen by the registers' width), min into Y14, the pointers into AX, SI,
+// DX, R11, R8 and n into CX.
+#define QKX3_ARGS(DEN, NUMS) \
+	MOVQ         nums+0(FP), AX \
+	VBROADCASTSS den+8(FP), DEN \
+	MOVQ         x+16(FP), SI \
+	VBROADCASTSS min+24(FP), Y14 \
+	MOVQ         wd+32(FP), DX \
+	MOVQ         xd+40(FP), R11 \
+	MOVQ         n+48(FP), CX \
+	MOVQ         out+96(FP), R8 \
+	VMOVUPS      (AX), NUMS
+
+// QKX3_CONSTS broadcasts 1.5*2^52 into MAG and nmax, as float64, into NMAX.
+#define QKX3_CONSTS(MAG, NMAX) \
+	VBROADCASTSD qkx3Magic52<>(SB), MAG \
+	VBROADCASTSS nmax+56(FP), X15 \
+	VCVTSS2SD    X15, X15, X15 \
+	VBROADCASTSD X15, NMAX
+
 // func qkx3Trials8AVX2(nums *float32, den float32, x *float32, min float32, wd *float64, xd *[64]float64, n int, nmax float32, sumW, sumX, sumX2, bestMAD float64, out *qkx3Lanes) uint32
 // Eight trials in two groups of four float64 lanes: Y8-Y10 hold the sums of
 // trials 0-3, Y11-Y13 those of trials 4-7. A first pass stores the
@@ -420,25 +442,14 @@ label: \
 // w·l, w·l·l and w·l·x are exact in float64 (nmax <= 31), so fusing the
 // last two into their sums changes nothing.
 TEXT ·qkx3Trials8AVX2(SB), NOSPLIT, $0-108
-	MOVQ         nums+0(FP), AX
-	VBROADCASTSS den+8(FP), Y1
-	MOVQ         x+16(FP), SI
-	VBROADCASTSS min+24(FP), Y14
-	MOVQ         wd+32(FP), DX
-	MOVQ         xd+40(FP), R11
-	MOVQ         n+48(FP), CX
-	MOVQ         out+96(FP), R8
-	VMOVUPS      (AX), Y0
+	QKX3_ARGS(Y1, Y0)
 	VDIVPS       Y1, Y0, Y0        // iscale = num/den
 	VMOVUPS      Y0, qkx3Lanes_iscale(R8)
 	QKX3_DIFFS
 	VEXTRACTF128 $1, Y0, X1
 	VCVTPS2PD    X0, Y0            // iscales of trials 0-3
 	VCVTPS2PD    X1, Y1            // and 4-7, as float64
-	VBROADCASTSD qkx3Magic52<>(SB), Y2
-	VBROADCASTSS nmax+56(FP), X15
-	VCVTSS2SD    X15, X15, X15
-	VBROADCASTSD X15, Y15
+	QKX3_CONSTS(Y2, Y15)
 	QKX3_SUMS(trial8, Y0, Y1, Y2, Y15, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13)
 
 	VBROADCASTSD sumW+64(FP), Y14
@@ -503,25 +514,14 @@ pos: \
 // operation is that of qkx3Trials8AVX2 on the same lane: the same results,
 // bit for bit. The mask has trial k in bit k.
 TEXT ·qkx3Trials16AVX512(SB), NOSPLIT, $0-108
-	MOVQ         nums+0(FP), AX
-	VBROADCASTSS den+8(FP), Z1
-	MOVQ         x+16(FP), SI
-	VBROADCASTSS min+24(FP), Y14
-	MOVQ         wd+32(FP), DX
-	MOVQ         xd+40(FP), R11
-	MOVQ         n+48(FP), CX
-	MOVQ         out+96(FP), R8
-	VMOVUPS      (AX), Z0
+	QKX3_ARGS(Z1, Z0)
 	VDIVPS       Z1, Z0, Z0        // iscale = num/den
 	VMOVUPS      Z0, qkx3Lanes_iscale(R8)
 	QKX3_DIFFS
 	VEXTRACTF64X4 $1, Z0, Y1
 	VCVTPS2PD    Y0, Z16           // iscales of trials 0-7
 	VCVTPS2PD    Y1, Z17           // and 8-15, as float64
-	VBROADCASTSD qkx3Magic52<>(SB), Z18
-	VBROADCASTSS nmax+56(FP), X15
-	VCVTSS2SD    X15, X15, X15
-	VBROADCASTSD X15, Z19
+	QKX3_CONSTS(Z18, Z19)
 	QKX3_SUMS(trial16, Z16, Z17, Z18, Z19, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13)
 
 	VBROADCASTSD sumW+64(FP), Z14
