@@ -1,6 +1,7 @@
 package iqk
 
 import (
+	"cmp"
 	"github.com/gquant/gquant/quantize/internal/kernel"
 	"math"
 	"math/rand/v2"
@@ -185,15 +186,8 @@ func TestSortedOrder(t *testing.T) {
 			for j := range want {
 				want[j] = j
 			}
-			slices.SortStableFunc(want, func(a, b int) int {
-				switch {
-				case x[a] < x[b]:
-					return -1
-				case x[a] > x[b]:
-					return 1
-				}
-				return 0
-			})
+			// cmp.Compare without NaN: -0 equal to +0, ties kept in order.
+			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("iter %d x %v: %v, want %v", iter, x, got, want)
