@@ -247,6 +247,34 @@ func BF16RowToFP32(dst []float32, src []byte) {
 	}
 }
 
+// BF16RowToFP32Magnitude is BF16RowToFP32 that also returns the largest
+// magnitude among the values as a bit pattern without the sign (a NaN's is
+// above infinity's 0x7f80; 0 for no values), found in the same pass: a
+// reader of a bf16 model checks its input for values too large for a later
+// step at no cost of its own.
+func BF16RowToFP32Magnitude(dst []float32, src []byte) uint16 {
+	n := len(src) / 2
+	dst = dst[:n]
+	done, m := bf16RowToFP32MaxSIMD(dst, src)
+	src, dst = src[2*done:2*n], dst[done:]
+	for len(src) >= 8 && len(dst) >= 4 {
+		u := binary.LittleEndian.Uint64(src)
+		lo, hi := uint32(u), uint32(u>>32)
+		dst[0] = math.Float32frombits(lo << 16)
+		dst[1] = math.Float32frombits(lo &^ 0xffff)
+		dst[2] = math.Float32frombits(hi << 16)
+		dst[3] = math.Float32frombits(hi &^ 0xffff)
+		m = max(m, uint16(lo)&0x7fff, uint16(lo>>16)&0x7fff, uint16(hi)&0x7fff, uint16(hi>>16)&0x7fff)
+		src, dst = src[8:], dst[4:]
+	}
+	for i := range dst {
+		h := binary.LittleEndian.Uint16(src[2*i:])
+		dst[i] = BF16ToFP32(h)
+		m = max(m, h&0x7fff)
+	}
+	return m
+}
+
 // FirstNonFinite returns the index of the first infinity or NaN in x, or -1
 // if every value is finite. It scans with AVX2 where the CPU has it, so a
 // quantizer can check its input at memory speed.

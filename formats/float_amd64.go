@@ -110,6 +110,19 @@ func bf16RowToFP32SIMD(dst []float32, src []byte) int {
 }
 
 //go:noescape
+func bf16ToFP32MaxAVX2(dst *float32, src *byte, n int) uint16
+
+// bf16RowToFP32MaxSIMD is bf16RowToFP32SIMD that also returns the largest
+// magnitude bit pattern of the values it widened (0 without AVX2).
+func bf16RowToFP32MaxSIMD(dst []float32, src []byte) (int, uint16) {
+	n := min(len(src)/2, len(dst)) &^ 15
+	if !useAVX2F16C || n == 0 {
+		return 0, 0
+	}
+	return n, bf16ToFP32MaxAVX2(&dst[0], &src[0], n)
+}
+
+//go:noescape
 func anyNonFiniteAVX2(x *float32, n int) bool
 
 // anyNonFiniteSIMD checks the longest prefix of x that is a multiple of 32

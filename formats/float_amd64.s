@@ -352,6 +352,47 @@ bf16done:
 	VZEROUPPER
 	RET
 
+// func bf16ToFP32MaxAVX2(dst *float32, src *byte, n int) uint16
+// bf16ToFP32AVX2 that also returns the largest of the n values' bit
+// patterns without the sign (n a multiple of 16). The masked load is a
+// second read of the line the widening loads just brought in, so the
+// check costs the reader no pass of its own over the input.
+TEXT ·bf16ToFP32MaxAVX2(SB), NOSPLIT, $0-26
+	CONV_ARGS
+	VPCMPEQW Y4, Y4, Y4
+	VPSRLW   $1, Y4, Y4 // 0x7fff in every word
+	VPXOR    Y5, Y5, Y5
+	SHRQ     $4, CX
+	JZ       maxdone
+
+maxloop:
+	VPAND     (SI), Y4, Y1
+	VPMOVZXWD (SI), Y0
+	VPMOVZXWD 16(SI), Y2
+	VPMAXUW   Y1, Y5, Y5
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y2, Y2
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   Y2, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       maxloop
+
+maxdone:
+	// The largest word is the complement of the smallest complement,
+	// which VPHMINPOSUW finds among eight.
+	VEXTRACTI128 $1, Y5, X1
+	VPMAXUW      X1, X5, X5
+	VPCMPEQW     X1, X1, X1
+	VPXOR        X1, X5, X5
+	VPHMINPOSUW  X5, X5
+	VMOVD        X5, AX
+	NOTL         AX
+	VZEROUPPER
+	MOVW         AX, ret+24(FP)
+	RET
+
 // func fp32ToFP16AVX512(dst *byte, src *float32, n int) uint32
 // fp32ToFP16F16C with 512-bit vectors, 64 values per step and one step of
 // 32 for the rest (n a multiple of 32): VCVTPS2PH rounds each zmm of 16

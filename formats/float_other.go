@@ -20,3 +20,5 @@ func anyNonFiniteSIMD(x []float32) (int, bool) { return 0, false }
 func maxBitsSIMD(x []float32) (int, uint32) { return 0, 0 }
 
 func bf16RowToFP32SIMD(dst []float32, src []byte) int { return 0 }
+
+func bf16RowToFP32MaxSIMD(dst []float32, src []byte) (int, uint16) { return 0, 0 }

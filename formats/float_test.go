@@ -399,6 +399,53 @@ func TestBF16RowToFP32(t *testing.T) {
 	}
 }
 
+// TestBF16RowToFP32Magnitude widens rows of random bfloat16 values (every
+// kind: NaNs, infinities, negatives, subnormals) of every tail length, with
+// the assembly and the portable code, and checks the values against
+// BF16RowToFP32's and the magnitude against a plain loop's, with the
+// largest at every kind of place.
+func TestBF16RowToFP32Magnitude(t *testing.T) {
+	simd := useAVX2F16C
+	defer func() { useAVX2F16C = simd }()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, use := range []bool{simd, false} {
+		useAVX2F16C = use
+		for _, n := range []int{0, 1, 3, 4, 15, 16, 17, 31, 32, 33, 64, 100, 4096} {
+			for trial := range 30 {
+				src := make([]byte, 2*n)
+				var want uint16
+				for i := range n {
+					h := uint16(r.Uint32() >> uint(16+r.IntN(16)))
+					if trial%3 == 0 {
+						h &= 0xbfff // no infinities or NaNs, either sign
+					}
+					if trial%5 == 1 && i == r.IntN(n) {
+						h = 0xffff // a negative NaN, largest magnitude
+					}
+					src[2*i], src[2*i+1] = byte(h), byte(h>>8)
+					want = max(want, h&0x7fff)
+				}
+				got := make([]float32, n+1)
+				got[n] = 42
+				m := BF16RowToFP32Magnitude(got, src)
+				wantF := make([]float32, n)
+				BF16RowToFP32(wantF, src)
+				for i := range wantF {
+					if math.Float32bits(got[i]) != math.Float32bits(wantF[i]) {
+						t.Fatalf("simd=%v n=%d: value %d widened to %#08x, want %#08x", use, n, i, math.Float32bits(got[i]), math.Float32bits(wantF[i]))
+					}
+				}
+				if got[n] != 42 {
+					t.Fatalf("simd=%v n=%d: wrote past the values", use, n)
+				}
+				if m != want {
+					t.Fatalf("simd=%v n=%d: magnitude %#04x, want %#04x", use, n, m, want)
+				}
+			}
+		}
+	}
+}
+
 func BenchmarkBF16RowToFP32(b *testing.B) {
 	src := make([]byte, 2*4096)
 	dst := make([]float32, 4096)

@@ -90,6 +90,7 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 		f.hash.Reset()
 		_, alive, err := f.copyBytes(oi, ti, global, f.in.TensorReader(t.Source), size, func(last *piece) bool {
 			last.inSum = f.hash.Sum64()
+			last.outSum = last.inSum
 			last.inBytes = size
 			return true
 		})
@@ -194,7 +195,7 @@ func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint6
 			f.note("--reuse: %s in %s is not the tensor its sidecar recorded (changed since): quantized instead", t.Name, c.file)
 			return false
 		}
-		last.inSum = inSum
+		last.inSum, last.outSum = inSum, c.output
 		last.inBytes = f.in.Tensors[t.Source].Size
 		return true
 	})

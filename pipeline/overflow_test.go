@@ -132,8 +132,9 @@ func TestRunValueTooLargeForType(t *testing.T) {
 	}
 }
 
-// The gate constants are overflowGate in each format, and reaches16 and
-// reaches32 agree with a plain comparison of every value.
+// The gate constants are overflowGate in each format, and reaches16,
+// reaches32 and the bf16 reader's magnitude agree with a plain comparison
+// of every value.
 func TestGateScan(t *testing.T) {
 	if formats.BF16ToFP32(bf16Gate) != overflowGate || formats.FP16ToFP32(fp16Gate) != overflowGate || math.Float32frombits(f32Gate) != overflowGate {
 		t.Fatal("a gate constant is not overflowGate")
@@ -180,6 +181,10 @@ func TestGateScan(t *testing.T) {
 		}
 		if got := reaches16(bf, bf16Gate); got != wantBF {
 			t.Fatalf("reaches16 bf16 %v = %v", vals, got)
+		}
+		// decodePiece's gate for bf16 input.
+		if got := formats.BF16RowToFP32Magnitude(make([]float32, n), bf) >= bf16Gate; got != wantBF {
+			t.Fatalf("BF16RowToFP32Magnitude gate %v = %v", vals, got)
 		}
 		if got := reaches16(hf, fp16Gate); got != wantHF {
 			t.Fatalf("reaches16 f16 %v = %v", vals, got)

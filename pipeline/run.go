@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -168,6 +169,7 @@ type piece struct {
 	rows    int64
 	last    bool   // last piece of its tensor
 	inSum   uint64 // on the last piece: xxhash64 of the input tensor's bytes
+	outSum  uint64 // on the last byte piece: xxhash64 of the bytes written (the feeder hashed them)
 	inBytes int64
 
 	buf      *buffers // borrowed from the pool for the piece's lifetime
@@ -507,7 +509,10 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				tensorFallback = nil
 			} else {
 				_, err = w.Write(q.dst)
-				outHash.Write(q.dst)
+				if q.kind != pieceBytes {
+					// Byte pieces were hashed as they were read.
+					outHash.Write(q.dst)
+				}
 			}
 			if q.kind == pieceQuantize {
 				inHash.Write(q.buf.raw)
@@ -526,7 +531,11 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			item := syncItem{out: q.out}
 			if q.last {
 				rec := &records[q.out][q.tensor]
-				rec.Input, rec.Output = hashString(q.inSum), hashString(outHash.Sum64())
+				out := outHash.Sum64()
+				if q.kind == pieceBytes {
+					out = q.outSum
+				}
+				rec.Input, rec.Output = hashString(q.inSum), hashString(out)
 				outHash.Reset()
 				copied := *rec
 				item.rec = &copied
@@ -911,12 +920,15 @@ func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
 	raw := p.buf.raw
 	p.buf.f32 = grow(p.buf.f32, int(p.rows*ne0))
 	p.src = p.buf.f32
+	if src.Type == formats.BF16 {
+		// Most models' input: widened and gated in one pass.
+		p.overGate = formats.BF16RowToFP32Magnitude(p.src, raw) >= bf16Gate
+		return nil
+	}
 	if err := formats.DequantizeRows(src.Type, int(ne0), raw, p.src); err != nil {
 		return err
 	}
 	switch src.Type {
-	case formats.BF16:
-		p.overGate = reaches16(raw, bf16Gate)
 	case formats.F16:
 		p.overGate = reaches16(raw, fp16Gate)
 	case formats.F32:
@@ -1005,8 +1017,9 @@ func reaches32(x []float32) bool {
 // smallest magnitude that overflows, over every type and power of two, is
 // 2^16 (q5_1's fp16 minimum, and f16); the gate keeps a factor 16 below it
 // and TestOverflowGate checks every type at 4 x the gate. Pieces reaching
-// it are read back by checkOutput; finding them costs a few integer
-// operations per four inputs (reaches16, reaches32).
+// it are read back by checkOutput; finding them costs nothing for bf16
+// input (the widening finds the largest magnitude) and a few integer
+// operations per four inputs for others (reaches16, reaches32).
 const overflowGate = 1 << 12
 
 // checkOutput reads back the output of a piece whose input reaches
@@ -1059,10 +1072,19 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 		p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, back[i])
 }
 
+// littleEndian says float32 values in memory are laid out as GGUF stores
+// them.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // quantizePiece converts the piece's float32 rows into the output type.
 func quantizePiece(t Tensor, p *piece) error {
 	ne0, _, _ := gguf.Dims(t.Shape)
 	if t.Type == formats.F32 {
+		if littleEndian {
+			// The float32 rows in memory are the output's bytes.
+			p.dst = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.src))), 4*len(p.src))
+			return nil
+		}
 		p.buf.out = grow(p.buf.out, 4*len(p.src))
 		p.dst = p.buf.out
 		for i, v := range p.src {
