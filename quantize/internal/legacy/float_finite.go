@@ -17,6 +17,8 @@ var ErrNotFinite = errors.New("legacy: input value is not finite")
 // anyway (a conversion or a largest-magnitude pass) and so detect
 // infinities and NaNs as they go.
 var checksFinite = map[formats.Type]bool{
+	formats.Q8_0:     true,
+	formats.Q8_0_R8:  true,
 	formats.F16:      true,
 	formats.BF16:     true,
 	formats.BF16_R16: true,

@@ -75,10 +75,12 @@ func absMax32(x *[qk]float32) float32 {
 // quantizeQ8_0Blocks is quantize_row_q8_0_ref over any number of whole
 // blocks: scale amax/127, weights multiplied by 1/scale (rounded to float32)
 // and rounded half away from zero. The reference ignores the importance
-// matrix for q8_0.
-func quantizeQ8_0Blocks(dst []byte, x []float32) {
+// matrix for q8_0. It returns the largest magnitude bit pattern among the
+// values (finiteBits tells whether they are all finite).
+func quantizeQ8_0Blocks(dst []byte, x []float32) uint32 {
 	nb := min(len(x)/qk, len(dst)/blockQ8_0)
-	if done := quantizeQ8_0SIMD(dst, x); done > 0 {
+	done, m, zeros := quantizeQ8_0SIMD(dst, x)
+	if zeros {
 		// The assembly is exact only for normal scales; a block with a
 		// smaller one (its half scale is 0) is redone here.
 		for ib := 0; ib < done; ib++ {
@@ -86,19 +88,21 @@ func quantizeQ8_0Blocks(dst []byte, x []float32) {
 				quantizeQ8_0Portable(dst[ib*blockQ8_0:(ib+1)*blockQ8_0], x[ib*qk:(ib+1)*qk])
 			}
 		}
-		dst, x = dst[done*blockQ8_0:], x[done*qk:]
-		nb -= done
 	}
-	quantizeQ8_0Portable(dst, x[:nb*qk])
+	dst, x = dst[done*blockQ8_0:], x[done*qk:]
+	return max(m, quantizeQ8_0Portable(dst, x[:(nb-done)*qk]))
 }
 
 // quantizeQ8_0Portable is quantizeQ8_0Blocks in Go.
-func quantizeQ8_0Portable(dst []byte, x []float32) {
+func quantizeQ8_0Portable(dst []byte, x []float32) uint32 {
 	nb := min(len(x)/qk, len(dst)/blockQ8_0)
+	var m uint32
 	for ib := 0; ib < nb; ib++ {
 		xb := (*[qk]float32)(x[ib*qk:])
 		y := (*[blockQ8_0]byte)(dst[ib*blockQ8_0:])
-		d := absMax32(xb) / 127
+		amax := absMax32(xb)
+		m = max(m, math.Float32bits(amax))
+		d := amax / 127
 		var id float32
 		if d != 0 {
 			id = 1 / d
@@ -113,10 +117,13 @@ func quantizeQ8_0Portable(dst []byte, x []float32) {
 			binary.LittleEndian.PutUint32(qs[j:], q0|q1<<8|q2<<16|q3<<24)
 		}
 	}
+	return m
 }
 
 func quantizeQ8_0(dst []byte, src []float32, nrows, ne0 int, _ []float32) error {
-	quantizeQ8_0Blocks(dst, src)
+	if !finiteBits(quantizeQ8_0Blocks(dst, src)) {
+		return ErrNotFinite
+	}
 	return nil
 }
 

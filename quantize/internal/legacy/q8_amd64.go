@@ -29,7 +29,7 @@ func quantizeQ8AVX2(dst *byte, src *float32, n int, mul float32) int32
 func quantizeQ8Rows8AVX2(dst *byte, src *float32, stride, n int, muls *[8]float32)
 
 //go:noescape
-func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
+func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) (maxBits, zeroScales uint32)
 
 //go:noescape
 func bf16R16Rows16AVX2(dst *byte, src *float32, stride, n, lag int) uint32
@@ -72,15 +72,17 @@ func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32)
 }
 
 // quantizeQ8_0SIMD quantizes the whole q8_0 blocks of x into dst with AVX2
-// and returns how many it did (0 without AVX2). Blocks whose scale is not a
-// normal float (it underflows to a zero half) are left to the caller.
-func quantizeQ8_0SIMD(dst []byte, x []float32) int {
+// and returns how many it did (0 without AVX2), the largest magnitude bit
+// pattern among their values, and whether a block's scale is not a normal
+// float (it underflows to a zero half): those blocks are left to the
+// caller.
+func quantizeQ8_0SIMD(dst []byte, x []float32) (n int, maxBits uint32, zeroScales bool) {
 	nb := min(len(x)/qk, len(dst)/blockQ8_0)
 	if !useAVX2 || nb == 0 {
-		return 0
+		return 0, 0, false
 	}
-	quantizeQ8_0AVX2(&dst[0], &x[0], nb)
-	return nb
+	maxBits, zeros := quantizeQ8_0AVX2(&dst[0], &x[0], nb)
+	return nb, maxBits, zeros > 0
 }
 
 // bf16R16Rows16SIMD stores a bf16_r16 group of 16 rows (row k's values

@@ -220,16 +220,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func quantizeQ8_0AVX2(dst *byte, src *float32, nb int)
+// func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) (maxBits, zeroScales uint32)
 // quantize_row_q8_0_ref for nb blocks of 32 values: d = amax/127 as a half
 // (VCVTPS2PH, nearest even), quants roundf(x * (1/d)) (0 when d is 0). The
 // rounding half away from zero is trunc(y) plus ±1 where |y - trunc(y)| >=
 // 0.5, all exact. Only valid where d is a normal float (the products then
-// stay within ±127.5): the caller redoes blocks whose half scale is 0.
-TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-24
+// stay within ±127.5): the caller redoes blocks whose half scale is 0, of
+// which there are zeroScales. amax is the largest magnitude's bit pattern
+// (VPMAXUD: for magnitudes the same order as the floats', with NaNs above
+// infinity), and maxBits the largest over the blocks, so the caller learns
+// of an infinity or NaN in the input without a pass of its own.
+TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ nb+16(FP), CX
+	VPXOR X14, X14, X14 // maxBits in its low word
+	XORL R9, R9         // zeroScales
 	TESTQ CX, CX
 	JZ   done
 
@@ -257,22 +263,27 @@ loop:
 
 	VANDPS       Y8, Y0, Y4
 	VANDPS       Y8, Y1, Y5
-	VMAXPS       Y5, Y4, Y4
+	VPMAXUD      Y5, Y4, Y4
 	VANDPS       Y8, Y2, Y5
-	VMAXPS       Y5, Y4, Y4
+	VPMAXUD      Y5, Y4, Y4
 	VANDPS       Y8, Y3, Y5
-	VMAXPS       Y5, Y4, Y4
+	VPMAXUD      Y5, Y4, Y4
 	VEXTRACTF128 $1, Y4, X5
-	VMAXPS       X5, X4, X4
+	VPMAXUD      X5, X4, X4
 	VPERMILPS    $0x4e, X4, X5
-	VMAXPS       X5, X4, X4
+	VPMAXUD      X5, X4, X4
 	VPERMILPS    $0xb1, X4, X5
-	VMAXPS       X5, X4, X4        // amax
+	VPMAXUD      X5, X4, X4        // amax
+	VPMAXUD      X4, X14, X14
 
 	VDIVSS    X13, X4, X4          // d = amax / 127
 	VCVTPS2PH $0, X4, X5
 	VMOVQ      X5, AX
 	MOVW      AX, (DI)
+	XORL      R8, R8
+	TESTW     AX, AX
+	SETEQ     R8
+	ADDL      R8, R9
 	VDIVSS    X4, X12, X6          // 1/d
 	VXORPS    X7, X7, X7
 	VCMPSS    $4, X7, X4, X7       // d != 0
@@ -335,7 +346,10 @@ loop:
 	JNZ  loop
 
 done:
+	VMOVD      X14, AX
 	VZEROUPPER
+	MOVL       AX, maxBits+24(FP)
+	MOVL       R9, zeroScales+28(FP)
 	RET
 
 // The 16 rows of a bf16_r16 group lie a power of two apart in a 4096-wide

@@ -23,7 +23,7 @@ func quantizeQ8Rows8SIMD(q []byte, x []float32, stride, n int, muls *[8]float32)
 	return false
 }
 
-func quantizeQ8_0SIMD(dst []byte, x []float32) int { return 0 }
+func quantizeQ8_0SIMD(dst []byte, x []float32) (int, uint32, bool) { return 0, 0, false }
 
 func bf16R16Rows16SIMD(y []byte, x []float32, stride, n int) (uint32, bool) { return 0, false }
 
