@@ -266,6 +266,7 @@ type Writer struct {
 	alignment int64
 	cur       int   // tensor being written
 	done      int64 // bytes of it written so far
+	unkicked  int64 // bytes written since the last startWriteback
 	err       error // first failure; the Writer is then finished
 	ctx       context.Context
 }
@@ -368,6 +369,10 @@ func (w *Writer) finishTensor() error {
 	return nil
 }
 
+// writebackEvery is how many bytes Write writes between asking the kernel to
+// start writing them to the disk (startWriteback).
+const writebackEvery = 8 << 20
+
 // Write appends p to the tensor data: the concatenation of every tensor's
 // bytes in order, without padding (the Writer pads). p may end in the middle
 // of a tensor or span several.
@@ -386,6 +391,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 		written += m
 		if err != nil {
 			return written, w.fail(err)
+		}
+		if w.unkicked += n; w.unkicked >= writebackEvery {
+			startWriteback(w.f)
+			w.unkicked = 0
 		}
 		w.done += n
 		p = p[n:]
@@ -426,6 +435,8 @@ func (w *Writer) WriteTensor(r io.Reader) error {
 	if n != t.Size {
 		return w.fail(fmt.Errorf("%w: tensor %q: got %d bytes of %d", ErrWriter, t.Name, n, t.Size))
 	}
+	startWriteback(w.f)
+	w.unkicked = 0
 	w.done = n
 	return w.finishTensor()
 }

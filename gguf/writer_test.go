@@ -411,3 +411,54 @@ func TestSkipRemaining(t *testing.T) {
 		t.Errorf("first tensor starts %v", head)
 	}
 }
+
+// TestWriteStartsWriteback writes tensors larger than writebackEvery in
+// pieces of odd sizes, with a rewind in the middle of one, so that the
+// writes that start the disk's writeback fall inside tensors, and reads the
+// file back: asking the kernel to write early must not change a byte.
+func TestWriteStartsWriteback(t *testing.T) {
+	n := int64(writebackEvery/4 + 3) // f32 values: about 1.0 x writebackEvery bytes each
+	tensors := []TensorInfo{{Name: "a", Shape: []int64{n}, Type: formats.F32}, {Name: "b", Shape: []int64{2 * n}, Type: formats.F32}}
+	data := make([]byte, 12*n)
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	out := filepath.Join(t.TempDir(), "big.gguf")
+	w, err := Create(out, nil, tensors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	write := func(p []byte) {
+		t.Helper()
+		for len(p) > 0 {
+			k := min(len(p), 999_983)
+			if _, err := w.Write(p[:k]); err != nil {
+				t.Fatal(err)
+			}
+			p = p[k:]
+		}
+	}
+	write(data[:4*n+5*writebackEvery/4])
+	if err := w.RewindTensor(); err != nil {
+		t.Fatal(err)
+	}
+	write(data[4*n:])
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for i, want := range [][]byte{data[:4*n], data[4*n:]} {
+		got := make([]byte, len(want))
+		if _, err := m.TensorReader(i).ReadAt(got, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("tensor %d differs at byte %d", i, firstDiff(got, want))
+		}
+	}
+}
