@@ -230,21 +230,8 @@ func BF16ToFP32(h uint16) float32 {
 // values.
 func BF16RowToFP32(dst []float32, src []byte) {
 	n := len(src) / 2
-	dst = dst[:n]
-	done := bf16RowToFP32SIMD(dst, src)
-	src, dst = src[2*done:2*n], dst[done:]
-	for len(src) >= 8 && len(dst) >= 4 {
-		u := binary.LittleEndian.Uint64(src)
-		lo, hi := uint32(u), uint32(u>>32)
-		dst[0] = math.Float32frombits(lo << 16)
-		dst[1] = math.Float32frombits(lo &^ 0xffff)
-		dst[2] = math.Float32frombits(hi << 16)
-		dst[3] = math.Float32frombits(hi &^ 0xffff)
-		src, dst = src[8:], dst[4:]
-	}
-	for i := range dst {
-		dst[i] = BF16ToFP32(binary.LittleEndian.Uint16(src[2*i:]))
-	}
+	done := bf16RowToFP32SIMD(dst[:n], src)
+	bf16RowToFP32Go(dst[done:n], src[2*done:2*n])
 }
 
 // BF16RowToFP32Magnitude is BF16RowToFP32 that also returns the largest
@@ -254,9 +241,14 @@ func BF16RowToFP32(dst []float32, src []byte) {
 // step at no cost of its own.
 func BF16RowToFP32Magnitude(dst []float32, src []byte) uint16 {
 	n := len(src) / 2
-	dst = dst[:n]
-	done, m := bf16RowToFP32MaxSIMD(dst, src)
-	src, dst = src[2*done:2*n], dst[done:]
+	done, m := bf16RowToFP32MaxSIMD(dst[:n], src)
+	return max(m, bf16RowToFP32Go(dst[done:n], src[2*done:2*n]))
+}
+
+// bf16RowToFP32Go widens src into dst (as many values) in Go and returns
+// the largest magnitude bit pattern among them.
+func bf16RowToFP32Go(dst []float32, src []byte) uint16 {
+	var m uint16
 	for len(src) >= 8 && len(dst) >= 4 {
 		u := binary.LittleEndian.Uint64(src)
 		lo, hi := uint32(u), uint32(u>>32)

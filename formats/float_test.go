@@ -454,3 +454,14 @@ func BenchmarkBF16RowToFP32(b *testing.B) {
 		BF16RowToFP32(dst, src)
 	}
 }
+
+// BenchmarkBF16RowToFP32Magnitude is BenchmarkBF16RowToFP32 with the
+// magnitude found in the same pass, for the cost of the gate.
+func BenchmarkBF16RowToFP32Magnitude(b *testing.B) {
+	src := make([]byte, 2*4096)
+	dst := make([]float32, 4096)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		BF16RowToFP32Magnitude(dst, src)
+	}
+}
