@@ -166,7 +166,7 @@ func Resume(path, tmp string, md Metadata, tensors []TensorInfo, next int, opts 
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	ok = true
-	return &Writer{path: path, tmp: name, f: f, tensors: ts, alignment: a, cur: next, ctx: o.Context, dataStart: int64(len(e.buf))}, nil
+	return &Writer{path: path, tmp: name, f: f, tensors: ts, alignment: a, cur: next, ctx: o.Context}, nil
 }
 
 // EncodeHeader returns the header bytes a Writer writes for md and tensors

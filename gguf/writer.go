@@ -267,7 +267,6 @@ type Writer struct {
 	cur       int   // tensor being written
 	done      int64 // bytes of it written so far
 	unkicked  int64 // bytes written since the last startWriteback
-	dataStart int64 // where the data section starts in the file
 	err       error // first failure; the Writer is then finished
 	ctx       context.Context
 }
@@ -315,56 +314,12 @@ func Create(path string, md Metadata, tensors []TensorInfo, opts *CreateOptions)
 	if _, err := f.Write(e.buf); err != nil {
 		return nil, w.fail(err)
 	}
-	w.dataStart = int64(len(e.buf))
 	return w, nil
 }
 
 // Tensors returns the tensor infos being written, with their Offset and
 // Size filled in. The slice belongs to the Writer: do not modify it.
 func (w *Writer) Tensors() []TensorInfo { return w.tensors }
-
-// Placement says where tensor data goes in the temporary file, for callers
-// that write pieces of it from several goroutines at once with WriteAt: the
-// file, and the absolute offset of the first byte of tensor i (Tensors()[i]
-// .Offset from the data section's start). Such a caller then tells the Writer,
-// in order, how many bytes it placed with Placed. The file is the Writer's:
-// only WriteAt may be used on it, and only inside tensors not yet Placed.
-func (w *Writer) Placement() (f *os.File, tensorStart func(i int) int64) {
-	start := w.dataStart
-	tensors := w.tensors
-	return w.f, func(i int) int64 { return start + tensors[i].Offset }
-}
-
-// Placed moves on past n bytes of tensor data that the caller wrote itself
-// at their places (see Placement), as Write would after writing them: it
-// pads after each tensor completed and starts the disk's writeback.
-func (w *Writer) Placed(n int64) error {
-	if err := w.check(); err != nil {
-		return err
-	}
-	for n > 0 {
-		if w.cur >= len(w.tensors) {
-			return w.fail(fmt.Errorf("%w: %d bytes more than the tensors hold", ErrWriter, n))
-		}
-		t := &w.tensors[w.cur]
-		k := min(n, t.Size-w.done)
-		if _, err := w.f.Seek(k, io.SeekCurrent); err != nil {
-			return w.fail(err)
-		}
-		if w.unkicked += k; w.unkicked >= writebackEvery {
-			startWriteback(w.f)
-			w.unkicked = 0
-		}
-		w.done += k
-		n -= k
-		if w.done == t.Size {
-			if err := w.finishTensor(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // Path is the final name of the file.
 func (w *Writer) Path() string { return w.path }

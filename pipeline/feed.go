@@ -101,7 +101,6 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 	}
 	f.converted++
 	rec := &f.records[oi][ti]
-	inOrder := false
 	if cands := f.reuse.candidates(rec); cands != nil {
 		if f.hashBuf == nil {
 			f.hashBuf = make([]byte, f.chunkBytes())
@@ -111,9 +110,6 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 			return f.send(&piece{out: oi, tensor: ti, global: global, err: fmt.Errorf("%s: reading tensor %s: %w", f.outs[oi].Path, t.Name, err)})
 		}
 		for _, c := range cands[sum] {
-			// Bytes of a failed attempt may be written after the rows
-			// quantized instead are done: those go through the writer.
-			inOrder = true
 			ok, alive := f.reuseTensor(oi, ti, global, t, c, sum)
 			if !alive {
 				return false
@@ -123,11 +119,10 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 			}
 		}
 	}
-	return f.quantize(oi, ti, global, t, inOrder)
+	return f.quantize(oi, ti, global, t)
 }
 
-// quantize feeds the rows of a tensor to convert; inOrder keeps the workers
-// from writing them (see placePiece).
+// quantize feeds the rows of a tensor to convert.
 //
 // The workers read the rows (readPiece) and the writer hashes them in
 // order: the reader only plans and lends memory, so that it never bounds
@@ -136,11 +131,11 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 // A planned tensor's importance data (Tensor.importance) is made here, once
 // per matrix, as the pieces reach it; each piece takes a copy in its
 // buffers, so what the run holds of it is bounded with the pieces.
-func (f *feeder) quantize(oi, ti, global int, t Tensor, inOrder bool) bool {
+func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 	pw := piecesFit(f.in, t, f.pieceWeights, f.mem.limit, f.threads)
 	loaded := int64(-1) // the first stored value f.im is made of
 	for _, p := range planPieces(f.in, t, pw, scanAhead(f.threads)) {
-		p.out, p.tensor, p.global, p.inOrder = oi, ti, global, inOrder
+		p.out, p.tensor, p.global = oi, ti, global
 		if p.kind == pieceScan {
 			// Around the writer (no place in the sequence), with the
 			// memory to read the call a piece at a time.

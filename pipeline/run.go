@@ -121,9 +121,6 @@ type Options struct {
 	quantize func(t Tensor, p *piece) error
 	// stats, if set, receives the CPU time of the reader and the writer.
 	stats *pipeStats
-	// writeInOrder has the writer write every piece, none placed by its
-	// worker (tests: placed writes must give the same bytes).
-	writeInOrder bool
 	// beforeScan, if set, is called by a worker before it scans a call
 	// (tests: holding a scan back makes its call's pieces speculative).
 	beforeScan func(*callScan)
@@ -173,8 +170,6 @@ type piece struct {
 	last    bool   // last piece of its tensor
 	inSum   uint64 // on the last piece: xxhash64 of the input tensor's bytes
 	outSum  uint64 // on the last byte piece: xxhash64 of the bytes written (the feeder hashed them)
-	inOrder bool   // rows to be written by the writer, never placed by their worker
-	placed  bool   // its worker wrote dst at its place in the file (placePiece)
 	inBytes int64
 
 	buf      *buffers // borrowed from the pool for the piece's lifetime
@@ -384,15 +379,6 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note, stats: opt.stats}
 	go fd.run(first)
 
-	// Where the workers write their pieces (placePiece); taken before any
-	// goroutine starts, as the writers' own state is the writer's.
-	places := make([]placement, len(outs))
-	for i, w := range writers {
-		if w != nil && !opt.writeInOrder {
-			places[i].file, places[i].tensorStart = w.Placement()
-		}
-	}
-
 	// Workers: read, convert and quantize.
 	var wg sync.WaitGroup
 	for w := 0; w < opt.Threads; w++ {
@@ -421,8 +407,6 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					} else if err := convertPiece(in, t, p, opt.quantize, &deq); err != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
 						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
-					} else if err := placePiece(places[p.out], t, p); err != nil {
-						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, err)
 					}
 				}
 				p.src = nil
@@ -524,11 +508,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				tensorDone = 0
 				tensorFallback = nil
 			} else {
-				if q.placed {
-					err = w.Placed(int64(len(q.dst)))
-				} else {
-					_, err = w.Write(q.dst)
-				}
+				_, err = w.Write(q.dst)
 				if q.kind != pieceBytes {
 					// Byte pieces were hashed as they were read.
 					outHash.Write(q.dst)
@@ -904,44 +884,6 @@ func quantizeAfterLead(in *gguf.Model, t Tensor, p *piece, quantizeFn func(Tenso
 			p.fallback = kept
 		}
 	}
-	return nil
-}
-
-// placement is where an output's tensors go in its temporary file
-// (gguf.Writer.Placement).
-type placement struct {
-	file        *os.File
-	tensorStart func(i int) int64
-}
-
-// placePiece writes a converted piece of a float type (16 bits or more per
-// weight) at its place in the output file, from its worker: the writer then
-// only moves past it (gguf.Writer.Placed). With those writes on one
-// goroutine, the page cache's copy and page allocation bounded F16 runs on
-// the writer (medium model to tmpfs, two threads, medians of 5: 1.82 s with
-// the writer writing, 1.46 s placed); Q8_0's output, half its input's size,
-// ran slower placed (1.22 s against 1.50 s), so quantized types stay with
-// the writer. A piece that the writer may redo (speculative) or whose
-// tensor an earlier attempt wrote bytes of (inOrder: a reuse that failed)
-// is left to the writer too, so that no write of an older attempt can land
-// after it.
-func placePiece(pl placement, t Tensor, p *piece) error {
-	if p.kind != pieceQuantize || p.speculative || p.inOrder || pl.file == nil {
-		return nil
-	}
-	ne0, rows, _ := gguf.Dims(t.Shape)
-	rowSize, err := t.Type.RowSize(ne0)
-	if err != nil {
-		return err
-	}
-	if rowSize < 2*ne0 {
-		return nil
-	}
-	at := pl.tensorStart(p.tensor) + (p.matrix*rows+p.row)*rowSize
-	if _, err := pl.file.WriteAt(p.dst, at); err != nil {
-		return err
-	}
-	p.placed = true
 	return nil
 }
 

@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -145,39 +143,5 @@ func TestRunPieceSizeDoesNotMatter(t *testing.T) {
 	}
 	if string(outs[0]) != string(outs[1]) {
 		t.Error("piece size changed the output")
-	}
-}
-
-// Pieces of float types written at their places by the workers, out of
-// order and beside quantized tensors the writer writes, give the bytes of a
-// run in which the writer writes everything.
-func TestRunPlacedWritesMatchWriter(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.gguf")
-	writeBF16Model(t, in, 256, 320, -1, 0)
-	m, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	var tensors []Tensor
-	for i, typ := range []formats.Type{formats.F16, formats.Q8_0, formats.F32, formats.BF16_R16, formats.Q4_K, formats.BF16, formats.F16} {
-		tensors = append(tensors, Tensor{Name: fmt.Sprintf("blk.%d.ffn_up.weight", i), Shape: []int64{256, 320}, Source: 0, Type: typ, Convert: true})
-	}
-	var outs [2][]byte
-	for i, inOrder := range []bool{true, false} {
-		out := filepath.Join(dir, "out.gguf")
-		o := []Output{{Path: out, Tensors: tensors}}
-		if err := Run(context.Background(), m, o, Options{Threads: 3, PieceWeights: 256 * 16, writeInOrder: inOrder}); err != nil {
-			t.Fatal(err)
-		}
-		outs[i], _ = os.ReadFile(out)
-		if err := os.Remove(out); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(SidecarPath(out))
-	}
-	if len(outs[0]) == 0 || !bytes.Equal(outs[0], outs[1]) {
-		t.Errorf("placed writes changed the output (%d and %d bytes)", len(outs[0]), len(outs[1]))
 	}
 }
