@@ -28,6 +28,7 @@ type feeder struct {
 	threads      int
 	note         func(string, ...any)
 	stats        *pipeStats // if set, the reader's CPU time is added to it
+	whole        bool       // pieces are converted whole (Options.quantize)
 
 	seq     int
 	hash    *xxhash.Digest
@@ -139,7 +140,7 @@ func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 		if p.kind == pieceScan {
 			// Around the writer (no place in the sequence), with the
 			// memory to read the call a piece at a time.
-			if p.buf = f.slot(pieceNeed(f.in, t, p)); p.buf == nil {
+			if p.buf = f.slot(pieceNeed(f.in, t, p, f.whole)); p.buf == nil {
 				return false
 			}
 			select {
@@ -157,7 +158,7 @@ func (f *feeder) quantize(oi, ti, global int, t Tensor) bool {
 			}
 			loaded = is.first(p.matrix)
 		}
-		if p.buf = f.slot(pieceNeed(f.in, t, p)); p.buf == nil {
+		if p.buf = f.slot(pieceNeed(f.in, t, p, f.whole)); p.buf == nil {
 			return false
 		}
 		if t.importance != nil {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -98,37 +99,52 @@ func TestRunValueTooLargeForType(t *testing.T) {
 		{"65504 in q4_1", 6.5e4, formats.Q4_1, false},
 		{"bf16 max in bf16_r16", 3.39e38, formats.BF16_R16, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			in := filepath.Join(dir, "in.gguf")
-			writeBF16Model(t, in, 256, 32, 21, -tc.value)
-			m, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			out := filepath.Join(dir, "out.gguf")
-			outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 32}, Source: 0, Type: tc.typ, Convert: true}}}}
-			err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: 256 * 8})
-			if !tc.fails {
-				if err != nil {
-					t.Fatalf("%v in %s refused: %v", tc.value, tc.typ, err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("%v written as %s", tc.value, tc.typ)
-			}
-			for _, want := range []string{in, "blk.0.ffn_up.weight", "row 21", "column 3", "too large for " + tc.typ.String()} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
-				}
-			}
-			entries, _ := os.ReadDir(dir)
-			if len(entries) != 1 {
-				t.Errorf("files left behind: %v", entries)
-			}
-		})
+		// Rows of 256 weights: pieces of 8 rows, each converted whole; of
+		// 8192: pieces of 24 rows converted in chunks of 8 (convertChunks).
+		for _, ne0 := range []int64{256, 8192} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, ne0), func(t *testing.T) {
+				valueTooLarge(t, ne0, tc.value, tc.typ, tc.fails)
+			})
+		}
+	}
+}
+
+// valueTooLarge quantizes a 32-row tensor of ne0 weights per row whose row
+// 21 holds -value in column 3 to typ, and checks that the run fails (or
+// not) as it should, naming the file, tensor, row and column.
+func valueTooLarge(t *testing.T, ne0 int64, value float32, typ formats.Type, fails bool) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	writeBF16Model(t, in, int(ne0), 32, 21, -value)
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	out := filepath.Join(dir, "out.gguf")
+	outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, 32}, Source: 0, Type: typ, Convert: true}}}}
+	rows := int64(8)
+	if ne0 > 256 {
+		rows = 24
+	}
+	err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: int(ne0 * rows)})
+	if !fails {
+		if err != nil {
+			t.Fatalf("%v in %s refused: %v", value, typ, err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("%v written as %s", value, typ)
+	}
+	for _, want := range []string{in, "blk.0.ffn_up.weight", "row 21", "column 3", "too large for " + typ.String()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left behind: %v", entries)
 	}
 }
 

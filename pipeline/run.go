@@ -117,7 +117,8 @@ type Options struct {
 	// every change (tests).
 	memoryReport func(inUse, held int64, pieces int)
 	// quantize, if set, replaces quantizePiece (benchmarks: a stand-in
-	// kernel that measures the pipeline rather than the kernels).
+	// kernel that measures the pipeline rather than the kernels); its
+	// pieces are converted whole, never in chunks (convertChunks).
 	quantize func(t Tensor, p *piece) error
 	// stats, if set, receives the CPU time of the reader and the writer.
 	stats *pipeStats
@@ -268,9 +269,6 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		opt.Memory = DefaultMemory
 	}
 	opt.Memory = max(opt.Memory, minMemory)
-	if opt.quantize == nil {
-		opt.quantize = quantizePiece
-	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -376,7 +374,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	// Reader: plans pieces in output order, lends them memory, and reads
 	// (and hashes) the tensors it copies.
 	fd := &feeder{ctx: ctx, in: in, outs: outs, records: records, reuse: opt.Reuse, mem: mem, work: work,
-		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note, stats: opt.stats}
+		pieceWeights: opt.PieceWeights, threads: opt.Threads, note: note, stats: opt.stats, whole: opt.quantize != nil}
 	go fd.run(first)
 
 	// Workers: read, convert and quantize.
@@ -693,8 +691,9 @@ func piecesFit(in *gguf.Model, t Tensor, pieceWeights int, memory int64, threads
 	return int(min(int64(pieceWeights), rows*ne0))
 }
 
-// pieceNeed is the working memory of piece p of tensor t.
-func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
+// pieceNeed is the working memory of piece p of tensor t; whole says it
+// is converted whole, never in chunks (convertChunks).
+func pieceNeed(in *gguf.Model, t Tensor, p *piece, whole bool) need {
 	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, _ := in.Tensors[t.Source].Type.RowSize(ne0)
 	dstRow, _ := t.Type.RowSize(ne0)
@@ -703,6 +702,9 @@ func pieceNeed(in *gguf.Model, t Tensor, p *piece) need {
 		return need{raw: int(rows * srcRow), f32: int(rows * ne0)}
 	}
 	n := need{raw: int(p.rows * srcRow), f32: int(p.rows * ne0), out: int(p.rows * dstRow)}
+	if k := chunkRows(t, p); k > 0 && !whole {
+		n.f32 = int(k * ne0)
+	}
 	if t.importance != nil {
 		n.im = int(ne0)
 	}
@@ -807,6 +809,12 @@ func scanCall(ctx context.Context, in *gguf.Model, t Tensor, p *piece) error {
 // (with quantize: quantizePiece, or a benchmark's stand-in) and checks the
 // output.
 func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
+	if quantize == nil {
+		if n := chunkRows(t, p); n > 0 {
+			return convertChunks(in, t, p, n, deq)
+		}
+		quantize = quantizePiece
+	}
 	if err := decodePiece(in, t, p); err != nil {
 		return err
 	}
@@ -915,26 +923,95 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 
 // decodePiece converts the piece's raw input rows to float32.
 func decodePiece(in *gguf.Model, t Tensor, p *piece) error {
-	src := in.Tensors[t.Source]
 	ne0, _, _ := gguf.Dims(t.Shape)
-	raw := p.buf.raw
 	p.buf.f32 = grow(p.buf.f32, int(p.rows*ne0))
 	p.src = p.buf.f32
-	if src.Type == formats.BF16 {
+	var err error
+	p.overGate, err = decodeRows(in.Tensors[t.Source].Type, ne0, p.buf.raw, p.src)
+	return err
+}
+
+// decodeRows converts raw input rows of type typ to float32 in dst and
+// reports whether some value reaches overflowGate.
+func decodeRows(typ formats.Type, ne0 int64, raw []byte, dst []float32) (bool, error) {
+	if typ == formats.BF16 {
 		// Most models' input: widened and gated in one pass.
-		p.overGate = formats.BF16RowToFP32Magnitude(p.src, raw) >= bf16Gate
-		return nil
+		return formats.BF16RowToFP32Magnitude(dst, raw) >= bf16Gate, nil
 	}
-	if err := formats.DequantizeRows(src.Type, int(ne0), raw, p.src); err != nil {
+	if err := formats.DequantizeRows(typ, int(ne0), raw, dst); err != nil {
+		return false, err
+	}
+	switch typ {
+	case formats.F16:
+		return reaches16(raw, fp16Gate), nil
+	case formats.F32:
+		return reaches32raw(raw), nil
+	default:
+		return reaches32(dst), nil
+	}
+}
+
+// chunkBytes bounds the float32 rows a worker holds at a time where it
+// converts a piece in chunks (convertChunks): they stay in the core's L2
+// cache between the widening and the kernel. Converting 512 rows of 4096
+// bf16 weights whole went through 8 MB of float32 in the shared cache; in
+// chunks of 16 rows (256 KiB), one thread on an Intel Xeon (Sapphire Rapids
+// class, 2 MiB of L2), q8_KV ran at 7.5 against 4.8 GB/s of input, f16 at
+// 8.0 against 4.4 and q8_0 at 3.1 against 2.65.
+const chunkBytes = 256 << 10
+
+// chunkRows is how many rows of piece p convertChunks converts at a time,
+// or 0 where the piece is converted whole: it fits in chunkBytes, or its
+// kernel sees more than its rows (a call-scoped type, a type with a lead),
+// or the float32 rows are the output (f32).
+func chunkRows(t Tensor, p *piece) int64 {
+	if t.Type == formats.F32 || p.call != nil || p.callRows > 0 ||
+		quantize.CallScoped(t.Type, t.hasImatrix()) || quantize.NewLead(t.Type) != nil {
+		return 0
+	}
+	ne0, _, _ := gguf.Dims(t.Shape)
+	group := int64(t.Type.Interleave())
+	n := max(chunkBytes/(4*ne0)/group*group, group)
+	if n >= p.rows {
+		return 0
+	}
+	return n
+}
+
+// convertChunks is convertPiece for a piece converted n rows at a time
+// (chunkRows): each chunk is widened, quantized and checked before the
+// next, in a float32 buffer of n rows.
+func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) error {
+	typ := in.Tensors[t.Source].Type
+	ne0, _, _ := gguf.Dims(t.Shape)
+	srcRow, err := typ.RowSize(ne0)
+	if err != nil {
 		return err
 	}
-	switch src.Type {
-	case formats.F16:
-		p.overGate = reaches16(raw, fp16Gate)
-	case formats.F32:
-		p.overGate = reaches32raw(raw)
-	default:
-		p.overGate = reaches32(p.src)
+	rowSize, err := t.Type.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	im := pieceImportance(t, p, ne0)
+	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
+	p.dst = p.buf.out
+	p.fallback = nil
+	p.buf.f32 = grow(p.buf.f32, int(n*ne0))
+	for at := int64(0); at < p.rows; at += n {
+		k := min(n, p.rows-at)
+		c := *p
+		c.row, c.rows, c.src = p.row+at, k, p.buf.f32[:k*ne0]
+		c.dst = p.dst[at*rowSize : (at+k)*rowSize]
+		if c.overGate, err = decodeRows(typ, ne0, p.buf.raw[at*srcRow:(at+k)*srcRow], c.src); err != nil {
+			return err
+		}
+		if err := quantizeCall(t, &c, 0, k, rowSize, im); err != nil {
+			return err
+		}
+		p.fallback = c.fallback
+		if err := checkOutput(t, &c, deq); err != nil {
+			return err
+		}
 	}
 	return nil
 }

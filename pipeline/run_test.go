@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -92,31 +94,35 @@ func TestRunBadValueNamesRowAndLeavesNothing(t *testing.T) {
 		{"NaN", float32(math.NaN()), formats.Q8_0, "not finite"},
 		{"huge", 1e30, formats.IQ3_S, "too large for iq3_s"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			in := filepath.Join(dir, "in.gguf")
-			writeBF16Model(t, in, 256, 300, 217, tc.value)
-			m, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			out := filepath.Join(dir, "out.gguf")
-			outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 300}, Source: 0, Type: tc.typ, Convert: true}}}}
-			err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: 256 * 10})
-			if err == nil {
-				t.Fatalf("%v was quantized to %s", tc.value, tc.typ)
-			}
-			for _, want := range []string{"row 217", "column 3", "blk.0.ffn_up.weight", tc.want} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
+		// Rows of 256 weights: pieces of 10 rows, converted whole; of 8192:
+		// pieces of 20 rows, converted in chunks of 8 (convertChunks).
+		for _, sz := range []struct{ ne0, rows, bad, piece int }{{256, 300, 217, 10}, {8192, 40, 37, 20}} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, sz.ne0), func(t *testing.T) {
+				dir := t.TempDir()
+				in := filepath.Join(dir, "in.gguf")
+				writeBF16Model(t, in, sz.ne0, sz.rows, sz.bad, tc.value)
+				m, err := gguf.Open(in)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			entries, _ := os.ReadDir(dir)
-			if len(entries) != 1 {
-				t.Errorf("files left behind: %v", entries)
-			}
-		})
+				defer m.Close()
+				out := filepath.Join(dir, "out.gguf")
+				outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{int64(sz.ne0), int64(sz.rows)}, Source: 0, Type: tc.typ, Convert: true}}}}
+				err = Run(context.Background(), m, outs, Options{Threads: 2, PieceWeights: sz.ne0 * sz.piece})
+				if err == nil {
+					t.Fatalf("%v was quantized to %s", tc.value, tc.typ)
+				}
+				for _, want := range []string{fmt.Sprintf("row %d", sz.bad), "column 3", "blk.0.ffn_up.weight", tc.want} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not say %q", err, want)
+					}
+				}
+				entries, _ := os.ReadDir(dir)
+				if len(entries) != 1 {
+					t.Errorf("files left behind: %v", entries)
+				}
+			})
+		}
 	}
 }
 
@@ -144,4 +150,100 @@ func TestRunPieceSizeDoesNotMatter(t *testing.T) {
 	if string(outs[0]) != string(outs[1]) {
 		t.Error("piece size changed the output")
 	}
+}
+
+// Pieces converted in chunks that stay in the core's cache (convertChunks)
+// give the bytes of pieces converted whole, for types with row groups, with
+// and without importance data, beside the types always converted whole (a
+// lead, call-scoped q2_K, f32).
+func TestRunChunksMatchWhole(t *testing.T) {
+	const ne0, rows = 8192, 48
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	writeBF16Model(t, in, ne0, rows, 30, 0)
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	im := make([]float32, ne0)
+	for i := range im {
+		im[i] = 1 + float32(i%7)
+	}
+	var tensors []Tensor
+	for _, typ := range []formats.Type{formats.F16, formats.Q8_0, formats.Q8_KV, formats.BF16_R16, formats.Q4_0_R8,
+		formats.Q4_K, formats.IQ4_KS, formats.IQ2_BN, formats.IQ1_M, formats.Q2_K, formats.F32} {
+		for _, imat := range [][]float32{nil, im} {
+			tensors = append(tensors, Tensor{Name: fmt.Sprintf("blk.%d.ffn_up.weight", len(tensors)), Shape: []int64{ne0, rows},
+				Source: 0, Type: typ, Convert: true, Imatrix: imat})
+		}
+	}
+	if n := chunkRows(tensors[0], &piece{rows: 24}); n != 8 {
+		t.Fatalf("f16 rows of %d weights are converted %d rows at a time, want 8", ne0, n)
+	}
+	runChunksAndWhole(t, m, tensors, filepath.Join(dir, "out.gguf"))
+}
+
+// The rows that fell back (see TestRunReportsFallbackRows) are named alike
+// when their pieces are converted in chunks, from float32 input.
+func TestRunChunksReportFallbackRows(t *testing.T) {
+	const ne0, rows = 8192, 40
+	dir := t.TempDir()
+	src := make([]float32, ne0*rows)
+	for r := 0; r < rows; r++ {
+		row := src[r*ne0 : (r+1)*ne0]
+		for i := range row {
+			row[i] = float32((i*37+r*11)%29-14) / 700
+		}
+		if r == 9 || r == 30 {
+			clear(row[32:64])
+			row[40] = 0.03
+		}
+	}
+	m := openF32Tensor(t, filepath.Join(dir, "in.gguf"), "blk.0.ffn_up.weight", []int64{ne0, rows}, src)
+	im := make([]float32, ne0)
+	for i := range im {
+		im[i] = 1 + float32(i%7)/8
+	}
+	im[40] = 0
+	tensors := []Tensor{{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: formats.IQ2_XXS, Convert: true, Imatrix: im}}
+	if got := runChunksAndWhole(t, m, tensors, filepath.Join(dir, "out.gguf")); len(got) != 1 || !strings.HasPrefix(got[0], "iq2_xxs rows 9, 30: ") {
+		t.Errorf("fallbacks %q, want iq2_xxs rows 9 and 30", got)
+	}
+}
+
+// runChunksAndWhole runs tensors of m to out with pieces of 24 rows, in
+// chunks and then whole, checks that both wrote the same bytes and reported
+// the same fallbacks, and returns these.
+func runChunksAndWhole(t *testing.T, m *gguf.Model, tensors []Tensor, out string) []string {
+	t.Helper()
+	ne0, _, _ := gguf.Dims(tensors[0].Shape)
+	var outs [2][]byte
+	var fallbacks [2][]string
+	for i, whole := range []bool{false, true} {
+		opt := Options{Threads: 3, PieceWeights: int(ne0) * 24, Progress: func(e Event) {
+			if e.Fallback != nil {
+				fallbacks[i] = append(fallbacks[i], e.Fallback.String())
+			}
+		}}
+		if whole {
+			opt.quantize = quantizePiece
+		}
+		if err := Run(context.Background(), m, []Output{{Path: out, Tensors: tensors}}, opt); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if outs[i], err = os.ReadFile(out); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(out)
+		os.Remove(SidecarPath(out))
+	}
+	if len(outs[0]) == 0 || !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("chunks changed the output (%d and %d bytes)", len(outs[0]), len(outs[1]))
+	}
+	if fmt.Sprint(fallbacks[0]) != fmt.Sprint(fallbacks[1]) {
+		t.Errorf("fallbacks in chunks %q, whole %q", fallbacks[0], fallbacks[1])
+	}
+	return fallbacks[0]
 }
