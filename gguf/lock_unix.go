@@ -3,8 +3,10 @@
 package gguf
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -39,10 +41,30 @@ func lockedByOther(path string) bool {
 }
 
 // processAlive reports whether a process with this id runs (as far as this
-// process can see; a process of another user counts as running).
+// process can see; a process of another user counts as running). A process
+// that has exited but not yet been reaped by its parent (a zombie) still
+// answers kill(pid, 0), and its temporary files would be taken for a write
+// under way until the parent waits for it: where /proc tells (Linux), a
+// zombie does not count.
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return (err == nil || errors.Is(err, syscall.EPERM)) && !zombie(pid)
+}
+
+// zombie reports whether /proc says that process pid has exited and waits
+// to be reaped (state Z, or X while it goes); false where /proc has no
+// such file.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// "pid (comm) state ...": comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // renameOpen: on these systems an open file can be renamed, so the Writer
