@@ -955,9 +955,10 @@ func decodeRows(typ formats.Type, ne0 int64, raw []byte, dst []float32) (bool, e
 // converts a piece in chunks (convertChunks): they stay in the core's L2
 // cache between the widening and the kernel. Converting 512 rows of 4096
 // bf16 weights whole went through 8 MB of float32 in the shared cache; in
-// chunks of 16 rows (256 KiB), one thread on an Intel Xeon (Sapphire Rapids
-// class, 2 MiB of L2), q8_KV ran at 7.5 against 4.8 GB/s of input, f16 at
-// 8.0 against 4.4 and q8_0 at 3.1 against 2.65.
+// chunks of 16 rows (256 KiB), BenchmarkConvertPiece on an Intel Xeon
+// (Sapphire Rapids class, 2 MiB of L2 per core), one thread, medians of 5:
+// f16 7960 against 4031 MB/s of input, q8_KV 7374 against 4306, q8_0 3223
+// against 2480; kernels that dominate their time (q4_K) do not change.
 const chunkBytes = 256 << 10
 
 // chunkRows is how many rows of piece p convertChunks converts at a time,
