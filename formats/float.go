@@ -245,6 +245,31 @@ func BF16RowToFP32Magnitude(dst []float32, src []byte) uint16 {
 	return max(m, bf16RowToFP32Go(dst[done:n], src[2*done:2*n]))
 }
 
+// BF16RowToFP16Magnitude converts the little-endian bfloat16 values in src
+// to little-endian IEEE halves in dst[:len(src)], each as FP32ToFP16 of the
+// value widened (rounding to nearest even, as F16C does), and returns the
+// largest magnitude among them as BF16RowToFP32Magnitude does, in one pass
+// without float32 rows: how an f16 file is made from a bf16 model. A value
+// of 65520 or more becomes an infinity: the caller checks the magnitude.
+// dst must hold len(src) bytes.
+func BF16RowToFP16Magnitude(dst, src []byte) uint16 {
+	n := len(src) / 2
+	dst = dst[:2*n]
+	done, m := bf16RowToFP16MaxSIMD(dst, src[:2*n])
+	return max(m, bf16RowToFP16Go(dst[2*done:], src[2*done:2*n]))
+}
+
+// bf16RowToFP16Go is BF16RowToFP16Magnitude in Go.
+func bf16RowToFP16Go(dst, src []byte) uint16 {
+	var m uint16
+	for i := 0; i+1 < len(src); i += 2 {
+		h := binary.LittleEndian.Uint16(src[i:])
+		binary.LittleEndian.PutUint16(dst[i:], FP32ToFP16(BF16ToFP32(h)))
+		m = max(m, h&0x7fff)
+	}
+	return m
+}
+
 // bf16RowToFP32Go widens src into dst (as many values) in Go and returns
 // the largest magnitude bit pattern among them.
 func bf16RowToFP32Go(dst []float32, src []byte) uint16 {

@@ -149,3 +149,24 @@ func maxBitsSIMD(x []float32) (int, uint32) {
 	}
 	return n, maxBitsAVX2(&x[0], n)
 }
+
+//go:noescape
+func bf16ToFP16MaxAVX2(dst, src *byte, n int) uint16
+
+//go:noescape
+func bf16ToFP16MaxAVX512(dst, src *byte, n int) uint16
+
+// bf16RowToFP16MaxSIMD converts the longest prefix of src (bfloat16 values)
+// that is a multiple of 32 values to halves in dst with F16C (in 512-bit
+// vectors where the CPU has AVX-512) and returns its length in values (0
+// without F16C) and the largest magnitude bit pattern among them.
+func bf16RowToFP16MaxSIMD(dst, src []byte) (int, uint16) {
+	n := min(len(src), len(dst)) / 2 &^ 31
+	if !useAVX2F16C || n == 0 {
+		return 0, 0
+	}
+	if useAVX512 {
+		return n, bf16ToFP16MaxAVX512(&dst[0], &src[0], n)
+	}
+	return n, bf16ToFP16MaxAVX2(&dst[0], &src[0], n)
+}

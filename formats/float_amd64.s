@@ -506,3 +506,85 @@ reduce:
 	MOVL AX, ret+24(FP)
 	RET
 
+
+// func bf16ToFP16MaxAVX2(dst *byte, src *byte, n int) uint16
+// Converts n bfloat16 values (n a multiple of 16) to IEEE halves: each is
+// widened as bf16ToFP32AVX2 does and rounded by VCVTPS2PH to nearest even,
+// so no float32 row is stored. Returns the largest magnitude bit pattern,
+// as bf16ToFP32MaxAVX2 does.
+TEXT ·bf16ToFP16MaxAVX2(SB), NOSPLIT, $0-26
+	CONV_ARGS
+	VPCMPEQW Y4, Y4, Y4
+	VPSRLW   $1, Y4, Y4 // 0x7fff in every word
+	VPXOR    Y5, Y5, Y5
+	SHRQ     $4, CX
+	JZ       done
+
+loop:
+	VPAND     (SI), Y4, Y1
+	VPMOVZXWD (SI), Y0
+	VPMOVZXWD 16(SI), Y2
+	VPMAXUW   Y1, Y5, Y5
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y2, Y2
+	VCVTPS2PH $0, Y0, X0
+	VCVTPS2PH $0, Y2, X2
+	VMOVDQU   X0, (DI)
+	VMOVDQU   X2, 16(DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       loop
+
+done:
+	VEXTRACTI128 $1, Y5, X1
+	VPMAXUW      X1, X5, X5
+	VPCMPEQW     X1, X1, X1
+	VPXOR        X1, X5, X5
+	VPHMINPOSUW  X5, X5
+	VMOVD        X5, AX
+	NOTL         AX
+	VZEROUPPER
+	MOVW         AX, ret+24(FP)
+	RET
+
+// func bf16ToFP16MaxAVX512(dst *byte, src *byte, n int) uint16
+// bf16ToFP16MaxAVX2 with 512-bit vectors, 32 values per step (n a
+// multiple of 32).
+TEXT ·bf16ToFP16MaxAVX512(SB), NOSPLIT, $0-26
+	CONV_ARGS
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLW     $1, Z4, Z4 // 0x7fff in every word
+	VPXORD     Z5, Z5, Z5
+	SHRQ       $5, CX
+	JZ         done
+
+loop:
+	VPANDD    (SI), Z4, Z1
+	VPMOVZXWD (SI), Z0
+	VPMOVZXWD 32(SI), Z2
+	VPMAXUW   Z1, Z5, Z5
+	VPSLLD    $16, Z0, Z0
+	VPSLLD    $16, Z2, Z2
+	VCVTPS2PH $0, Z0, Y0
+	VCVTPS2PH $0, Z2, Y2
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   Y2, 32(DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       loop
+
+done:
+	VEXTRACTI64X4 $1, Z5, Y1
+	VPMAXUW       Y1, Y5, Y5
+	VEXTRACTI128  $1, Y5, X1
+	VPMAXUW       X1, X5, X5
+	VPCMPEQW      X1, X1, X1
+	VPXOR         X1, X5, X5
+	VPHMINPOSUW   X5, X5
+	VMOVD         X5, AX
+	NOTL          AX
+	VZEROUPPER
+	MOVW          AX, ret+24(FP)
+	RET

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -443,6 +444,67 @@ func TestBF16RowToFP32Magnitude(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Every bfloat16 value converts to the half FP32ToFP16 makes of it widened,
+// at every level (AVX-512, AVX2, Go) and tail length, and the magnitude is
+// the largest of the values'.
+func TestBF16RowToFP16Magnitude(t *testing.T) {
+	simd, wide := useAVX2F16C, useAVX512
+	defer func() { useAVX2F16C, useAVX512 = simd, wide }()
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	src := make([]byte, 2*len(all))
+	for i, h := range all {
+		binary.LittleEndian.PutUint16(src[2*i:], h)
+	}
+	for _, level := range []struct {
+		name       string
+		simd, wide bool
+	}{{"avx512", simd, wide}, {"avx2", simd, false}, {"go", false, false}} {
+		useAVX2F16C, useAVX512 = level.simd, level.wide
+		// The whole set in one call, then in short runs: every tail length
+		// after the vector loop, from starts at odd values.
+		runs := [][2]int{{0, len(all)}}
+		for start, n := 0, 0; start < len(all); start += n {
+			n = min(1+len(runs)%67, len(all)-start)
+			runs = append(runs, [2]int{start, n})
+		}
+		for _, run := range runs {
+			start, n := run[0], run[1]
+			in := src[2*start : 2*(start+n)]
+			got := make([]byte, 2*n+2)
+			got[2*n], got[2*n+1] = 0x5a, 0xa5
+			m := BF16RowToFP16Magnitude(got, in)
+			var want uint16
+			for i := range n {
+				h := binary.LittleEndian.Uint16(in[2*i:])
+				want = max(want, h&0x7fff)
+				if g, w := binary.LittleEndian.Uint16(got[2*i:]), FP32ToFP16(BF16ToFP32(h)); g != w {
+					t.Fatalf("%s: bf16 %#04x converted to %#04x, want %#04x", level.name, h, g, w)
+				}
+			}
+			if got[2*n] != 0x5a || got[2*n+1] != 0xa5 {
+				t.Fatalf("%s: %d values: wrote past them", level.name, n)
+			}
+			if m != want {
+				t.Fatalf("%s: %d values: magnitude %#04x, want %#04x", level.name, n, m, want)
+			}
+		}
+	}
+}
+
+func BenchmarkBF16RowToFP16Magnitude(b *testing.B) {
+	src := make([]byte, 2*4096)
+	dst := make([]byte, 2*4096)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		BF16RowToFP16Magnitude(dst, src)
 	}
 }
 

@@ -92,10 +92,11 @@ func BenchmarkQuantizeModel(b *testing.B) {
 }
 
 // BenchmarkConvertPiece converts one piece of 512 rows of 4096 bf16 weights
-// (a run's piece size) as a worker does, in chunks of rows whose float32
-// stays in the core's L2 cache (convertChunks) and whole (one float32 copy
-// of the piece, 8 MB), for the types whose kernels are fast enough for the
-// difference to show. MB/s of bf16 input, one thread.
+// (a run's piece size) as a worker does ("run": in chunks of rows whose
+// float32 stays in the core's L2 cache, convertChunks, and f16 in one pass,
+// convertBF16ToF16) and whole (one float32 copy of the piece, 8 MB), for
+// the types whose kernels are fast enough for the difference to show. MB/s
+// of bf16 input, one thread.
 // Run with: go test ./pipeline -run XXX -bench ConvertPiece -count 5
 func BenchmarkConvertPiece(b *testing.B) {
 	const ne0, rows = 4096, 512
@@ -109,7 +110,7 @@ func BenchmarkConvertPiece(b *testing.B) {
 		t := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: typ, Convert: true}
 		for _, whole := range []bool{false, true} {
 			var quantize func(Tensor, *piece) error
-			name := typ.String() + "/chunks"
+			name := typ.String() + "/run"
 			if whole {
 				quantize, name = quantizePiece, typ.String()+"/whole"
 			}

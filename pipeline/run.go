@@ -810,6 +810,9 @@ func scanCall(ctx context.Context, in *gguf.Model, t Tensor, p *piece) error {
 // output.
 func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
 	if quantize == nil {
+		if t.Type == formats.F16 && in.Tensors[t.Source].Type == formats.BF16 && convertBF16ToF16(p) {
+			return nil
+		}
 		if n := chunkRows(t, p); n > 0 {
 			return convertChunks(in, t, p, n, deq)
 		}
@@ -949,6 +952,21 @@ func decodeRows(typ formats.Type, ne0 int64, raw []byte, dst []float32) (bool, e
 	default:
 		return reaches32(dst), nil
 	}
+}
+
+// convertBF16ToF16 converts a piece of bf16 rows to f16 in one pass,
+// without float32 rows (formats.BF16RowToFP16Magnitude), and reports
+// whether it did: a piece with a value that reaches overflowGate, or is not
+// finite, goes the way of every other piece instead, whose checks name the
+// value. In a run of the medium model to F16 the widening and the
+// conversion were a fifth of the CPU time, in chunks.
+func convertBF16ToF16(p *piece) bool {
+	p.buf.out = grow(p.buf.out, len(p.buf.raw))
+	if formats.BF16RowToFP16Magnitude(p.buf.out, p.buf.raw) >= bf16Gate {
+		return false
+	}
+	p.dst, p.fallback = p.buf.out, nil
+	return true
 }
 
 // chunkBytes bounds the float32 rows a worker holds at a time where it
