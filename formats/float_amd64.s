@@ -352,45 +352,57 @@ bf16done:
 	VZEROUPPER
 	RET
 
+// The bf16 readers: BF16_MAX_SETUP puts 0x7fff in every word of Y4 and
+// clears the running maximum Y5; BF16_WIDEN16_MAX widens the 16 values at
+// (SI) to float32 in Y0 and Y2 and takes their magnitudes into Y5 (the
+// masked load is a second read of the line the widening loads just brought
+// in, so the check costs no pass of its own over the input); BF16_MAX_AX
+// leaves the largest word of Y5 in AX: it is the complement of the smallest
+// complement, which VPHMINPOSUW finds among eight.
+#define BF16_MAX_SETUP \
+	VPCMPEQW Y4, Y4, Y4; \
+	VPSRLW   $1, Y4, Y4; \
+	VPXOR    Y5, Y5, Y5
+
+#define BF16_WIDEN16_MAX \
+	VPAND     (SI), Y4, Y1; \
+	VPMOVZXWD (SI), Y0; \
+	VPMOVZXWD 16(SI), Y2; \
+	VPMAXUW   Y1, Y5, Y5; \
+	VPSLLD    $16, Y0, Y0; \
+	VPSLLD    $16, Y2, Y2
+
+#define BF16_MAX_AX \
+	VEXTRACTI128 $1, Y5, X1; \
+	VPMAXUW      X1, X5, X5; \
+	VPCMPEQW     X1, X1, X1; \
+	VPXOR        X1, X5, X5; \
+	VPHMINPOSUW  X5, X5; \
+	VMOVD        X5, AX; \
+	NOTL         AX; \
+	VZEROUPPER
+
 // func bf16ToFP32MaxAVX2(dst *float32, src *byte, n int) uint16
 // bf16ToFP32AVX2 that also returns the largest of the n values' bit
-// patterns without the sign (n a multiple of 16). The masked load is a
-// second read of the line the widening loads just brought in, so the
-// check costs the reader no pass of its own over the input.
+// patterns without the sign (n a multiple of 16).
 TEXT ·bf16ToFP32MaxAVX2(SB), NOSPLIT, $0-26
 	CONV_ARGS
-	VPCMPEQW Y4, Y4, Y4
-	VPSRLW   $1, Y4, Y4 // 0x7fff in every word
-	VPXOR    Y5, Y5, Y5
-	SHRQ     $4, CX
-	JZ       maxdone
+	BF16_MAX_SETUP
+	SHRQ $4, CX
+	JZ   maxdone
 
 maxloop:
-	VPAND     (SI), Y4, Y1
-	VPMOVZXWD (SI), Y0
-	VPMOVZXWD 16(SI), Y2
-	VPMAXUW   Y1, Y5, Y5
-	VPSLLD    $16, Y0, Y0
-	VPSLLD    $16, Y2, Y2
-	VMOVDQU   Y0, (DI)
-	VMOVDQU   Y2, 32(DI)
-	ADDQ      $32, SI
-	ADDQ      $64, DI
-	DECQ      CX
-	JNZ       maxloop
+	BF16_WIDEN16_MAX
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y2, 32(DI)
+	ADDQ    $32, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     maxloop
 
 maxdone:
-	// The largest word is the complement of the smallest complement,
-	// which VPHMINPOSUW finds among eight.
-	VEXTRACTI128 $1, Y5, X1
-	VPMAXUW      X1, X5, X5
-	VPCMPEQW     X1, X1, X1
-	VPXOR        X1, X5, X5
-	VPHMINPOSUW  X5, X5
-	VMOVD        X5, AX
-	NOTL         AX
-	VZEROUPPER
-	MOVW         AX, ret+24(FP)
+	BF16_MAX_AX
+	MOVW AX, ret+24(FP)
 	RET
 
 // func fp32ToFP16AVX512(dst *byte, src *float32, n int) uint32
@@ -514,19 +526,12 @@ reduce:
 // as bf16ToFP32MaxAVX2 does.
 TEXT ·bf16ToFP16MaxAVX2(SB), NOSPLIT, $0-26
 	CONV_ARGS
-	VPCMPEQW Y4, Y4, Y4
-	VPSRLW   $1, Y4, Y4 // 0x7fff in every word
-	VPXOR    Y5, Y5, Y5
-	SHRQ     $4, CX
-	JZ       done
+	BF16_MAX_SETUP
+	SHRQ $4, CX
+	JZ   done
 
 loop:
-	VPAND     (SI), Y4, Y1
-	VPMOVZXWD (SI), Y0
-	VPMOVZXWD 16(SI), Y2
-	VPMAXUW   Y1, Y5, Y5
-	VPSLLD    $16, Y0, Y0
-	VPSLLD    $16, Y2, Y2
+	BF16_WIDEN16_MAX
 	VCVTPS2PH $0, Y0, X0
 	VCVTPS2PH $0, Y2, X2
 	VMOVDQU   X0, (DI)
@@ -537,15 +542,8 @@ loop:
 	JNZ       loop
 
 done:
-	VEXTRACTI128 $1, Y5, X1
-	VPMAXUW      X1, X5, X5
-	VPCMPEQW     X1, X1, X1
-	VPXOR        X1, X5, X5
-	VPHMINPOSUW  X5, X5
-	VMOVD        X5, AX
-	NOTL         AX
-	VZEROUPPER
-	MOVW         AX, ret+24(FP)
+	BF16_MAX_AX
+	MOVW AX, ret+24(FP)
 	RET
 
 // func bf16ToFP16MaxAVX512(dst *byte, src *byte, n int) uint16
@@ -578,13 +576,6 @@ loop:
 done:
 	VEXTRACTI64X4 $1, Z5, Y1
 	VPMAXUW       Y1, Y5, Y5
-	VEXTRACTI128  $1, Y5, X1
-	VPMAXUW       X1, X5, X5
-	VPCMPEQW      X1, X1, X1
-	VPXOR         X1, X5, X5
-	VPHMINPOSUW   X5, X5
-	VMOVD         X5, AX
-	NOTL          AX
-	VZEROUPPER
-	MOVW          AX, ret+24(FP)
+	BF16_MAX_AX
+	MOVW AX, ret+24(FP)
 	RET
