@@ -1,6 +1,7 @@
 package formats_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"log"
 
@@ -32,4 +33,21 @@ func ExampleType_Info() {
 	// Output:
 	// iq2_xxs true true 256
 	// type(250) false false 0
+}
+
+// Convert a row of a bf16 model to f16 in one pass; the magnitude says
+// whether any value might not fit (65504 is the largest finite half).
+func ExampleBF16RowToFP16Magnitude() {
+	values := []float32{1, -0.5, 3.140625, 70000}
+	src := make([]byte, 2*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint16(src[2*i:], formats.FP32ToBF16(v))
+	}
+	dst := make([]byte, len(src))
+	m := formats.BF16RowToFP16Magnitude(dst, src)
+	for i := range values {
+		fmt.Print(formats.FP16ToFP32(binary.LittleEndian.Uint16(dst[2*i:])), " ")
+	}
+	fmt.Println(formats.BF16ToFP32(m))
+	// Output: 1 -0.5 3.140625 +Inf 70144
 }

@@ -118,7 +118,8 @@ type Options struct {
 	memoryReport func(inUse, held int64, pieces int)
 	// quantize, if set, replaces quantizePiece (benchmarks: a stand-in
 	// kernel that measures the pipeline rather than the kernels); its
-	// pieces are converted whole, never in chunks (convertChunks).
+	// pieces are converted whole, never in chunks (convertChunks) or in
+	// one pass (convertBF16ToF16).
 	quantize func(t Tensor, p *piece) error
 	// stats, if set, receives the CPU time of the reader and the writer.
 	stats *pipeStats
