@@ -518,7 +518,6 @@ reduce:
 	MOVL AX, ret+24(FP)
 	RET
 
-
 // func bf16ToFP16MaxAVX2(dst *byte, src *byte, n int) uint16
 // Converts n bfloat16 values (n a multiple of 16) to IEEE halves: each is
 // widened as bf16ToFP32AVX2 does and rounded by VCVTPS2PH to nearest even,

@@ -811,7 +811,7 @@ func scanCall(ctx context.Context, in *gguf.Model, t Tensor, p *piece) error {
 // output.
 func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
 	if quantize == nil {
-		if t.Type == formats.F16 && in.Tensors[t.Source].Type == formats.BF16 && convertBF16ToF16(p) {
+		if t.Type == formats.F16 && in.Tensors[t.Source].Type == formats.BF16 && convertBF16ToF16(t, p) {
 			return nil
 		}
 		if n := chunkRows(t, p); n > 0 {
@@ -961,13 +961,11 @@ func decodeRows(typ formats.Type, ne0 int64, raw []byte, dst []float32) (bool, e
 // finite, goes the way of every other piece instead, whose checks name the
 // value. In a run of the medium model to F16 the widening and the
 // conversion were a fifth of the CPU time, in chunks.
-func convertBF16ToF16(p *piece) bool {
-	p.buf.out = grow(p.buf.out, len(p.buf.raw))
-	if formats.BF16RowToFP16Magnitude(p.buf.out, p.buf.raw) >= bf16Gate {
-		return false
+func convertBF16ToF16(t Tensor, p *piece) bool {
+	if _, _, err := startOutput(t, p); err != nil {
+		return false // the usual way reports it
 	}
-	p.dst, p.fallback = p.buf.out, nil
-	return true
+	return formats.BF16RowToFP16Magnitude(p.dst, p.buf.raw) < bf16Gate
 }
 
 // chunkBytes bounds the float32 rows a worker holds at a time where it
@@ -1008,14 +1006,10 @@ func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) 
 	if err != nil {
 		return err
 	}
-	rowSize, err := t.Type.RowSize(ne0)
+	rowSize, im, err := startOutput(t, p)
 	if err != nil {
 		return err
 	}
-	im := pieceImportance(t, p, ne0)
-	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
-	p.dst = p.buf.out
-	p.fallback = nil
 	p.buf.f32 = grow(p.buf.f32, int(n*ne0))
 	for at := int64(0); at < p.rows; at += n {
 		k := min(n, p.rows-at)
@@ -1173,9 +1167,21 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 // them.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
+// startOutput readies piece p's output: p.dst sized for its rows of t's
+// type, no fallback rows yet. It returns the output row size and the
+// importance data the kernel gets.
+func startOutput(t Tensor, p *piece) (rowSize int64, im []float32, err error) {
+	ne0, _, _ := gguf.Dims(t.Shape)
+	if rowSize, err = t.Type.RowSize(ne0); err != nil {
+		return 0, nil, err
+	}
+	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
+	p.dst, p.fallback = p.buf.out, nil
+	return rowSize, pieceImportance(t, p, ne0), nil
+}
+
 // quantizePiece converts the piece's float32 rows into the output type.
 func quantizePiece(t Tensor, p *piece) error {
-	ne0, _, _ := gguf.Dims(t.Shape)
 	if t.Type == formats.F32 {
 		if littleEndian {
 			// The float32 rows in memory are the output's bytes.
@@ -1189,14 +1195,10 @@ func quantizePiece(t Tensor, p *piece) error {
 		}
 		return nil
 	}
-	im := pieceImportance(t, p, ne0)
-	rowSize, err := t.Type.RowSize(ne0)
+	rowSize, im, err := startOutput(t, p)
 	if err != nil {
 		return err
 	}
-	p.buf.out = grow(p.buf.out, int(p.rows*rowSize))
-	p.dst = p.buf.out
-	p.fallback = nil
 	per := p.rows
 	if p.callRows > 0 {
 		per = p.callRows

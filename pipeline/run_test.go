@@ -178,8 +178,10 @@ func TestRunChunksMatchWhole(t *testing.T) {
 				Source: 0, Type: typ, Convert: true, Imatrix: imat})
 		}
 	}
-	if n := chunkRows(tensors[0], &piece{rows: 24}); n != 8 {
-		t.Fatalf("f16 rows of %d weights are converted %d rows at a time, want 8", ne0, n)
+	// The pieces of 24 rows below are converted in chunks of 8 (q8_0), or
+	// in one pass (f16 of bf16 rows, TestConvertBF16ToF16).
+	if n := chunkRows(tensors[2], &piece{rows: 24}); tensors[2].Type != formats.Q8_0 || n != 8 {
+		t.Fatalf("%s rows of %d weights are converted %d rows at a time, want 8", tensors[2].Type, ne0, n)
 	}
 	runChunksAndWhole(t, m, tensors, filepath.Join(dir, "out.gguf"))
 }
@@ -246,4 +248,42 @@ func runChunksAndWhole(t *testing.T, m *gguf.Model, tensors []Tensor, out string
 		t.Errorf("fallbacks in chunks %q, whole %q", fallbacks[0], fallbacks[1])
 	}
 	return fallbacks[0]
+}
+
+// An f16 piece of bf16 rows is converted in one pass, to the bytes of the
+// float32 way, while every value stays below the overflow gate (4080 is the
+// largest bfloat16 below 4096); a value at the gate sends the piece the
+// usual way (false), whose checks name it.
+func TestConvertBF16ToF16(t *testing.T) {
+	const ne0, rows = 256, 4
+	tn := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: formats.F16, Convert: true}
+	for _, tc := range []struct {
+		big     float32
+		onePass bool
+	}{{4080, true}, {-4080, true}, {4096, false}, {-70000, false}, {float32(math.Inf(1)), false}} {
+		raw := make([]byte, 2*ne0*rows)
+		for i := range ne0 * rows {
+			v := float32(math.Sin(float64(i))) * 0.02
+			if i == 300 {
+				v = tc.big
+			}
+			binary.LittleEndian.PutUint16(raw[2*i:], formats.FP32ToBF16(v))
+		}
+		p := &piece{rows: rows, buf: &buffers{raw: raw}}
+		if got := convertBF16ToF16(tn, p); got != tc.onePass {
+			t.Errorf("%v: one pass %v, want %v", tc.big, got, tc.onePass)
+			continue
+		}
+		if !tc.onePass {
+			continue
+		}
+		want := &piece{rows: rows, buf: &buffers{raw: raw}, src: make([]float32, ne0*rows)}
+		formats.BF16RowToFP32(want.src, raw)
+		if err := quantizePiece(tn, want); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p.dst, want.dst) {
+			t.Errorf("%v: one pass wrote other bytes than the float32 way", tc.big)
+		}
+	}
 }
