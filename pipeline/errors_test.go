@@ -83,8 +83,22 @@ func TestNeedsImatrixErrors(t *testing.T) {
 	}
 	// The kernel: iq2_xs does not run without importance weights.
 	_, err = quantize.QuantizeRows(formats.IQ2_XS, 1, 256, make([]float32, 256), nil)
-	if !errors.Is(err, quantize.ErrNeedsImatrix) || strings.Contains(err.Error(), "--") {
+	if !errors.Is(err, quantize.ErrKernelNeedsImatrix) || !errors.Is(err, quantize.ErrNeedsImatrix) || strings.Contains(err.Error(), "--") {
 		t.Errorf("iq2_xs kernel without importance weights: %v", err)
+	}
+	// The plan knows it before any work, also where the rules are ignored
+	// (llama-quantize asserts when it reaches the tensor).
+	if rules, err = recipes.ParseCustomQ(`blk\.1\.ffn_down_exps=iq2_xxs`); err != nil {
+		t.Fatal(err)
+	}
+	sel = recipes.Options{FileType: recipes.FileTypeQ4_K_M, Rules: rules, IgnoreImatrixRules: true}
+	_, err = Build(m, Config{Selection: sel, Imatrix: im, ImatrixPath: "x.dat", Output: out})
+	if !errors.Is(err, quantize.ErrKernelNeedsImatrix) || !strings.Contains(err.Error(), "blk.1.ffn_down_exps.weight as iq2_xxs") {
+		t.Errorf("iq2_xxs tensor without importance data, rules ignored: %v", err)
+	}
+	_, err = Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeIQ2_XXS, IgnoreImatrixRules: true}, Output: out})
+	if !errors.Is(err, quantize.ErrKernelNeedsImatrix) {
+		t.Errorf("IQ2_XXS without importance data, rules ignored: %v", err)
 	}
 }
 

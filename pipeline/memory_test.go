@@ -156,7 +156,9 @@ const rssHelperEnv = "GQUANT_TEST_RSS_MODEL"
 
 // A whole-file quantize with 64 workers stays under 512 MiB of peak RSS
 // (the process's maximum resident set, from the kernel's rusage of a
-// subprocess that does only that run).
+// subprocess that does only that run), and so does one that asks for 2^30
+// (a THREADS of 99999999999 once made a channel of that size and died out
+// of memory; workers stop at MaxThreads).
 func TestPeakRSSThreads64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 270 MiB model")
@@ -166,24 +168,24 @@ func TestPeakRSSThreads64(t *testing.T) {
 	if err := modelgen.Write(in, rssModel.Model(), modelgen.WriteOptions{Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, ft := range []string{"Q8_0"} {
+	for _, tc := range []struct{ ft, threads string }{{"Q8_0", "64"}, {"Q8_0", "1073741824"}} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestPeakRSSHelper$", "-test.v")
-		cmd.Env = append(os.Environ(), rssHelperEnv+"="+in, "GQUANT_TEST_RSS_TYPE="+ft, "GQUANT_TEST_RSS_THREADS=64")
+		cmd.Env = append(os.Environ(), rssHelperEnv+"="+in, "GQUANT_TEST_RSS_TYPE="+tc.ft, "GQUANT_TEST_RSS_THREADS="+tc.threads)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", ft, err, out)
+			t.Fatalf("%s at %s threads: %v\n%s", tc.ft, tc.threads, err, out)
 		}
 		if !bytes.Contains(out, []byte("quantized")) {
-			t.Fatalf("%s: the helper did not run:\n%s", ft, out)
+			t.Fatalf("%s: the helper did not run:\n%s", tc.ft, out)
 		}
 		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		if !ok {
 			t.Skip("no rusage on this system")
 		}
 		peak := ru.Maxrss << 10 // kilobytes on Linux
-		t.Logf("%s at 64 threads: peak RSS %d MiB", ft, peak>>20)
+		t.Logf("%s at %s threads: peak RSS %d MiB", tc.ft, tc.threads, peak>>20)
 		if peak >= 512<<20 {
-			t.Errorf("%s at 64 threads: peak RSS %d MiB, want under 512 MiB", ft, peak>>20)
+			t.Errorf("%s at %s threads: peak RSS %d MiB, want under 512 MiB", tc.ft, tc.threads, peak>>20)
 		}
 	}
 }

@@ -307,11 +307,18 @@ func splitOutputs(plan *Plan, md gguf.Metadata, limits splitter.Limits, prefix s
 // checkImatrix refuses, as llama-quantize does, the first tensor that the
 // type choice marks as needing importance data (recipes.Choice.NeedsImatrix,
 // never set with --ignore-imatrix-rules) and that has none (imat, by input
-// tensor).
+// tensor); and, before any work, the first without it whose type's kernel
+// cannot run without it, where llama-quantize asserts when it gets there.
 func checkImatrix(choices []recipes.Choice, imat []*importanceSource) error {
 	for _, c := range choices {
-		if c.Quantize && c.NeedsImatrix && imat[c.Index] == nil {
+		if !c.Quantize || imat[c.Index] != nil {
+			continue
+		}
+		if c.NeedsImatrix {
 			return fmt.Errorf("tensor %s as %s: %w (llama-quantize refuses very low-bit types without importance data for the tensor)", c.Name, c.Type, quantize.ErrNeedsImatrix)
+		}
+		if info, ok := c.Type.Info(); ok && info.NeedsImatrix {
+			return fmt.Errorf("tensor %s as %s: %w: the %s kernel does not run without one", c.Name, c.Type, quantize.ErrKernelNeedsImatrix, c.Type)
 		}
 	}
 	return nil

@@ -74,9 +74,17 @@ type Event struct {
 	Fallback *Fallback
 }
 
+// MaxThreads bounds the workers Run starts, whatever Options.Threads asks
+// for: the memory budget shares itself out as two pieces per worker, and at
+// this many workers the default budget's pieces are down to a few rows of
+// the widest models, so more workers would only wait (and hold their
+// stacks and scratch).
+const MaxThreads = 1024
+
 // Options adjusts Run.
 type Options struct {
-	// Threads is the number of quantizing workers (default: all cores).
+	// Threads is the number of quantizing workers (default: all cores; at
+	// most MaxThreads).
 	Threads int
 	// PieceWeights bounds the weights of one work piece (default 1<<21).
 	// Pieces are smaller where Memory would not otherwise hold two per
@@ -257,12 +265,14 @@ func sizeClass(n int) int {
 	return ((n-1)>>e + 1) << e
 }
 
-// Run writes every output, and a sidecar beside each (see Sidecar). On
-// any error no output file is left under its final name.
+// Run writes every output, and a sidecar beside each (see Sidecar),
+// making missing directories as llama-quantize does. On any error no
+// output file is left under its final name.
 func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
 	}
+	opt.Threads = min(opt.Threads, MaxThreads)
 	if opt.PieceWeights <= 0 {
 		opt.PieceWeights = 1 << 21
 	}
@@ -330,7 +340,8 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				copy(recs, resumed.records)
 				first[i] = resumed.Done
 			}
-		} else {
+		} else if err = os.MkdirAll(filepath.Dir(o.Path), 0o755); err == nil {
+			// A missing directory is made, as llama-quantize makes it.
 			w, err = gguf.Create(o.Path, o.Metadata, infos, copts)
 		}
 		if err != nil {

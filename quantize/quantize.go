@@ -80,6 +80,11 @@ func (o Options) kernels() kernel.Set {
 // a file type or tensor llama-quantize refuses without one.
 var ErrNeedsImatrix = errors.New("quantize: importance matrix needed")
 
+// ErrKernelNeedsImatrix is the refusal of a type whose kernel has no form
+// without importance data (formats.TypeInfo.NeedsImatrix), which no rule
+// lifts: llama-quantize asserts there. It wraps ErrNeedsImatrix.
+var ErrKernelNeedsImatrix = fmt.Errorf("%w by the kernel", ErrNeedsImatrix)
+
 // ErrImatrixRefused is wrapped by every refusal of importance data for a
 // type whose reference kernel stops on it (formats.TypeInfo.ImatrixFails:
 // the ARM repacks of q4_0): QuantizeRows' and the pipeline's, for a tensor
@@ -236,7 +241,7 @@ func quantizeRowsInto(f kernel.Func, dst []byte, t formats.Type, nrows, ne0 int,
 		return fmt.Errorf("quantize: importance matrix has %d values for rows of %d", len(imatrix), ne0)
 	}
 	if imatrix == nil && mustInfo(t).NeedsImatrix {
-		return fmt.Errorf("%w: the %s kernel does not run without one", ErrNeedsImatrix, t)
+		return fmt.Errorf("%w: the %s kernel does not run without one", ErrKernelNeedsImatrix, t)
 	}
 	if imatrix != nil && mustInfo(t).ImatrixFails {
 		return fmt.Errorf("%w: the %s kernel stops on one", ErrImatrixRefused, t)

@@ -315,6 +315,29 @@ func ParseFileType(s string) (ft FileType, copyOnly bool, err error) {
 	return 0, false, fmt.Errorf("%w %q", ErrUnknownFileType, s)
 }
 
+// FileTypeArgName is the name llama-quantize gives a type argument that
+// ParseFileType accepts, in its log line and its default output name
+// (ggml-model-NAME.gguf): the entry of its list the argument matched, so an
+// alias stays an alias ("q4_k" is Q4_K), and a number is the first entry of
+// that value, which is the alias where there is one (15 is Q4_K: each alias
+// precedes its type's own entry in QUANT_OPTIONS). Other arguments are
+// returned as they are.
+func FileTypeArgName(arg string) string {
+	up := strings.ToUpper(arg)
+	if up == "COPY" || fileTypeByName[up] != nil {
+		return up
+	}
+	if n, ok := stoi(up); ok && n >= 0 {
+		if e := fileTypeByValue[FileType(n)]; e != nil {
+			if len(e.aliases) > 0 {
+				return e.aliases[0]
+			}
+			return e.name
+		}
+	}
+	return arg
+}
+
 // stoi mimics std::stoi: optional leading white space, an optional sign, then
 // at least one decimal digit; anything after the digits is ignored.
 func stoi(s string) (int64, bool) {

@@ -14,17 +14,21 @@ func TestParseFileType(t *testing.T) {
 		want     FileType
 		copyOnly bool
 		errPart  string
+		name     string // FileTypeArgName: llama-quantize's name for the argument
 	}{
-		{in: "Q4_K_M", want: FileTypeQ4_K_M},
-		{in: "q4_k_m", want: FileTypeQ4_K_M},
-		{in: "Q4_K", want: FileTypeQ4_K_M},
-		{in: "q3_k", want: FileTypeQ3_K_M},
-		{in: "iq2_k_r4", want: FileTypeIQ2_K_R4},
-		{in: "15", want: FileTypeQ4_K_M},
-		{in: " 338", want: FileTypeIQ2_K_R4},
-		{in: "0", want: FileTypeAllF32},
-		{in: "COPY", want: FileTypeAllF32, copyOnly: true},
-		{in: "copy", want: FileTypeAllF32, copyOnly: true},
+		{in: "Q4_K_M", want: FileTypeQ4_K_M, name: "Q4_K_M"},
+		{in: "q4_k_m", want: FileTypeQ4_K_M, name: "Q4_K_M"},
+		{in: "Q4_K", want: FileTypeQ4_K_M, name: "Q4_K"},
+		{in: "q3_k", want: FileTypeQ3_K_M, name: "Q3_K"},
+		{in: "iq2_k_r4", want: FileTypeIQ2_K_R4, name: "IQ2_K_R4"},
+		{in: "15", want: FileTypeQ4_K_M, name: "Q4_K"},
+		{in: "12", want: FileTypeQ3_K_M, name: "Q3_K"},
+		{in: "17", want: FileTypeQ5_K_M, name: "Q5_K"},
+		{in: "14", want: FileTypeQ4_K_S, name: "Q4_K_S"},
+		{in: " 338", want: FileTypeIQ2_K_R4, name: "IQ2_K_R4"},
+		{in: "0", want: FileTypeAllF32, name: "F32"},
+		{in: "COPY", want: FileTypeAllF32, copyOnly: true, name: "COPY"},
+		{in: "copy", want: FileTypeAllF32, copyOnly: true, name: "COPY"},
 		{in: "Q4_K_X", errPart: "did you mean"},
 		{in: "5", errPart: "no file type has number 5"},
 		{in: "", errPart: "unknown file type"},
@@ -38,6 +42,9 @@ func TestParseFileType(t *testing.T) {
 		}
 		if err != nil || got != tc.want || copyOnly != tc.copyOnly {
 			t.Errorf("ParseFileType(%q) = %s, %v, %v; want %s, %v", tc.in, got, copyOnly, err, tc.want, tc.copyOnly)
+		}
+		if name := FileTypeArgName(tc.in); name != tc.name {
+			t.Errorf("FileTypeArgName(%q) = %s, want %s", tc.in, name, tc.name)
 		}
 	}
 }

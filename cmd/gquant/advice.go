@@ -11,6 +11,8 @@ import (
 // the outcome. The libraries' errors state facts and name no flag.
 func advice(err error) string {
 	switch {
+	case errors.Is(err, quantize.ErrKernelNeedsImatrix):
+		return "pass an importance matrix with --imatrix FILE, or give the tensor another type with --custom-q (--ignore-imatrix-rules cannot help: the type's kernel itself needs importance data)"
 	case errors.Is(err, quantize.ErrNeedsImatrix):
 		return "pass an importance matrix with --imatrix FILE (--ignore-imatrix-rules quantizes anyway where llama-quantize's rules refuse; the result will be poor)"
 	case errors.Is(err, pipeline.ErrRequantize):

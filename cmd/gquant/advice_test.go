@@ -15,7 +15,10 @@ func TestAdvice(t *testing.T) {
 		err  error
 		want string
 	}{
-		{fmt.Errorf("m.gguf: file type IQ2_XXS: %w", quantize.ErrNeedsImatrix), "--imatrix FILE"},
+		{fmt.Errorf("m.gguf: file type IQ2_XXS: %w", quantize.ErrNeedsImatrix), "--ignore-imatrix-rules quantizes anyway"},
+		// With the rules ignored, the kernel still refuses: the advice must
+		// not suggest the flag again.
+		{fmt.Errorf("m.gguf: tensor x as iq2_xxs: %w", quantize.ErrKernelNeedsImatrix), "--ignore-imatrix-rules cannot help"},
 		{fmt.Errorf("m.gguf: tensor x: %w (it is q4_K)", pipeline.ErrRequantize), "--allow-requantize"},
 		{fmt.Errorf("m.gguf: tensor x: %w q8_k_r16", quantize.ErrUnsupported), "--custom-q"},
 		{fmt.Errorf("m.gguf: tensor x: %w", quantize.ErrImatrixRefused), "leave out --imatrix"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"quantize", "--target-bpw", "4.5", model, out, "Q8_0"}, []string{"--target-bpw: mainline llama.cpp's automatic type choice is not supported; use 'gquant fit --budget"}},
 		{[]string{"quantize", "--tensor-type", "attn_q", model, out, "Q8_0"}, []string{"--tensor-type item 1", "want PATTERN=TYPE"}},
 		{[]string{"quantize", "--json", model, out, "Q8_0", "--output-tensor-type"}, []string{"--output-tensor-type needs a value"}},
+		{[]string{"quantize", model, out, "Q4_0", "99999999999"}, []string{"gquant quantize: invalid thread count 99999999999: out of range"}},
+		{[]string{"quantize", model, out, "-1"}, []string{`gquant quantize: recipes: unknown file type "-1"`}},
+		{[]string{"plan", model, "Q4_0", "-3"}, []string{"gquant plan: invalid thread count -3: THREADS is 0 or more"}},
+		{[]string{"quantize", model, out, "Q4_0", "2", "extra"}, []string{`gquant quantize: unexpected arguments ["extra"]`}},
 		{[]string{"plan", "--budgte", "GPU=1GiB", model, "Q8_0"}, []string{"did you mean --budget?", "usage: gquant plan"}},
 		{[]string{"split", "--split-max-tensors", "abc", "in", "p"}, []string{`gquant split: --split-max-tensors "abc": not a whole number`, "usage: gquant split"}},
 		{[]string{"split", "--split-max-size", "2X", model, filepath.Join(dir, "p")}, []string{"gquant split: --split-max-size"}},
@@ -104,6 +109,115 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a usage error wrote %s", out)
+	}
+}
+
+// Without OUT the output is named as llama-quantize names it: after the
+// entry of its type list the argument matched, so a number is the first
+// entry of its value (15 is the alias Q4_K, listed before Q4_K_M).
+func TestDefaultOutputNameAsReference(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.gguf")
+	data, err := os.ReadFile(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ arg, want, fileType string }{
+		{"15", "ggml-model-Q4_K.gguf", "Q4_K_M"},
+		{"Q4_K", "ggml-model-Q4_K.gguf", "Q4_K_M"},
+		{"q4_k_m", "ggml-model-Q4_K_M.gguf", "Q4_K_M"},
+		{"12", "ggml-model-Q3_K.gguf", "Q3_K_M"},
+		{"q5_k", "ggml-model-Q5_K.gguf", "Q5_K_M"},
+		{"7", "ggml-model-Q8_0.gguf", "Q8_0"},
+		{"0", "ggml-model-F32.gguf", "F32"},
+		{"copy", "ggml-model-COPY.gguf", "BF16"}, // the types of the input
+		{"iq4_ks", "ggml-model-IQ4_KS.gguf", "IQ4_KS"},
+	} {
+		code, stdout, stderr := runStreams("quantize", "--dry-run", "--json", model, tc.arg)
+		var doc struct {
+			FileType string `json:"file_type"`
+			Files    []struct{ Path string }
+		}
+		if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil || len(doc.Files) != 1 {
+			t.Errorf("%s: exit %d, stderr %q, stdout %.200q", tc.arg, code, stderr, stdout)
+			continue
+		}
+		if got := doc.Files[0].Path; got != filepath.Join(dir, tc.want) || doc.FileType != tc.fileType {
+			t.Errorf("%s: output %s, file type %s; want %s, %s", tc.arg, got, doc.FileType, tc.want, tc.fileType)
+		}
+	}
+}
+
+// A --*-type option spelled otherwise than ggml (Q8_0 for q8_0) is
+// applied, with a warning: llama-quantize would silently ignore it.
+func TestTypeOptionSpellingWarns(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	code, stdout, stderr := runStreams("quantize", "--dry-run", "--json", "--output-tensor-type", "Q8_0", "--attn-v-type", "q6_K", model, filepath.Join(t.TempDir(), "o.gguf"), "Q4_0")
+	var doc struct {
+		Warnings []struct{ Kind, Message string }
+		Tensors  []struct{ Name, Type string }
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var spelling []string
+	for _, w := range doc.Warnings {
+		if w.Kind == "type-spelling" {
+			spelling = append(spelling, w.Message)
+		}
+	}
+	if len(spelling) != 1 || !strings.HasPrefix(spelling[0], `--output-tensor-type Q8_0: llama-quantize only knows the spelling "q8_0"`) {
+		t.Errorf("type-spelling warnings %q, want one for --output-tensor-type", spelling)
+	}
+	found := false
+	for _, tt := range doc.Tensors {
+		if tt.Name == "output.weight" {
+			found = true
+			if tt.Type != "q8_0" {
+				t.Errorf("output.weight is %s, want q8_0", tt.Type)
+			}
+		}
+	}
+	if !found {
+		t.Error("no output.weight in the plan")
+	}
+}
+
+// Flags after IN are applied, with a warning: llama-quantize reads flags
+// only before IN and ignores them after THREADS. A negative number after a
+// flag that takes a value is that value; one among the positional
+// arguments is a positional argument.
+func TestFlagsAfterInputWarn(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	out := filepath.Join(t.TempDir(), "o.gguf")
+	code, stdout, stderr := runStreams("quantize", "--dry-run", model, out, "Q4_0", "2", "--json", "--pure", "--split-max-tensors", "-1")
+	if code != 2 || !strings.Contains(stderr, "--split-max-tensors") {
+		t.Errorf("a negative value of a flag: exit %d, stdout %.100q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runStreams("quantize", "--dry-run", model, out, "Q4_0", "2", "--json", "--pure")
+	var doc struct {
+		Warnings []struct{ Kind, Message string }
+		Tensors  []struct{ Name, Type string }
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var late []string
+	for _, w := range doc.Warnings {
+		if w.Kind == "flag-order" {
+			late = append(late, w.Message)
+		}
+	}
+	if len(late) != 1 || !strings.HasPrefix(late[0], "--json --pure after IN.gguf: llama-quantize reads flags only before IN") {
+		t.Errorf("flag-order warnings %q", late)
+	}
+	for _, tt := range doc.Tensors {
+		if tt.Name == "output.weight" && tt.Type != "q4_0" {
+			t.Errorf("output.weight is %s: --pure was not applied", tt.Type)
+		}
 	}
 }
 

@@ -44,10 +44,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		)
 	}
 	const program = "gquant plan"
-	if err := negativeThreads(args); err != nil {
-		return cli.UsageError(program, q.fs, stderr, err)
-	}
-	if status, done := cli.ParseFlags(program, q.fs, args, stdout, stderr); done {
+	if status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
 	q.dryRun = true

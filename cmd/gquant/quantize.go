@@ -46,6 +46,8 @@ type quantizeFlags struct {
 	iterate iterateFlags // --reuse, --resume (iterate.go)
 	shards  shardFlags   // --only-shards, --shards, --parts (shards.go)
 	threads int          // the THREADS argument (0: every core)
+	pos     []string     // IN [OUT] TYPE [THREADS] (parse)
+	late    []string     // flags given after IN (parse)
 
 	// verify, when set, takes the plan instead of a run (gquant verify).
 	verify func(in *gguf.Model, plan *pipeline.Plan) error
@@ -110,7 +112,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
 		fmt.Fprintln(w, "\nTYPE is a file type by name (Q4_K_M, IQ2_K, any case) or number (15), or COPY.")
-		fmt.Fprintln(w, "Without OUT the output is ggml-model-TYPE.gguf beside the input.")
+		fmt.Fprintln(w, "Without OUT the output is ggml-model-TYPE.gguf beside the input. Flags go before IN.")
 		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
 		printFileTypes(w)
@@ -129,28 +131,80 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 func runQuantize(args []string, stdout, stderr io.Writer) int {
 	const program = "gquant quantize"
 	q := newQuantizeFlags(stderr)
-	if err := negativeThreads(args); err != nil {
-		return cli.UsageError(program, q.fs, stderr, err)
-	}
-	if status, done := cli.ParseFlags(program, q.fs, args, stdout, stderr); done {
+	if status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
 	return q.exitCode(program, q.run(stdout, stderr), stderr)
 }
 
-// negativeThreads catches a negative THREADS argument, which the flag
-// parser would take for a flag: llama-quantize would use every core, we
-// ask for a number that says so.
-func negativeThreads(args []string) error {
-	for _, a := range args {
-		if a == "--" {
-			return nil
-		}
-		if n, err := strconv.Atoi(a); err == nil && n < 0 {
-			return fmt.Errorf("invalid thread count %s: THREADS is 0 or more (0 or none: every core)", a)
+// parse reads the flags wherever they are, as Go commands do, and keeps
+// the positional arguments IN [OUT] TYPE [THREADS] in q.pos, negative
+// numbers among them (the flag parser alone would take "-1" for a flag).
+// llama-quantize reads flags only before IN: q.late lists those given
+// after it, for a warning.
+func (q *quantizeFlags) parse(program string, args []string, stdout, stderr io.Writer) (status int, done bool) {
+	masked := make([]string, 0, len(args))
+	negatives := map[string]string{} // placeholder -> the argument
+	positional := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			masked = append(masked, args[i:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-' && isDigits(a[1:]):
+			key := fmt.Sprintf("\x00%d", i)
+			negatives[key] = a
+			masked = append(masked, key)
+			positional = true
+		case len(a) > 1 && a[0] == '-':
+			if positional {
+				q.late = append(q.late, a)
+			}
+			masked = append(masked, a)
+			if takesValue(q.fs, a) && i+1 < len(args) {
+				i++
+				masked = append(masked, args[i])
+			}
+		default:
+			positional = true
+			masked = append(masked, a)
 		}
 	}
-	return nil
+	if status, done = cli.ParseFlags(program, q.fs, masked, stdout, stderr); done {
+		return status, done
+	}
+	for _, a := range q.fs.Args() {
+		if v, ok := negatives[a]; ok {
+			a = v
+		}
+		q.pos = append(q.pos, a)
+	}
+	return 0, false
+}
+
+// takesValue reports whether flag argument a (--name, -n) consumes the
+// next argument as its value.
+func takesValue(fs *pflag.FlagSet, a string) bool {
+	if strings.Contains(a, "=") {
+		return false
+	}
+	var f *pflag.Flag
+	if name, ok := strings.CutPrefix(a, "--"); ok {
+		f = fs.Lookup(name)
+	} else {
+		f = fs.ShorthandLookup(a[len(a)-1:])
+	}
+	return f != nil && f.NoOptDefVal == ""
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // exitCode is the package's exitCode, with a usage error followed by the
@@ -204,7 +258,7 @@ func modelPaths(m *gguf.Model) []string {
 
 func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	q.started = time.Now()
-	pos := q.fs.Args()
+	pos := q.pos
 	if len(pos) < 2 {
 		return usageError{errors.New("need IN and TYPE")}
 	}
@@ -212,8 +266,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	rest := pos[1:]
 	var output string
 	ft, copyOnly, err := recipes.ParseFileType(rest[0])
+	ftArg := rest[0]
 	if err == nil && !looksLikePath(rest[0]) {
-		output = filepath.Join(filepath.Dir(input), "ggml-model-"+ftName(ft, copyOnly))
+		output = filepath.Join(filepath.Dir(input), "ggml-model-"+recipes.FileTypeArgName(ftArg))
 		if !q.keepSplit {
 			output += ".gguf"
 		}
@@ -226,7 +281,8 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		if len(rest) < 2 {
 			return usageError{errors.New("missing the file type after the output name")}
 		}
-		ft, copyOnly, err = recipes.ParseFileType(rest[1])
+		ftArg = rest[1]
+		ft, copyOnly, err = recipes.ParseFileType(ftArg)
 		if err != nil {
 			return usageError{err}
 		}
@@ -234,9 +290,8 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	threads := 0
 	if len(rest) > 0 {
-		threads, err = strconv.Atoi(rest[0])
-		if err != nil || threads < 0 {
-			return usageError{fmt.Errorf("invalid thread count %q", rest[0])}
+		if threads, err = parseThreads(rest[0]); err != nil {
+			return usageError{err}
 		}
 		rest = rest[1:]
 	}
@@ -251,6 +306,10 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 
+	var optionWarnings []string // what llama-quantize would read otherwise
+	if len(q.late) > 0 {
+		optionWarnings = append(optionWarnings, fmt.Sprintf("%s after IN.gguf: llama-quantize reads flags only before IN and would ignore them after THREADS (or fail on one in its place); applied here", strings.Join(q.late, " ")))
+	}
 	sel := recipes.Options{FileType: ft, CopyOnly: copyOnly, Pure: q.pure, LeaveOutputTensor: q.leaveOutput,
 		IgnoreImatrixRules: q.ignoreImatrixRules, LikeReference: q.likeReference}
 	for _, o := range []struct {
@@ -273,11 +332,14 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		if o.val == "" {
 			continue
 		}
-		t, err := formats.ParseType(o.val)
+		t, warning, err := recipes.ParseTypeOption(o.flag, o.val)
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", o.flag, err)}
+			return usageError{err}
 		}
 		*o.dst = recipes.TypePtr(t)
+		if warning != "" {
+			optionWarnings = append(optionWarnings, warning)
+		}
 	}
 	rules, err := q.rules.ruleSet()
 	if err != nil {
@@ -321,11 +383,14 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	if q.extraOutput != "" {
-		t, err := formats.ParseType(q.extraOutput)
+		t, warning, err := recipes.ParseTypeOption("--extra-output-tensor", q.extraOutput)
 		if err != nil {
-			return usageError{fmt.Errorf("--extra-output-tensor: %w", err)}
+			return usageError{err}
 		}
 		cfg.ExtraOutput = &t
+		if warning != "" {
+			optionWarnings = append(optionWarnings, warning)
+		}
 	}
 	cfg.Kernel = quantize.Options{SymmetricQ40: q.symmetricQ40, SlowIQ2KS: q.slowIQ2KS}
 	if cfg.OnlyShards, err = q.shards.selection(q.fs); err != nil {
@@ -344,7 +409,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		m.Filter(q.include, q.exclude)
 		cfg.Imatrix = m
 	}
-	files := &cli.Files{Force: q.force}
+	files := &cli.Files{Force: q.force, MakeDirs: true}
 	files.Read(modelPaths(in)...)
 	files.Read(q.imatrix)
 	files.Read(q.recipes...)
@@ -357,6 +422,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}
+	plan.Warnings = append(optionWarnings, plan.Warnings...)
 	if q.verify != nil {
 		return q.verify(in, plan)
 	}
@@ -376,7 +442,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
 	log := newRunLog(stderr, refOut, in, plan, hasImatrix)
-	log.start(input, output, ftName(ft, copyOnly), threads)
+	log.start(input, output, recipes.FileTypeArgName(ftArg), threads)
 	if hasImatrix {
 		log.haveWeights(cfg.Imatrix.Len())
 	}
@@ -471,11 +537,20 @@ func looksLikePath(s string) bool {
 	return strings.ContainsAny(s, "/\\.")
 }
 
-func ftName(ft recipes.FileType, copyOnly bool) string {
-	if copyOnly {
-		return "COPY"
+// parseThreads reads THREADS, a number of threads that llama-quantize's
+// std::stoi would take (at most 2^31-1); a negative count, every core for
+// the reference, is refused so that the command says what it means.
+func parseThreads(s string) (int, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("invalid thread count %s: out of range", s)
+	case err != nil:
+		return 0, fmt.Errorf("invalid thread count %q", s)
+	case n < 0:
+		return 0, fmt.Errorf("invalid thread count %s: THREADS is 0 or more (0 or none: every core)", s)
 	}
-	return ft.String()
+	return int(n), nil
 }
 
 // parseOverrides reads --override-kv KEY=TYPE:VALUE as the reference does:

@@ -205,14 +205,25 @@ func TestExistingOutputs(t *testing.T) {
 }
 
 // Item 5: outputs are checked before any tensor data is read: a directory
-// as output, a missing directory, and outputs larger than the free space
-// (the error names the path and the bytes needed and free).
+// as output, a missing directory where the command does not make it, a
+// directory that is a file, and outputs larger than the free space (the
+// error names the path and the bytes needed and free). quantize makes a
+// missing directory, as llama-quantize does, but not in a dry run.
 func TestOutputPathsCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := filepath.Abs(tinyModel)
 	failGquant(t, []string{dir, "is a directory"}, "quantize", "--force", in, dir, "Q8_0")
-	failGquant(t, []string{filepath.Join(dir, "nope"), "does not exist"}, "quantize", in, filepath.Join(dir, "nope", "x.gguf"), "Q8_0")
-	failGquant(t, []string{filepath.Join(dir, "nope"), "does not exist"}, "rows", "quantize", "--type", "q8_0", "--cols", "32", in, filepath.Join(dir, "nope", "x"))
+	mustGquant(t, "quantize", "--dry-run", in, filepath.Join(dir, "nope", "x.gguf"), "Q8_0")
+	if _, err := os.Stat(filepath.Join(dir, "nope")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dry run made the output directory: %v", err)
+	}
+	made := filepath.Join(dir, "nope", "deeper", "x.gguf")
+	mustGquant(t, "quantize", in, made, "Q8_0")
+	if st, err := os.Stat(made); err != nil || st.Size() == 0 {
+		t.Errorf("quantize into a missing directory: %v", err)
+	}
+	failGquant(t, []string{filepath.Join(made, "y.gguf"), "is not a directory"}, "quantize", in, filepath.Join(made, "y.gguf"), "Q8_0")
+	failGquant(t, []string{filepath.Join(dir, "missing"), "does not exist"}, "rows", "quantize", "--type", "q8_0", "--cols", "32", in, filepath.Join(dir, "missing", "x"))
 
 	// A 1T-class model to Q8_0 (about 715 GB) and a full Kimi-K2 (2 TB):
 	// the run stops at once, naming the bytes.

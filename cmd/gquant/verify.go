@@ -63,10 +63,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 				Line: "gquant verify --imatrix imatrix.dat --split-max-size 50G model-bf16.gguf model-IQ2_K_R4.gguf IQ2_K_R4"},
 		)
 	}
-	if err := negativeThreads(args); err != nil {
-		return cli.UsageError(program, q.fs, stderr, err)
-	}
-	if status, done := cli.ParseFlags(program, q.fs, args, stdout, stderr); done {
+	if status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
 	ctx := context.Background()
@@ -89,7 +86,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		return nil
 	}
 	var err error
-	switch pos := q.fs.Args(); {
+	switch pos := q.pos; {
 	case len(pos) == 0:
 		err = usageError{errors.New("need the file or a shard of the set to check, or the quantize command line that wrote it")}
 	case q.repack:

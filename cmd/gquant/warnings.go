@@ -24,6 +24,8 @@ var warningKinds = []struct{ phrase, kind string }{
 	{"to earlier rules that give another type", "rule-overlap"},
 	{"probably matches tensors you did not mean", "rule-unanchored"},
 	{"only accepts the exact spelling", "type-spelling"},
+	{"only knows the spelling", "type-spelling"},
+	{"reads flags only before IN", "flag-order"},
 	{"surrounding white space", "rule-whitespace"},
 	{"contains a comma", "rule-comma"},
 	{"empty regex", "rule-empty"},

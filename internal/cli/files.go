@@ -42,8 +42,9 @@ type Files struct {
 	Inputs []string
 	// Outputs are every file the command writes.
 	Outputs []Output
-	// MakeDirs: the command creates missing output directories (split,
-	// repack), so only the nearest existing one must be writable.
+	// MakeDirs: the command creates missing output directories (quantize,
+	// as llama-quantize does; split, repack), so only the nearest existing
+	// one must be writable.
 	MakeDirs bool
 	// Keep: an interrupt keeps this process's temporary files, with their
 	// progress records, for a later run to continue (quantize --resume)
