@@ -151,38 +151,41 @@ func TestDefaultOutputNameAsReference(t *testing.T) {
 	}
 }
 
-// A --*-type option spelled otherwise than ggml (Q8_0 for q8_0) is
-// applied, with a warning: llama-quantize would silently ignore it.
-func TestTypeOptionSpellingWarns(t *testing.T) {
-	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
-	code, stdout, stderr := runStreams("quantize", "--dry-run", "--json", "--output-tensor-type", "Q8_0", "--attn-v-type", "q6_K", model, filepath.Join(t.TempDir(), "o.gguf"), "Q4_0")
+// dryRunPlan runs a --dry-run --json command line and returns the
+// warnings of one kind and each tensor's type.
+func dryRunPlan(t *testing.T, kind string, args ...string) (warnings []string, types map[string]string) {
+	t.Helper()
+	code, stdout, stderr := runStreams(args...)
 	var doc struct {
 		Warnings []struct{ Kind, Message string }
 		Tensors  []struct{ Name, Type string }
 	}
 	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+		t.Fatalf("%q: exit %d, stderr %q", args, code, stderr)
 	}
-	var spelling []string
 	for _, w := range doc.Warnings {
-		if w.Kind == "type-spelling" {
-			spelling = append(spelling, w.Message)
+		if w.Kind == kind {
+			warnings = append(warnings, w.Message)
 		}
 	}
+	types = map[string]string{}
+	for _, tt := range doc.Tensors {
+		types[tt.Name] = tt.Type
+	}
+	return warnings, types
+}
+
+// A --*-type option spelled otherwise than ggml (Q8_0 for q8_0) is
+// applied, with a warning: llama-quantize would silently ignore it.
+func TestTypeOptionSpellingWarns(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	spelling, types := dryRunPlan(t, "type-spelling", "quantize", "--dry-run", "--json", "--output-tensor-type", "Q8_0",
+		"--attn-v-type", "q6_K", model, filepath.Join(t.TempDir(), "o.gguf"), "Q4_0")
 	if len(spelling) != 1 || !strings.HasPrefix(spelling[0], `--output-tensor-type Q8_0: llama-quantize only knows the spelling "q8_0"`) {
 		t.Errorf("type-spelling warnings %q, want one for --output-tensor-type", spelling)
 	}
-	found := false
-	for _, tt := range doc.Tensors {
-		if tt.Name == "output.weight" {
-			found = true
-			if tt.Type != "q8_0" {
-				t.Errorf("output.weight is %s, want q8_0", tt.Type)
-			}
-		}
-	}
-	if !found {
-		t.Error("no output.weight in the plan")
+	if types["output.weight"] != "q8_0" {
+		t.Errorf("output.weight is %q, want q8_0", types["output.weight"])
 	}
 }
 
@@ -197,27 +200,12 @@ func TestFlagsAfterInputWarn(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "--split-max-tensors") {
 		t.Errorf("a negative value of a flag: exit %d, stdout %.100q, stderr %q", code, stdout, stderr)
 	}
-	code, stdout, stderr = runStreams("quantize", "--dry-run", model, out, "Q4_0", "2", "--json", "--pure")
-	var doc struct {
-		Warnings []struct{ Kind, Message string }
-		Tensors  []struct{ Name, Type string }
-	}
-	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
-	var late []string
-	for _, w := range doc.Warnings {
-		if w.Kind == "flag-order" {
-			late = append(late, w.Message)
-		}
-	}
+	late, types := dryRunPlan(t, "flag-order", "quantize", "--dry-run", model, out, "Q4_0", "2", "--json", "--pure")
 	if len(late) != 1 || !strings.HasPrefix(late[0], "--json --pure after IN.gguf: llama-quantize reads flags only before IN") {
 		t.Errorf("flag-order warnings %q", late)
 	}
-	for _, tt := range doc.Tensors {
-		if tt.Name == "output.weight" && tt.Type != "q4_0" {
-			t.Errorf("output.weight is %s: --pure was not applied", tt.Type)
-		}
+	if types["output.weight"] != "q4_0" {
+		t.Errorf("output.weight is %q: --pure was not applied", types["output.weight"])
 	}
 }
 
