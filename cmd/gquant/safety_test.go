@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -380,6 +381,47 @@ func TestInterruptRemovesTemporaryFiles(t *testing.T) {
 			}
 		})
 	}
+
+	// The log's reader goes away (| head -1): the next write's SIGPIPE
+	// stops the run like the others, where it killed the process and left
+	// the temporary files.
+	t.Run("closed pipe", func(t *testing.T) {
+		out := filepath.Join(dir, "out.gguf")
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptRemovesTemporaryFiles$")
+		cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join([]string{"quantize", "--pure", in, out, "Q6_K", "1"}, "\x1f"))
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		// Up to the first tensor's line: the output is being written.
+		var first string
+		for br := bufio.NewReader(r); !strings.HasPrefix(first, "["); {
+			if first, err = br.ReadString('\n'); err != nil {
+				t.Fatalf("no tensor line: %v", err)
+			}
+		}
+		r.Close()
+		// Status 141, or killed by SIGPIPE after the cleanup (the line
+		// saying what was not written meets the closed pipe): a shell sees
+		// 141 either way.
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("exit %v, want status 141", err)
+		}
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ee.ExitCode() != 141 && !(ok && ws.Signaled() && ws.Signal() == syscall.SIGPIPE) {
+			t.Fatalf("exit %v, want status 141", err)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 1 {
+			t.Errorf("left behind: %v", entries)
+		}
+	})
 
 	t.Run("kill -9", func(t *testing.T) {
 		out := filepath.Join(dir, "out.gguf")

@@ -13,8 +13,10 @@ import (
 )
 
 // interruptSignals are the signals that stop a run cleanly: Ctrl-C, kill,
-// and a closed terminal.
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+// a closed terminal, and a closed pipe on the log (| head, a pager quit):
+// left to the runtime, the last killed the process and left its temporary
+// files behind.
+var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
 
 // DefaultGrace is how long a command may take to stop by itself after a
 // signal before the temporary files are removed under it and the process
@@ -26,11 +28,11 @@ const DefaultGrace = 5 * time.Second
 const AtOnce time.Duration = -1
 
 // Interrupt stops a command that writes files when the user interrupts it
-// (SIGINT, SIGTERM, SIGHUP): the first signal cancels Context, so the
+// (SIGINT, SIGTERM, SIGHUP, SIGPIPE): the first signal cancels Context, so the
 // writers stop and remove their temporary files (or, with Files.Keep, keep
 // them for --resume) and the command returns;
 // Finish then says what was left unwritten and gives the exit status
-// 128+signal (130, 143, 129). If the command has not returned after its
+// 128+signal (130, 143, 129, 141). If the command has not returned after its
 // grace time, or a second signal comes, the temporary files of the outputs
 // are removed and the process exits at once.
 type Interrupt struct {
@@ -180,6 +182,8 @@ func signalName(s os.Signal) string {
 		return "SIGTERM"
 	case syscall.SIGHUP:
 		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
 	}
 	return s.String()
 }

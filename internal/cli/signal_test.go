@@ -82,6 +82,7 @@ func TestInterruptHardExit(t *testing.T) {
 	}{
 		{"grace", 50 * time.Millisecond, syscall.SIGINT, 130},
 		{"at once", AtOnce, syscall.SIGHUP, 129},
+		{"closed pipe", AtOnce, syscall.SIGPIPE, 141},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
