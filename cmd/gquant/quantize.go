@@ -112,7 +112,7 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: gquant quantize [flags] IN.gguf [OUT.gguf] TYPE [THREADS]")
 		fmt.Fprintln(w, "\nTYPE is a file type by name (Q4_K_M, IQ2_K, any case) or number (15), or COPY.")
-		fmt.Fprintln(w, "Without OUT the output is ggml-model-TYPE.gguf beside the input. Flags go before IN.")
+		fmt.Fprintln(w, "Without OUT the output is ggml-model-TYPE.gguf beside the input. Flags go before IN,\nwhere llama-quantize reads them (after IN they apply, with a warning).")
 		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
 		printFileTypes(w)
