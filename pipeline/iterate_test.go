@@ -344,3 +344,33 @@ func TestReadSidecarRefuses(t *testing.T) {
 		}
 	}
 }
+
+// BesideBytes, which the free-space check adds to an output's size, bounds
+// what a run writes beside it: its progress record at its largest and its
+// sidecar (a run that passed the check stopped on its last record when the
+// file system had room for the output alone).
+func TestBesideBytesBoundsRecords(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	m, cfg := q4kmConfig(t, out)
+	var journal int64
+	plan, err := runConfig(t, context.Background(), m, cfg, Options{Threads: 2, Progress: func(Event) {
+		paths, _ := filepath.Glob(filepath.Join(dir, ".o.gguf.tmp-*.progress"))
+		for _, p := range paths {
+			if st, err := os.Stat(p); err == nil {
+				journal = max(journal, st.Size())
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(SidecarPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := BesideBytes(plan.Outputs[0])
+	if used := journal + st.Size(); journal == 0 || used+3*(64<<10) > bound || bound > 8*used+3*(64<<10) {
+		t.Errorf("progress record %d and sidecar %d bytes; BesideBytes %d", journal, st.Size(), bound)
+	}
+}

@@ -35,6 +35,20 @@ var ErrSidecar = errors.New("pipeline: bad sidecar")
 // SidecarPath is the sidecar of the output at path.
 func SidecarPath(path string) string { return path + ".gquant.json" }
 
+// BesideBytes bounds what a run writes beside output o while it writes it:
+// the progress record and the sidecar, a JSON record of each tensor in
+// each (about 300 bytes and its name; 1 KiB and the name bounds it) and a
+// header, and a file system block for each of the three files. The
+// free-space check adds it to the output's size, so that a run that starts
+// does not stop on its last record.
+func BesideBytes(o Output) int64 {
+	n := int64(3 * 64 << 10)
+	for _, t := range o.Tensors {
+		n += 2 * (1<<10 + int64(len(t.Name)))
+	}
+	return n
+}
+
 // Sidecar describes one output file.
 type Sidecar struct {
 	Schema string `json:"schema"`

@@ -463,11 +463,12 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	defer iter.close()
 	for i, o := range plan.Outputs {
+		size := plan.Sizes[i] + pipeline.BesideBytes(o)
 		switch {
 		case o.Replace:
-			files.Replace(o.Path, plan.Sizes[i])
+			files.Replace(o.Path, size, pipeline.SidecarPath(o.Path))
 		case !o.Skip:
-			files.Write(o.Path, plan.Sizes[i])
+			files.Write(o.Path, size, pipeline.SidecarPath(o.Path))
 		}
 	}
 	if err := files.Check(stderr); err != nil {

@@ -100,7 +100,7 @@ func checkRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cl
 		return nil, err
 	}
 	for i, path := range plan.Outputs(out) {
-		files.Write(path, sizes[i])
+		files.Write(path, sizes[i], pipeline.SidecarPath(path)) // an old sidecar there is removed
 	}
 	if err := files.Check(stderr); err != nil {
 		return nil, err

@@ -205,6 +205,26 @@ func TestExistingOutputs(t *testing.T) {
 	}
 }
 
+// The sidecar an output gets beside it is checked like the output: a
+// model named OUT.gquant.json was replaced by the sidecar of OUT.
+func TestSidecarPathIsNotAnInput(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "o.gguf.gquant.json")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "o.gguf")
+	failGquant(t, []string{in + ", written beside " + out + ", is the input"}, "quantize", in, out, "Q8_0")
+	fileUnchanged(t, in, data)
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written")
+	}
+}
+
 // Item 5: outputs are checked before any tensor data is read: a directory
 // as output, a missing directory where the command does not make it, a
 // directory that is a file, and outputs larger than the free space (the

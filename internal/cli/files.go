@@ -59,8 +59,9 @@ type Files struct {
 	free   func(dir string) (int64, bool) // freeSpace, replaced by tests
 }
 
-// Output is one file to write and its exact size in bytes (-1: unknown;
-// the free-space check then skips it).
+// Output is one file to write and the bytes it needs on its file system,
+// with the files written beside it (-1: unknown; the free-space check then
+// skips it).
 type Output struct {
 	Path string
 	Size int64
@@ -68,6 +69,11 @@ type Output struct {
 	// (quantize --partial-requant on an output that does not match the
 	// plan), so it needs no --force. A read-only file is still refused.
 	Replace bool
+	// Beside are files the command writes next to the output without
+	// asking (quantize's sidecar): none may be an input or other than a
+	// regular file, and their temporary files are swept and removed on an
+	// interrupt as the output's are.
+	Beside []string
 }
 
 // Read adds input files.
@@ -79,15 +85,16 @@ func (f *Files) Read(paths ...string) {
 	}
 }
 
-// Write adds an output of size bytes (-1 when not known in advance).
-func (f *Files) Write(path string, size int64) {
-	f.Outputs = append(f.Outputs, Output{Path: path, Size: size})
+// Write adds an output of size bytes (-1 when not known in advance) and
+// the files written beside it (see Output.Beside).
+func (f *Files) Write(path string, size int64, beside ...string) {
+	f.Outputs = append(f.Outputs, Output{Path: path, Size: size, Beside: beside})
 }
 
 // Replace adds an output the command may replace without --force (see
 // Output.Replace).
-func (f *Files) Replace(path string, size int64) {
-	f.Outputs = append(f.Outputs, Output{Path: path, Size: size, Replace: true})
+func (f *Files) Replace(path string, size int64, beside ...string) {
+	f.Outputs = append(f.Outputs, Output{Path: path, Size: size, Replace: true, Beside: beside})
 }
 
 // Paths lists the outputs' paths.
@@ -95,6 +102,16 @@ func (f *Files) Paths() []string {
 	out := make([]string, len(f.Outputs))
 	for i, o := range f.Outputs {
 		out[i] = o.Path
+	}
+	return out
+}
+
+// written lists every file the command writes: the outputs and the files
+// beside them.
+func (f *Files) written() []string {
+	var out []string
+	for _, o := range f.Outputs {
+		out = append(append(out, o.Path), o.Beside...)
 	}
 	return out
 }
@@ -111,8 +128,10 @@ func (f *Files) Check(log io.Writer) error {
 		}
 	}
 	for i, o := range f.Outputs {
-		if err := sweepTemps(o.Path, log, f.Continue); err != nil {
-			return err
+		for _, p := range append([]string{o.Path}, o.Beside...) {
+			if err := sweepTemps(p, log, f.Continue); err != nil {
+				return err
+			}
 		}
 		f.before[i], _ = os.Stat(o.Path)
 	}
@@ -153,6 +172,11 @@ func (f *Files) checkOne(i int, o Output) error {
 	if err := writable(dir); err != nil {
 		return fmt.Errorf("%w %s: directory %s is not writable: %w", ErrOutputPath, o.Path, dir, err)
 	}
+	for _, b := range o.Beside {
+		if err := f.checkBeside(o.Path, b); err != nil {
+			return err
+		}
+	}
 	lst, err := os.Lstat(o.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -160,19 +184,40 @@ func (f *Files) checkOne(i int, o Output) error {
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrOutputPath, o.Path, err)
 	}
-	st, err = os.Stat(o.Path)
-	if err != nil {
-		st = lst // a dangling link: replacing it is fine with --force
+	// A link is judged by what it names (/dev/stdout is a link to a pipe);
+	// a dangling one may be replaced with --force.
+	dangling := false
+	if st, err = os.Stat(o.Path); err != nil {
+		st, dangling = lst, true
 	}
 	switch {
 	case st.IsDir():
 		return fmt.Errorf("%w %s: it is a directory", ErrOutputPath, o.Path)
-	case lst.Mode()&os.ModeSymlink == 0 && !st.Mode().IsRegular():
+	case !dangling && !st.Mode().IsRegular():
 		return fmt.Errorf("%w %s: it is not a regular file (%s)", ErrOutputPath, o.Path, fileKind(st.Mode()))
-	case lst.Mode()&os.ModeSymlink == 0 && readOnly(o.Path, st):
+	case !dangling && readOnly(o.Path, st):
 		return fmt.Errorf("%w: %s is read-only and is never replaced, not even with --force", ErrReadOnly, o.Path)
 	case !f.Force && !o.Replace:
 		return fmt.Errorf("%w: %s exists (pass --force to replace it)", ErrExists, o.Path)
+	}
+	return nil
+}
+
+// checkBeside checks a file written beside output out: it is not an input,
+// and if it exists it is a regular file (or a link to one), which the
+// command replaces.
+func (f *Files) checkBeside(out, path string) error {
+	for _, in := range f.Inputs {
+		if same, _ := SameFile(path, in); same {
+			return fmt.Errorf("%w: %s, written beside %s, is the input %s", gguf.ErrSameFile, path, out, in)
+		}
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // absent or a dangling link: the rename replaces it
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%w %s: %s, written beside it, is not a regular file (%s)", ErrOutputPath, out, path, fileKind(st.Mode()))
 	}
 	return nil
 }
@@ -201,6 +246,8 @@ func readOnly(path string, st os.FileInfo) bool {
 // fileKind names a non-regular file type for messages.
 func fileKind(m os.FileMode) string {
 	switch {
+	case m.IsDir():
+		return "a directory"
 	case m&os.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&os.ModeSocket != 0:

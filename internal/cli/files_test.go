@@ -103,6 +103,85 @@ func TestFilesCheck(t *testing.T) {
 	}
 }
 
+// A link is judged by what it names, with --force too (/dev/stdout is a
+// link to a pipe; a link to a read-only file is not replaced); a dangling
+// link may be replaced. A file written beside an output (quantize's
+// sidecar) must not be an input, nor a directory.
+func TestFilesCheckLinksAndBeside(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "o.gguf.gquant.json") // an input named like o.gguf's sidecar
+	writeTestFile(t, in, "model", 0o644)
+	readonly := filepath.Join(dir, "readonly.gguf")
+	writeTestFile(t, readonly, "old", 0o444)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no named pipes:", err)
+	}
+	link := func(name, target string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	toFIFO, toRO, dangling := link("tofifo.gguf", fifo), link("toro.gguf", readonly), link("dangling.gguf", filepath.Join(dir, "nothing"))
+	if err := os.Mkdir(filepath.Join(dir, "d.gguf.gquant.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sidecar := func(p string) string { return p + ".gquant.json" }
+	for _, tc := range []struct {
+		name, out string
+		want      error
+		say       string
+	}{
+		{"link to a pipe", toFIFO, ErrOutputPath, "named pipe"},
+		{"link to a read-only file", toRO, ErrReadOnly, "toro.gguf is read-only"},
+		{"dangling link", dangling, nil, ""},
+		{"beside is the input", filepath.Join(dir, "o.gguf"), gguf.ErrSameFile, "o.gguf.gquant.json, written beside " + filepath.Join(dir, "o.gguf") + ", is the input"},
+		{"beside is a directory", filepath.Join(dir, "d.gguf"), ErrOutputPath, "is not a regular file (a directory)"},
+		{"beside absent", filepath.Join(dir, "new.gguf"), nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Files{Force: true}
+			f.Read(in)
+			f.Write(tc.out, 10, sidecar(tc.out))
+			err := f.Check(&bytes.Buffer{})
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("error %v, want %v", err, tc.want)
+			case tc.want != nil && !strings.Contains(err.Error(), tc.say):
+				t.Errorf("error %q does not say %q", err, tc.say)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(in); string(b) != "model" {
+		t.Error("the input changed")
+	}
+}
+
+// A stale temporary file of a file written beside an output (a sidecar's,
+// after a kill -9) is swept with the output's.
+func TestFilesSweepBeside(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	stale := filepath.Join(dir, fmt.Sprintf(".o.gguf.gquant.json.tmp-%d-abcdef", deadPID(t)))
+	writeTestFile(t, stale, "{", 0o644)
+	f := &Files{}
+	f.Write(out, 10, out+".gquant.json")
+	var log bytes.Buffer
+	if err := f.Check(&log); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temporary file of the sidecar kept: %v", err)
+	}
+	if !strings.Contains(log.String(), "removed "+stale) {
+		t.Errorf("log %q", log.String())
+	}
+}
+
 // The outputs must fit in the free space of their file system, added up
 // per file system; the error names the path and both byte counts.
 func TestFilesCheckSpace(t *testing.T) {

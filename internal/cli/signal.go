@@ -104,7 +104,7 @@ func (it *Interrupt) watch() {
 // was left unwritten and exits, for a command that did not stop in time.
 func (it *Interrupt) hardExit() {
 	if !it.files.Keep {
-		removeOwnTemps(it.files.Paths())
+		removeOwnTemps(it.files.written())
 	}
 	it.exit(it.report())
 }
@@ -137,7 +137,7 @@ func (it *Interrupt) Finish() (status int, interrupted bool) {
 	}
 	it.Stop()
 	if !it.files.Keep {
-		removeOwnTemps(it.files.Paths())
+		removeOwnTemps(it.files.written())
 	}
 	return it.report(), true
 }
