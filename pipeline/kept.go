@@ -49,10 +49,11 @@ func checkSidecarPlan(in *gguf.Model, o Output, size int64) (*Sidecar, error) {
 }
 
 // VerifyKept reads the bytes behind the sidecars of the outputs
-// --partial-requant keeps (Skip): every input tensor they were made from
+// --partial-requant or --resume keeps (Skip): every input tensor they were made from
 // must hash to its recorded input hash, and every tensor of the file to its
 // recorded output hash. An output that fails is written again (Replace
-// instead of Skip) and a warning says why; the warnings are returned.
+// instead of Skip; one --resume kept is no longer skipped, for the check of
+// existing outputs) and a warning says why; the warnings are returned.
 // Outputs kept on their header alone (no sidecar) are not read.
 func VerifyKept(ctx context.Context, in *gguf.Model, plan *Plan) ([]string, error) {
 	var warnings []string
@@ -66,7 +67,13 @@ func VerifyKept(ctx context.Context, in *gguf.Model, plan *Plan) ([]string, erro
 		if err != nil {
 			return nil, err
 		}
-		if why != "" {
+		switch {
+		case why != "" && o.resumed:
+			// Not replaced without being asked: the check of existing
+			// outputs then refuses it, naming --force.
+			o.Skip, o.resumed, o.kept = false, false, nil
+			warnings = append(warnings, fmt.Sprintf("%s exists but is not this plan's output (%s): not kept (--resume)", o.Path, why))
+		case why != "":
 			o.Skip, o.Replace, o.kept = false, true, nil
 			warnings = append(warnings, fmt.Sprintf("%s exists but is not this plan's output (%s): written again (--partial-requant)", o.Path, why))
 		}

@@ -47,6 +47,11 @@ type Config struct {
 	// PartialRequant skips output files that already exist (--partial-requant):
 	// with KeepSplit per shard, otherwise the whole run.
 	PartialRequant bool
+	// Resume continues an interrupted run (--resume): an output it completed
+	// before it stopped (a shard renamed into place, with the sidecar that
+	// says it is this plan's) is kept; any other existing output is left
+	// to the rule for existing outputs.
+	Resume bool
 	// ExtraOutput, when set, adds output_extra.weight: the output tensor (or
 	// the token embeddings of a tied model) once more in this type
 	// (--extra-output-tensor), if that is smaller than the original.
@@ -194,8 +199,8 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if cfg.PartialRequant {
-		markExisting(plan, in)
+	if cfg.PartialRequant || cfg.Resume {
+		markExisting(plan, in, cfg.PartialRequant)
 	}
 	if other := otherShardSets(plan); len(other) > 0 {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d file(s) with the same prefix belong to a shard set of another size and are not part of this output: %s",
@@ -328,7 +333,10 @@ func checkImatrix(choices []recipes.Choice, imat []*importanceSource) error {
 // matches the plan exactly, by its header and its sidecar if it has one
 // (see kept.go), is kept (Skip); one that exists but does not is written
 // again (Replace), with a warning saying why.
-func markExisting(plan *Plan, in *gguf.Model) {
+//
+// Without replace (Config.Resume alone) only an output whose sidecar says it
+// is this plan's is kept, and one that does not match is left alone.
+func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 	for i := range plan.Outputs {
 		o := &plan.Outputs[i]
 		if o.Elsewhere {
@@ -340,6 +348,13 @@ func markExisting(plan *Plan, in *gguf.Model) {
 		err := CheckExisting(o.Path, *o, plan.Sizes[i])
 		if err == nil {
 			o.kept, err = checkSidecarPlan(in, *o, plan.Sizes[i])
+		}
+		if !replace {
+			if err == nil && o.kept != nil {
+				o.Skip, o.resumed = true, true
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists and matches the plan: kept (completed by the interrupted run; --resume)", o.Path))
+			}
+			continue
 		}
 		if err != nil {
 			o.Replace = true

@@ -49,8 +49,8 @@ type Output struct {
 	Path     string
 	Metadata gguf.Metadata
 	Tensors  []Tensor
-	// Skip leaves the file alone (--partial-requant: it exists and matches
-	// the plan, see CheckExisting).
+	// Skip leaves the file alone (--partial-requant, or --resume with
+	// Config.Resume: it exists and matches the plan, see CheckExisting).
 	Skip bool
 	// Replace: the file exists but does not match the plan, and
 	// --partial-requant asks for it to be written again.
@@ -59,7 +59,8 @@ type Output struct {
 	// select it); Skip is set too.
 	Elsewhere bool
 
-	kept *Sidecar // the sidecar of a Skip file, for VerifyKept
+	kept    *Sidecar // the sidecar of a Skip file, for VerifyKept
+	resumed bool     // kept by Config.Resume: if VerifyKept fails it, it is not replaced
 }
 
 // Event reports progress: tensor Index (0-based, over all outputs) of Count

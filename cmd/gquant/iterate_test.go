@@ -408,6 +408,52 @@ func TestResumeAfterKill(t *testing.T) {
 	})
 }
 
+// A run stopped while it renamed its finished shards into place is
+// resumed by the same command with --resume: the shards it completed (with
+// the sidecars that say they are this plan's) are kept, the others written;
+// a kept shard whose bytes changed since is refused as an existing output
+// (--force), not replaced unasked. It used to refuse every existing shard.
+func TestResumeKeepsCompletedShards(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	writeSlowModel(t, in)
+	args := func(out string, more ...string) []string {
+		return append(append([]string{"quantize"}, more...), "--pure", "--split-max-tensors", "3", in, out, "Q8_0", "1")
+	}
+	fresh := filepath.Join(dir, "fresh.gguf")
+	mustGquant(t, args(fresh)...)
+	out := filepath.Join(dir, "out.gguf")
+	mustGquant(t, args(out)...)
+	shard := func(prefix string, i int) string { return gguf.ShardPath(strings.TrimSuffix(prefix, ".gguf"), i-1, 3) }
+	last := shard(out, 3)
+	os.Remove(last)
+	os.Remove(pipeline.SidecarPath(last))
+	code, stdout, stderr := runGquant(args(out, "--resume")...)
+	if code != 0 || strings.Count(stderr, "kept (completed by the interrupted run; --resume)") != 2 {
+		t.Fatalf("status %d: %q %q", code, stdout, stderr)
+	}
+	for i := 1; i <= 3; i++ {
+		sameFileBytes(t, shard(out, i), shard(fresh, i))
+	}
+	assertNoTemp(t, dir)
+
+	b, err := os.ReadFile(shard(out, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1
+	if err := os.WriteFile(shard(out, 1), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(last)
+	os.Remove(pipeline.SidecarPath(last))
+	stderr = failGquant(t, []string{"exists (pass --force to replace it)"}, args(out, "--resume")...)
+	if !strings.Contains(stderr, "not kept (--resume)") {
+		t.Errorf("the changed shard is not reported: %s", stderr)
+	}
+	fileUnchanged(t, shard(out, 1), b)
+}
+
 // TestPartialRequantTrustsSidecars: a shard with a sidecar is kept only if
 // the sidecar has the plan's records and the input and the shard's bytes
 // still hash to them; a shard without one is kept on its header, saying so.

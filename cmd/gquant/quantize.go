@@ -371,7 +371,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 
 	cfg := pipeline.Config{Selection: sel, ImatrixPath: q.imatrix, HideImatrix: q.hideImatrix,
 		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize,
-		PartialRequant: q.partialRequant}
+		PartialRequant: q.partialRequant, Resume: q.iterate.resume}
 	if q.recordTool {
 		// First, so that an --override-kv of the same key still wins.
 		cfg.Overrides = append([]pipeline.KV{{Key: "quantize.tool", Value: gguf.StringValue(cli.Version("gquant"))}}, cfg.Overrides...)

@@ -33,6 +33,7 @@ var warningKinds = []struct{ phrase, kind string }{
 	{"custom rules applied with", "rules-ignored-by-reference"},
 	{"custom rules ignored with", "rules-ignored"},
 	{"--partial-requant", "partial-requant"},
+	{"completed by the interrupted run", "resume"},
 	{"shard set of another size", "other-shards"},
 	{"--extra-output-tensor", "extra-output"},
 	{"n_attention_wv", "model-shape"},
