@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,5 +157,39 @@ func TestImatrixRefusedByPlan(t *testing.T) {
 		if _, err := Build(m, Config{Selection: recipes.Options{FileType: ft}, Output: out}); err != nil {
 			t.Errorf("%s without importance data: %v", ft, err)
 		}
+	}
+}
+
+// An input that shrinks under a run (truncated, or being rewritten) stops
+// it with ErrTruncated, naming the input file, the tensor and the rows.
+func TestRunInputTruncated(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.gguf")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	out := filepath.Join(dir, "o.gguf")
+	plan, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0}, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(in, int64(len(data))/2); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), m, plan.Outputs, Options{Threads: 2})
+	if !errors.Is(err, gguf.ErrTruncated) || !strings.Contains(err.Error(), "from "+in+": ") || !strings.Contains(err.Error(), "tensor ") {
+		t.Errorf("error %v, want ErrTruncated naming %s", err, in)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("output left: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -932,7 +933,12 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	raw := p.buf.raw
 	off := (p.matrix*rows + p.row) * rowSize
 	if _, err := in.TensorReader(t.Source).ReadAt(raw, off); err != nil {
-		return fmt.Errorf("reading rows %d..%d of matrix %d: %w", p.row, p.row+p.rows, p.matrix, err)
+		path := in.Shards[src.Shard].Path
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// The header was read whole when the run started.
+			err = fmt.Errorf("%w: the file is shorter than when the run opened it", gguf.ErrTruncated)
+		}
+		return fmt.Errorf("reading rows %d..%d of matrix %d from %s: %w", p.row, p.row+p.rows, p.matrix, path, err)
 	}
 	return nil
 }
