@@ -76,6 +76,9 @@ func carriedSidecar(path string, records map[string]TensorRecord) (*Sidecar, err
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(path), Size: size, Tensors: make([]TensorRecord, len(h.Tensors))}
+	if sc.Header, err = hashHeader(path, h.DataOffset); err != nil {
+		return nil, err
+	}
 	for i, t := range h.Tensors {
 		r, ok := records[t.Name]
 		if !ok || r.Type != t.Type.String() || !slices.Equal(r.Shape, t.Shape) || r.Size != t.Size {

@@ -90,6 +90,15 @@ func verifyKept(ctx context.Context, in *gguf.Model, o Output, buf []byte) (stri
 	if size != o.kept.Size {
 		return fmt.Sprintf("%d bytes, its sidecar says %d", size, o.kept.Size), nil
 	}
+	if o.kept.Header != "" && len(o.kept.Tensors) > 0 {
+		hh, err := hashHeader(o.Path, o.kept.Tensors[0].Offset)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", o.Path, err)
+		}
+		if hh != o.kept.Header {
+			return "its header is not the one its sidecar recorded", nil
+		}
+	}
 	for k, rec := range o.kept.Tensors {
 		if err := ctx.Err(); err != nil {
 			return "", err

@@ -608,7 +608,15 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		}
 		journals[i].remove()
 		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i]}
-		if err := writeSidecar(outs[i].Path, sc); err != nil {
+		dataOffset := sizes[i]
+		if len(records[i]) > 0 {
+			dataOffset = records[i][0].Offset
+		}
+		var err error
+		if sc.Header, err = hashHeader(outs[i].Path, dataOffset); err == nil {
+			err = writeSidecar(outs[i].Path, sc)
+		}
+		if err != nil {
 			note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)
 		}
 	}

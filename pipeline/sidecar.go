@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,9 +54,28 @@ func BesideBytes(o Output) int64 {
 type Sidecar struct {
 	Schema string `json:"schema"`
 	// File is the base name of the output described, Size its size.
-	File    string         `json:"file"`
-	Size    int64          `json:"size"`
+	File string `json:"file"`
+	Size int64  `json:"size"`
+	// Header is the hash of the file's bytes before its tensor data (the
+	// header, metadata and tensor infos, and the padding after them);
+	// sidecars of versions before it have none.
+	Header  string         `json:"header_xxh64,omitempty"`
 	Tensors []TensorRecord `json:"tensors"`
+}
+
+// hashHeader hashes the first dataOffset bytes of the file at path (see
+// Sidecar.Header).
+func hashHeader(path string, dataOffset int64) (string, error) {
+	f, _, err := gguf.OpenRegular(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	d := xxhash.New()
+	if _, err := io.Copy(d, io.NewSectionReader(f, 0, dataOffset)); err != nil {
+		return "", err
+	}
+	return hashString(d.Sum64()), nil
 }
 
 // TensorRecord is how one tensor of an output was made. Hashes are xxhash64

@@ -55,8 +55,9 @@ type FileCheck struct {
 	Present bool
 	Bytes   int64
 	Tensors int
-	// Header is "ok" when the header is the plan's byte for byte,
-	// "differs" when it is not, "" when no plan was given.
+	// Header is "ok" when the header is the plan's byte for byte (or,
+	// without a plan, hashes to its sidecar's record), "differs" when it is
+	// not, "" when neither was there to check it against.
 	Header string
 	// Sidecar is "ok" when the sidecar agrees with the file and every
 	// tensor's bytes hash to its record, "absent", or "differs".
@@ -322,6 +323,19 @@ func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Mod
 				fc.problem("its sidecar says %s", why)
 				return nil
 			}
+		}
+	}
+	if sc.Header != "" {
+		switch hh, err := hashHeader(fc.Path, h.DataOffset); {
+		case err != nil:
+			fc.problem("%v", err)
+			return nil
+		case hh != sc.Header:
+			fc.Header = "differs"
+			fc.problem("its header (metadata and tensor infos) is not the one its sidecar recorded")
+			return nil
+		case fc.Header == "":
+			fc.Header = "ok"
 		}
 	}
 	f, _, err := gguf.OpenRegular(fc.Path)
