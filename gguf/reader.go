@@ -297,8 +297,9 @@ func (f *File) checkLayout() error {
 			return fmt.Errorf("%w: tensor %q: offset %d is not a multiple of the alignment %d", ErrTensorData, t.Name, t.Offset, f.Alignment)
 		}
 		if t.Offset > avail || t.Size > avail-t.Offset {
-			return fmt.Errorf("%w: tensor %q: data [%d, %d) runs past the end of the file (data section is %d bytes)",
-				ErrTensorData, t.Name, t.Offset, t.Offset+t.Size, max(avail, 0))
+			// Offset and size as stored: their sum may not fit an int64.
+			return fmt.Errorf("%w: tensor %q: data at offset %d, %d bytes, runs past the end of the file (data section is %d bytes)",
+				ErrTensorData, t.Name, t.Offset, t.Size, max(avail, 0))
 		}
 	}
 	order := make([]int, len(f.Tensors))
