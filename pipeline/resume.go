@@ -149,6 +149,12 @@ type Resumable struct {
 	records []TensorRecord
 }
 
+// ErrNotResumable: --resume found an interrupted run's temporary file for
+// an output but none it can continue (another command wrote it, or its
+// progress record is damaged). Nothing is removed: hours of work may be in
+// it.
+var ErrNotResumable = errors.New("pipeline: interrupted run cannot be resumed")
+
 // FindResumable looks for the temporary files that interrupted runs left
 // for the outputs to write (not Skip) and returns, per output, the one Run
 // continues (nil: none). A file qualifies if its progress record names the
@@ -157,8 +163,9 @@ type Resumable struct {
 // tensors they were made from, are read and must hash to the recorded
 // values (the first that does not is written again, and everything after
 // it). Other stale temporary files of the outputs (not locked, their
-// process gone) are removed. notes receives a line per file found, used
-// or removed.
+// process gone) are removed. If an output has such files and none
+// qualifies, FindResumable fails with ErrNotResumable and removes nothing.
+// notes receives a line per file found, used or removed.
 func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes func(string)) ([]*Resumable, error) {
 	note := func(format string, args ...any) {
 		if notes != nil {
@@ -185,6 +192,7 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 			continue
 		}
 		var cands []*Resumable
+		var refused []string
 		for _, t := range temps {
 			if !stale(t) || strings.HasSuffix(t.Path, ".progress") {
 				continue
@@ -192,9 +200,13 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 			r, why := resumable(t.Path, o.Path, size, header, plan)
 			if r == nil {
 				note("%s cannot be resumed for %s: %s", t.Path, o.Path, why)
+				refused = append(refused, fmt.Sprintf("%s (%s)", t.Path, why))
 				continue
 			}
 			cands = append(cands, r)
+		}
+		if len(cands) == 0 && len(refused) > 0 {
+			return nil, fmt.Errorf("%w: %s: %s", ErrNotResumable, o.Path, strings.Join(refused, "; "))
 		}
 		var best *Resumable
 		for _, c := range cands {

@@ -22,6 +22,7 @@ func TestAdvice(t *testing.T) {
 		{fmt.Errorf("m.gguf: tensor x: %w (it is q4_K)", pipeline.ErrRequantize), "--allow-requantize"},
 		{fmt.Errorf("m.gguf: tensor x: %w q8_k_r16", quantize.ErrUnsupported), "--custom-q"},
 		{fmt.Errorf("m.gguf: tensor x: %w", quantize.ErrImatrixRefused), "leave out --imatrix"},
+		{fmt.Errorf("%w: o.gguf: .o.gguf.tmp-1-x (another plan)", pipeline.ErrNotResumable), "run without --resume to start over"},
 		{fmt.Errorf("something else"), ""},
 	} {
 		got := advice(tc.err)
