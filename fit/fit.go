@@ -639,7 +639,7 @@ func checkPlan(in *gguf.Model, opts Options, rs *recipes.RuleSet, ft recipes.Fil
 		ImatrixPath: opts.ImatrixPath, Output: "fitted.gguf"}
 	// The stand-in lacks the data the very low-bit types insist on; the
 	// fit only chose them where the real matrix has it.
-	cfg.Selection.IgnoreImatrixRules = true
+	cfg.Selection.IgnoreImatrixRules, cfg.SizesOnly = true, true
 	p, err := pipeline.Build(in, cfg)
 	if err != nil {
 		return fmt.Errorf("fit: planning the fitted recipe: %w", err)

@@ -47,6 +47,11 @@ type Config struct {
 	// PartialRequant skips output files that already exist (--partial-requant):
 	// with KeepSplit per shard, otherwise the whole run.
 	PartialRequant bool
+	// SizesOnly: the plan is wanted for its sizes and layout alone, with a
+	// stand-in importance matrix that lacks the data (gquant fit checks the
+	// real matrix's coverage itself), so tensors without importance data
+	// are not refused for it.
+	SizesOnly bool
 	// Resume continues an interrupted run (--resume): an output it completed
 	// before it stopped (a shard renamed into place, with the sidecar that
 	// says it is this plan's) is kept; any other existing output is left
@@ -186,8 +191,10 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if sel.HasImatrix {
 		plan.Warnings = append(plan.Warnings, unusedImatrix(cfg, rp.Choices, imat)...)
 	}
-	if err := checkImatrix(rp.Choices, imat); err != nil {
-		return nil, err
+	if !cfg.SizesOnly {
+		if err := checkImatrix(rp.Choices, imat); err != nil {
+			return nil, err
+		}
 	}
 
 	md := outputMetadata(in.Metadata, cfg, rp.FileType)
