@@ -31,6 +31,20 @@ func deadPID(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// wantError checks Check's result: nil where want is nil, else an error
+// that is want and says say.
+func wantError(t *testing.T, err, want error, say string) {
+	t.Helper()
+	switch {
+	case want == nil && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want != nil && !errors.Is(err, want):
+		t.Fatalf("error %v, want %v", err, want)
+	case want != nil && !strings.Contains(err.Error(), say):
+		t.Errorf("error %q does not say %q", err, say)
+	}
+}
+
 // One output policy for every command (issue 16, items 2, 3 and 5): each
 // case is a set of inputs and outputs and the error Check must give.
 func TestFilesCheck(t *testing.T) {
@@ -87,15 +101,7 @@ func TestFilesCheck(t *testing.T) {
 				f.Write(o, 10)
 			}
 			var log bytes.Buffer
-			err := f.Check(&log)
-			switch {
-			case tc.want == nil && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.want != nil && !errors.Is(err, tc.want):
-				t.Fatalf("error %v, want %v", err, tc.want)
-			case tc.want != nil && !strings.Contains(err.Error(), tc.say):
-				t.Errorf("error %q does not say %q", err, tc.say)
-			}
+			wantError(t, f.Check(&log), tc.want, tc.say)
 		})
 	}
 	if b, _ := os.ReadFile(in); string(b) != "data" {
@@ -145,15 +151,7 @@ func TestFilesCheckLinksAndBeside(t *testing.T) {
 			f := &Files{Force: true}
 			f.Read(in)
 			f.Write(tc.out, 10, sidecar(tc.out))
-			err := f.Check(&bytes.Buffer{})
-			switch {
-			case tc.want == nil && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.want != nil && !errors.Is(err, tc.want):
-				t.Fatalf("error %v, want %v", err, tc.want)
-			case tc.want != nil && !strings.Contains(err.Error(), tc.say):
-				t.Errorf("error %q does not say %q", err, tc.say)
-			}
+			wantError(t, f.Check(&bytes.Buffer{}), tc.want, tc.say)
 		})
 	}
 	if b, _ := os.ReadFile(in); string(b) != "model" {
