@@ -207,6 +207,10 @@ func TestFlagsAfterInputWarn(t *testing.T) {
 	if types["output.weight"] != "q4_0" {
 		t.Errorf("output.weight is %q: --pure was not applied", types["output.weight"])
 	}
+	// gquant plan is no llama-quantize command: no warning there.
+	if late, _ := dryRunPlan(t, "flag-order", "plan", model, out, "Q4_0", "--json", "--pure"); len(late) != 0 {
+		t.Errorf("plan: flag-order warnings %q", late)
+	}
 }
 
 // llama-gguf-split's --split is accepted as the no-op it is here.

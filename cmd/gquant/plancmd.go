@@ -47,6 +47,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
+	q.late = nil // a gquant command of its own: flags go anywhere
 	q.dryRun = true
 	return q.exitCode(program, q.run(stdout, stderr), stderr)
 }

@@ -66,6 +66,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
+	q.late = nil // a gquant command of its own: flags go anywhere
 	ctx := context.Background()
 	report := func(path string, in *gguf.Model, plan *pipeline.Plan) error {
 		c, err := pipeline.VerifySet(ctx, path, in, plan)
