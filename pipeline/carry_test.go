@@ -9,20 +9,28 @@ import (
 	"github.com/gquant/gquant/gguf"
 )
 
+// copyModel copies the model at src to each of dsts (files a test may
+// change or truncate) and returns its bytes.
+func copyModel(t *testing.T, src string, dsts ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dsts {
+		if err := os.WriteFile(d, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
 // CarrySidecars refuses records that do not describe the output's tensors
 // and treats a sidecar of another size as none.
 func TestCarrySidecarsChecks(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile("../testdata/tiny-deepseek2-bf16.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
 	in, out := filepath.Join(dir, "in.gguf"), filepath.Join(dir, "out.gguf")
-	for _, p := range []string{in, out} {
-		if err := os.WriteFile(p, src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src := copyModel(t, "../testdata/tiny-deepseek2-bf16.gguf", in, out)
 	m, err := gguf.Open(in)
 	if err != nil {
 		t.Fatal(err)

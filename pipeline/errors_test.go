@@ -164,14 +164,8 @@ func TestImatrixRefusedByPlan(t *testing.T) {
 // it with ErrTruncated, naming the input file, the tensor and the rows.
 func TestRunInputTruncated(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	in := filepath.Join(dir, "in.gguf")
-	if err := os.WriteFile(in, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := copyModel(t, "../testdata/tiny-deepseek2-bf16.gguf", in)
 	m, err := gguf.Open(in)
 	if err != nil {
 		t.Fatal(err)

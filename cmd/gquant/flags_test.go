@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,9 +198,11 @@ func TestTypeOptionSpellingWarns(t *testing.T) {
 func TestFlagsAfterInputWarn(t *testing.T) {
 	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
 	out := filepath.Join(t.TempDir(), "o.gguf")
-	code, stdout, stderr := runStreams("quantize", "--dry-run", model, out, "Q4_0", "2", "--json", "--pure", "--split-max-tensors", "-1")
-	if code != 2 || !strings.Contains(stderr, "--split-max-tensors") {
-		t.Errorf("a negative value of a flag: exit %d, stdout %.100q, stderr %q", code, stdout, stderr)
+	q := newQuantizeFlags(io.Discard)
+	late, status, done := q.parse("gquant quantize", []string{"--pure", model, out, "Q4_0", "-3", "--split-max-tensors", "-1", "-v"}, io.Discard, io.Discard)
+	if done || !slices.Equal(q.pos, []string{model, out, "Q4_0", "-3"}) || !slices.Equal(late, []string{"--split-max-tensors", "-v"}) ||
+		q.fs.Lookup("split-max-tensors").Value.String() != "-1" {
+		t.Errorf("parse: done %v (%d), positional %q, late %q, --split-max-tensors %s", done, status, q.pos, late, q.fs.Lookup("split-max-tensors").Value)
 	}
 	late, types := dryRunPlan(t, "flag-order", "quantize", "--dry-run", model, out, "Q4_0", "2", "--json", "--pure")
 	if len(late) != 1 || !strings.HasPrefix(late[0], "--json --pure after IN.gguf: llama-quantize reads flags only before IN") {

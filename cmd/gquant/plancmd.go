@@ -44,10 +44,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		)
 	}
 	const program = "gquant plan"
-	if status, done := q.parse(program, args, stdout, stderr); done {
+	// A gquant command of its own: flags after IN draw no warning.
+	if _, status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
-	q.late = nil // a gquant command of its own: flags go anywhere
 	q.dryRun = true
 	return q.exitCode(program, q.run(stdout, stderr), stderr)
 }

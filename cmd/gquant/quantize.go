@@ -47,7 +47,7 @@ type quantizeFlags struct {
 	shards  shardFlags   // --only-shards, --shards, --parts (shards.go)
 	threads int          // the THREADS argument (0: every core)
 	pos     []string     // IN [OUT] TYPE [THREADS] (parse)
-	late    []string     // flags given after IN (parse)
+	late    []string     // flags given after IN, for quantize's warning
 
 	// verify, when set, takes the plan instead of a run (gquant verify).
 	verify func(in *gguf.Model, plan *pipeline.Plan) error
@@ -131,18 +131,20 @@ func newQuantizeFlags(stderr io.Writer) *quantizeFlags {
 func runQuantize(args []string, stdout, stderr io.Writer) int {
 	const program = "gquant quantize"
 	q := newQuantizeFlags(stderr)
-	if status, done := q.parse(program, args, stdout, stderr); done {
+	late, status, done := q.parse(program, args, stdout, stderr)
+	if done {
 		return status
 	}
+	q.late = late
 	return q.exitCode(program, q.run(stdout, stderr), stderr)
 }
 
 // parse reads the flags wherever they are, as Go commands do, and keeps
 // the positional arguments IN [OUT] TYPE [THREADS] in q.pos, negative
 // numbers among them (the flag parser alone would take "-1" for a flag).
-// llama-quantize reads flags only before IN: q.late lists those given
-// after it, for a warning.
-func (q *quantizeFlags) parse(program string, args []string, stdout, stderr io.Writer) (status int, done bool) {
+// It returns the flags given after IN, which llama-quantize would not read
+// (quantize warns about them).
+func (q *quantizeFlags) parse(program string, args []string, stdout, stderr io.Writer) (late []string, status int, done bool) {
 	masked := make([]string, 0, len(args))
 	negatives := map[string]string{} // placeholder -> the argument
 	positional := false
@@ -159,7 +161,7 @@ func (q *quantizeFlags) parse(program string, args []string, stdout, stderr io.W
 			positional = true
 		case len(a) > 1 && a[0] == '-':
 			if positional {
-				q.late = append(q.late, a)
+				late = append(late, a)
 			}
 			masked = append(masked, a)
 			if takesValue(q.fs, a) && i+1 < len(args) {
@@ -172,7 +174,7 @@ func (q *quantizeFlags) parse(program string, args []string, stdout, stderr io.W
 		}
 	}
 	if status, done = cli.ParseFlags(program, q.fs, masked, stdout, stderr); done {
-		return status, done
+		return nil, status, done
 	}
 	for _, a := range q.fs.Args() {
 		if v, ok := negatives[a]; ok {
@@ -180,7 +182,7 @@ func (q *quantizeFlags) parse(program string, args []string, stdout, stderr io.W
 		}
 		q.pos = append(q.pos, a)
 	}
-	return 0, false
+	return late, 0, false
 }
 
 // takesValue reports whether flag argument a (--name, -n) consumes the

@@ -209,14 +209,9 @@ func TestExistingOutputs(t *testing.T) {
 // model named OUT.gquant.json was replaced by the sidecar of OUT.
 func TestSidecarPathIsNotAnInput(t *testing.T) {
 	dir := t.TempDir()
-	data, err := os.ReadFile(tinyModel)
-	if err != nil {
-		t.Fatal(err)
-	}
 	in := filepath.Join(dir, "o.gguf.gquant.json")
-	if err := os.WriteFile(in, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, in, tinyModel)
+	data, _ := os.ReadFile(in)
 	out := filepath.Join(dir, "o.gguf")
 	failGquant(t, []string{in + ", written beside " + out + ", is the input"}, "quantize", in, out, "Q8_0")
 	fileUnchanged(t, in, data)

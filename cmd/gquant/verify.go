@@ -63,10 +63,10 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 				Line: "gquant verify --imatrix imatrix.dat --split-max-size 50G model-bf16.gguf model-IQ2_K_R4.gguf IQ2_K_R4"},
 		)
 	}
-	if status, done := q.parse(program, args, stdout, stderr); done {
+	// A gquant command of its own: flags after IN draw no warning.
+	if _, status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
-	q.late = nil // a gquant command of its own: flags go anywhere
 	ctx := context.Background()
 	report := func(path string, in *gguf.Model, plan *pipeline.Plan) error {
 		c, err := pipeline.VerifySet(ctx, path, in, plan)
