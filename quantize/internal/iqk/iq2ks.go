@@ -301,12 +301,21 @@ func iq2ksSearchAVX2(sc *iq2ksScratch, xb, weight []float32, d, maxv, amax float
 	if amax < 1e15 {
 		// The scales are maxv/den: d itself is maxv/values[7]. With
 		// AVX-512 the fits take two scales per register, with the same sums.
-		fits := iq2ksFitsCountAVX2
+		x, w := &xb[:32][0], &weight[:32][0]
 		if useIQ2KS512 {
-			fits = iq2ksFitsCount512
+			// The first scale (den positive) counts; the 27 trial
+			// scales of each grid compare with thresholds where
+			// they can.
+			iq2ksFitsCount512(x, w, maxv, &iq2ksTrialDen[0], 1, &iq2ksGrids[0], &sc.raw[0])
+			for g := range 2 {
+				if !iq2ksFitsThr512(x, w, maxv, &iq2ksThrDen[g], &iq2ksThrGrids[g], &sc.raw[1+27*g]) {
+					iq2ksFitsCount512(x, w, maxv, &iq2ksTrialDen[1+27*g], 27, &iq2ksGrids[g], &sc.raw[1+27*g])
+				}
+			}
+		} else {
+			iq2ksFitsCountAVX2(x, w, maxv, &iq2ksTrialDen[0], 28, &iq2ksGrids[0], &sc.raw[0])
+			iq2ksFitsCountAVX2(x, w, maxv, &iq2ksTrialDen[28], 27, &iq2ksGrids[1], &sc.raw[28])
 		}
-		fits(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[0], 28, &iq2ksGrids[0], &sc.raw[0])
-		fits(&xb[:32][0], &weight[:32][0], maxv, &iq2ksTrialDen[28], 27, &iq2ksGrids[1], &sc.raw[28])
 		iq2ksReducePickAVX2(&sc.raw, p)
 	} else {
 		var params [nfit][12]float32

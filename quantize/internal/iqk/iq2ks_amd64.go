@@ -94,3 +94,73 @@ func iq2ksPickAVX2(s *iq2ksFitSums, p *iq2ksPicks)
 //
 //go:noescape
 func iq2ksAccumAVX2(x, w *float32, idx *[32]uint8, values *[8]float32, vd float32, acc *[16]float32)
+
+// iq2ksFitsThr512 is iq2ksFitsCount512 for the 27 trial scales of one grid
+// (maxv/den[0..27), den negative; den[27..32) pads the last 16) with the
+// nearest points found against per-scale thresholds, which it first
+// searches exactly (see iq2ksThrGrid); the same raw sums, bit for bit.
+// It reports false, raw untouched, when a threshold is not among the
+// grid's candidates: the caller then counts.
+//
+//go:noescape
+func iq2ksFitsThr512(x, w *float32, maxv float32, den *[32]float32, grid *iq2ksThrGrid, raw *[4][8]float32) (ok bool)
+
+// iq2ksThrGrid is one grid for iq2ksFitsThr512.
+//
+// For a scale of size s = |d|, with a = s·v_j and b = s·v_{j+1}, the fits
+// count y = ±x past threshold j when (y-b)^2 < (y-a)^2, both rounded as
+// COUNT_CHUNK rounds them. Under countingNearest that predicate is false
+// up to a, true from b on and monotone between (x-a rounds up and |x-b|
+// down as x grows), so it holds exactly for y >= t_j, the first float
+// where it does. t_j lies a few steps above the rounded midpoint
+// m = (a+b)·0.5: the kernel tries the candidates m + start + k·dir
+// (k = 0..mid+1, in the bits; dir steps up in value) and needs the first
+// short of t_j and the last past it. The windows cover what 3 million
+// random scales of 40 binades gave, with a step to spare on either side
+// (t_j - m in steps: 0..2, and 1..5 for the middle threshold of the
+// shifted grid, whose midpoint -s is small against its half-gap 7s);
+// TestIQ2KSThrWindows checks them.
+type iq2ksThrGrid struct {
+	vb    [4]float32 // v0..v3
+	q     [4]float32 // v0, v1, v2-v1, v3-v2
+	dir   [3]int32
+	start [3]int32
+	mid   [3]int32
+}
+
+// iq2ksThrGrids are the plain and the shifted grid.
+var iq2ksThrGrids = func() (g [2]iq2ksThrGrid) {
+	for s := range g {
+		v := tables.IQ2NLValues[4*s : 4*s+4]
+		for j := range v {
+			g[s].vb[j] = float32(v[j])
+		}
+		g[s].q = [4]float32{float32(v[0]), float32(v[1]), float32(v[2] - v[1]), float32(v[3] - v[2])}
+		for j := 0; j < 3; j++ {
+			g[s].dir[j] = 1
+			if v[j]+v[j+1] < 0 {
+				g[s].dir[j] = -1
+			}
+			// From two steps below the midpoint to three above, or for
+			// the shifted grid's middle threshold from one below to
+			// seven above: a step to spare on either side.
+			g[s].start[j], g[s].mid[j] = -2*g[s].dir[j], 4
+			if s == 1 && j == 1 {
+				g[s].start[j], g[s].mid[j] = -g[s].dir[j], 7
+			}
+		}
+	}
+	return
+}()
+
+// iq2ksThrDen are the trial denominators of each grid for
+// iq2ksFitsThr512: iq2ksTrialDen[1..28) and [28..55), padded with the
+// last.
+var iq2ksThrDen = func() (den [2][32]float32) {
+	for s := range den {
+		for i := range den[s] {
+			den[s][i] = iq2ksTrialDen[1+27*s+min(i, 26)]
+		}
+	}
+	return
+}()

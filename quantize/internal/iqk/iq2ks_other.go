@@ -43,3 +43,13 @@ func iq2ksPickAVX2(s *iq2ksFitSums, p *iq2ksPicks) {}
 
 func iq2ksAccumAVX2(x, w *float32, idx *[32]uint8, values *[8]float32, vd float32, acc *[16]float32) {
 }
+
+type iq2ksThrGrid struct{}
+
+var iq2ksThrGrids [2]iq2ksThrGrid
+
+var iq2ksThrDen [2][32]float32
+
+func iq2ksFitsThr512(x, w *float32, maxv float32, den *[32]float32, grid *iq2ksThrGrid, raw *[4][8]float32) bool {
+	return false
+}
