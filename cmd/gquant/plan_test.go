@@ -92,11 +92,15 @@ func goldenWorkDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"tiny-ds2-bf16.gguf", "tiny-ds2.imatrix.dat", "tiny-ds2.full.imatrix.dat",
-		"out-q4_k_m.gguf", "split/tiny-ds2-bf16-00001-of-00002.gguf", "split/tiny-ds2-bf16-00002-of-00002.gguf"} {
+		"split/tiny-ds2-bf16-00001-of-00002.gguf", "split/tiny-ds2-bf16-00002-of-00002.gguf"} {
 		if err := os.Symlink(golden.Path(t, "e2e", name), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The repack run's input is also the q4_k_m run's output: a writable
+	// copy, as a user's earlier output would be (a plan over the read-only
+	// golden file fails, as the run would).
+	copyFile(t, filepath.Join(dir, "out-q4_k_m.gguf"), golden.Path(t, "e2e", "out-q4_k_m.gguf"))
 	t.Chdir(dir)
 }
 
@@ -385,4 +389,47 @@ func TestQuantizeRefusesOverBudget(t *testing.T) {
 	if _, err := os.Stat("out.gguf"); !os.IsNotExist(err) {
 		t.Errorf("output written despite the budget: %v", err)
 	}
+}
+
+// TestPlanChecksOutputs: a plan of a run that the output checks would
+// refuse fails after printing the plan (an output that is an input, a
+// read-only one, one without the room), and an existing output is only
+// mentioned, the run needing --force.
+func TestPlanChecksOutputs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.gguf")
+	copyFile(t, in, tinyModel)
+	for _, cmd := range [][]string{{"plan"}, {"quantize", "--dry-run"}} {
+		args := func(rest ...string) []string { return append(append([]string{}, cmd...), rest...) }
+		stderr := failGquant(t, []string{"the run would stop before any work", "is the input"}, args("--summary", in, in, "Q4_K_M")...)
+		if code, stdout, _ := runGquant(args("--summary", in, in, "Q4_K_M")...); code != 1 || stdout == "" {
+			t.Errorf("%v onto the input: status %d, plan %q (want 1 after the plan)\n%s", cmd, code, stdout, stderr)
+		}
+		out := filepath.Join(dir, "out.gguf")
+		if err := os.WriteFile(out, []byte("earlier"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runGquant(args("--summary", in, out, "Q4_K_M")...)
+		if code != 0 || !strings.Contains(stderr, out+" exists: the run replaces it only with --force") {
+			t.Errorf("%v over an existing output: status %d\n%s", cmd, code, stderr)
+		}
+		if code, _, stderr = runGquant(args("--summary", "--force", in, out, "Q4_K_M")...); code != 0 || strings.Contains(stderr, "exists") {
+			t.Errorf("%v --force over an existing output: status %d\n%s", cmd, code, stderr)
+		}
+		if err := os.Chmod(out, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		failGquant(t, []string{"read-only"}, args("--summary", "--force", in, out, "Q4_K_M")...)
+		os.Remove(out)
+		if got, _ := os.ReadDir(dir); len(got) != 1 {
+			t.Errorf("%v wrote files: %v", cmd, got)
+		}
+	}
+	free, ok := freeBytes(dir)
+	if !ok || free > 600<<30 {
+		t.Skip("cannot tell the free space, or more than 600 GiB free")
+	}
+	big := filepath.Join(dir, "r1.gguf")
+	mustGquant(t, "testmodel", "--preset", "deepseek-r1", "--header-only", big)
+	failGquant(t, []string{"not enough free space", "out.gguf"}, "plan", "--summary", big, filepath.Join(dir, "out.gguf"), "Q8_0")
 }

@@ -432,7 +432,23 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		for _, line := range cli.SummarizeWarnings(warningsOf(plan.Warnings, planNames(plan)), cli.SummaryLimit, q.verbose) {
 			fmt.Fprintln(stderr, "warning:", line)
 		}
-		return printQuantizePlan(stdout, in, plan, q)
+		// What the run's file checks would refuse (an output that is an
+		// input, read-only or without the room) fails the plan, after
+		// it; an existing output is only mentioned.
+		addOutputs(files, plan)
+		exist, refusal := files.Preview()
+		if !q.force {
+			for _, p := range exist {
+				fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))
+			}
+		}
+		if err := printQuantizePlan(stdout, in, plan, q); err != nil {
+			return err
+		}
+		if refusal != nil {
+			return fmt.Errorf("the run would stop before any work: %w", refusal)
+		}
+		return nil
 	}
 	// A real run: the reference's opening lines, then every warning the
 	// plan would show (rules that match more than meant, ...), before any
@@ -464,15 +480,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	defer iter.close()
-	for i, o := range plan.Outputs {
-		size := plan.Sizes[i] + pipeline.BesideBytes(o)
-		switch {
-		case o.Replace:
-			files.Replace(o.Path, size, pipeline.SidecarPath(o.Path))
-		case !o.Skip:
-			files.Write(o.Path, size, pipeline.SidecarPath(o.Path))
-		}
-	}
+	addOutputs(files, plan)
 	if err := files.Check(stderr); err != nil {
 		return err
 	}
@@ -510,6 +518,21 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	timing(stdout, elapsed, time.Since(q.started))
 	return nil
+}
+
+// addOutputs adds the files a run of plan writes, each with the room it
+// needs (its sidecar and progress record included) and the sidecar beside
+// it; an output the run keeps is not written.
+func addOutputs(files *cli.Files, plan *pipeline.Plan) {
+	for i, o := range plan.Outputs {
+		size := plan.Sizes[i] + pipeline.BesideBytes(o)
+		switch {
+		case o.Replace:
+			files.Replace(o.Path, size, pipeline.SidecarPath(o.Path))
+		case !o.Skip:
+			files.Write(o.Path, size, pipeline.SidecarPath(o.Path))
+		}
+	}
 }
 
 // checkCombinations refuses options that would be accepted and then do

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// Preview runs Check's checks for a command that writes nothing (quantize
+// --dry-run, gquant plan), without Check's effects: no stale temporary
+// file is swept. It returns the first refusal the run would meet, and apart
+// from it the outputs that exist, which the run replaces only with Force:
+// planning over an earlier output is common, so that is for the command to
+// mention, not a refusal.
+func (f *Files) Preview() (exist []string, err error) {
+	for i, o := range f.Outputs {
+		switch err := f.checkOne(i, o); {
+		case errors.Is(err, ErrExists):
+			exist = append(exist, o.Path)
+		case err != nil:
+			return exist, err
+		}
+	}
+	free := f.free
+	if free == nil {
+		free = freeSpace
+	}
+	return exist, checkSpace(f.Outputs, free)
+}
+
+// MakeOutputDirs creates the missing directories of the outputs, for a
+// command with MakeDirs whose writer does not create them itself; call it
+// after Check.
+func (f *Files) MakeOutputDirs() error {
+	for _, o := range f.Outputs {
+		if err := os.MkdirAll(filepath.Dir(o.Path), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
