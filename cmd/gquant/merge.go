@@ -67,7 +67,7 @@ func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (merg
 	if err != nil {
 		return mergeDoc{}, err
 	}
-	files := &cli.Files{Force: force}
+	files := &cli.Files{Force: force, MakeDirs: true} // the splitter creates them
 	files.Read(modelPaths(m)...)
 	files.Write(out, size)
 	if err := files.Check(stderr); err != nil {

@@ -95,13 +95,16 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 		return cli.UsageError(program, fs, stderr, fmt.Errorf("%s is not a gquant target (ARM-only or run-time repack layout)", t))
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
-	files := &cli.Files{Force: *force}
+	files := &cli.Files{Force: *force, MakeDirs: true}
 	files.Read(in)
 	if imatrixPath != nil {
 		files.Read(*imatrixPath)
 	}
 	files.Write(out, -1)
-	if err := files.Check(stderr); err != nil {
+	if err = files.Check(stderr); err == nil {
+		err = files.MakeOutputDirs()
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "gquant rows %s: %v\n", mode, err)
 		return 1
 	}

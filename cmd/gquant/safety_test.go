@@ -239,7 +239,23 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		t.Errorf("quantize into a missing directory: %v", err)
 	}
 	failGquant(t, []string{filepath.Join(made, "y.gguf"), "is not a directory"}, "quantize", in, filepath.Join(made, "y.gguf"), "Q8_0")
-	failGquant(t, []string{filepath.Join(dir, "missing"), "does not exist"}, "rows", "quantize", "--type", "q8_0", "--cols", "32", in, filepath.Join(dir, "missing", "x"))
+	// Every command that writes a file creates its missing directories,
+	// as quantize does.
+	rowsIn := filepath.Join(dir, "rows.f32")
+	if err := os.WriteFile(rowsIn, make([]byte, 4*64), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"rows", "quantize", "--type", "q8_0", "--cols", "32", rowsIn, filepath.Join(dir, "rows", "a", "x")},
+		{"testmodel", "--header-only", filepath.Join(dir, "testmodel", "a", "x.gguf")},
+		{"split", "--split-max-tensors", "20", in, filepath.Join(dir, "split", "a", "m")},
+		{"merge", filepath.Join(dir, "split", "a", "m-00001-of-00003.gguf"), filepath.Join(dir, "merge", "a", "x.gguf")},
+	} {
+		mustGquant(t, args...)
+		if _, err := os.Stat(filepath.Join(dir, args[0], "a")); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 
 	// A 1T-class model to Q8_0 (about 715 GB) and a full Kimi-K2 (2 TB):
 	// the run stops at once, naming the bytes.

@@ -56,9 +56,12 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 	if *headerOnly {
 		size = -1 // a sparse file: its data takes no space
 	}
-	files := &cli.Files{Force: *force}
+	files := &cli.Files{Force: *force, MakeDirs: true}
 	files.Write(fs.Arg(0), size)
-	if err := files.Check(stderr); err != nil {
+	if err = files.Check(stderr); err == nil {
+		err = files.MakeOutputDirs()
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "gquant testmodel:", err)
 		return 1
 	}
