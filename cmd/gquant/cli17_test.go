@@ -60,9 +60,9 @@ func TestCompletionBash(t *testing.T) {
 	}
 	lines := []string{
 		"gquant qu", "gquant quantize --imat", "gquant plan --stri", "gquant split --split-max-s", "gquant rows ", "gquant rows quantize --co",
-		"gquant completion f", "gquant imatrix",
+		"gquant completion f", "gquant imatrix", "gquant verify --imat",
 	}
-	want := []string{"quantize", "--imatrix", "--strict", "--split-max-size", "dequantize quantize", "--cols", "fish", ""}
+	want := []string{"quantize", "--imatrix", "--strict", "--split-max-size", "dequantize quantize", "--cols", "fish", "", "--imatrix"}
 	var b strings.Builder
 	b.WriteString("source " + path + "\ncd " + dir + "\n")
 	for _, l := range lines {

@@ -52,9 +52,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(w, "changed to verify, and also checks that each file's header is the plan's, byte for")
 		fmt.Fprintln(w, "byte, and each sidecar the plan's records; with --only-shards only those shards.")
 		fmt.Fprintln(w, "Nothing is written. Exit status 0: the set passes; 1: it does not; 2: usage.")
-		fmt.Fprintln(w, "\nflags (and every flag of gquant quantize):")
-		fmt.Fprintln(w, "      --json      print the report as one JSON document (schema gquant.verify/1)")
-		fmt.Fprintln(w, "  -v, --verbose   list every file, not only those with problems or notes")
+		fmt.Fprintln(w, "\nflags (those of gquant quantize; --json prints the report as one JSON document,")
+		fmt.Fprintln(w, "schema gquant.verify/1, and -v lists every file, not only those with problems or notes):")
+		q.fs.PrintDefaults()
 		fmt.Fprintf(w, "\nfile types: %s\n", strings.Join(recipes.FileTypeNames(), " "))
 		cli.PrintExamples(w,
 			cli.Example{About: "a shard set after copying it: every shard there, sizes and sidecar hashes right",

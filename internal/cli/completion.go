@@ -125,6 +125,13 @@ func CompletionCommand(s *Set) *Command {
 				usage(stdout)
 				return 0
 			}
+			for _, a := range args {
+				if strings.HasPrefix(a, "-") {
+					fmt.Fprintf(stderr, "%s completion: unknown flag %s\n", s.Program, a)
+					usage(stderr)
+					return 2
+				}
+			}
 			if len(args) != 1 {
 				fmt.Fprintf(stderr, "%s completion: want one shell: bash, zsh or fish\n", s.Program)
 				usage(stderr)

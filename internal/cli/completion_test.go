@@ -168,6 +168,10 @@ func TestCompletionScripts(t *testing.T) {
 	if code := s.Run([]string{"completion"}, &out, &errOut); code != 2 {
 		t.Errorf("completion without a shell: exit %d", code)
 	}
+	errOut.Reset()
+	if code := s.Run([]string{"completion", "--json", "bash"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown flag --json") {
+		t.Errorf("completion --json bash: exit %d, %q", code, errOut.String())
+	}
 	out.Reset()
 	if code := s.Run([]string{"completion", "--help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "usage: prog completion bash|zsh|fish") {
 		t.Errorf("completion --help: exit %d, %q", code, out.String())
