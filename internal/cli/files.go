@@ -306,6 +306,10 @@ func sweepTemps(path string, log io.Writer, spare []string) error {
 			if err := os.Remove(t.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("removing the stale temporary file %s: %w", t.Path, err)
 			}
+			// Its progress record goes before the note: writing the note
+			// to a closed pipe ends the process (SIGPIPE), which must not
+			// leave the record alone.
+			os.Remove(t.Path + ".progress")
 			fmt.Fprintf(log, "note: removed %s (%s), a temporary file left by an interrupted run (process %d) for %s\n",
 				t.Path, HumanBytes(t.Size), t.PID, path)
 		}

@@ -180,6 +180,44 @@ func TestFilesSweepBeside(t *testing.T) {
 	}
 }
 
+// checkGone is a log that, at each note, requires files to be gone: what
+// the note follows must be done before it is written (a note to a closed
+// pipe ends the process).
+type checkGone struct {
+	t     *testing.T
+	files []string
+	notes int
+}
+
+func (c *checkGone) Write(p []byte) (int, error) {
+	c.notes++
+	for _, f := range c.files {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			c.t.Errorf("%s still there when the note %q is written: %v", f, p, err)
+		}
+	}
+	return len(p), nil
+}
+
+// A stale temporary file and its progress record are both removed before
+// the note that says so.
+func TestFilesSweepProgressBeforeNote(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	stale := filepath.Join(dir, fmt.Sprintf(".o.gguf.tmp-%d-abcdef", deadPID(t)))
+	writeTestFile(t, stale, "GGUF", 0o644)
+	writeTestFile(t, stale+".progress", "{}", 0o644)
+	log := &checkGone{t: t, files: []string{stale, stale + ".progress"}}
+	f := &Files{}
+	f.Write(out, 10)
+	if err := f.Check(log); err != nil {
+		t.Fatal(err)
+	}
+	if log.notes != 1 {
+		t.Errorf("%d notes, want 1", log.notes)
+	}
+}
+
 // The outputs must fit in the free space of their file system, added up
 // per file system; the error names the path and both byte counts.
 func TestFilesCheckSpace(t *testing.T) {
