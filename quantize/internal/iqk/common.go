@@ -103,7 +103,7 @@ func sumSquares(x []float32) float32 {
 	return s
 }
 
-// sigmaWeightUnfused is sigmaWeight where the reference's 16-weight loop is
+// sigmaWeightUnfused is iq2ksWeights' fallback where the reference's 16-weight loop is
 // vectorized as a basic block (iq3_k, iq5_k, iq6_k) or GCC otherwise keeps
 // the square apart (iq2_k), and the product comes out rounded: sigma2/4 +
 // round(x^2). (Found on a reference build over 64 rows of 4096, where the

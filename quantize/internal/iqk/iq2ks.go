@@ -34,16 +34,15 @@ func quantizeIQ2KSSlow(y []byte, x, qwRow []float32) {
 	for ibl := 0; ibl < nblock; ibl++ {
 		xbl := x[ibl*sbs : (ibl+1)*sbs]
 		sigma2 := 1.5 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
 		var extra uint16
 		for ib := 0; ib < sbs/bs; ib++ {
 			k := ibl*(sbs/bs) + ib
 			xb := xbl[ib*bs : (ib+1)*bs]
 			var qw []float32
 			if qwRow != nil {
-				qw = qwRow[ibl*sbs+ib*bs:]
+				qw = qwRow[ibl*sbs+ib*bs : ibl*sbs+(ib+1)*bs]
 			}
-			blockWeights(weight[:], xb, qw, sigma2, fallback)
+			iq2ksWeights(weight[:], xb, qw, sigma2)
 			sw[k] = 0
 			for j := range weight {
 				sw[k] += weight[j]
@@ -83,7 +82,6 @@ func iq2ksFinish(y []byte, x, qwRow, scales, sw []float32, Ls []int8) {
 		blk := blocks[ibl*blockBytes : (ibl+1)*blockBytes]
 		xbl := x[ibl*sbs : (ibl+1)*sbs]
 		sigma2 := 1.5 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
 		extra := iqkLE16(blk)
 		for ib := 0; ib < sbs/bs; ib++ {
 			ls := int(Ls[ibl*(sbs/bs)+ib])
@@ -101,9 +99,9 @@ func iq2ksFinish(y []byte, x, qwRow, scales, sw []float32, Ls []int8) {
 			xb := xbl[ib*bs : (ib+1)*bs]
 			var qw []float32
 			if qwRow != nil {
-				qw = qwRow[ibl*sbs+ib*bs:]
+				qw = qwRow[ibl*sbs+ib*bs : ibl*sbs+(ib+1)*bs]
 			}
-			blockWeights(weight[:], xb, qw, sigma2, fallback)
+			iq2ksWeights(weight[:], xb, qw, sigma2)
 			idl := 1 / dl
 			qs := blk[6+32*(ib/4):]
 			for j := 0; j < 32; j++ {
@@ -121,6 +119,77 @@ func iq2ksFinish(y []byte, x, qwRow, scales, sw []float32, Ls []int8) {
 		d = sumqx / sumq2
 	}
 	put16(y, fp16(1.030*d))
+}
+
+// iq2ksWeights fills weight for the values xb (a block or more): with
+// importance data qw, qw·sqrt(sigma2 + x^2); otherwise sigma2/4 + x^2, the
+// product and sum fused as the reference's compiler contracts them here
+// (iq2_k, iq3_k, iq5_k and iq6_k round the square: sigmaWeightUnfused).
+func iq2ksWeights(weight, xb, qw []float32, sigma2 float32) {
+	if qw != nil {
+		kernel.ImatrixWeights(weight, xb, qw, sigma2, useWeightsAVX2)
+		return
+	}
+	kernel.SigmaWeights(weight, xb, 0.25*sigma2, useWeightsAVX2)
+}
+
+// sumSquares4 is sumSquares of each 256 values of x into sums, four at a
+// time (each sum in sumSquares' order).
+func sumSquares4(sums, x []float32) {
+	const sbs = 256
+	n := len(x) / sbs
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		a := (*[sbs]float32)(x[i*sbs:])
+		b := (*[sbs]float32)(x[(i+1)*sbs:])
+		c := (*[sbs]float32)(x[(i+2)*sbs:])
+		d := (*[sbs]float32)(x[(i+3)*sbs:])
+		var sa, sb, sc, sd float32
+		for j := range sbs {
+			sa += mul(a[j], a[j])
+			sb += mul(b[j], b[j])
+			sc += mul(c[j], c[j])
+			sd += mul(d[j], d[j])
+		}
+		sums[i], sums[i+1], sums[i+2], sums[i+3] = sa, sb, sc, sd
+	}
+	for ; i < n; i++ {
+		sums[i] = sumSquares(x[i*sbs : (i+1)*sbs])
+	}
+}
+
+// blockSums8 sums each 32 weights of w in order, the eight sums at once.
+func blockSums8(sums *[8]float32, w *[256]float32) {
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for j := range 32 {
+		s0 += w[j]
+		s1 += w[32+j]
+		s2 += w[64+j]
+		s3 += w[96+j]
+		s4 += w[128+j]
+		s5 += w[160+j]
+		s6 += w[192+j]
+		s7 += w[224+j]
+	}
+	*sums = [8]float32{s0, s1, s2, s3, s4, s5, s6, s7}
+}
+
+// absMax32 is absMax of 32 values without branches: |x| compared as bits
+// (which order non-negative floats), a NaN's bits taken as those of 0 (as
+// absMax never picks one).
+func absMax32(x *[32]float32) (amax, maxv float32) {
+	var best, bestv uint32
+	for _, v := range x {
+		u := math.Float32bits(v)
+		a := u &^ (1 << 31)
+		if a > 0x7f800000 {
+			a = 0
+		}
+		if a > best {
+			best, bestv = a, u
+		}
+	}
+	return math.Float32frombits(best), math.Float32frombits(bestv)
 }
 
 func iqkLE16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
@@ -451,30 +520,31 @@ func quantizeIQ2KSFast(y []byte, x, qwRow []float32) {
 	if useIQ2KSAVX2 {
 		scratch = new(iq2ksScratch)
 	}
+	// The sums of squares and of weights are each a chain of dependent
+	// additions in the reference's order; taken four or eight chains at a
+	// time they overlap.
+	sumsq := make([]float32, nblock)
+	sumSquares4(sumsq, x)
 	put16(y, fp16(0))
 	blocks := y[2:]
 	clear(blocks)
 	for ibl := 0; ibl < nblock; ibl++ {
 		xbl := x[ibl*sbs : (ibl+1)*sbs]
-		sigma2 := 1.5 * sumSquares(xbl) / sbs
-		fallback := sigmaWeight(sigma2)
+		sigma2 := 1.5 * sumsq[ibl] / sbs
+		var qwbl []float32
+		if qwRow != nil {
+			qwbl = qwRow[ibl*sbs : (ibl+1)*sbs]
+		}
+		kbl := ibl * (sbs / bs)
+		iq2ksWeights(weights[ibl*sbs:(ibl+1)*sbs], xbl, qwbl, sigma2)
+		blockSums8((*[8]float32)(sw[kbl:]), (*[sbs]float32)(weights[ibl*sbs:]))
 		var extra uint16
 		for ib := 0; ib < sbs/bs; ib++ {
-			k := ibl*(sbs/bs) + ib
+			k := kbl + ib
 			xb := xbl[ib*bs : (ib+1)*bs]
-			var qw []float32
-			if qwRow != nil {
-				qw = qwRow[ibl*sbs+ib*bs:]
-			}
 			weight := weights[k*bs : (k+1)*bs]
-			blockWeights(weight, xb, qw, sigma2, fallback)
-			amax, maxv := absMax(xb)
+			amax, maxv := absMax32((*[bs]float32)(xb))
 			amaxs[k] = amax
-			var sumw float32
-			for _, w := range weight {
-				sumw += w
-			}
-			sw[k] = sumw
 			if amax < 1e-14 {
 				scales[k] = 0
 				continue

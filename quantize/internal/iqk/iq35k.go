@@ -5,13 +5,6 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// sigmaWeight returns the no-imatrix weight of iq2_ks: sigma2/4 + x^2,
-// contracted (iq2_k, iq3_k, iq5_k and iq6_k use sigmaWeightUnfused).
-func sigmaWeight(sigma2 float32) func(float32) float32 {
-	quarter := 0.25 * sigma2
-	return func(v float32) float32 { return kernel.FMA32(v, v, quarter) }
-}
-
 // quantizeIQ3K quantizes one iq3_k row: per 256 weights an fp16 scale, 16
 // shifted-grid bits, 16 sign bits and 4-bit odd magnitudes of the 16-weight
 // block scales, and 3-bit indices (2 low bits in qs, the high bit in qh).

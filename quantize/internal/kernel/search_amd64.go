@@ -149,6 +149,11 @@ func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale floa
 //go:noescape
 func qkx2QuantsAVX2(x *float32, n int, iscale, min, nmax float32, L *uint8)
 
+// sigmaWeightsAVX2 is SigmaWeights for n a positive multiple of 8.
+//
+//go:noescape
+func sigmaWeightsAVX2(w, x *float32, n int, c float32)
+
 // imatrixWeightsAVX2 is ImatrixWeights for n a positive multiple of 8.
 //
 //go:noescape

@@ -71,3 +71,5 @@ func q3QuantsAVX2(x *float32, n int, nmax int, eps float32, L *int8) (scale floa
 func qkx2QuantsAVX2(x *float32, n int, iscale, min, nmax float32, L *uint8) {}
 
 func imatrixWeightsAVX2(w, x, qw *float32, n int, sigma2 float32) {}
+
+func sigmaWeightsAVX2(w, x *float32, n int, c float32) {}

@@ -18,3 +18,18 @@ func ImatrixWeights(w, x, qw []float32, sigma2 float32, asm bool) {
 		w[i] = qw[i] * Sqrt32(FMA32(v, v, sigma2))
 	}
 }
+
+// SigmaWeights sets w[i] = x[i]·x[i] + c with one rounding (fused), as
+// FMA32: the weights of a kernel without importance data that the
+// reference contracts (iq2_ks). With asm the loop runs eight at a time in
+// AVX2 when the length allows.
+func SigmaWeights(w, x []float32, c float32, asm bool) {
+	w = w[:len(x)]
+	if asm && hasAVX2 && len(x) > 0 && len(x)%8 == 0 {
+		sigmaWeightsAVX2(&w[0], &x[0], len(x), c)
+		return
+	}
+	for i, v := range x {
+		w[i] = FMA32(v, v, c)
+	}
+}

@@ -25,3 +25,23 @@ imweights:
 	JLT         imweights
 	VZEROUPPER
 	RET
+
+// func sigmaWeightsAVX2(w, x *float32, n int, c float32)
+// w = x·x + c, fused, eight per step.
+TEXT ·sigmaWeightsAVX2(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS c+24(FP), Y2
+	XORQ         AX, AX
+
+sigweights:
+	VMOVUPS     (SI)(AX*4), Y0
+	VMOVAPS     Y2, Y1
+	VFMADD231PS Y0, Y0, Y1
+	VMOVUPS     Y1, (DI)(AX*4)
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JLT         sigweights
+	VZEROUPPER
+	RET

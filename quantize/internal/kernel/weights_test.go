@@ -48,3 +48,39 @@ func TestImatrixWeightsAgrees(t *testing.T) {
 		}
 	}
 }
+
+// SigmaWeights' assembly gives FMA32's bits, for the values of
+// TestImatrixWeightsAgrees.
+func TestSigmaWeightsAgrees(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(41, 43))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38, 1e-30, 1e-45}
+	for iter := 0; iter < 20000; iter++ {
+		n := []int{8, 16, 32, 256}[r.IntN(4)]
+		mag := math.Pow(10, float64(r.IntN(80)-45))
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * mag)
+			if r.IntN(20) == 0 {
+				x[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		c := float32(r.Float64() * mag * mag)
+		switch iter % 50 {
+		case 0:
+			c = 0
+		case 1:
+			c = specials[r.IntN(len(specials))]
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		SigmaWeights(got, x, c, true)
+		SigmaWeights(want, x, c, false)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("iter %d i %d: x %g c %g: asm %g, portable %g", iter, i, x[i], c, got[i], want[i])
+			}
+		}
+	}
+}
