@@ -83,6 +83,8 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 	}
 
 	out := bufio.NewWriter(stdout)
+	// The error of this last flush is not lost: the writer below keeps it
+	// and the command exits 1 (cli.Set.Run).
 	defer out.Flush()
 	var checker *ggufhash.Checker
 	if *manifestPath != "" {

@@ -52,11 +52,26 @@ func (s *Set) Usage(w io.Writer) {
 // Run dispatches args[0] and returns the exit status: 2 for a missing or
 // unknown command. The command writes through escaping writers (see
 // Escape): no control character from a file reaches the terminal.
+//
+// A command that succeeds although part of its standard output could not
+// be written (a full disk, /dev/full, a closed pipe with SIGPIPE caught)
+// exits 1 with the error on stderr: a report or manifest cut short must
+// not pass for a whole one. A command that failed keeps its status; it
+// has said why, often because of that same write error.
 func (s *Set) Run(args []string, stdout, stderr io.Writer) int {
 	out, errOut := escaping(stdout), escaping(stderr)
-	defer out.flush()
 	defer errOut.flush()
-	return s.run(args, out, errOut)
+	status := s.run(args, out, errOut)
+	out.flush()
+	if out.err != nil && status == 0 {
+		name := s.Program
+		if len(args) > 0 && s.commands[args[0]] != nil {
+			name += " " + args[0]
+		}
+		fmt.Fprintf(errOut, "%s: writing the standard output: %v\n", name, out.err)
+		return 1
+	}
+	return status
 }
 
 func (s *Set) run(args []string, stdout, stderr io.Writer) int {

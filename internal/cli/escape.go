@@ -104,18 +104,26 @@ func escapePrefix(b *strings.Builder, s string, partial bool) int {
 type escaper struct {
 	w     io.Writer
 	carry []byte // the start of a UTF-8 sequence split across writes
+	// err is the first write error. Later writes fail with it and write
+	// nothing, so that output cut short is not continued with later lines,
+	// and Set.Run reports it: most text output is written with
+	// fmt.Fprintf, whose errors the commands do not look at.
+	err error
 }
 
 // Write escapes p and writes it; it reports len(p) when all of it was
 // written (or kept for the next call, for a split UTF-8 sequence).
 func (e *escaper) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
 	s := string(p)
 	if len(e.carry) > 0 {
 		s = string(e.carry) + s
 		e.carry = e.carry[:0]
 	}
 	if clean(s) && utf8.ValidString(s) {
-		if _, err := io.WriteString(e.w, s); err != nil {
+		if err := e.write(s); err != nil {
 			return 0, err
 		}
 		return len(p), nil
@@ -123,10 +131,19 @@ func (e *escaper) Write(p []byte) (int, error) {
 	var b strings.Builder
 	n := escapePrefix(&b, s, true)
 	e.carry = append(e.carry, s[n:]...)
-	if _, err := io.WriteString(e.w, b.String()); err != nil {
+	if err := e.write(b.String()); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// write writes s below and keeps the first error.
+func (e *escaper) write(s string) error {
+	if e.err != nil {
+		return e.err
+	}
+	_, e.err = io.WriteString(e.w, s)
+	return e.err
 }
 
 // flush writes a UTF-8 sequence left incomplete by the last write, escaped.
@@ -137,8 +154,7 @@ func (e *escaper) flush() error {
 	var b strings.Builder
 	escapeTo(&b, string(e.carry))
 	e.carry = e.carry[:0]
-	_, err := io.WriteString(e.w, b.String())
-	return err
+	return e.write(b.String())
 }
 
 // Raw returns the writer under a command's escaping writer, for output the
