@@ -238,15 +238,20 @@ func jsonScalar(v gguf.Value) any {
 	return u
 }
 
+// writeText prints the report as text. Names, keys and paths come from the
+// file and may hold any bytes: they are escaped (cli.EscapeInline), a
+// newline or tab in them too, so that each stays on its row and in its
+// column.
 func (rep *inspectReport) writeText(w io.Writer) {
+	esc := cli.EscapeInline
 	fmt.Fprintf(w, "%s: GGUF v%d, %d tensors, %d metadata keys, alignment %d, %d bytes\n",
-		rep.Path, rep.Version, len(rep.Tensors), len(rep.Metadata), rep.Alignment, rep.FileBytes)
+		esc(rep.Path), rep.Version, len(rep.Tensors), len(rep.Metadata), rep.Alignment, rep.FileBytes)
 	sharded := len(rep.Shards) > 1
 	if sharded {
 		fmt.Fprintf(w, "\nshards: %d\n", len(rep.Shards))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		for i, s := range rep.Shards {
-			fmt.Fprintf(tw, "%d\t%s\t%d tensors\t%d bytes\t\n", i+1, s.Path, s.Tensors, s.Bytes)
+			fmt.Fprintf(tw, "%d\t%s\t%d tensors\t%d bytes\t\n", i+1, esc(s.Path), s.Tensors, s.Bytes)
 		}
 		tw.Flush()
 	}
@@ -254,17 +259,19 @@ func (rep *inspectReport) writeText(w io.Writer) {
 	fmt.Fprintf(w, "\nmetadata: %d keys\n", len(rep.Metadata))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, kv := range rep.Metadata {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", kv.Key, kv.Type, kv.text())
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", esc(kv.Key), kv.Type, esc(kv.text()))
 	}
 	tw.Flush()
 
 	fmt.Fprintf(w, "\ntensors: %d\n", len(rep.Tensors))
 	// Names, types and shapes read best left-aligned, numbers right-aligned.
 	wNum, wName, wType, wShape, wBytes, wOff := len("#"), len("name"), len("type"), len("shape"), len("bytes"), len("offset")
+	names, types := make([]string, len(rep.Tensors)), make([]string, len(rep.Tensors))
 	for i, t := range rep.Tensors {
+		names[i], types[i] = esc(t.Name), esc(t.Type)
 		wNum = max(wNum, len(strconv.Itoa(i+1)))
-		wName = max(wName, len(t.Name))
-		wType = max(wType, len(t.Type))
+		wName = max(wName, len(names[i]))
+		wType = max(wType, len(types[i]))
 		wShape = max(wShape, len(shapeText(t.Shape)))
 		wBytes = max(wBytes, len(strconv.FormatInt(t.Bytes, 10)))
 		wOff = max(wOff, len(strconv.FormatInt(t.Offset, 10)))
@@ -278,13 +285,13 @@ func (rep *inspectReport) writeText(w io.Writer) {
 	}
 	row("#", "name", "type", "shape", "bytes", "offset", "shard")
 	for i, t := range rep.Tensors {
-		row(strconv.Itoa(i+1), t.Name, t.Type, shapeText(t.Shape), strconv.FormatInt(t.Bytes, 10), strconv.FormatInt(t.Offset, 10), strconv.Itoa(t.Shard))
+		row(strconv.Itoa(i+1), names[i], types[i], shapeText(t.Shape), strconv.FormatInt(t.Bytes, 10), strconv.FormatInt(t.Offset, 10), strconv.Itoa(t.Shard))
 	}
 
 	fmt.Fprintf(w, "\ntypes:\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, c := range rep.Types {
-		fmt.Fprintf(tw, "%s\t%d tensors\t%d bytes\t%d weights\t%.4f bits per weight\t\n", c.Type, c.Tensors, c.Bytes, c.Weights, c.BitsPerWeight)
+		fmt.Fprintf(tw, "%s\t%d tensors\t%d bytes\t%d weights\t%.4f bits per weight\t\n", esc(c.Type), c.Tensors, c.Bytes, c.Weights, c.BitsPerWeight)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ntotal: %d tensors, %d bytes of tensor data (%s), %d weights, %.4f bits per weight\n",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -218,6 +219,53 @@ func TestInspectErrors(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := run(tt.args, &out, &errb); code != tt.code || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tt.args, code, errb.String(), tt.code, tt.want)
+		}
+	}
+}
+
+// Names from the file are escaped in the text output, newlines and tabs as
+// well as the other control characters and bytes that are not UTF-8, so
+// that a name with a newline cannot start a false row of the tensor table
+// or shift its columns.
+func TestInspectTextEscapesNames(t *testing.T) {
+	names := []string{"blk.0.ok.weight", "line\nbreak.weight", "tab\there.weight", "bad\xffutf8.weight", "esc\x1b[2Jape.weight", "bell\a.weight"}
+	var infos []gguf.TensorInfo
+	for _, n := range names {
+		infos = append(infos, gguf.TensorInfo{Name: n, Shape: []int64{32}, Type: formats.F32})
+	}
+	md := gguf.Metadata{
+		{Key: "general.architecture", Value: gguf.StringValue("llama")},
+		{Key: "odd\nkey\tname", Value: gguf.StringValue("two\nlines")},
+	}
+	path := filepath.Join(t.TempDir(), "odd.gguf")
+	w, err := gguf.Create(path, md, infos, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 32*4*len(names)))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"inspect", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	text := out.String()
+	for _, want := range []string{`line\x0abreak.weight`, `tab\x09here.weight`, `bad\xffutf8.weight`, `esc\x1b[2Jape.weight`, `bell\x07.weight`, `odd\x0akey\x09name`, `"two\nlines"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// The tensor table: a header and one row per tensor, all as wide.
+	_, table, _ := strings.Cut(text, fmt.Sprintf("\ntensors: %d\n", len(names)))
+	table, _, _ = strings.Cut(table, "\n\ntypes:")
+	rows := strings.Split(table, "\n")
+	if len(rows) != len(names)+1 {
+		t.Fatalf("tensor table of %d rows for %d tensors:\n%s", len(rows), len(names), table)
+	}
+	for _, r := range rows[1:] {
+		if len(r) != len(rows[0]) {
+			t.Errorf("row %q is not as wide as the header %q", r, rows[0])
 		}
 	}
 }

@@ -26,6 +26,17 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// EscapeInline returns s escaped as Escape does, and its newlines and tabs
+// too (\x0a, \x09): for a name printed inside a line or a table cell,
+// where a newline would start a false row and a tab shift the columns.
+func EscapeInline(s string) string {
+	s = Escape(s)
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\x0a`, "\t", `\x09`).Replace(s)
+}
+
 // clean reports whether s needs no escape.
 func clean(s string) bool {
 	for i := 0; i < len(s); i++ {

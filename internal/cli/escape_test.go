@@ -61,3 +61,17 @@ func TestRunEscapes(t *testing.T) {
 		t.Error("Raw does not give the writer below")
 	}
 }
+
+// EscapeInline escapes newlines and tabs as well, in the form Escape gives
+// the other control characters.
+func TestEscapeInline(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"blk.0.attn_q.weight", "blk.0.attn_q.weight"},
+		{"a\tb\nc", `a\x09b\x0ac`},
+		{"é\n\xff\x1b", `é\x0a\xff\x1b`},
+	} {
+		if got := EscapeInline(tc.in); got != tc.want {
+			t.Errorf("EscapeInline(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
