@@ -231,7 +231,17 @@ func optimize(ts []Tensor, devices []string, budgets map[string]*planner.Budget,
 	res.KLD = gains.KLD(res.Loss)
 	for d := range res.Devices {
 		if w := res.Devices[d].More; w != nil {
-			w.KLD = gains.KLD(res.Loss - res.Devices[d].Loss + w.Loss)
+			// The other devices' losses added up, not res.Loss less this
+			// device's: a difference of nearly equal sums can come out
+			// below zero (-9.5e-20 where more bytes would make every
+			// tensor exact), a sum of losses cannot.
+			loss := w.Loss
+			for e, other := range res.Devices {
+				if e != d {
+					loss += other.Loss
+				}
+			}
+			w.KLD = gains.KLD(loss)
 		}
 	}
 	return choice, nil
@@ -468,6 +478,7 @@ func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Op
 			}
 		}
 	}
+	fixedLoss := out.Loss
 	var mine []int
 	var its [][]option
 	for k, it := range items {
@@ -511,11 +522,14 @@ func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Op
 	if err != nil {
 		return err
 	}
+	// The device's loss with more bytes is summed afresh, not as out.Loss
+	// plus the differences of the changed items: those cancel to a tiny
+	// negative loss when every item becomes exact.
 	w := &WhatIf{Bytes: opts.MoreBytes}
-	w.Loss = out.Loss
+	w.Loss = fixedLoss
 	for n, k := range mine {
 		it := items[k]
-		w.Loss += it.opts[more[n]].loss - it.opts[pick[n]].loss
+		w.Loss += it.opts[more[n]].loss
 		if more[n] != pick[n] {
 			w.Binding = true
 			gain := it.opts[pick[n]].loss - it.opts[more[n]].loss
