@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gquant/gquant/internal/text"
 )
 
 // Class groups tensors whose error costs the same per unit: a gain per class
@@ -187,20 +189,22 @@ func ReadGains(r io.Reader, path string) (Gains, error) {
 	seen := map[string]int{}
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = strings.TrimSpace(text[:i])
+		entry := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(entry, '#'); i >= 0 {
+			entry = strings.TrimSpace(entry[:i])
 		}
-		if text == "" {
+		if entry == "" {
 			continue
 		}
-		f := strings.Fields(text)
+		// The quotes are cut: a binary file given by mistake has lines of
+		// kilobytes.
+		f := strings.Fields(entry)
 		if len(f) != 2 {
-			return g, fmt.Errorf("%w: %s:%d: want NAME VALUE, got %q", ErrBadGains, path, line, text)
+			return g, fmt.Errorf("%w: %s:%d: want NAME VALUE, got %s", ErrBadGains, path, line, text.Quote(entry, text.QuoteMax))
 		}
 		p := g.field(f[0])
 		if p == nil {
-			return g, fmt.Errorf("%w: %s:%d: unknown name %q (names: %s)", ErrBadGains, path, line, f[0], strings.Join(gainKeys(), " "))
+			return g, fmt.Errorf("%w: %s:%d: unknown name %s (names: %s)", ErrBadGains, path, line, text.Quote(f[0], text.QuoteMax), strings.Join(gainKeys(), " "))
 		}
 		if prev, dup := seen[f[0]]; dup {
 			return g, fmt.Errorf("%w: %s:%d: %s given twice (first on line %d)", ErrBadGains, path, line, f[0], prev)
@@ -208,7 +212,7 @@ func ReadGains(r io.Reader, path string) (Gains, error) {
 		seen[f[0]] = line
 		v, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return g, fmt.Errorf("%w: %s:%d: %s: %q is not a finite non-negative number", ErrBadGains, path, line, f[0], f[1])
+			return g, fmt.Errorf("%w: %s:%d: %s: %s is not a finite non-negative number", ErrBadGains, path, line, f[0], text.Quote(f[1], text.QuoteMax))
 		}
 		if (f[0] == "first" || f[0] == "last") && v == 0 {
 			return g, fmt.Errorf("%w: %s:%d: %s must be positive", ErrBadGains, path, line, f[0])

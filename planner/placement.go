@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2"
+	"github.com/dlclark/regexp2/syntax"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/text"
 	"github.com/gquant/gquant/recipes"
 )
 
@@ -77,10 +79,24 @@ type PlaceError struct {
 }
 
 func (e *PlaceError) Error() string {
-	return fmt.Sprintf("%s: %q: %v", e.Rule, e.Text, e.Err)
+	// Cut: a binary file given as a placement file has lines of kilobytes.
+	return fmt.Sprintf("%s: %s: %v", e.Rule, text.Quote(e.Text, text.QuoteMax), e.Err)
 }
 
 func (e *PlaceError) Unwrap() error { return e.Err }
+
+// regexProblem is what is wrong with a regex, without the regex, which
+// regexp2's message repeats in full and the caller quotes already (cut).
+func regexProblem(err error) string {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	if len(se.Args) == 0 {
+		return se.Code.String()
+	}
+	return fmt.Sprintf(se.Code.String(), se.Args...)
+}
 
 // Placement is an ordered list of placement rules.
 type Placement struct {
@@ -191,17 +207,17 @@ func (p *Placement) AddReader(r io.Reader, path string) error {
 	return nil
 }
 
-func (p *Placement) add(text, source string, line int) error {
+func (p *Placement) add(rule, source string, line int) error {
 	where := (&PlaceRule{Source: source, Line: line}).Where()
 	fail := func(format string, args ...any) error {
-		return &PlaceError{Rule: where, Text: text, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadPlacement}, args...)...)}
+		return &PlaceError{Rule: where, Text: rule, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadPlacement}, args...)...)}
 	}
 	// The device never contains '=', the regex might: split at the last one.
-	i := strings.LastIndexByte(text, '=')
+	i := strings.LastIndexByte(rule, '=')
 	if i < 0 {
 		return fail("want regex=DEVICE, like exps=CPU")
 	}
-	pattern, device := text[:i], strings.TrimSpace(text[i+1:])
+	pattern, device := rule[:i], strings.TrimSpace(rule[i+1:])
 	if pattern == "" {
 		return fail("empty regex (use .* to match every tensor)")
 	}
@@ -210,7 +226,7 @@ func (p *Placement) add(text, source string, line int) error {
 	}
 	re, err := regexp2.Compile(pattern, regexp2.ECMAScript)
 	if err != nil {
-		return fail("invalid regex %q: %v", pattern, err)
+		return fail("invalid regex %s: %v", text.Quote(pattern, text.QuoteMax), regexProblem(err))
 	}
 	re.MatchTimeout = placeTimeout
 	for _, prev := range p.Rules {

@@ -142,3 +142,19 @@ func TestFitErrors(t *testing.T) {
 		}
 	}
 }
+
+// A binary file given as a text file (the model as --gains or --place-file)
+// is refused with its first line quoted, cut: the message stays a few
+// lines, not kilobytes of escapes and stray characters. The errors come
+// before any measuring.
+func TestFitBinaryTextFiles(t *testing.T) {
+	for _, flag := range []string{"--gains", "--place-file"} {
+		code, _, stderr := gquantOutput("fit", "--budget", "CPU=5MB", flag, tinyModel, tinyModel)
+		if code == 0 || !strings.Contains(stderr, `"GGUF\x03\x00`) || !strings.Contains(stderr, `"... (`) {
+			t.Errorf("%s MODEL: exit %d, stderr %q", flag, code, stderr)
+		}
+		if len(stderr) > 1000 {
+			t.Errorf("%s MODEL: %d bytes of error:\n%s", flag, len(stderr), stderr)
+		}
+	}
+}
