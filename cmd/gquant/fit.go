@@ -1,11 +1,12 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ type fitFlags struct {
 	include, exclude, customQ, ties, reserves  []string
 	place, placeFiles, budgets                 []string
 	threads, chunkWeights, maxChunks           int
-	jsonOut, quiet                             bool
+	jsonOut, quiet, force                      bool
 }
 
 func newFitFlags(stderr io.Writer) *fitFlags {
@@ -55,11 +56,12 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	fs.StringVar(&f.gains, "gains", "", "per-class gains `FILE` (gquant fit calibrate writes one) instead of the built-in table")
 	fs.StringVar(&f.cache, "cache", "", "keep measurements in `FILE` so the next fit of this model skips them")
 	fs.StringVarP(&f.output, "output", "o", "", "write the recipe to `FILE` (default: standard output, the report to standard error)")
+	fs.BoolVar(&f.force, "force", false, "replace the -o file if it exists (never an input, never a read-only file)")
 	fs.StringVar(&f.more, "more", "1GiB", "the step of the what-more-would-buy report per device")
 	fs.IntVar(&f.threads, "threads", 0, "measuring threads (default: all cores)")
 	fs.IntVar(&f.chunkWeights, "chunk-weights", fit.DefaultChunkWeights, "weights per measured sample of a tensor")
 	fs.IntVar(&f.maxChunks, "max-chunks", fit.DefaultMaxChunks, "samples per tensor at most (more are taken where candidates' errors are close)")
-	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (per tensor: choice, bytes, loss, every candidate) instead of the report")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (per tensor: choice, bytes, loss, every candidate) instead of the report; -o still gets the recipe")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.Usage = func() {
 		stderr := fs.Output()
@@ -137,6 +139,50 @@ func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func())
 		done = func() { fmt.Fprint(stderr, "\r\033[K") }
 	}
 	return mo, done
+}
+
+// checkFiles checks what a fit or calibrate run reads and writes before any
+// measuring, as every gquant command does (cli.Files): -o is none of the
+// inputs and not the cache, an existing one needs --force, a read-only one
+// is never replaced. The cache is read and then replaced without --force;
+// a read-only one is refused too, rather than replaced by the rename or
+// left out of date after minutes of measuring. A missing directory of -o
+// is made when it is written, as quantize makes its outputs'.
+func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer) error {
+	files := &cli.Files{Force: f.force, MakeDirs: true}
+	files.Read(modelPaths(in)...)
+	files.Read(f.imatrix, f.gains)
+	files.Read(f.placeFiles...)
+	files.Read(inputs...)
+	if f.output != "" {
+		files.Write(f.output, -1)
+	}
+	if f.cache != "" {
+		files.Replace(f.cache, -1)
+	}
+	return files.Check(stderr)
+}
+
+// writeFile writes what write gives to path through cli.WriteFile (a
+// temporary file renamed into place, so that a failed write leaves an
+// earlier file whole), making its directory if missing.
+func writeFile(path string, write func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return cli.WriteFile(path, b.Bytes())
+}
+
+// saveCache writes the cache back when the run measured anything new.
+func (f *fitFlags) saveCache(cache *fit.Cache) error {
+	if cache == nil || cache.Added() == 0 {
+		return nil
+	}
+	return cache.Save(f.cache)
 }
 
 // cacheOf opens the --cache file (nil without the flag).
@@ -221,6 +267,9 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	if opts.MoreBytes, err = bytesize.Parse(f.more); err != nil {
 		return usageError{fmt.Errorf("--more: %w", err)}
 	}
+	if err := f.checkFiles(in, nil, stderr); err != nil {
+		return err
+	}
 	cache, err := f.cacheOf()
 	if err != nil {
 		return err
@@ -233,36 +282,26 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cache != nil && cache.Added() > 0 {
-		if err := cache.Save(f.cache); err != nil {
-			return err
-		}
+	if err := f.saveCache(cache); err != nil {
+		return err
 	}
 	elapsed := time.Since(start)
-	if f.jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	report, recipeOut := stdout, stdout
-	if f.output == "" {
-		report = stderr
-	}
 	command := "gquant fit " + strings.Join(args, " ")
-	if f.output != "" {
-		file, err := os.Create(f.output)
-		if err != nil {
+	writeRecipe := func(w io.Writer) error { return res.WriteRecipe(w, command) }
+	report := stdout
+	switch {
+	case f.output != "":
+		if err := writeFile(f.output, writeRecipe); err != nil {
 			return err
 		}
-		if err := res.WriteRecipe(file, command); err != nil {
-			file.Close()
+	case !f.jsonOut:
+		report = stderr
+		if err := writeRecipe(stdout); err != nil {
 			return err
 		}
-		if err := file.Close(); err != nil {
-			return err
-		}
-	} else if err := res.WriteRecipe(recipeOut, command); err != nil {
-		return err
+	}
+	if f.jsonOut {
+		return cli.WriteJSON(stdout, res)
 	}
 	printFitReport(report, res, elapsed)
 	return nil
@@ -319,7 +358,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "--custom-q rules), or with rules ending in \"(file type X)\". Measures what the mixes need and")
 		fmt.Fprintln(stderr, "fits the gains so that the predicted loss matches the measured divergences.")
 		fmt.Fprintln(stderr, "\nflags (of gquant fit, these apply):")
-		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --threads, --json")
+		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --force, --threads, --json")
 		cli.PrintExamples(stderr,
 			cli.Example{About: "fit the quality model to the divergences llama-perplexity measured for some quants of this model",
 				Line: "gquant fit calibrate --imatrix imatrix.dat --cache fit.cache model-bf16.gguf kld.tsv -o gains.txt"},
@@ -366,6 +405,9 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := f.checkFiles(in, pos[1:], stderr); err != nil {
+		return err
+	}
 	cache, err := f.cacheOf()
 	if err != nil {
 		return err
@@ -377,36 +419,26 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cache != nil && cache.Added() > 0 {
-		if err := cache.Save(f.cache); err != nil {
+	if err := f.saveCache(cache); err != nil {
+		return err
+	}
+	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.3f; %d of %d pairs ordered otherwise than measured",
+		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
+	writeGains := func(w io.Writer) error { return fit.WriteGains(w, cal.Gains, comment) }
+	report := stdout
+	switch {
+	case f.output != "":
+		if err := writeFile(f.output, writeGains); err != nil {
+			return err
+		}
+	case !f.jsonOut:
+		report = stderr
+		if err := writeGains(stdout); err != nil {
 			return err
 		}
 	}
 	if f.jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(cal)
-	}
-	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.3f; %d of %d pairs ordered otherwise than measured",
-		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
-	report := stdout
-	if f.output != "" {
-		file, err := os.Create(f.output)
-		if err != nil {
-			return err
-		}
-		if err := fit.WriteGains(file, cal.Gains, comment); err != nil {
-			file.Close()
-			return err
-		}
-		if err := file.Close(); err != nil {
-			return err
-		}
-	} else {
-		report = stderr
-		if err := fit.WriteGains(stdout, cal.Gains, comment); err != nil {
-			return err
-		}
+		return cli.WriteJSON(stdout, cal)
 	}
 	fmt.Fprintf(report, "%-28s %12s %10s %10s %7s\n", "mix", "bytes", "kld", "predicted", "ratio")
 	for _, r := range cal.Rows {

@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gquant/gquant/fit"
 	"github.com/gquant/gquant/gguf"
@@ -157,4 +161,117 @@ func TestFitBinaryTextFiles(t *testing.T) {
 			t.Errorf("%s MODEL: %d bytes of error:\n%s", flag, len(stderr), stderr)
 		}
 	}
+}
+
+// fit -o and fit calibrate -o follow the rules of every command's outputs
+// (cli.Files), checked before any measuring: never one of the inputs (the
+// model, the KLD table, the cache), an existing file only with --force, a
+// read-only one never; --json with -o writes the recipe and prints the
+// JSON; -o may be in a directory that does not exist yet.
+func TestFitOutputs(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.gguf")
+	copyFile(t, model, tinyModel)
+	modelBytes, _ := os.ReadFile(model)
+	tsv := filepath.Join(dir, "kld.tsv")
+	table := []byte("mix\trules\tbytes\tkld_mean\tkld_err\nfiletype:Q8_0\t-\t4700000\t0.001\t0.0001\nfiletype:Q4_K_M\t-\t2600000\t0.03\t0.001\n")
+	os.WriteFile(tsv, table, 0o644)
+	recipe := filepath.Join(dir, "r.txt")
+	earlier := []byte("# an earlier recipe\nattn=q8_0\n")
+	os.WriteFile(recipe, earlier, 0o644)
+	readOnly := filepath.Join(dir, "ro.txt")
+	os.WriteFile(readOnly, earlier, 0o444)
+	gains := filepath.Join(dir, "gains.txt")
+	gainsText := []byte("# the built-in gains\n")
+	os.WriteFile(gains, gainsText, 0o644)
+	place := filepath.Join(dir, "place.txt")
+	placeText := []byte(".*=CPU\n")
+	os.WriteFile(place, placeText, 0o644)
+	fitArgs := func(extra ...string) []string {
+		return append([]string{"fit", "--budget", "CPU=5MB", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet"}, extra...)
+	}
+	calibrate := []string{"fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet", model, tsv}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{fitArgs(model, "-o", model), "is the input"},
+		{fitArgs("--gains", gains, model, "-o", gains, "--force"), "is the input"},
+		{fitArgs("--place-file", place, model, "-o", place, "--force"), "is the input"},
+		{fitArgs("--cache", model, model), "is the input"},
+		{fitArgs("--cache", recipe, model, "-o", recipe, "--force"), "written twice"},
+		{fitArgs(model, "-o", recipe), "pass --force"},
+		{fitArgs(model, "-o", readOnly, "--force"), "read-only"},
+		{append(calibrate, "-o", tsv), "is the input"},
+		{append(calibrate, "-o", model), "is the input"},
+		{append(calibrate, "-o", recipe), "pass --force"},
+	} {
+		start := time.Now()
+		code, _, stderr := gquantOutput(tc.args...)
+		if code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want 1 with %q:\n%s", strings.Join(tc.args, " "), code, tc.want, stderr)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: refused after %s, not before measuring", strings.Join(tc.args, " "), d)
+		}
+	}
+	fileUnchanged(t, model, modelBytes)
+	fileUnchanged(t, tsv, table)
+	fileUnchanged(t, gains, gainsText)
+	fileUnchanged(t, place, placeText)
+	fileUnchanged(t, recipe, earlier)
+	fileUnchanged(t, readOnly, earlier)
+
+	cache := filepath.Join(dir, "fit.cache")
+	out := filepath.Join(dir, "out", "r.txt")
+	code, stdout, stderr := gquantOutput(fitArgs("--cache", cache, "--json", model, "-o", out)...)
+	if code != 0 {
+		t.Fatalf("fit --json -o into a new directory: exit %d\n%s", code, stderr)
+	}
+	var res fit.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Errorf("--json -o: stdout is not the JSON document: %v", err)
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "# gquant fit recipe") {
+		t.Errorf("--json -o: the recipe was not written: %v", err)
+	}
+	if _, err := fit.LoadCache(cache); err != nil {
+		t.Errorf("the cache was not written: %v", err)
+	}
+	if code, _, stderr := gquantOutput(fitArgs(model, "-o", recipe, "--force")...); code != 0 {
+		t.Errorf("-o an existing file with --force: exit %d\n%s", code, stderr)
+	}
+	assertNoTemp(t, dir)
+}
+
+// A recipe that cannot be written whole (here the file size limit of a
+// child process; a full disk alike) leaves the earlier recipe as it was
+// and no temporary file: it was written beside it and renamed into place.
+func TestFitOutputDiskFull(t *testing.T) {
+	if os.Getenv("GQUANT_FIT_DISKFULL_CHILD") != "" {
+		signal.Ignore(syscall.SIGXFSZ)
+		lim := syscall.Rlimit{Cur: 1024, Max: 1024}
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			t.Skip("cannot limit the file size:", err)
+		}
+		code := run([]string{"fit", "--budget", "CPU=5MB", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", "--force",
+			os.Getenv("GQUANT_FIT_DISKFULL_IN"), "-o", os.Getenv("GQUANT_FIT_DISKFULL_OUT")}, os.Stdout, os.Stderr)
+		os.Exit(code)
+	}
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	out := filepath.Join(dir, "r.txt")
+	earlier := []byte("# an earlier recipe\nattn=q8_0\n")
+	os.WriteFile(out, earlier, 0o644)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFitOutputDiskFull$")
+	cmd.Env = append(os.Environ(), "GQUANT_FIT_DISKFULL_CHILD=1", "GQUANT_FIT_DISKFULL_IN="+in, "GQUANT_FIT_DISKFULL_OUT="+out)
+	msg, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("fit succeeded past the size limit: %s", msg)
+	}
+	if !strings.Contains(string(msg), "file too large") {
+		t.Errorf("error does not say the write failed: %s", msg)
+	}
+	fileUnchanged(t, out, earlier)
+	assertNoTemp(t, dir)
 }
