@@ -146,8 +146,8 @@ func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func())
 // inputs and not the cache, an existing one needs --force, a read-only one
 // is never replaced. The cache is read and then replaced without --force;
 // a read-only one is refused too, rather than replaced by the rename or
-// left out of date after minutes of measuring. A missing directory of -o
-// is made when it is written, as quantize makes its outputs'.
+// left out of date after minutes of measuring. Missing directories of both
+// are made when they are written, as quantize makes its outputs'.
 func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer) error {
 	files := &cli.Files{Force: f.force, MakeDirs: true}
 	files.Read(modelPaths(in)...)
@@ -182,7 +182,10 @@ func (f *fitFlags) saveCache(cache *fit.Cache) error {
 	if cache == nil || cache.Added() == 0 {
 		return nil
 	}
-	return cache.Save(f.cache)
+	return writeFile(f.cache, func(w io.Writer) error {
+		_, err := cache.WriteTo(w)
+		return err
+	})
 }
 
 // cacheOf opens the --cache file (nil without the flag).

@@ -275,3 +275,26 @@ func TestFitOutputDiskFull(t *testing.T) {
 	fileUnchanged(t, out, earlier)
 	assertNoTemp(t, dir)
 }
+
+// --cache in a directory that does not exist yet: the directory is made,
+// as quantize makes its outputs' (the save failed after all the measuring,
+// naming a temporary file). The refit reads every sample from that cache.
+func TestFitCacheNewDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "new", "dir", "fit.cache")
+	args := []string{"fit", "--budget", "CPU=5MB", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet", "--json", "--cache", cache, tinyModel}
+	for i := range 2 {
+		code, stdout, stderr := gquantOutput(args...)
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i+1, code, stderr)
+		}
+		var res fit.Result
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && (res.Measured.Measured != 0 || res.Measured.Cached == 0) {
+			t.Errorf("refit measured %d samples and found %d in the cache, want all from the cache", res.Measured.Measured, res.Measured.Cached)
+		}
+	}
+	assertNoTemp(t, filepath.Dir(cache))
+}
