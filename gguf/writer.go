@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 )
 
 // encoder lays out a header the way the reference's gguf_write_to_buf does.
@@ -256,7 +255,8 @@ type CreateOptions struct {
 // in the order given, with zero padding to the alignment after each tensor.
 // The file is written under a temporary name in the destination directory
 // and renamed into place by Close, so the destination never holds a partial
-// file; Abort, or any failed write, removes the temporary file.
+// file; Abort, or any failed write, removes the temporary file. Once the
+// file is complete it is never removed (see CommitError).
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
@@ -460,9 +460,61 @@ func (w *Writer) WriteTensorFrom(src *os.File, offset int64) error {
 }
 
 // Close checks that every tensor was written, flushes the file to disk and
-// renames it to its final name. After a failure the temporary file is gone
-// and the final name untouched.
+// renames it to its final name. After a failure to write, the temporary
+// file is gone and the final name untouched. A complete file is never
+// removed: if the rename fails, it stays under its temporary name, and if closing fails after the
+// rename, it stays in place; either way the error is a *CommitError that
+// says so.
 func (w *Writer) Close() error {
+	if err := w.complete(); err != nil {
+		return err
+	}
+	s := Staged{Temp: w.tmp, Final: w.path}
+	if renameOpen {
+		// Rename while the file is open and locked, so that no sweep for
+		// stale temporary files can take it before it is in place.
+		err := place(s)
+		closeErr := w.f.Close()
+		w.f = nil
+		w.err = fmt.Errorf("%w: %s is already closed", ErrWriter, w.path)
+		if err != nil {
+			return &CommitError{Failed: w.path, Kept: []Staged{s}, Err: err}
+		}
+		if closeErr != nil {
+			// The file was synced whole, and it may have replaced an
+			// earlier one: removing it would lose both.
+			return &CommitError{Placed: []string{w.path}, Err: fmt.Errorf("closing %s, in place: %w", w.path, closeErr)}
+		}
+	} else {
+		if _, err := w.stage(); err != nil {
+			return err
+		}
+		w.err = fmt.Errorf("%w: %s is already closed", ErrWriter, w.path)
+		if err := place(s); err != nil {
+			return &CommitError{Failed: w.path, Kept: []Staged{s}, Err: err}
+		}
+	}
+	syncDirs([]string{w.path})
+	return nil
+}
+
+// Stage checks that every tensor was written, flushes the file to disk and
+// closes it under its temporary name, for Commit to rename with others. The
+// file is then the caller's: Abort no longer removes it.
+func (w *Writer) Stage() (Staged, error) {
+	if err := w.complete(); err != nil {
+		return Staged{}, err
+	}
+	s, err := w.stage()
+	if err != nil {
+		return Staged{}, err
+	}
+	w.err = fmt.Errorf("%w: %s is staged as %s", ErrWriter, w.path, w.tmp)
+	return s, nil
+}
+
+// complete fails the Writer unless every tensor was written and synced.
+func (w *Writer) complete() error {
 	if err := w.check(); err != nil {
 		return err
 	}
@@ -473,37 +525,18 @@ func (w *Writer) Close() error {
 	if err := w.f.Sync(); err != nil {
 		return w.fail(err)
 	}
-	if renameOpen {
-		// Rename while the file is open and locked, so that no sweep for
-		// stale temporary files can take it before it is in place.
-		if err := os.Rename(w.tmp, w.path); err != nil {
-			return w.fail(err)
-		}
-		err := w.f.Close()
-		w.f = nil
-		if err != nil {
-			os.Remove(w.path)
-			return w.fail(err)
-		}
-	} else {
-		if err := w.f.Close(); err != nil {
-			w.f = nil
-			os.Remove(w.tmp)
-			return w.fail(err)
-		}
-		w.f = nil
-		if err := os.Rename(w.tmp, w.path); err != nil {
-			os.Remove(w.tmp)
-			return w.fail(err)
-		}
-	}
-	// Make the rename itself durable.
-	if d, err := os.Open(filepath.Dir(w.path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	w.err = fmt.Errorf("%w: %s is already closed", ErrWriter, w.path)
 	return nil
+}
+
+// stage closes the complete file under its temporary name.
+func (w *Writer) stage() (Staged, error) {
+	if err := w.f.Close(); err != nil {
+		w.f = nil
+		os.Remove(w.tmp)
+		return Staged{}, w.fail(err)
+	}
+	w.f = nil
+	return Staged{Temp: w.tmp, Final: w.path}, nil
 }
 
 // Abort stops writing and removes the temporary file; the final name is

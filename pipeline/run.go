@@ -268,8 +268,11 @@ func sizeClass(n int) int {
 }
 
 // Run writes every output, and a sidecar beside each (see Sidecar),
-// making missing directories as llama-quantize does. On any error no
-// output file is left under its final name.
+// making missing directories as llama-quantize does. On an error while
+// writing no output file is left under its final name. Once every output
+// is complete none is removed: if putting them in place fails part way,
+// the error is a *gguf.CommitError saying which are in place (with their
+// sidecars), which are as before and where their new files are kept.
 func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
@@ -589,24 +592,37 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		abortAll()
 		return firstErr
 	}
+	// Every output is complete: staged, then put in place together, each
+	// old sidecar removed before its file is replaced (a sidecar must never
+	// describe a file that is not there, even if the new one cannot be
+	// written).
+	var staged []gguf.Staged
+	var placed []int // outputs, as staged
 	for i, w := range writers {
 		if w == nil {
 			continue
 		}
-		// A sidecar of an older file of this name must never describe
-		// this one, even if writing the new sidecar fails.
-		os.Remove(SidecarPath(outs[i].Path))
-		if err := w.Close(); err != nil {
-			journals[i].remove()
-			for k, rest := range writers[i+1:] {
-				if rest != nil {
-					rest.Abort()
-					journals[i+1+k].remove()
-				}
+		s, err := w.Stage()
+		if err != nil {
+			for _, done := range staged {
+				os.Remove(done.Temp)
 			}
+			abortAll()
 			return err
 		}
-		journals[i].remove()
+		s.Beside = []string{SidecarPath(outs[i].Path)}
+		staged = append(staged, s)
+		placed = append(placed, i)
+	}
+	commitErr := gguf.Commit(staged)
+	var ce *gguf.CommitError
+	if errors.As(commitErr, &ce) {
+		placed = placed[:len(ce.Placed)]
+	}
+	for _, j := range journals {
+		j.remove()
+	}
+	for _, i := range placed {
 		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i]}
 		dataOffset := sizes[i]
 		if len(records[i]) > 0 {
@@ -619,6 +635,9 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		if err != nil {
 			note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)
 		}
+	}
+	if commitErr != nil {
+		return commitErr
 	}
 	if opt.Reuse != nil {
 		note("reused %d of %d tensors (%s) from earlier outputs; quantized the others", fd.reused, fd.converted, humanBytes(fd.reusedBytes))

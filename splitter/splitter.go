@@ -7,7 +7,10 @@
 // the tensor data from file to file with copy_file_range (no tensor is ever
 // held in memory) and make their outputs appear all at once: everything is
 // written under temporary names and renamed at the end, and a failure
-// removes whatever was written.
+// removes whatever was written. Once every file is complete none is
+// removed: a rename that fails part way leaves the files already renamed in
+// place and the others under their temporary names, and says which
+// (*gguf.CommitError).
 //
 // Merge differs from the reference on purpose: it drops the split keys, so
 // merging the shards of a file gives back that file exactly (the reference
@@ -49,6 +52,19 @@ type Options struct {
 	// Context, when set, stops the write when it is done (an interrupt):
 	// nothing is then left under a final name.
 	Context context.Context
+	// Beside, when set, names the files that describe an output file (its
+	// sidecar, pipeline.SidecarPath): they are removed before the file is
+	// replaced, so that none describes a file that is not there.
+	Beside func(output string) []string
+}
+
+func (o *Options) overwrite() bool { return o != nil && o.Overwrite }
+
+func (o *Options) beside(path string) []string {
+	if o == nil || o.Beside == nil {
+		return nil
+	}
+	return o.Beside(path)
 }
 
 func (o *Options) context() context.Context {
@@ -216,17 +232,18 @@ func copyData(w *gguf.Writer, src *os.File, srcOff, dstOff, size int64, buf *[]b
 }
 
 // outputs is a set of output files written under temporary names and
-// renamed into place together, so that a failure never leaves some of them
-// under their final names.
+// renamed into place together, so that a failure while writing never leaves
+// some of them under their final names.
 type outputs struct {
 	final, staged []string
+	opts          *Options
 	committed     bool
 }
 
 // newOutputs checks the final paths (none may be an input; none may exist
 // unless opts.Overwrite) and picks a temporary name beside each.
 func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
-	o := &outputs{final: final, staged: make([]string, len(final))}
+	o := &outputs{final: final, staged: make([]string, len(final)), opts: opts}
 	// Staged names are temporary names of the final ones (gguf.TempPrefix,
 	// with this process's id), so that a later run on the same outputs
 	// finds them if this one is killed before it commits.
@@ -241,7 +258,7 @@ func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 				return nil, fmt.Errorf("splitter: %w: %s is the input %s", gguf.ErrSameFile, path, in)
 			}
 		}
-		if _, err := os.Lstat(path); err == nil && (opts == nil || !opts.Overwrite) {
+		if _, err := os.Lstat(path); err == nil && !opts.overwrite() {
 			return nil, fmt.Errorf("%w: %s", ErrExists, path)
 		}
 		dir := filepath.Dir(path)
@@ -253,33 +270,23 @@ func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 	return o, nil
 }
 
-// commit renames every staged file to its final name. If a rename fails,
-// the files already renamed and those still staged are removed.
+// commit renames every staged file to its final name (gguf.Commit). If a
+// rename fails, the complete files stay where they are, as its
+// *gguf.CommitError says: those renamed may have replaced the user's files.
 func (o *outputs) commit() error {
+	files := make([]gguf.Staged, len(o.final))
 	for i := range o.final {
-		if err := os.Rename(o.staged[i], o.final[i]); err != nil {
-			for _, done := range o.final[:i] {
-				os.Remove(done)
-			}
-			return fmt.Errorf("splitter: %w", err)
-		}
+		files[i] = gguf.Staged{Temp: o.staged[i], Final: o.final[i], Beside: o.opts.beside(o.final[i])}
 	}
+	// Reported, not discarded, whatever happens.
 	o.committed = true
-	dirs := map[string]bool{}
-	for _, p := range o.final {
-		dirs[filepath.Dir(p)] = true
-	}
-	for dir := range dirs {
-		// Make the renames durable.
-		if d, err := os.Open(dir); err == nil {
-			d.Sync()
-			d.Close()
-		}
+	if err := gguf.Commit(files); err != nil {
+		return fmt.Errorf("splitter: %w", err)
 	}
 	return nil
 }
 
-// discard removes the staged files unless commit succeeded.
+// discard removes the staged files unless commit was reached.
 func (o *outputs) discard() {
 	if o.committed {
 		return

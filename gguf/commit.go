@@ -1,0 +1,129 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrCommit is wrapped by *CommitError: complete output files were not all
+// put in place under their final names.
+var ErrCommit = errors.New("gguf: output not put in place")
+
+// Staged is a complete file under a temporary name (Writer.Stage), to be
+// renamed to its final name by Commit.
+type Staged struct {
+	Temp, Final string
+	// Beside lists files that describe the file at Final (its sidecar).
+	// They are removed before that file is replaced, so that none of them
+	// describes a file that is no longer there, even if the process dies
+	// in between; should that rename then fail, the file at Final has lost
+	// them, which only makes it untrusted.
+	Beside []string
+}
+
+// CommitError reports a commit that stopped part way. Nothing complete is
+// removed by it: a file already put in place may have replaced one of the
+// user's files, so removing it would lose both, and the others are kept
+// under their temporary names for the user to move by hand.
+type CommitError struct {
+	// Placed lists the final names that now hold their new file.
+	Placed []string
+	// Failed is the final name whose rename failed, "" when every rename
+	// was done (the error came after, see Err).
+	Failed string
+	// Kept lists the complete files not put in place, Failed's first; each
+	// Final still holds what it held before the commit (an older file, or
+	// nothing).
+	Kept []Staged
+	// Err is the cause.
+	Err error
+}
+
+func (e *CommitError) Error() string {
+	var b strings.Builder
+	if e.Failed != "" {
+		fmt.Fprintf(&b, "%v: %s: %v", ErrCommit, e.Failed, e.Err)
+	} else {
+		fmt.Fprintf(&b, "gguf: %v", e.Err)
+	}
+	if len(e.Placed) > 0 {
+		fmt.Fprintf(&b, "; new, in place: %s", strings.Join(e.Placed, ", "))
+	}
+	if len(e.Kept) > 0 {
+		finals := make([]string, len(e.Kept))
+		temps := make([]string, len(e.Kept))
+		for i, s := range e.Kept {
+			finals[i], temps[i] = s.Final, s.Temp
+		}
+		if len(e.Kept) == 1 {
+			fmt.Fprintf(&b, "; unchanged (as before the run): %s; its complete new file is kept as %s", finals[0], temps[0])
+		} else {
+			fmt.Fprintf(&b, "; unchanged (as before the run): %s; their complete new files are kept as %s", strings.Join(finals, ", "), strings.Join(temps, ", "))
+		}
+	}
+	return b.String()
+}
+
+// Unwrap gives ErrCommit and the cause, so that errors.Is finds either.
+func (e *CommitError) Unwrap() []error { return []error{ErrCommit, e.Err} }
+
+// Commit renames each staged file to its final name, in order, and makes
+// the renames durable. The first rename that fails stops it with a
+// *CommitError saying which files are new, which are as before and where
+// their new files are; none is removed.
+func Commit(files []Staged) error {
+	for i, s := range files {
+		if err := place(s); err != nil {
+			placed := make([]string, i)
+			for j, done := range files[:i] {
+				placed[j] = done.Final
+			}
+			syncDirs(placed)
+			return &CommitError{Placed: placed, Failed: s.Final, Kept: append([]Staged(nil), files[i:]...), Err: err}
+		}
+	}
+	finals := make([]string, len(files))
+	for i, s := range files {
+		finals[i] = s.Final
+	}
+	syncDirs(finals)
+	return nil
+}
+
+// place renames one staged file to its final name (see Staged), removing
+// the files beside the one it replaces.
+func place(s Staged) error {
+	if err := removeBeside(s.Beside); err != nil {
+		return err
+	}
+	return os.Rename(s.Temp, s.Final)
+}
+
+func removeBeside(paths []string) error {
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDirs makes the renames into the directories of paths durable.
+func syncDirs(paths []string) {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package gguf
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+)
+
+// stage writes a complete temporary file of final holding content.
+func stage(t *testing.T, final, content string) Staged {
+	t.Helper()
+	f, err := CreateTemp(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(content); err != nil {
+		t.Fatal(err)
+	}
+	return Staged{Temp: f.Name(), Final: final}
+}
+
+func wantContent(t *testing.T, path, want string) {
+	t.Helper()
+	if b, err := os.ReadFile(path); err != nil || string(b) != want {
+		t.Errorf("%s holds %q (%v), want %q", path, b, err, want)
+	}
+}
+
+// A commit that fails part way over the user's files (--force) removes
+// nothing: the files already renamed replaced the old ones, so they stay,
+// and the rest stay under their temporary names; the error says which is
+// which, and no sidecar describes a file that was replaced.
+func TestCommitFailureKeepsEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	var files []Staged
+	for i, name := range []string{"a", "b", "c"} {
+		final := filepath.Join(dir, name+".gguf")
+		if err := os.WriteFile(final, []byte("old "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(final+".side", []byte("describes old "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := stage(t, final, "new "+name)
+		s.Beside = []string{final + ".side"}
+		if i == 2 {
+			// A rename onto a directory that is not empty fails.
+			os.Remove(final)
+			if err := os.MkdirAll(filepath.Join(final, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		files = append(files, s)
+	}
+	err := Commit(files)
+	var ce *CommitError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCommit) {
+		t.Fatalf("got %v, want a *CommitError", err)
+	}
+	t.Log(err)
+	a, b, c := files[0].Final, files[1].Final, files[2].Final
+	if !slices.Equal(ce.Placed, []string{a, b}) || ce.Failed != c || len(ce.Kept) != 1 || ce.Kept[0].Temp != files[2].Temp {
+		t.Errorf("error says placed %q, failed %q, kept %+v", ce.Placed, ce.Failed, ce.Kept)
+	}
+	for _, want := range []string{a, b, c, files[2].Temp} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s", want)
+		}
+	}
+	wantContent(t, a, "new a")
+	wantContent(t, b, "new b")
+	wantContent(t, files[2].Temp, "new c")
+	for _, gone := range []string{a + ".side", b + ".side"} {
+		if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still describes a file that was replaced", gone)
+		}
+	}
+}
+
+// A Writer whose rename fails keeps its complete file under the temporary
+// name and says so.
+func TestWriterCloseKeepsCompleteFile(t *testing.T) {
+	dir := t.TempDir()
+	final := filepath.Join(dir, "out.gguf")
+	if err := os.MkdirAll(filepath.Join(final, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(final, nil, []TensorInfo{{Name: "a", Shape: []int64{8}, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(make([]byte, 32)); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Close()
+	var ce *CommitError
+	if !errors.As(err, &ce) || len(ce.Kept) != 1 || ce.Kept[0].Temp != w.TempPath() {
+		t.Fatalf("got %v, want a *CommitError keeping %s", err, w.TempPath())
+	}
+	if _, err := Open(w.TempPath()); err != nil {
+		t.Errorf("the kept file: %v", err)
+	}
+	w.Abort()
+	if _, err := os.Stat(w.TempPath()); err != nil {
+		t.Errorf("Abort after the failed Close: %v", err)
+	}
+}

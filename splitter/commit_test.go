@@ -1,0 +1,69 @@
+package splitter
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// A re-split with Overwrite whose last rename fails keeps the shards it has
+// put in place (they replaced the user's old ones, so removing them would
+// lose both) and the failed shard's new file, says which is which, and
+// leaves no sidecar describing a replaced shard.
+func TestSplitCommitFailureKeepsShards(t *testing.T) {
+	in, err := gguf.Open(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "m")
+	limits := Limits{MaxTensors: 20}
+	plan, err := Split(in, prefix, limits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := plan.Paths(prefix)
+	if len(paths) < 3 {
+		t.Fatalf("%d shards, want 3 or more", len(paths))
+	}
+	for _, p := range paths {
+		os.WriteFile(p+".side", []byte("describes the old shard"), 0o644)
+	}
+	// The last shard's name is now a directory that is not empty: its
+	// rename fails after the others are done.
+	last := paths[len(paths)-1]
+	os.Remove(last)
+	if err := os.MkdirAll(filepath.Join(last, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := &Options{Overwrite: true, Beside: func(p string) []string { return []string{p + ".side"} }}
+	_, err = Split(in, prefix, limits, opts)
+	var ce *gguf.CommitError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a *gguf.CommitError", err)
+	}
+	t.Log(err)
+	if !slices.Equal(ce.Placed, paths[:len(paths)-1]) || ce.Failed != last {
+		t.Errorf("error says placed %q, failed %q", ce.Placed, ce.Failed)
+	}
+	for _, p := range ce.Placed {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("a shard put in place is gone: %v", err)
+		}
+		if _, err := os.Stat(p + ".side"); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s.side still describes the replaced shard", p)
+		}
+	}
+	for _, k := range ce.Kept {
+		if _, err := os.Stat(k.Temp); err != nil || !strings.Contains(ce.Error(), k.Temp) {
+			t.Errorf("kept file %s: %v", k.Temp, err)
+		}
+	}
+}
