@@ -17,6 +17,11 @@ var ErrCommit = errors.New("gguf: output not put in place")
 // renamed to its final name by Commit.
 type Staged struct {
 	Temp, Final string
+	// Replace allows the rename to replace a file at Final (the user asked
+	// for it: --force). Without it a file at Final is never replaced, even
+	// one created after the caller checked that there was none: the commit
+	// fails with an error wrapping os.ErrExist.
+	Replace bool
 	// Beside lists files that describe the file at Final (its sidecar).
 	// They are removed before that file is replaced, so that none of them
 	// describes a file that is no longer there, even if the process dies
@@ -68,7 +73,8 @@ func (e *CommitError) Error() string {
 	return b.String()
 }
 
-// Unwrap gives ErrCommit and the cause, so that errors.Is finds either.
+// Unwrap gives ErrCommit and the cause, so that errors.Is finds either
+// (os.ErrExist for a file that appeared at a final name).
 func (e *CommitError) Unwrap() []error { return []error{ErrCommit, e.Err} }
 
 // Commit renames each staged file to its final name, in order, and makes
@@ -97,6 +103,14 @@ func Commit(files []Staged) error {
 // place renames one staged file to its final name (see Staged), removing
 // the files beside the one it replaces.
 func place(s Staged) error {
+	if !s.Replace {
+		if err := renameNoReplace(s.Temp, s.Final); err != nil {
+			return err
+		}
+		// Nothing was at Final: what is beside it describes no file.
+		removeBeside(s.Beside)
+		return nil
+	}
 	if err := removeBeside(s.Beside); err != nil {
 		return err
 	}
@@ -126,4 +140,28 @@ func syncDirs(paths []string) {
 			d.Close()
 		}
 	}
+}
+
+// linkNoReplace renames old to new unless new exists, with a hard link
+// (which fails if new exists) and the removal of old: for systems without
+// an atomic no-replace rename. A file system without hard links gets a
+// check and a plain rename, the best it allows: a file created at new
+// between the two is replaced.
+func linkNoReplace(old, new string) error {
+	err := os.Link(old, new)
+	if err == nil {
+		// The file is in place; should the old name stay, it is one more
+		// name of the same complete file, which a stale-file sweep removes.
+		os.Remove(old)
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: fs.ErrExist}
+	}
+	if _, err := os.Lstat(new); err == nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: fs.ErrExist}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Rename(old, new)
 }

@@ -48,7 +48,7 @@ func TestCommitFailureKeepsEveryFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := stage(t, final, "new "+name)
-		s.Beside = []string{final + ".side"}
+		s.Replace, s.Beside = true, []string{final + ".side"}
 		if i == 2 {
 			// A rename onto a directory that is not empty fails.
 			os.Remove(final)
@@ -110,4 +110,67 @@ func TestWriterCloseKeepsCompleteFile(t *testing.T) {
 	if _, err := os.Stat(w.TempPath()); err != nil {
 		t.Errorf("Abort after the failed Close: %v", err)
 	}
+}
+
+// Without Replace, a file at the final name, even one created after the
+// caller checked, is never replaced: the commit fails with os.ErrExist and
+// keeps the new file. renameNoReplace and its fallback for file systems
+// without renameat2 behave the same.
+func TestCommitNoReplace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rename func(old, new string) error
+	}{{"renameNoReplace", renameNoReplace}, {"linkNoReplace", linkNoReplace}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			final := filepath.Join(dir, "out.gguf")
+			s := stage(t, final, "new")
+			if err := os.WriteFile(final, []byte("user data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.rename(s.Temp, final); !errors.Is(err, os.ErrExist) || !strings.Contains(err.Error(), final) {
+				t.Errorf("got %v, want os.ErrExist naming %s", err, final)
+			}
+			wantContent(t, final, "user data")
+			wantContent(t, s.Temp, "new")
+			os.Remove(final)
+			if err := tc.rename(s.Temp, final); err != nil {
+				t.Fatal(err)
+			}
+			wantContent(t, final, "new")
+			if _, err := os.Lstat(s.Temp); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the temporary name stays: %v", err)
+			}
+		})
+	}
+	t.Run("Commit", func(t *testing.T) {
+		dir := t.TempDir()
+		final := filepath.Join(dir, "out.gguf")
+		s := stage(t, final, "new")
+		os.WriteFile(final, []byte("user data"), 0o644)
+		err := Commit([]Staged{s})
+		var ce *CommitError
+		if !errors.Is(err, os.ErrExist) || !errors.As(err, &ce) || ce.Failed != final || !strings.Contains(err.Error(), s.Temp) {
+			t.Errorf("got %v, want os.ErrExist naming %s and %s", err, final, s.Temp)
+		}
+		wantContent(t, final, "user data")
+		wantContent(t, s.Temp, "new")
+	})
+	t.Run("Writer", func(t *testing.T) {
+		dir := t.TempDir()
+		final := filepath.Join(dir, "out.gguf")
+		w, err := Create(final, nil, []TensorInfo{{Name: "a", Shape: []int64{8}, Type: formats.F32}}, &CreateOptions{NoReplace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(make([]byte, 32))
+		os.WriteFile(final, []byte("user data"), 0o644)
+		if err := w.Close(); !errors.Is(err, os.ErrExist) {
+			t.Errorf("got %v, want os.ErrExist", err)
+		}
+		wantContent(t, final, "user data")
+		if _, err := os.Stat(w.TempPath()); err != nil {
+			t.Errorf("the complete file: %v", err)
+		}
+	})
 }

@@ -249,6 +249,9 @@ type CreateOptions struct {
 	// the next Write, WriteTensor or Close fails with its error and the
 	// temporary file is removed.
 	Context context.Context
+	// NoReplace: Close never replaces a file at the path, even one created
+	// after the caller checked that there was none (see Staged.Replace).
+	NoReplace bool
 }
 
 // Writer writes one GGUF file: the header at Create, then each tensor's data
@@ -269,6 +272,7 @@ type Writer struct {
 	unkicked  int64 // bytes written since the last startWriteback
 	err       error // first failure; the Writer is then finished
 	ctx       context.Context
+	noReplace bool
 }
 
 // Create starts writing a GGUF file at path with metadata md and the given
@@ -305,7 +309,7 @@ func Create(path string, md Metadata, tensors []TensorInfo, opts *CreateOptions)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	w := &Writer{path: path, tmp: f.Name(), f: f, tensors: ts, alignment: a, ctx: o.Context}
+	w := &Writer{path: path, tmp: f.Name(), f: f, tensors: ts, alignment: a, ctx: o.Context, noReplace: o.NoReplace}
 	if o.Perm != 0 {
 		if err := f.Chmod(o.Perm); err != nil {
 			return nil, w.fail(err)
@@ -462,14 +466,15 @@ func (w *Writer) WriteTensorFrom(src *os.File, offset int64) error {
 // Close checks that every tensor was written, flushes the file to disk and
 // renames it to its final name. After a failure to write, the temporary
 // file is gone and the final name untouched. A complete file is never
-// removed: if the rename fails, it stays under its temporary name, and if closing fails after the
+// removed: if the rename fails (with NoReplace, a file appeared at the
+// path), it stays under its temporary name, and if closing fails after the
 // rename, it stays in place; either way the error is a *CommitError that
 // says so.
 func (w *Writer) Close() error {
 	if err := w.complete(); err != nil {
 		return err
 	}
-	s := Staged{Temp: w.tmp, Final: w.path}
+	s := Staged{Temp: w.tmp, Final: w.path, Replace: !w.noReplace}
 	if renameOpen {
 		// Rename while the file is open and locked, so that no sweep for
 		// stale temporary files can take it before it is in place.
@@ -536,7 +541,7 @@ func (w *Writer) stage() (Staged, error) {
 		return Staged{}, w.fail(err)
 	}
 	w.f = nil
-	return Staged{Temp: w.tmp, Final: w.path}, nil
+	return Staged{Temp: w.tmp, Final: w.path, Replace: !w.noReplace}, nil
 }
 
 // Abort stops writing and removes the temporary file; the final name is

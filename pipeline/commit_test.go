@@ -70,3 +70,38 @@ func TestRunCommitFailureKeepsOutputs(t *testing.T) {
 		}
 	}
 }
+
+// An output that did not exist when the run started and appears while it
+// works (another program, another run) is never replaced: the run fails
+// with os.ErrExist naming it, and keeps the complete output.
+func TestRunNeverReplacesFileCreatedDuringRun(t *testing.T) {
+	dir := t.TempDir()
+	m, outs := copyOutputs(t, dir, "out.gguf")
+	out := outs[0].Path
+	appear := func(Event) { os.WriteFile(out, []byte("user data"), 0o644) }
+	err := Run(context.Background(), m, outs, Options{Threads: 2, Progress: appear})
+	var ce *gguf.CommitError
+	if !errors.Is(err, os.ErrExist) || !errors.As(err, &ce) || !strings.Contains(err.Error(), out) {
+		t.Fatalf("got %v, want os.ErrExist naming %s", err, out)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "user data" {
+		t.Errorf("the user's file was replaced")
+	}
+	if _, err := os.Stat(SidecarPath(out)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a sidecar describes the user's file: %v", err)
+	}
+	if _, err := os.Stat(ce.Kept[0].Temp); err != nil {
+		t.Errorf("the complete output: %v", err)
+	}
+
+	// An output that exists at the start (the caller allowed it) is
+	// replaced.
+	if err := Run(context.Background(), m, outs, Options{Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := gguf.Open(out); err != nil {
+		t.Error(err)
+	} else {
+		m.Close()
+	}
+}

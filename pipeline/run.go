@@ -273,6 +273,10 @@ func sizeClass(n int) int {
 // is complete none is removed: if putting them in place fails part way,
 // the error is a *gguf.CommitError saying which are in place (with their
 // sidecars), which are as before and where their new files are kept.
+//
+// An output that exists when Run starts is replaced (the caller checked
+// that it may be: --force, --partial-requant); one created while Run
+// works is not (an error wrapping os.ErrExist).
 func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
@@ -299,6 +303,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	first := make([]int, len(outs)) // first tensor to write (after a resume)
 	writers := make([]*gguf.Writer, len(outs))
 	journals := make([]*journal, len(outs))
+	replace := make([]bool, len(outs)) // the output existed when the run started
 	abortAll := func() {
 		keep := opt.Keep && parent.Err() != nil
 		for i, w := range writers {
@@ -336,6 +341,8 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			// The run stops by itself on an interrupt and keeps the file.
 			copts.Context = nil
 		}
+		_, err = os.Lstat(o.Path)
+		replace[i] = err == nil
 		var w *gguf.Writer
 		var resumed *Resumable
 		if i < len(opt.Resume) && opt.Resume[i] != nil {
@@ -610,6 +617,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			abortAll()
 			return err
 		}
+		s.Replace = replace[i]
 		s.Beside = []string{SidecarPath(outs[i].Path)}
 		staged = append(staged, s)
 		placed = append(placed, i)

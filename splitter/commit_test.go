@@ -67,3 +67,34 @@ func TestSplitCommitFailureKeepsShards(t *testing.T) {
 		}
 	}
 }
+
+// logFunc is an io.Writer that calls its function for each line logged.
+type logFunc func()
+
+func (f logFunc) Write(p []byte) (int, error) { f(); return len(p), nil }
+
+// Without Overwrite, a file that appears at an output's name while Merge
+// writes (after the check at the start) is not replaced: the merge fails
+// with os.ErrExist naming it and keeps the complete merged file.
+func TestMergeNeverReplacesFileCreatedDuringRun(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	first := golden.Path(t, "e2e", "split", gguf.ShardPath("tiny-ds2-bf16", 0, 2))
+	appear := logFunc(func() { os.WriteFile(out, []byte("user data"), 0o644) })
+	err := Merge(first, out, &Options{Log: appear})
+	var ce *gguf.CommitError
+	if !errors.Is(err, os.ErrExist) || !errors.As(err, &ce) || !strings.Contains(err.Error(), out) {
+		t.Fatalf("got %v, want os.ErrExist naming %s", err, out)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "user data" {
+		t.Errorf("the user's file was replaced")
+	}
+	sameBytes(t, ce.Kept[0].Temp, golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+
+	// With Overwrite it is replaced, as asked.
+	os.Remove(ce.Kept[0].Temp)
+	if err := Merge(first, out, &Options{Overwrite: true, Log: appear}); err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, out, golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+}

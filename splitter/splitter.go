@@ -276,7 +276,7 @@ func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 func (o *outputs) commit() error {
 	files := make([]gguf.Staged, len(o.final))
 	for i := range o.final {
-		files[i] = gguf.Staged{Temp: o.staged[i], Final: o.final[i], Beside: o.opts.beside(o.final[i])}
+		files[i] = gguf.Staged{Temp: o.staged[i], Final: o.final[i], Replace: o.opts.overwrite(), Beside: o.opts.beside(o.final[i])}
 	}
 	// Reported, not discarded, whatever happens.
 	o.committed = true
