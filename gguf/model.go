@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"regexp"
 	"strconv"
@@ -265,10 +266,13 @@ func (m *Model) checkShards() error {
 func openShard(path string) (*Shard, error) {
 	f, size, err := OpenRegular(path)
 	if err != nil {
-		if _, statErr := os.Stat(path); statErr == nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotGGUF, err)
+		// The system's errors (no such file, permission denied, too many
+		// open files) say what went wrong as they are; only a path that is
+		// not a regular file (a directory, a pipe) is not a GGUF file.
+		if _, isOS := errors.AsType[*fs.PathError](err); isOS {
+			return nil, fmt.Errorf("gguf: %w", err)
 		}
-		return nil, fmt.Errorf("gguf: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrNotGGUF, err)
 	}
 	gf, err := Read(f, size)
 	if err != nil {
