@@ -97,7 +97,7 @@ func TestOpenBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true)
 	imGGUF := filepath.Join(dir, "ok.gguf")
-	if err := WriteGGUF(imGGUF, &Matrix{Entries: []Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}}, nil, 512); err != nil {
+	if err := WriteGGUF(imGGUF, &Matrix{Entries: []Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}}, nil, 512, true); err != nil {
 		t.Fatal(err)
 	}
 	ggufRaw, err := os.ReadFile(imGGUF)
@@ -105,7 +105,7 @@ func TestOpenBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	nanGGUF := filepath.Join(dir, "nan-src.gguf")
-	if err := WriteGGUF(nanGGUF, &Matrix{Entries: []Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{-1}}}}, nil, 512); err != nil {
+	if err := WriteGGUF(nanGGUF, &Matrix{Entries: []Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{-1}}}}, nil, 512, true); err != nil {
 		t.Fatal(err)
 	}
 	negRaw, _ := os.ReadFile(nanGGUF)
@@ -149,7 +149,7 @@ func FuzzReadGGUF(f *testing.F) {
 		{Name: "a.weight", Sums: []float32{1, 2, 3, 4}, Counts: []float64{2, 0}},
 		{Name: "b.weight", Sums: []float32{5}, Counts: []float64{1}},
 	}}
-	if err := WriteGGUF(path, m, nil, 512); err != nil {
+	if err := WriteGGUF(path, m, nil, 512, true); err != nil {
 		f.Fatal(err)
 	}
 	seed, err := os.ReadFile(path)

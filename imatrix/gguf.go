@@ -180,8 +180,9 @@ func readF32(r io.Reader, n int64) ([]float32, error) {
 // WriteGGUF writes m as a GGUF importance matrix at path (atomically).
 // nmat gives the number of matrices of each entry whose count is a single
 // number (a .dat entry); entries not in it are written as one matrix.
-// Tensors are written in name order, as llama-imatrix does.
-func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int) error {
+// Tensors are written in name order, as llama-imatrix does. A file at path
+// is replaced only with replace (see gguf.CreateOptions.NoReplace).
+func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, replace bool) error {
 	md := gguf.Metadata{}
 	md.Set(keyType, gguf.StringValue("imatrix"))
 	md.Set(keyDatasets, gguf.ArrayValue(append([]string{}, m.Datasets...)))
@@ -216,7 +217,7 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int) error
 			gguf.TensorInfo{Name: e.Name + suffixCounts, Type: formats.F32, Shape: []int64{1, int64(n)}})
 		payload = append(payload, data{e.Sums, counts})
 	}
-	w, err := gguf.Create(path, md, infos, nil)
+	w, err := gguf.Create(path, md, infos, &gguf.CreateOptions{NoReplace: !replace})
 	if err != nil {
 		return err
 	}

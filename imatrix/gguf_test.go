@@ -20,7 +20,7 @@ func TestGGUFRoundTrip(t *testing.T) {
 			nmat[e.Name] = 8 // the expert tensors: 8 experts of 256 columns
 		}
 	}
-	if err := WriteGGUF(path, dat, nmat, 512); err != nil {
+	if err := WriteGGUF(path, dat, nmat, 512, true); err != nil {
 		t.Fatal(err)
 	}
 	g, err := Open(path)

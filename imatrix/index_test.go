@@ -69,7 +69,7 @@ func indexSeeds(t testing.TB) [][]byte {
 		{Name: "b.weight", Sums: []float32{5}, Counts: []float64{1}},
 	}}
 	path := filepath.Join(dir, "seed.gguf")
-	if err := WriteGGUF(path, g, nil, 512); err != nil {
+	if err := WriteGGUF(path, g, nil, 512, true); err != nil {
 		t.Fatal(err)
 	}
 	seed, err := os.ReadFile(path)
@@ -80,7 +80,7 @@ func indexSeeds(t testing.TB) [][]byte {
 		{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{1}},
 		{Name: "b.weight", Sums: []float32{5, float32(math.Inf(1))}, Counts: []float64{-1}},
 	}}
-	if err := WriteGGUF(path, badGGUF, nil, 512); err != nil {
+	if err := WriteGGUF(path, badGGUF, nil, 512, true); err != nil {
 		t.Fatal(err)
 	}
 	bad, err := os.ReadFile(path)

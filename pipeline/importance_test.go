@@ -23,7 +23,7 @@ func TestTensorImportance(t *testing.T) {
 	before := slices.Clone(m.Entries[3].Sums)
 	// The same from an index of the matrix written as a GGUF file.
 	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := imatrix.WriteGGUF(path, m, nil, 512); err != nil {
+	if err := imatrix.WriteGGUF(path, m, nil, 512, true); err != nil {
 		t.Fatal(err)
 	}
 	idx, err := imatrix.OpenIndex(path)

@@ -47,6 +47,10 @@ type Options struct {
 	Patterns []string
 	// Undo converts row-interleaved tensors back to their base type instead.
 	Undo bool
+	// Overwrite lets the outputs replace files at their paths (--force).
+	// Without it a file there is never replaced, not even one that
+	// appeared during the run (gguf.CreateOptions.NoReplace).
+	Overwrite bool
 	// Lenient makes a pattern that matches no tensor, or only tensors that
 	// must stay as they are, a warning (Plan.Warnings) instead of an error,
 	// as llama-quantize --repack-pattern treats them.

@@ -191,7 +191,7 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 			return nil, fmt.Errorf("repack: %w", err)
 		}
 		infos := p.infos(f.tensors)
-		w, err := gguf.Create(f.path, f.md, infos, &gguf.CreateOptions{Inputs: inputs, Context: p.Options.Context})
+		w, err := gguf.Create(f.path, f.md, infos, &gguf.CreateOptions{Inputs: inputs, Context: p.Options.Context, NoReplace: !p.Options.Overwrite})
 		if err != nil {
 			return nil, fmt.Errorf("repack: %w", err)
 		}

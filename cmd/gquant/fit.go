@@ -165,8 +165,9 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 
 // writeFile writes what write gives to path through cli.WriteFile (a
 // temporary file renamed into place, so that a failed write leaves an
-// earlier file whole), making its directory if missing.
-func writeFile(path string, write func(io.Writer) error) error {
+// earlier file whole; a file at path replaced only with replace), making
+// its directory if missing.
+func writeFile(path string, replace bool, write func(io.Writer) error) error {
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
 		return err
@@ -174,7 +175,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return cli.WriteFile(path, b.Bytes())
+	return cli.WriteFile(path, b.Bytes(), replace)
 }
 
 // saveCache writes the cache back when the run measured anything new.
@@ -182,7 +183,7 @@ func (f *fitFlags) saveCache(cache *fit.Cache) error {
 	if cache == nil || cache.Added() == 0 {
 		return nil
 	}
-	return writeFile(f.cache, func(w io.Writer) error {
+	return writeFile(f.cache, true, func(w io.Writer) error {
 		_, err := cache.WriteTo(w)
 		return err
 	})
@@ -294,7 +295,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	report := stdout
 	switch {
 	case f.output != "":
-		if err := writeFile(f.output, writeRecipe); err != nil {
+		if err := writeFile(f.output, f.force, writeRecipe); err != nil {
 			return err
 		}
 	case !f.jsonOut:
@@ -431,7 +432,7 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	report := stdout
 	switch {
 	case f.output != "":
-		if err := writeFile(f.output, writeGains); err != nil {
+		if err := writeFile(f.output, f.force, writeGains); err != nil {
 			return err
 		}
 	case !f.jsonOut:

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
+	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/splitter"
 )
 
@@ -77,13 +79,35 @@ func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (merg
 	if quiet {
 		log = nil
 	}
+	earlier := sidecarsOf([]string{out})
 	stop := files.CatchInterrupts("gquant merge", stderr, cli.DefaultGrace)
-	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: log, Context: stop.Context()})
+	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: log, Context: stop.Context(), Beside: sidecarOf})
 	if status, interrupted := stop.Finish(); interrupted {
 		return mergeDoc{}, exitStatus(status)
 	}
 	if err == nil {
-		err = carrySidecars(m, []string{out}, stderr)
+		err = carrySidecars(m, []string{out}, earlier, stderr)
 	}
 	return newMergeDoc(m, out, size), err
+}
+
+// sidecarOf names the sidecar describing a split's or merge's output, which
+// goes before a new file replaces it (splitter.Options.Beside).
+func sidecarOf(output string) []string { return []string{pipeline.SidecarPath(output)} }
+
+// sidecarsOf lists the outputs' sidecars that exist.
+func sidecarsOf(outputs []string) []string {
+	var out []string
+	for _, o := range outputs {
+		if p := pipeline.SidecarPath(o); lexists(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// lexists reports whether a file (or a link) is at path.
+func lexists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -107,5 +107,6 @@ func checkRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cl
 	}
 	stop := files.CatchInterrupts(program, stderr, cli.DefaultGrace)
 	plan.Options.Context = stop.Context()
+	plan.Options.Overwrite = files.Force
 	return stop, nil
 }

@@ -110,9 +110,9 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 	}
 	stop := files.CatchInterrupts("gquant rows "+mode, stderr, cli.AtOnce)
 	if mode == "quantize" {
-		err = rowsQuantize(t, *cols, *imatrixPath, in, out)
+		err = rowsQuantize(t, *cols, *imatrixPath, in, out, *force)
 	} else {
-		err = rowsDequantize(t, *cols, in, out)
+		err = rowsDequantize(t, *cols, in, out, *force)
 	}
 	if status, interrupted := stop.Finish(); interrupted {
 		return status
@@ -124,7 +124,7 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string) error {
+func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string, replace bool) error {
 	if !quantize.Supported(t) {
 		return fmt.Errorf("%w %s", quantize.ErrUnsupported, t)
 	}
@@ -149,10 +149,10 @@ func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	return cli.WriteFile(out, q)
+	return cli.WriteFile(out, q, replace)
 }
 
-func rowsDequantize(t formats.Type, cols int, in, out string) error {
+func rowsDequantize(t formats.Type, cols int, in, out string, replace bool) error {
 	src, err := gguf.ReadRegular(in)
 	if err != nil {
 		return err
@@ -172,7 +172,7 @@ func rowsDequantize(t formats.Type, cols int, in, out string) error {
 	for i, v := range dst {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 	}
-	return cli.WriteFile(out, b)
+	return cli.WriteFile(out, b, replace)
 }
 
 // rowsReadF32 reads a headerless little-endian float32 file.

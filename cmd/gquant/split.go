@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -98,12 +99,13 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
+	earlier := sidecarsOf(plan.Paths(prefix))
 	stop := files.CatchInterrupts("gquant split", stderr, cli.DefaultGrace)
 	var log io.Writer = stdout
 	if *asJSON {
 		log = nil
 	}
-	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: log, Context: stop.Context()})
+	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: log, Context: stop.Context(), Beside: sidecarOf})
 	if status, interrupted := stop.Finish(); interrupted {
 		return status
 	}
@@ -111,7 +113,7 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
-	if err := carrySidecars(m, plan.Paths(prefix), stderr); err != nil {
+	if err := carrySidecars(m, plan.Paths(prefix), earlier, stderr); err != nil {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
@@ -125,13 +127,20 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 // carrySidecars gives a split's or merge's outputs the sidecars of the
 // input's tensors (pipeline.CarrySidecars). An input without sidecars (a
 // bf16 model, llama-quantize's output) gives none, silently, unless an
-// earlier run's sidecar beside an output had to go.
-func carrySidecars(m *gguf.Model, outputs []string, stderr io.Writer) error {
+// earlier run's sidecar beside an output had to go: one of earlier (as
+// sidecarsOf found them before the run; the commit removes them with the
+// file they describe) or one CarrySidecars removed.
+func carrySidecars(m *gguf.Model, outputs, earlier []string, stderr io.Writer) error {
 	missing, removed, err := pipeline.CarrySidecars(m, outputs)
 	if err != nil {
 		return fmt.Errorf("the outputs are complete, but their sidecars: %w", err)
 	}
-	if len(removed) > 0 {
+	for _, p := range earlier {
+		if !lexists(p) && !slices.Contains(removed, p) {
+			removed = append(removed, p)
+		}
+	}
+	if len(removed) > 0 && len(missing) > 0 {
 		fmt.Fprintf(stderr, "note: removed %s, an earlier run's sidecar: %s has none that describes it, so the new files get none\n",
 			strings.Join(removed, ", "), missing[0])
 	}

@@ -66,7 +66,7 @@ func runTestModel(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	stop := files.CatchInterrupts("gquant testmodel", stderr, cli.AtOnce)
-	err = modelgen.WriteFile(fs.Arg(0), m, modelgen.WriteOptions{HeaderOnly: *headerOnly, Seed: *seed})
+	err = modelgen.WriteFile(fs.Arg(0), m, modelgen.WriteOptions{HeaderOnly: *headerOnly, Seed: *seed, Replace: *force})
 	if status, interrupted := stop.Finish(); interrupted {
 		return status
 	}

@@ -88,15 +88,15 @@ func formatFor(out, to string) (imatrix.Format, error) {
 
 // writeMatrix writes m to path in format f. For GGUF, entries with a single
 // count are split into the matrices the layout gives them.
-func writeMatrix(path string, f imatrix.Format, m *imatrix.Matrix, l *imatrix.Layout, chunkSize int) error {
+func writeMatrix(path string, f imatrix.Format, m *imatrix.Matrix, l *imatrix.Layout, chunkSize int, replace bool) error {
 	if f == imatrix.FormatGGUF {
-		return imatrix.WriteGGUF(path, m, l.Matrices, chunkSize)
+		return imatrix.WriteGGUF(path, m, l.Matrices, chunkSize, replace)
 	}
 	var buf bytes.Buffer
 	if err := imatrix.WriteDat(&buf, m); err != nil {
 		return err
 	}
-	return cli.WriteFile(path, buf.Bytes())
+	return cli.WriteFile(path, buf.Bytes(), replace)
 }
 
 // checkOutput applies the output policy of every command (internal/cli

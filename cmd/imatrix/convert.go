@@ -70,7 +70,7 @@ func convert(in, out, to, modelPath string, chunkSize int, force, verbose bool, 
 	}
 	l := imatrix.NewLayout(m, ne2)
 	warnLayout(m, l, format, verbose, stderr)
-	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize) }); err != nil {
+	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize, force) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, m.Len(), m.Chunks)

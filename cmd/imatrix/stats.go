@@ -122,7 +122,7 @@ func stats(path, modelPath, svgOut string, force, asJSON bool, stdout, stderr io
 	if asJSON {
 		rep := newStatsReport(path, m, l, layers)
 		if svgOut != "" {
-			if err := writeGuarded(files, "imatrix stats", stderr, func() error { return cli.WriteFile(svgOut, []byte(renderSVG(path, m, layers))) }); err != nil {
+			if err := writeGuarded(files, "imatrix stats", stderr, func() error { return cli.WriteFile(svgOut, []byte(renderSVG(path, m, layers)), force) }); err != nil {
 				return err
 			}
 			rep.SVG = svgOut
@@ -137,7 +137,7 @@ func stats(path, modelPath, svgOut string, force, asJSON bool, stdout, stderr io
 	writeChart(stdout, layers)
 	if svgOut != "" {
 		svg := renderSVG(path, m, layers)
-		if err := writeGuarded(files, "imatrix stats", stderr, func() error { return cli.WriteFile(svgOut, []byte(svg)) }); err != nil {
+		if err := writeGuarded(files, "imatrix stats", stderr, func() error { return cli.WriteFile(svgOut, []byte(svg), force) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwrote %s\n", svgOut)

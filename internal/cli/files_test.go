@@ -316,7 +316,7 @@ func TestWriteFileUmask(t *testing.T) {
 	old := syscall.Umask(0o027)
 	defer syscall.Umask(old)
 	p := filepath.Join(dir, "x.dat")
-	if err := WriteFile(p, []byte("hello")); err != nil {
+	if err := WriteFile(p, []byte("hello"), false); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(p)
@@ -326,11 +326,32 @@ func TestWriteFileUmask(t *testing.T) {
 	if st.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v with umask 027, want 0640", st.Mode().Perm())
 	}
-	if err := WriteFile(filepath.Join(dir, "missing", "x"), nil); err == nil {
+	if err := WriteFile(filepath.Join(dir, "missing", "x"), nil, false); err == nil {
 		t.Error("wrote into a missing directory")
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// Without replace, WriteFile never replaces a file at its path (one that
+// appeared after the command's checks): the error wraps os.ErrExist and the
+// file is untouched; with replace it is replaced.
+func TestWriteFileNoReplace(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.txt")
+	writeTestFile(t, p, "user data", 0o644)
+	if err := WriteFile(p, []byte("new"), false); !errors.Is(err, os.ErrExist) {
+		t.Errorf("over an existing file: %v, want os.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "user data" {
+		t.Errorf("the file now holds %q", b)
+	}
+	if err := WriteFile(p, []byte("new"), true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Errorf("replace: the file holds %q", b)
 	}
 }

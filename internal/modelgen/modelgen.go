@@ -283,12 +283,15 @@ type WriteOptions struct {
 	HeaderOnly bool
 	// Seed makes the weights reproducible.
 	Seed uint64
+	// Replace lets the file replace one at its path (--force); without it
+	// a file there is never replaced (gguf.CreateOptions.NoReplace).
+	Replace bool
 }
 
 // Write writes m to path. Weights are normal with sigma 0.02 and a few
 // outlier columns, rounded to the tensor's type; norms are near 1.
 func Write(path string, m Model, opt WriteOptions) error {
-	w, err := gguf.Create(path, m.Metadata, m.Tensors, nil)
+	w, err := gguf.Create(path, m.Metadata, m.Tensors, &gguf.CreateOptions{NoReplace: !opt.Replace})
 	if err != nil {
 		return err
 	}
