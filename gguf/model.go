@@ -231,7 +231,7 @@ func (m *Model) checkShards() error {
 			return fmt.Errorf("%w: %s has no %s", ErrShard, s.Path, KeySplitNo)
 		}
 		if no != uint64(i) {
-			return fmt.Errorf("%w: %s is shard %d by name but says %s %d (shard %d listed twice, or a renamed file)", ErrShard, s.Path, i+1, KeySplitNo, no, no+1)
+			return fmt.Errorf("%w: %s is shard %d by name but its %s %d (counted from 0) makes it shard %d: a shard listed twice, or a renamed file", ErrShard, s.Path, i+1, KeySplitNo, no, no+1)
 		}
 		count, _, err := splitCount(s)
 		if err != nil {

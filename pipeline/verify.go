@@ -254,7 +254,7 @@ func checkSplitKeys(fc *FileCheck, md gguf.Metadata, count int) {
 	case n != uint64(count):
 		fc.problem("%s is %d, the set has %d files", gguf.KeySplitCount, n, count)
 	case no != uint64(fc.Index-1):
-		fc.problem("%s is %d, shard %d of the set has %d", gguf.KeySplitNo, no, fc.Index, fc.Index-1)
+		fc.problem("%s is %d (shard %d; it counts from 0), where shard %d of the set has %d", gguf.KeySplitNo, no, no+1, fc.Index, fc.Index-1)
 	}
 }
 

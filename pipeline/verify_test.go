@@ -96,7 +96,7 @@ func TestVerifySet(t *testing.T) {
 			os.WriteFile(shard(2), b, 0o644)
 			os.WriteFile(SidecarPath(shard(2)), nil, 0o644)
 			return func() { os.Remove(SidecarPath(shard(2))); undo() }
-		}, nil, "split.no is 1, shard 3 of the set has 2"},
+		}, nil, "split.no is 1 (shard 2; it counts from 0), where shard 3 of the set has 2"},
 		{"other type", func() func() { return func() {} }, build("Q4_0", ""), "the plan has q4_0"},
 		{"other metadata", func() func() { return func() {} }, build("Q8_0", "", KV{"general.name", gguf.StringValue("other")}), "not the plan's header"},
 		{"sidecar of another file", func() func() {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -62,6 +63,11 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		limits = *lp
 	}
 	in, prefix := fs.Arg(0), fs.Arg(1)
+	if base := filepath.Base(prefix); prefix == "" || strings.HasSuffix(prefix, string(filepath.Separator)) || base == "." || base == ".." {
+		// The shards would be named -00001-of-0000N.gguf, hidden names
+		// nobody asked for.
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("PREFIX %q names no file: give the shards' name, e.g. %s", prefix, filepath.Join(prefix, "model")))
+	}
 
 	m, err := gguf.Open(in)
 	if err != nil {

@@ -176,3 +176,20 @@ func TestSplitMergeCarrySidecars(t *testing.T) {
 		}
 	}
 }
+
+// A PREFIX that names no file (empty, a directory with its separator, . or
+// ..) is a usage error: the shards would get hidden names like
+// -00001-of-00003.gguf.
+func TestSplitPrefixNamesAFile(t *testing.T) {
+	dir := t.TempDir()
+	sep := string(filepath.Separator)
+	for _, prefix := range []string{"", dir + sep, dir + sep + ".", dir + sep + "x" + sep + ".."} {
+		code, _, stderr := runGquant("split", "--split-max-tensors", "20", tinyModel, prefix)
+		if code != 2 || !strings.Contains(stderr, "names no file") {
+			t.Errorf("PREFIX %q: status %d\n%s", prefix, code, stderr)
+		}
+	}
+	if got, _ := os.ReadDir(dir); len(got) != 0 {
+		t.Errorf("wrote %v", got)
+	}
+}
