@@ -12,6 +12,8 @@ import (
 	"github.com/dlclark/regexp2"
 	"github.com/dlclark/regexp2/syntax"
 
+	"github.com/gquant/gquant/internal/text"
+
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 )
@@ -153,10 +155,13 @@ type RuleError struct {
 
 func (e *RuleError) Error() string {
 	var b strings.Builder
+	// A rule is one line; a longer one is a binary file given as a recipe
+	// (a long rule still shows far past where its regex offset points).
+	quoted := text.Quote(e.Text, 4*text.QuoteMax)
 	if isFlagSource(e.Source) {
-		fmt.Fprintf(&b, "%s item %d %q: ", e.Source, e.Line, e.Text)
+		fmt.Fprintf(&b, "%s item %d %s: ", e.Source, e.Line, quoted)
 	} else {
-		fmt.Fprintf(&b, "%s:%d: %q: ", e.Source, e.Line, e.Text)
+		fmt.Fprintf(&b, "%s:%d: %s: ", e.Source, e.Line, quoted)
 	}
 	b.WriteString(e.Err.Error())
 	if e.Offset >= 0 {

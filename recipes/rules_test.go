@@ -156,6 +156,8 @@ func TestParseRecipe(t *testing.T) {
 		{"a=q8_0\nb=iq4_sx\n", ErrBadType, []string{"f.txt:2", "did you mean"}},
 		{"a=q8_0,b=q4_0\n", ErrBadType, []string{"f.txt:1", "one rule per line"}},
 		{"\n\n[a-=q8_0\n", ErrBadRegex, []string{"f.txt:3", "regex offset"}},
+		// A binary file's "line": quoted only in part, with its length.
+		{"GGUF\x03" + strings.Repeat("\x00x", 3000) + "\n", ErrBadRule, []string{"f.txt:1", "... (6005 bytes)"}},
 	} {
 		_, err := ParseRecipe(strings.NewReader(tc.src), "f.txt")
 		if !errors.Is(err, tc.sentinel) {
@@ -166,6 +168,9 @@ func TestParseRecipe(t *testing.T) {
 			if !strings.Contains(err.Error(), p) {
 				t.Errorf("%q: %q does not say %q", tc.src, err, p)
 			}
+		}
+		if len(err.Error()) > 1000 {
+			t.Errorf("a message of %d bytes", len(err.Error()))
 		}
 	}
 }
