@@ -611,7 +611,7 @@ func TestInconsistentShardsAreErrors(t *testing.T) {
 		{"split.count 0 in shard 1", 1, "split.count", 0, 2, "split.count 0"},
 		{"split.count 1 in shard 1", 1, "split.count", 1, 2, "split.count 1"},
 		{"split.count 3 in shard 2", 2, "split.count", 3, 2, "3"},
-		{"split.no in shard 2", 2, "split.no", 0, 2, "says split.no 0"},
+		{"split.no in shard 2", 2, "split.no", 0, 2, "its split.no 0 (counted from 0) makes it shard 1"},
 		{"tensor count in shard 2", 2, "split.tensors.count", 70, 4, "says split.tensors.count 70"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
