@@ -111,11 +111,20 @@ func place(s Staged) error {
 		removeBeside(s.Beside)
 		return nil
 	}
+	// A file made read-only since the caller's checks is never replaced,
+	// --force or not (its owner took it back).
+	if st, err := os.Stat(s.Final); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o222 == 0 {
+		return &os.LinkError{Op: "rename", Old: s.Temp, New: s.Final, Err: errReadOnly}
+	}
 	if err := removeBeside(s.Beside); err != nil {
 		return err
 	}
 	return os.Rename(s.Temp, s.Final)
 }
+
+// errReadOnly is why place refuses to replace a read-only file; it is a
+// permission error for errors.Is.
+var errReadOnly = fmt.Errorf("%w: the file is read-only and is never replaced", fs.ErrPermission)
 
 func removeBeside(paths []string) error {
 	for _, p := range paths {

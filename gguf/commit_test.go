@@ -174,3 +174,30 @@ func TestCommitNoReplace(t *testing.T) {
 		}
 	})
 }
+
+// Even with Replace (--force), a file made read-only after the caller's
+// checks is never replaced: the commit fails with a permission error, the
+// file and its sidecar stay, and the new file is kept.
+func TestCommitNeverReplacesReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	final := filepath.Join(dir, "o.gguf")
+	side := final + ".gquant.json"
+	for _, p := range []string{final, side} {
+		if err := os.WriteFile(p, []byte("user's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := stage(t, final, "new")
+	s.Replace, s.Beside = true, []string{side}
+	if err := os.Chmod(final, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	err := Commit([]Staged{s})
+	var ce *CommitError
+	if !errors.Is(err, os.ErrPermission) || !errors.As(err, &ce) || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("got %v, want a permission error", err)
+	}
+	wantContent(t, final, "user's")
+	wantContent(t, side, "user's")
+	wantContent(t, s.Temp, "new")
+}

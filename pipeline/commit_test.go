@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -63,9 +64,33 @@ func TestRunCommitFailureKeepsOutputs(t *testing.T) {
 			m.Close()
 		}
 	}
+	// The kept file keeps its progress record, so that --resume puts it in
+	// place without the work: the obstacle gone, a resumed run finds every
+	// tensor done and commits the kept bytes.
+	kept, err := os.ReadFile(ce.Kept[0].Temp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ce.Kept[0].Temp + ".progress"); err != nil {
+		t.Fatalf("the kept file's progress record: %v", err)
+	}
+	if err := os.RemoveAll(b); err != nil {
+		t.Fatal(err)
+	}
+	outs[0].Skip = true // in place, as Config.Resume keeps it
+	res, err := FindResumable(context.Background(), m, outs, func(s string) { t.Log(s) })
+	if err != nil || res[1] == nil || res[1].Done != len(outs[1].Tensors) {
+		t.Fatalf("FindResumable: %v, %+v", err, res)
+	}
+	if err := Run(context.Background(), m, outs, Options{Threads: 2, Resume: res}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(b); err != nil || !bytes.Equal(got, kept) {
+		t.Errorf("%s after the resumed run: %v (same bytes as kept: %v)", b, err, bytes.Equal(got, kept))
+	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".progress") {
+		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("left behind %s", e.Name())
 		}
 	}
@@ -103,5 +128,38 @@ func TestRunNeverReplacesFileCreatedDuringRun(t *testing.T) {
 		t.Error(err)
 	} else {
 		m.Close()
+	}
+}
+
+// A run's sidecar goes only beside the file it put in place: when another
+// process has put its own file there since (a stalled run, then a second
+// run with --force), sidecarFor writes nothing.
+func TestSidecarOnlyForOwnFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	if err := os.WriteFile(out, []byte("this run's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &Sidecar{Schema: SidecarSchema, File: "o.gguf"}
+	if written, err := sidecarFor(out, own, sc); !written || err != nil {
+		t.Fatalf("own file: written %v, %v", written, err)
+	}
+	os.Remove(SidecarPath(out))
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("another run's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, out); err != nil {
+		t.Fatal(err)
+	}
+	if written, err := sidecarFor(out, own, sc); written || err != nil {
+		t.Errorf("another process's file: written %v, %v", written, err)
+	}
+	if _, err := os.Stat(SidecarPath(out)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a sidecar beside another process's file: %v", err)
 	}
 }

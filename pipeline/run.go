@@ -622,26 +622,50 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		staged = append(staged, s)
 		placed = append(placed, i)
 	}
-	commitErr := gguf.Commit(staged)
-	var ce *gguf.CommitError
-	if errors.As(commitErr, &ce) {
-		placed = placed[:len(ce.Placed)]
-	}
-	for _, j := range journals {
-		j.remove()
-	}
-	for _, i := range placed {
-		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i]}
-		dataOffset := sizes[i]
-		if len(records[i]) > 0 {
-			dataOffset = records[i][0].Offset
+	// Each sidecar's header hash and the identity of its file are taken
+	// before the commit: after it, a file at the path may be another
+	// process's, which must not get this run's sidecar.
+	headers := make([]string, len(staged))
+	files := make([]os.FileInfo, len(staged))
+	for k, s := range staged {
+		dataOffset := sizes[placed[k]]
+		if recs := records[placed[k]]; len(recs) > 0 {
+			dataOffset = recs[0].Offset
 		}
 		var err error
-		if sc.Header, err = hashHeader(outs[i].Path, dataOffset); err == nil {
-			err = writeSidecar(outs[i].Path, sc)
+		if headers[k], err = hashHeader(s.Temp, dataOffset); err == nil {
+			files[k], err = os.Stat(s.Temp)
 		}
 		if err != nil {
+			for _, done := range staged {
+				os.Remove(done.Temp)
+			}
+			abortAll()
+			return fmt.Errorf("%s: %w", outs[placed[k]].Path, err)
+		}
+	}
+	commitErr := gguf.Commit(staged)
+	inPlace := len(staged)
+	var ce *gguf.CommitError
+	if errors.As(commitErr, &ce) {
+		inPlace = len(ce.Placed)
+	}
+	for k, i := range placed {
+		if k < inPlace {
+			journals[i].remove()
+		} else {
+			// Complete but not in place: its progress record lets
+			// --resume put it there without doing the work again.
+			journals[i].close()
+		}
+	}
+	for k, i := range placed[:inPlace] {
+		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i], Header: headers[k]}
+		switch written, err := sidecarFor(outs[i].Path, files[k], sc); {
+		case err != nil:
 			note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)
+		case !written:
+			note("%s was replaced by another process after this run put its file there: no sidecar written for it", outs[i].Path)
 		}
 	}
 	if commitErr != nil {

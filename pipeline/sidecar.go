@@ -230,6 +230,16 @@ func ReadSidecar(path string) (*Sidecar, error) {
 	return &sc, nil
 }
 
+// sidecarFor writes sc as the sidecar of output path if the file there is
+// still file (this run's, as it was staged); a file another process put
+// there since gets none (written false).
+func sidecarFor(path string, file os.FileInfo, sc *Sidecar) (written bool, err error) {
+	if st, err := os.Stat(path); err != nil || !os.SameFile(st, file) {
+		return false, nil
+	}
+	return true, writeSidecar(path, sc)
+}
+
 // writeSidecar writes sc beside the output at path, atomically (a
 // temporary file renamed into place).
 func writeSidecar(path string, sc *Sidecar) error {

@@ -38,6 +38,9 @@ type fitFlags struct {
 	place, placeFiles, budgets                 []string
 	threads, chunkWeights, maxChunks           int
 	jsonOut, quiet, force                      bool
+	// cacheExisted: the --cache file was there when the checks ran, so
+	// saving replaces it; one that appears later is not replaced.
+	cacheExisted bool
 }
 
 func newFitFlags(stderr io.Writer) *fitFlags {
@@ -160,7 +163,11 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 	if f.cache != "" {
 		files.Replace(f.cache, -1)
 	}
-	return files.Check(stderr)
+	if err := files.Check(stderr); err != nil {
+		return err
+	}
+	f.cacheExisted = f.cache != "" && files.Existed(f.cache)
+	return nil
 }
 
 // writeFile writes what write gives to path through cli.WriteFile (a
@@ -183,7 +190,7 @@ func (f *fitFlags) saveCache(cache *fit.Cache) error {
 	if cache == nil || cache.Added() == 0 {
 		return nil
 	}
-	return writeFile(f.cache, true, func(w io.Writer) error {
+	return writeFile(f.cache, f.force || f.cacheExisted, func(w io.Writer) error {
 		_, err := cache.WriteTo(w)
 		return err
 	})

@@ -84,3 +84,18 @@ func (it *iteration) close() {
 		it.reuse.Close()
 	}
 }
+
+// previewReuse is prepare's --reuse part for a run that writes nothing: the
+// earlier outputs are opened (and closed) as the run would open them, and
+// become inputs of files, which no output may be.
+func (f *iterateFlags) previewReuse(files *cli.Files) error {
+	if len(f.reuse) == 0 {
+		return nil
+	}
+	r, err := pipeline.OpenReuse(f.reuse, nil)
+	if err != nil {
+		return err
+	}
+	files.Read(r.Paths()...)
+	return r.Close()
+}

@@ -421,6 +421,21 @@ func TestPlanChecksOutputs(t *testing.T) {
 		}
 		failGquant(t, []string{"read-only"}, args("--summary", "--force", in, out, "Q4_K_M")...)
 		os.Remove(out)
+		// An earlier output to --reuse that is missing, or that is the
+		// output, as the run's checks find.
+		failGquant(t, []string{"the run would stop before any work", "nonexist.gguf"}, args("--summary", "--reuse", filepath.Join(dir, "nonexist.gguf"), in, out, "Q4_K_M")...)
+		earlier := filepath.Join(dir, "earlier.gguf")
+		copyFile(t, earlier, tinyModel)
+		failGquant(t, []string{"the run would stop before any work", "earlier.gguf is the input"}, args("--summary", "--force", "--reuse", earlier, in, earlier, "Q4_K_M")...)
+		os.Remove(earlier)
+		// Another live process writing the output (this test's own
+		// parent: alive, and not the process that checks).
+		busy := filepath.Join(dir, fmt.Sprintf(".out.gguf.tmp-%d-abc", os.Getppid()))
+		if err := os.WriteFile(busy, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		failGquant(t, []string{"being written by process"}, args("--summary", in, out, "Q4_K_M")...)
+		os.Remove(busy)
 		if got, _ := os.ReadDir(dir); len(got) != 1 {
 			t.Errorf("%v wrote files: %v", cmd, got)
 		}

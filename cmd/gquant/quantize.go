@@ -433,10 +433,15 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "warning:", line)
 		}
 		// What the run's file checks would refuse (an output that is an
-		// input, read-only or without the room) fails the plan, after
-		// it; an existing output is only mentioned.
+		// input, read-only, being written or without the room, an
+		// earlier output to --reuse that cannot be read) fails the plan,
+		// after it; an existing output is only mentioned.
 		addOutputs(files, plan)
-		exist, refusal := files.Preview()
+		refusal := q.iterate.previewReuse(files)
+		exist, err := files.Preview()
+		if refusal == nil {
+			refusal = err
+		}
 		if !q.force {
 			for _, p := range exist {
 				fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))

@@ -84,22 +84,24 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
-	if *asJSON && *dryRun {
-		return jsonStatus(program, stdout, stderr, newSplitDoc(in, prefix, plan, false))
+	files := &cli.Files{Force: *overwrite, MakeDirs: true}
+	files.Read(modelPaths(m)...)
+	for i, path := range plan.Paths(prefix) {
+		files.Write(path, plan.Shards[i].FileSize)
+	}
+	if *dryRun {
+		return previewSplit(program, files, *asJSON, newSplitDoc(in, prefix, plan, false), stdout, stderr, func() {
+			printPlan(stdout, in, prefix, plan)
+			for _, w := range plan.Warnings {
+				fmt.Fprintln(stderr, "gquant split: warning:", w)
+			}
+		})
 	}
 	if !*asJSON {
 		printPlan(stdout, in, prefix, plan)
 		for _, w := range plan.Warnings {
 			fmt.Fprintln(stderr, "gquant split: warning:", w)
 		}
-	}
-	if *dryRun {
-		return 0
-	}
-	files := &cli.Files{Force: *overwrite, MakeDirs: true}
-	files.Read(modelPaths(m)...)
-	for i, path := range plan.Paths(prefix) {
-		files.Write(path, plan.Shards[i].FileSize)
 	}
 	if err := files.Check(stderr); err != nil {
 		fmt.Fprintln(stderr, "gquant split:", err)
@@ -173,4 +175,27 @@ func printPlan(w io.Writer, in, prefix string, plan splitter.Plan) {
 		s := plan.Shards[i]
 		fmt.Fprintf(w, "  %s  %5d tensors  %14d bytes (%s)\n", path, len(s.Tensors), s.FileSize, humanBytes(s.FileSize))
 	}
+}
+
+// previewSplit ends a dry run: the plan (as JSON, or printText), then the
+// output checks without their effects (cli.Files.Preview): a run they
+// would stop fails after the plan, and existing outputs are mentioned.
+func previewSplit(program string, files *cli.Files, asJSON bool, doc any, stdout, stderr io.Writer, printText func()) int {
+	exist, refusal := files.Preview()
+	if !files.Force {
+		for _, p := range exist {
+			fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))
+		}
+	}
+	status := 0
+	if asJSON {
+		status = jsonStatus(program, stdout, stderr, doc)
+	} else {
+		printText()
+	}
+	if refusal != nil {
+		fmt.Fprintf(stderr, "%s: the run would stop before any work: %v\n", program, refusal)
+		return 1
+	}
+	return status
 }

@@ -193,3 +193,23 @@ func TestSplitPrefixNamesAFile(t *testing.T) {
 		t.Errorf("wrote %v", got)
 	}
 }
+
+// split --dry-run runs the output checks without their effects: re-splitting
+// a set onto its own prefix or over a read-only shard fails after the plan,
+// as the run would; existing shards are mentioned.
+func TestSplitDryRunChecksOutputs(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "s")
+	mustGquant(t, "split", "--split-max-tensors", "20", tinyModel, prefix)
+	first := prefix + "-00001-of-00003.gguf"
+	failGquant(t, []string{"the run would stop before any work", "is the input"}, "split", "--dry-run", "--split-max-tensors", "20", first, prefix)
+	failGquant(t, []string{"the run would stop before any work", "is the input"}, "split", "--dry-run", "--json", "--split-max-tensors", "20", first, prefix)
+	code, _, stderr := runGquant("split", "--dry-run", "--split-max-tensors", "20", tinyModel, prefix)
+	if code != 0 || !strings.Contains(stderr, first+" exists: the run replaces it only with --force") {
+		t.Errorf("over existing shards: status %d\n%s", code, stderr)
+	}
+	if err := os.Chmod(prefix+"-00002-of-00003.gguf", 0o444); err != nil {
+		t.Fatal(err)
+	}
+	failGquant(t, []string{"read-only"}, "split", "--dry-run", "--force", "--split-max-tensors", "20", tinyModel, prefix)
+}

@@ -291,14 +291,15 @@ func sweepTemps(path string, log io.Writer, spare []string) error {
 	if err != nil {
 		return nil // the directory check reports what matters
 	}
+	if err := checkBusy(path, temps); err != nil {
+		return err
+	}
 	for _, t := range temps {
 		switch {
 		case t.PID == os.Getpid():
 		case slices.Contains(spare, t.Path) || slices.Contains(spare, strings.TrimSuffix(t.Path, ".progress")):
 		case !t.Live && strings.HasSuffix(t.Path, ".progress"):
 			os.Remove(t.Path)
-		case t.Live && t.PID != 0:
-			return fmt.Errorf("%w: %s is being written by process %d (%s)", ErrBusy, path, t.PID, t.Path)
 		case t.Live:
 			fmt.Fprintf(log, "note: %s (%s) looks like a temporary file of an interrupted older run for %s; delete it if no run is writing that file\n",
 				t.Path, HumanBytes(t.Size), path)
@@ -312,6 +313,17 @@ func sweepTemps(path string, log io.Writer, spare []string) error {
 			os.Remove(t.Path + ".progress")
 			fmt.Fprintf(log, "note: removed %s (%s), a temporary file left by an interrupted run (process %d) for %s\n",
 				t.Path, HumanBytes(t.Size), t.PID, path)
+		}
+	}
+	return nil
+}
+
+// checkBusy fails if another process is writing path now: one of its
+// temporary files is live and names its process.
+func checkBusy(path string, temps []gguf.TempFile) error {
+	for _, t := range temps {
+		if t.Live && t.PID != 0 && t.PID != os.Getpid() {
+			return fmt.Errorf("%w: %s is being written by process %d (%s)", ErrBusy, path, t.PID, t.Path)
 		}
 	}
 	return nil

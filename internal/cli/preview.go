@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/gquant/gquant/gguf"
 )
 
 // Preview runs Check's checks for a command that writes nothing (quantize
@@ -19,6 +21,13 @@ func (f *Files) Preview() (exist []string, err error) {
 			exist = append(exist, o.Path)
 		case err != nil:
 			return exist, err
+		}
+		for _, p := range append([]string{o.Path}, o.Beside...) {
+			if temps, err := gguf.TempFiles(p); err == nil {
+				if err := checkBusy(p, temps); err != nil {
+					return exist, err
+				}
+			}
 		}
 	}
 	free := f.free
@@ -38,4 +47,17 @@ func (f *Files) MakeOutputDirs() error {
 		}
 	}
 	return nil
+}
+
+// Existed reports whether the output at path was there when Check ran
+// (and was accepted: Force, or an output the command may replace). A
+// command replacing such a file at the end replaces only what it was
+// allowed to: one that appeared later is refused (gguf.Commit).
+func (f *Files) Existed(path string) bool {
+	for i, o := range f.Outputs {
+		if o.Path == path && i < len(f.before) {
+			return f.before[i] != nil
+		}
+	}
+	return false
 }
