@@ -70,6 +70,18 @@ type Options struct {
 	// Context, when set, stops Run when it is done (an interrupt); the
 	// outputs are then left unwritten.
 	Context context.Context
+	// Beside, when set, names the files that describe an output file (its
+	// sidecar, pipeline.SidecarPath): they are removed before the file is
+	// replaced, so that none describes a file that is not there. Run writes
+	// none itself: a repack's bytes are no quantizer's output.
+	Beside func(output string) []string
+}
+
+func (o *Options) beside(path string) []string {
+	if o.Beside == nil {
+		return nil
+	}
+	return o.Beside(path)
 }
 
 // TensorPlan is what happens to one tensor.

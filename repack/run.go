@@ -153,9 +153,12 @@ func (p *Plan) layout(m *gguf.Model, out string) ([]outputFile, error) {
 // by the kernel (copy_file_range); converted ones stream through in chunks
 // of whole row groups, read and written in file order and shuffled by
 // Options.Threads goroutines, so memory stays bounded whatever the tensor
-// sizes. Each file appears under its name only when complete; on failure
-// nothing is left behind, except that an earlier shard of a set may already
-// be in place when renaming a later one fails.
+// sizes. The files appear under their names only when all are complete,
+// put in place together by gguf.Commit (each one's Options.Beside files
+// removed before it). Before that, a failure leaves nothing behind; should a
+// rename fail, the error is a *gguf.CommitError saying which files are new
+// and in place and where the complete ones not put in place are kept, and
+// nothing complete is removed.
 func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 	if len(p.Tensors) != len(m.Tensors) || len(m.Shards) != p.shards {
 		return nil, fmt.Errorf("%w: %d tensors in %d files, the plan has %d in %d", ErrPlan, len(m.Tensors), len(m.Shards), len(p.Tensors), p.shards)
@@ -245,12 +248,31 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 			fmt.Fprintf(log, "[%4d/%4d] %-40s %-9s -> %-9s %10.3f MiB\n", at+1, len(p.Tensors), t.Name, t.From, t.To, float64(t.OutBytes)/(1<<20))
 		}
 	}
-	paths := make([]string, len(files))
-	for i, w := range writers {
-		if err := w.Close(); err != nil {
+	// Every file is complete: staged, then renamed by one commit, so that a
+	// rename failing part way removes none of them (one already in place
+	// may have replaced the user's file; the others are kept for the user
+	// to move) and its error names them all, and so that each old sidecar
+	// is gone before its file is replaced (it must never describe the new
+	// one, even if the process dies in between).
+	staged := make([]gguf.Staged, 0, len(writers))
+	for _, w := range writers {
+		s, err := w.Stage()
+		if err != nil {
+			for _, done := range staged {
+				os.Remove(done.Temp)
+			}
 			return nil, fmt.Errorf("repack: %w", err)
 		}
-		paths[i] = files[i].path
+		s.Replace = p.Options.Overwrite
+		s.Beside = p.Options.beside(s.Final)
+		staged = append(staged, s)
+	}
+	if err := gguf.Commit(staged); err != nil {
+		return nil, fmt.Errorf("repack: %w", err)
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
 	}
 	return paths, nil
 }

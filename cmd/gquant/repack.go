@@ -154,9 +154,6 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	if status, interrupted := stop.Finish(); interrupted {
 		return status
 	}
-	if err == nil {
-		err = dropSidecars(paths)
-	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gquant repack:", strings.TrimPrefix(err.Error(), "repack: "))
 		return 1

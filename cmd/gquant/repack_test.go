@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/golden"
+	"github.com/gquant/gquant/pipeline"
 )
 
 // TestRepackCommand runs the reference's
@@ -128,5 +131,138 @@ func TestRepackDropsStaleSidecar(t *testing.T) {
 	mustGquant(t, "repack", "--force", q, out)
 	if _, err := os.Stat(out + ".gquant.json"); !os.IsNotExist(err) {
 		t.Fatalf("the Q8_0 run's sidecar is still beside the repacked file (%v)", err)
+	}
+}
+
+// onFirstLine is a stdout that calls do once, on repack's first tensor
+// line: every output shard is then created and none complete, so what do
+// changes at the final paths is met by the commit and by nothing before it.
+type onFirstLine struct {
+	once sync.Once
+	do   func()
+}
+
+func (w *onFirstLine) Write(b []byte) (int, error) {
+	w.once.Do(w.do)
+	return len(b), nil
+}
+
+// A repack of a shard set over earlier quantize outputs (with their
+// sidecars) whose commit stops part way: every complete shard is kept (in
+// place, or under the temporary name the error gives), no old sidecar is
+// left beside a new shard, a sidecar that cannot be removed keeps its file
+// from being replaced, and the error names every shard.
+func TestRepackShardSetCommitFailure(t *testing.T) {
+	base := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	mustGquant(t, "quantize", "--split-max-tensors", "20", in, filepath.Join(base, "o"), "Q4_K_M")
+	mustGquant(t, "quantize", "--split-max-tensors", "20", in, filepath.Join(base, "r"), "Q4_K_M")
+	input := gguf.ShardPath(filepath.Join(base, "o"), 0, 3)
+	side := pipeline.SidecarPath
+	for _, tc := range []struct {
+		name   string
+		force  bool
+		old    bool                           // the earlier r set is there
+		spoil  func(t *testing.T, r []string) // while the shards are written
+		placed int                            // shards new and in place
+		failed int
+		says   string
+	}{
+		{name: "later shard a directory", force: true, old: true, placed: 1, failed: 1,
+			spoil: func(t *testing.T, r []string) { mkNonEmptyDir(t, r[1]) }},
+		{name: "first sidecar a directory", force: true, old: true, placed: 0, failed: 0, says: "directory not empty",
+			spoil: func(t *testing.T, r []string) { mkNonEmptyDir(t, side(r[0])) }},
+		{name: "later shard appears", placed: 1, failed: 1, says: "file exists",
+			spoil: func(t *testing.T, r []string) {
+				if err := os.WriteFile(r[1], []byte("theirs"), 0o644); err != nil {
+					t.Error(err)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := make([]string, 3)
+			for i := range r {
+				r[i] = gguf.ShardPath(filepath.Join(dir, "r"), i, 3)
+				if !tc.old {
+					continue
+				}
+				for _, p := range []string{r[i], side(r[i])} {
+					data, err := os.ReadFile(filepath.Join(base, filepath.Base(p)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// What each path holds as the commit finds it.
+			before := map[string][]byte{}
+			stdout := &onFirstLine{do: func() {
+				tc.spoil(t, r)
+				for _, p := range r {
+					before[p], _ = os.ReadFile(p)
+					before[side(p)], _ = os.ReadFile(side(p))
+				}
+			}}
+			args := []string{"repack", input, r[0]}
+			if tc.force {
+				args = []string{"repack", "--force", input, r[0]}
+			}
+			var stderr bytes.Buffer
+			if code := run(args, stdout, &stderr); code != 1 {
+				t.Fatalf("exit %d, want 1: %s", code, stderr.String())
+			}
+			msg := stderr.String()
+			for _, want := range []string{"output not put in place: " + r[tc.failed], tc.says, "unchanged (as before the run): " + strings.Join(r[tc.failed:], ", ")} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the error does not say %q: %s", want, msg)
+				}
+			}
+			if tc.placed > 0 && !strings.Contains(msg, "new, in place: "+strings.Join(r[:tc.placed], ", ")) {
+				t.Errorf("the error does not say which shards are in place: %s", msg)
+			}
+			for i, p := range r {
+				if i < tc.placed {
+					if _, err := os.Lstat(side(p)); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("the old sidecar %s is beside the new shard (%v)", side(p), err)
+					}
+					if got, err := os.ReadFile(p); err != nil || bytes.Equal(got, before[p]) {
+						t.Errorf("%s is not the new shard (%v)", p, err)
+					}
+					continue
+				}
+				if got, _ := os.ReadFile(p); !bytes.Equal(got, before[p]) {
+					t.Errorf("%s was changed", p)
+				}
+				if got, _ := os.ReadFile(side(p)); i > tc.failed && !bytes.Equal(got, before[side(p)]) {
+					t.Errorf("%s was changed", side(p))
+				}
+				kept, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(p)+".tmp-*"))
+				if len(kept) != 1 || !strings.Contains(msg, kept[0]) {
+					t.Errorf("the new %s is not kept under a temporary name the error gives (%v): %s", p, kept, msg)
+					continue
+				}
+				if st, err := os.Stat(kept[0]); err != nil || st.Size() == 0 {
+					t.Errorf("%s: %v", kept[0], err)
+				}
+			}
+		})
+	}
+}
+
+// mkNonEmptyDir puts a directory holding a file at path: no rename can
+// replace it and no os.Remove remove it.
+func mkNonEmptyDir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Error(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "x"), nil, 0o644); err != nil {
+		t.Error(err)
 	}
 }

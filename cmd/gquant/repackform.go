@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/gquant/gquant/gguf"
@@ -58,26 +57,11 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, patterns []string, dryRu
 	if status, interrupted := stop.Finish(); interrupted {
 		return exitStatus(status)
 	}
-	if err == nil {
-		err = dropSidecars(paths)
-	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "repacked %d of %d tensors; general.file_type %s -> %s; wrote %s\n",
 		plan.Converted, len(plan.Tensors), plan.FileType.From, plan.FileType.To, strings.Join(paths, ", "))
-	return nil
-}
-
-// dropSidecars removes the sidecars an earlier run left beside files a
-// repack has just replaced (--force): a repack writes no sidecar (its bytes
-// are no kernel's output), and an old one would describe another file.
-func dropSidecars(paths []string) error {
-	for _, p := range paths {
-		if err := os.Remove(pipeline.SidecarPath(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -108,5 +92,9 @@ func checkRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cl
 	stop := files.CatchInterrupts(program, stderr, cli.DefaultGrace)
 	plan.Options.Context = stop.Context()
 	plan.Options.Overwrite = files.Force
+	// A repack writes no sidecar (its bytes are no quantizer's output): the
+	// one an earlier run left beside an output would describe another
+	// file, so the commit removes it before the output is put in place.
+	plan.Options.Beside = func(path string) []string { return []string{pipeline.SidecarPath(path)} }
 	return stop, nil
 }
