@@ -51,12 +51,18 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string,
 		}
 		return missing, removed, nil
 	}
-	for _, out := range outputs {
-		sc, err := carriedSidecar(out, records)
-		if err != nil {
+	scs := make([]*Sidecar, len(outputs))
+	headers := make([]string, len(outputs))
+	for i, out := range outputs {
+		if scs[i], err = carriedSidecar(out, records); err != nil {
 			return nil, nil, err
 		}
-		if err := writeSidecar(out, sc); err != nil {
+		headers[i] = scs[i].Header
+	}
+	set := setIdentity(headers)
+	for i, out := range outputs {
+		scs[i].Set = set
+		if err := writeSidecar(out, scs[i]); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", SidecarPath(out), err)
 		}
 	}

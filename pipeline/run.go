@@ -625,6 +625,14 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	// Each sidecar's header hash and the identity of its file are taken
 	// before the commit: after it, a file at the path may be another
 	// process's, which must not get this run's sidecar.
+	set, err := planSet(in, outs)
+	if err != nil {
+		for _, done := range staged {
+			os.Remove(done.Temp)
+		}
+		abortAll()
+		return err
+	}
 	headers := make([]string, len(staged))
 	files := make([]os.FileInfo, len(staged))
 	for k, s := range staged {
@@ -660,7 +668,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		}
 	}
 	for k, i := range placed[:inPlace] {
-		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i], Header: headers[k]}
+		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i], Header: headers[k], Set: set}
 		switch written, err := sidecarFor(outs[i].Path, files[k], sc); {
 		case err != nil:
 			note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)

@@ -59,8 +59,41 @@ type Sidecar struct {
 	// Header is the hash of the file's bytes before its tensor data (the
 	// header, metadata and tensor infos, and the padding after them);
 	// sidecars of versions before it have none.
-	Header  string         `json:"header_xxh64,omitempty"`
+	Header string `json:"header_xxh64,omitempty"`
+	// Set names the set of files the file was written with: a hash of the
+	// Header hashes of all of them in order, so that the sidecars of one
+	// set agree and a set mixed from two runs (a commit that failed part
+	// way) shows; sidecars of versions before it have none.
+	Set     string         `json:"set_xxh64,omitempty"`
 	Tensors []TensorRecord `json:"tensors"`
+}
+
+// setIdentity is Sidecar.Set of a set whose files' Header hashes are
+// headers, in order.
+func setIdentity(headers []string) string {
+	d := xxhash.New()
+	for _, h := range headers {
+		d.WriteString(h)
+		d.WriteString("\n")
+	}
+	return hashString(d.Sum64())
+}
+
+// plannedHeader is Sidecar.Header of output o as planned: its header and
+// the zeros that pad it to the tensor data at dataOffset, the bytes every
+// writer of the plan puts there.
+func plannedHeader(o Output, dataOffset int64) (string, error) {
+	hdr, err := gguf.EncodeHeader(o.Metadata, o.Headers())
+	if err != nil {
+		return "", err
+	}
+	if int64(len(hdr)) > dataOffset {
+		return "", fmt.Errorf("%s: a header of %d bytes before tensor data at %d", o.Path, len(hdr), dataOffset)
+	}
+	d := xxhash.New()
+	d.Write(hdr)
+	d.Write(make([]byte, dataOffset-int64(len(hdr))))
+	return hashString(d.Sum64()), nil
 }
 
 // hashHeader hashes the first dataOffset bytes of the file at path (see
@@ -273,4 +306,24 @@ func writeSidecar(path string, sc *Sidecar) error {
 		d.Close()
 	}
 	return nil
+}
+
+// planSet is Sidecar.Set of the outputs of a plan, every one of them
+// (those kept or written elsewhere too), from their planned headers.
+func planSet(in *gguf.Model, outs []Output) (string, error) {
+	headers := make([]string, len(outs))
+	for i, o := range outs {
+		recs, size, err := planRecords(in, o)
+		if err != nil {
+			return "", err
+		}
+		dataOffset := size
+		if len(recs) > 0 {
+			dataOffset = recs[0].Offset
+		}
+		if headers[i], err = plannedHeader(o, dataOffset); err != nil {
+			return "", err
+		}
+	}
+	return setIdentity(headers), nil
 }

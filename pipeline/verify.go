@@ -66,6 +66,8 @@ type FileCheck struct {
 	Hashed   int
 	Problems []string
 	Notes    []string
+
+	set string // its sidecar's Set, "" when it has none
 }
 
 func (f *FileCheck) problem(format string, args ...any) {
@@ -139,6 +141,7 @@ func VerifySet(ctx context.Context, path string, in *gguf.Model, plan *Plan) (*S
 		}
 		c.Files = append(c.Files, fc)
 	}
+	checkSets(c)
 	if len(splitTensors) > 1 {
 		c.Problems = append(c.Problems, fmt.Sprintf("the shards disagree on %s: %v", gguf.KeySplitTensorsCount, splitTensors))
 	} else if c.Count > 1 && len(c.Files) == c.Count && allPresent(c.Files) {
@@ -294,6 +297,7 @@ func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Mod
 		fc.problem("%v", err)
 		return nil
 	}
+	fc.set = sc.Set
 	switch {
 	case sc.File != filepath.Base(fc.Path):
 		fc.problem("its sidecar describes %s", sc.File)
@@ -385,4 +389,22 @@ func shardsOfOtherCounts(prefix string, n int) []string {
 		}
 	}
 	return out
+}
+
+// checkSets adds a problem when the files' sidecars name different sets
+// (Sidecar.Set): files of two runs, such as a set whose commit failed part
+// way under --force, look consistent file by file.
+func checkSets(c *SetCheck) {
+	first := -1
+	for i, f := range c.Files {
+		switch {
+		case f.set == "":
+		case first < 0:
+			first = i
+		case f.set != c.Files[first].set:
+			c.Problems = append(c.Problems, fmt.Sprintf("%s and %s were not written together (their sidecars name different sets of files): the set mixes files of two runs",
+				c.Files[first].Path, f.Path))
+			return
+		}
+	}
 }
