@@ -65,9 +65,9 @@ func (e *CommitError) Error() string {
 			finals[i], temps[i] = s.Final, s.Temp
 		}
 		if len(e.Kept) == 1 {
-			fmt.Fprintf(&b, "; unchanged (as before the run): %s; its complete new file is kept as %s", finals[0], temps[0])
+			fmt.Fprintf(&b, "; not replaced by this run: %s; its complete new file is kept as %s", finals[0], temps[0])
 		} else {
-			fmt.Fprintf(&b, "; unchanged (as before the run): %s; their complete new files are kept as %s", strings.Join(finals, ", "), strings.Join(temps, ", "))
+			fmt.Fprintf(&b, "; not replaced by this run: %s; their complete new files are kept as %s", strings.Join(finals, ", "), strings.Join(temps, ", "))
 		}
 	}
 	return b.String()

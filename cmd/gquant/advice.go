@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/quantize"
 )
@@ -15,6 +16,8 @@ func advice(err error) string {
 		return "pass an importance matrix with --imatrix FILE, or give the tensor another type with --custom-q (--ignore-imatrix-rules cannot help: the type's kernel itself needs importance data)"
 	case errors.Is(err, quantize.ErrNeedsImatrix):
 		return "pass an importance matrix with --imatrix FILE (--ignore-imatrix-rules quantizes anyway where llama-quantize's rules refuse; the result will be poor)"
+	case errors.Is(err, gguf.ErrCommit):
+		return "once what stopped the rename is fixed, the same command with --resume puts the kept files in place without quantizing again; a run without --resume removes them"
 	case errors.Is(err, pipeline.ErrNotResumable):
 		return "nothing was removed: give the command that wrote it (the same file type, flags and inputs) to continue it, or run without --resume to start over, which removes it"
 	case errors.Is(err, pipeline.ErrRequantize):

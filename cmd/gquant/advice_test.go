@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/quantize"
 )
@@ -23,6 +25,7 @@ func TestAdvice(t *testing.T) {
 		{fmt.Errorf("m.gguf: tensor x: %w q8_k_r16", quantize.ErrUnsupported), "--custom-q"},
 		{fmt.Errorf("m.gguf: tensor x: %w", quantize.ErrImatrixRefused), "leave out --imatrix"},
 		{fmt.Errorf("%w: o.gguf: .o.gguf.tmp-1-x (another plan)", pipeline.ErrNotResumable), "run without --resume to start over"},
+		{&gguf.CommitError{Failed: "o-00002-of-00002.gguf", Err: os.ErrExist}, "--resume puts the kept files in place"},
 		{fmt.Errorf("something else"), ""},
 	} {
 		got := advice(tc.err)

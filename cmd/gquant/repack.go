@@ -109,13 +109,23 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	files := &cli.Files{Force: *force, MakeDirs: true}
+	files.Read(modelPaths(m)...)
+	var refusal error // what the run's output checks would stop on
+	if *dryRun && err == nil {
+		refusal = previewRepackOutputs(m, plan, out, files, stderr)
+	}
 	if *asJSON && *dryRun && err == nil {
 		doc, err := newRepackDoc(m, plan, out, false)
 		if err != nil {
 			fmt.Fprintln(stderr, "gquant repack:", err)
 			return 1
 		}
-		return jsonStatus(program, stdout, stderr, doc)
+		if status := jsonStatus(program, stdout, stderr, doc); status != 0 || refusal == nil {
+			return status
+		}
+		fmt.Fprintln(stderr, "gquant repack:", refusal)
+		return 1
 	}
 	if *dryRun && plan != nil {
 		plan.Describe(stdout)
@@ -133,6 +143,10 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *dryRun {
+		if refusal != nil {
+			fmt.Fprintln(stderr, "gquant repack:", refusal)
+			return 1
+		}
 		return 0
 	}
 	if !*asJSON {
@@ -143,8 +157,6 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 	if !*quiet && !*asJSON {
 		plan.Options.Log = stdout
 	}
-	files := &cli.Files{Force: *force, MakeDirs: true}
-	files.Read(modelPaths(m)...)
 	stop, err := checkRepackOutputs(m, plan, out, files, "gquant repack", stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "gquant repack:", err)

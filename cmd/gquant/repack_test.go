@@ -215,7 +215,7 @@ func TestRepackShardSetCommitFailure(t *testing.T) {
 				t.Fatalf("exit %d, want 1: %s", code, stderr.String())
 			}
 			msg := stderr.String()
-			for _, want := range []string{"output not put in place: " + r[tc.failed], tc.says, "unchanged (as before the run): " + strings.Join(r[tc.failed:], ", ")} {
+			for _, want := range []string{"output not put in place: " + r[tc.failed], tc.says, "not replaced by this run: " + strings.Join(r[tc.failed:], ", ")} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("the error does not say %q: %s", want, msg)
 				}
@@ -264,5 +264,30 @@ func mkNonEmptyDir(t *testing.T, path string) {
 	}
 	if err := os.WriteFile(filepath.Join(path, "x"), nil, 0o644); err != nil {
 		t.Error(err)
+	}
+}
+
+// repack --dry-run (and quantize --repack --dry-run, and with --json) runs
+// the output checks without their effects: an output the run would refuse
+// fails after the plan.
+func TestRepackDryRunChecksOutputs(t *testing.T) {
+	dir := t.TempDir()
+	q := filepath.Join(dir, "q.gguf")
+	mustGquant(t, "quantize", tinyModel, q, "Q4_K_M")
+	ro := filepath.Join(dir, "ro.gguf")
+	if err := os.WriteFile(ro, []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"repack", "--dry-run", "--force", q, ro},
+		{"repack", "--dry-run", "--json", "--force", q, ro},
+		{"quantize", "--repack", "--dry-run", "--force", q, ro, "Q4_K_R4"},
+	} {
+		failGquant(t, []string{"the run would stop before any work", "read-only"}, args...)
+	}
+	failGquant(t, []string{"is the input"}, "repack", "--dry-run", q, q)
+	mustGquant(t, "repack", "--dry-run", q, filepath.Join(dir, "new.gguf"))
+	if b, _ := os.ReadFile(ro); string(b) != "x" {
+		t.Error("the read-only file changed")
 	}
 }

@@ -36,6 +36,7 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, patterns []string, dryRu
 		return err
 	}
 	if dryRun {
+		refusal := previewRepackOutputs(in, plan, out, files, stderr)
 		plan.Describe(stdout)
 		sizes, err := plan.FileSizes(in, out)
 		if err != nil {
@@ -44,7 +45,7 @@ func runRepackForm(in *gguf.Model, cfg pipeline.Config, patterns []string, dryRu
 		for i, path := range plan.Outputs(out) {
 			fmt.Fprintf(stdout, "file %s: %d bytes (%s)\n", path, sizes[i], humanBytes(sizes[i]))
 		}
-		return nil
+		return refusal
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
@@ -79,12 +80,8 @@ func (q *quantizeFlags) repackPatterns() []string {
 // files, checks them and starts catching interrupts; the plan's Context is
 // the interrupt's.
 func checkRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cli.Files, program string, stderr io.Writer) (*cli.Interrupt, error) {
-	sizes, err := plan.FileSizes(in, out)
-	if err != nil {
+	if err := addRepackOutputs(in, plan, out, files); err != nil {
 		return nil, err
-	}
-	for i, path := range plan.Outputs(out) {
-		files.Write(path, sizes[i], pipeline.SidecarPath(path)) // an old sidecar there is removed
 	}
 	if err := files.Check(stderr); err != nil {
 		return nil, err
@@ -97,4 +94,36 @@ func checkRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cl
 	// file, so the commit removes it before the output is put in place.
 	plan.Options.Beside = func(path string) []string { return []string{pipeline.SidecarPath(path)} }
 	return stop, nil
+}
+
+// addRepackOutputs adds the files a repack writes, with their sizes and
+// the sidecar beside each (an old one there is removed).
+func addRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cli.Files) error {
+	sizes, err := plan.FileSizes(in, out)
+	if err != nil {
+		return err
+	}
+	for i, path := range plan.Outputs(out) {
+		files.Write(path, sizes[i], pipeline.SidecarPath(path))
+	}
+	return nil
+}
+
+// previewRepackOutputs is checkRepackOutputs for a dry run: the checks
+// without their effects (cli.Files.Preview). It notes the outputs that
+// exist and returns what the run would stop on, for after the plan.
+func previewRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *cli.Files, stderr io.Writer) error {
+	if err := addRepackOutputs(in, plan, out, files); err != nil {
+		return err
+	}
+	exist, refusal := files.Preview()
+	if !files.Force {
+		for _, p := range exist {
+			fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))
+		}
+	}
+	if refusal != nil {
+		return fmt.Errorf("the run would stop before any work: %w", refusal)
+	}
+	return nil
 }
