@@ -199,7 +199,7 @@ func TestFitOutputs(t *testing.T) {
 		{fitArgs("--gains", gains, model, "-o", gains, "--force"), "is the input"},
 		{fitArgs("--place-file", place, model, "-o", place, "--force"), "is the input"},
 		{fitArgs("--cache", model, model), "is the input"},
-		{fitArgs("--cache", recipe, model, "-o", recipe, "--force"), "written twice"},
+		{fitArgs("--cache", recipe, model, "-o", recipe, "--force"), "given for two outputs"},
 		{fitArgs(model, "-o", recipe), "pass --force"},
 		{fitArgs(model, "-o", readOnly, "--force"), "read-only"},
 		{append(calibrate, "-o", tsv), "is the input"},

@@ -152,7 +152,10 @@ func (f *Files) checkOne(i int, o Output) error {
 		}
 	}
 	for _, prev := range f.Outputs[:i] {
-		if same, _ := SameFile(o.Path, prev.Path); same || filepath.Clean(o.Path) == filepath.Clean(prev.Path) {
+		switch same, _ := SameFile(o.Path, prev.Path); {
+		case filepath.Clean(o.Path) == filepath.Clean(prev.Path):
+			return fmt.Errorf("%w: %s is given for two outputs", ErrOutputPath, o.Path)
+		case same:
 			return fmt.Errorf("%w: %s is written twice (also as %s)", ErrOutputPath, o.Path, prev.Path)
 		}
 	}

@@ -92,7 +92,8 @@ func TestFilesCheck(t *testing.T) {
 		{"missing directory", false, nil, []string{filepath.Join(dir, "nope", "x.gguf")}, ErrOutputPath, "does not exist"},
 		{"parent is a file", false, nil, []string{filepath.Join(exists, "x.gguf")}, ErrOutputPath, "not a directory"},
 		{"empty name", false, nil, []string{""}, ErrOutputPath, "empty"},
-		{"written twice", false, nil, []string{filepath.Join(dir, "a.gguf"), filepath.Join(dir, ".", "a.gguf")}, ErrOutputPath, "written twice"},
+		{"given twice", false, nil, []string{filepath.Join(dir, "a.gguf"), filepath.Join(dir, ".", "a.gguf")}, ErrOutputPath, "given for two outputs"},
+		{"written twice", true, nil, []string{in, filepath.Join(dir, "link.dat")}, ErrOutputPath, "written twice (also as " + in},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &Files{Force: tc.force}
