@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -106,11 +105,9 @@ func checkOutput(out string, force bool, stderr io.Writer, inputs ...string) (*c
 	files := &cli.Files{Force: force}
 	files.Read(inputs...)
 	files.Write(out, -1)
-	err := files.Check(stderr)
-	if errors.Is(err, gguf.ErrSameFile) {
-		err = usageError{err}
-	}
-	return files, err
+	// An output that is an input fails with status 1, as in gquant's
+	// commands: the command line is well formed, the files are not.
+	return files, files.Check(stderr)
 }
 
 // writeGuarded runs write with the interrupt signals caught: on Ctrl-C the

@@ -233,7 +233,7 @@ func TestMergeCommand(t *testing.T) {
 	bothDat := filepath.Join(dir, "both.dat")
 	mustRun(t, "convert", both, bothDat)
 	sameMeans(t, m, mustOpen(t, bothDat))
-	if status, _, errOut := runCmd(t, "merge", src, "-o", src); status != 2 || !strings.Contains(errOut, "is the input") {
+	if status, _, errOut := runCmd(t, "merge", src, "-o", src); status != 1 || !strings.Contains(errOut, "is the input") {
 		t.Errorf("merge over an input: status %d %q", status, errOut)
 	}
 }
