@@ -189,6 +189,8 @@ type Calibration struct {
 	Discordant, Resolved, Pairs int
 	// RMSLog is the root mean square of log(predicted / measured).
 	RMSLog float64
+	// Warnings say what makes the result doubtful (too few mixes).
+	Warnings []string
 }
 
 // calibrate fits the gains to measured divergences: least squares on
@@ -231,16 +233,25 @@ func calibrate(m model, hasIm bool, rows []KLDRow, errs errorTable, start Gains)
 	p[len(classes)+1] = math.Log(math.Max(start.Floor, 1e-9))
 	p[len(classes)+2] = math.Log(math.Max(start.FloorK, 1e-9))
 	p[len(classes)+3] = math.Log(math.Max(start.Saturation, 1e-9))
+	var warnings []string
+	if len(rows) < len(p) {
+		warnings = append(warnings, fmt.Sprintf("%d measured mix(es) for %d parameters (%d classes of tensors, the depth slope, two floors and the saturation): the table does not determine the gains; measure at least %d mixes",
+			len(rows), len(p), len(classes), len(p)))
+	}
+	// exp of a bounded log: a parameter the rows hardly constrain may run
+	// off, but never to an infinite or zero gain that a gains file cannot
+	// hold.
+	exp := func(v float64) float64 { return math.Exp(max(-maxLogGain, min(v, maxLogGain))) }
 	gainsOf := func(p []float64) Gains {
 		g := start
 		for i, c := range classes {
-			g.Class[c] = math.Exp(p[i])
+			g.Class[c] = exp(p[i])
 		}
 		s := p[len(classes)]
-		g.First, g.Last = math.Exp(s), math.Exp(-s)
-		g.Floor = math.Exp(p[len(classes)+1])
-		g.FloorK = math.Exp(p[len(classes)+2])
-		g.Saturation = math.Exp(p[len(classes)+3])
+		g.First, g.Last = exp(s), exp(-s)
+		g.Floor = exp(p[len(classes)+1])
+		g.FloorK = exp(p[len(classes)+2])
+		g.Saturation = exp(p[len(classes)+3])
 		return g
 	}
 	sigma := make([]float64, len(rows))
@@ -299,7 +310,7 @@ func calibrate(m model, hasIm bool, rows []KLDRow, errs errorTable, start Gains)
 		}
 	}
 	p = best
-	cal := &Calibration{Gains: gainsOf(p)}
+	cal := &Calibration{Gains: gainsOf(p), Warnings: warnings}
 	var ss float64
 	for r, row := range rows {
 		pred := cal.Gains.KLD(predict(terms[r], &cal.Gains, nLayer))
@@ -314,6 +325,41 @@ func calibrate(m model, hasIm bool, rows []KLDRow, errs errorTable, start Gains)
 
 // priorWidth is the log-space width of the prior on the attention gains.
 const priorWidth = 1.5
+
+// maxLogGain bounds the log of each fitted gain: e^±40 (about 2e17) is far
+// beyond any gain a real table gives, and finite.
+const maxLogGain = 40
+
+// ErrOtherModel: a KLD table's file sizes are not this model's, so its
+// divergences were measured on another model.
+var ErrOtherModel = errors.New("fit: the KLD table was measured on another model")
+
+// checkRowBytes compares the file size a row records with this model's
+// plan of the same mix: the divergences of another model (or of another
+// shape) would calibrate nonsense. The plan counts tensor data only, and a
+// table's sizes also hold the header and metadata (a few KiB, and the
+// imatrix path): 1 % of slack.
+func checkRowBytes(m model, hasIm bool, row KLDRow) error {
+	if row.Bytes <= 0 {
+		return nil
+	}
+	plan, err := m.selectAll(row.FileType, row.RuleSet, hasIm)
+	if err != nil {
+		return fmt.Errorf("fit: mix %s: %w", row.Mix, err)
+	}
+	var data int64
+	for _, c := range plan.Choices {
+		n, err := c.Type.TensorSize(c.Shape)
+		if err != nil {
+			return fmt.Errorf("fit: mix %s: %s: %w", row.Mix, c.Name, err)
+		}
+		data += n
+	}
+	if d := float64(row.Bytes - data); d < 0 || d > 0.01*float64(row.Bytes) {
+		return fmt.Errorf("%w: mix %s is %d bytes in the table, %d bytes of tensor data in this model's plan", ErrOtherModel, row.Mix, row.Bytes, data)
+	}
+	return nil
+}
 
 // rankAgreement compares the orders of predicted and measured divergence.
 func rankAgreement(rows []RowFit) (discordant, resolved, pairs int) {
@@ -465,6 +511,9 @@ func Calibrate(in *gguf.Model, im *imatrix.Matrix, rows []KLDRow, opts MeasureOp
 	}
 	need := map[int][]formats.Type{}
 	for _, row := range rows {
+		if err := checkRowBytes(m, hasIm, row); err != nil {
+			return nil, MeasureReport{}, err
+		}
 		_, nd, err := mixTerms(m, hasIm, row, errs)
 		if err != nil {
 			return nil, MeasureReport{}, err

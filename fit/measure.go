@@ -56,9 +56,11 @@ type Measurement struct {
 
 // MeasureReport counts the work Measure did.
 type MeasureReport struct {
-	Measured, Cached int   // (tensor, chunk, type) measurements made and found in the cache
-	Weights          int64 // weights quantized
-	Rows             int64 // rows read
+	// (tensor, chunk, type) measurements made and found in the cache
+	Measured int   `json:"measured"`
+	Cached   int   `json:"cached"`
+	Weights  int64 `json:"weights"` // weights quantized
+	Rows     int64 `json:"rows"`    // rows read
 }
 
 // measureType is the type whose error a candidate has: an interleaved type

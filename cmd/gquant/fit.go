@@ -64,7 +64,7 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	fs.IntVar(&f.threads, "threads", 0, "measuring threads (default: all cores)")
 	fs.IntVar(&f.chunkWeights, "chunk-weights", fit.DefaultChunkWeights, "weights per measured sample of a tensor")
 	fs.IntVar(&f.maxChunks, "max-chunks", fit.DefaultMaxChunks, "samples per tensor at most (more are taken where candidates' errors are close)")
-	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON (per tensor: choice, bytes, loss, every candidate) instead of the report; -o still gets the recipe")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the result as one JSON document (schema gquant.fit/1, per tensor: choice, bytes, loss, every candidate; fit calibrate: gquant.fit-calibrate/1) instead of the report; -o still gets the recipe")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.Usage = func() {
 		stderr := fs.Output()
@@ -312,7 +312,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if f.jsonOut {
-		return cli.WriteJSON(stdout, res)
+		return cli.WriteJSON(stdout, fitDoc{Schema: "gquant.fit/1", Result: res, Warnings: warningsOf(res.Warnings, nil)})
 	}
 	printFitReport(report, res, elapsed)
 	return nil
@@ -448,8 +448,11 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	for _, w := range cal.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
 	if f.jsonOut {
-		return cli.WriteJSON(stdout, cal)
+		return cli.WriteJSON(stdout, newCalibrateDoc(cal))
 	}
 	fmt.Fprintf(report, "%-28s %12s %10s %10s %7s\n", "mix", "bytes", "kld", "predicted", "ratio")
 	for _, r := range cal.Rows {
@@ -458,4 +461,49 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	fmt.Fprintf(report, "log-RMS error %.3f; %d of %d pairs ordered otherwise than measured (%d of them by more than 2 standard errors)\n",
 		cal.RMSLog, cal.Discordant, cal.Pairs, cal.Resolved)
 	return nil
+}
+
+// fitDoc is the JSON of gquant fit (schema gquant.fit/1): the result, with
+// its warnings as objects.
+type fitDoc struct {
+	Schema string `json:"schema"`
+	*fit.Result
+	Warnings []cli.Warning `json:"warnings"`
+}
+
+// calibrateDoc is the JSON of gquant fit calibrate (schema
+// gquant.fit-calibrate/1).
+type calibrateDoc struct {
+	Schema string       `json:"schema"`
+	Gains  fit.Gains    `json:"gains"`
+	Rows   []calibrated `json:"rows"`
+	// RMSLog is the root mean square of log(predicted / measured);
+	// Discordant of Pairs pairs of rows are ordered otherwise than
+	// measured, Resolved of them by more than two standard errors.
+	RMSLog     float64       `json:"rms_log"`
+	Discordant int           `json:"discordant_pairs"`
+	Resolved   int           `json:"resolved_pairs"`
+	Pairs      int           `json:"pairs"`
+	Warnings   []cli.Warning `json:"warnings"`
+}
+
+// calibrated is one row of the KLD table with its prediction.
+type calibrated struct {
+	Mix       string  `json:"mix"`
+	Rules     string  `json:"rules"`
+	FileType  string  `json:"file_type"`
+	Bytes     int64   `json:"bytes"`
+	KLD       float64 `json:"kld"`
+	KLDErr    float64 `json:"kld_err"`
+	Predicted float64 `json:"predicted"`
+}
+
+func newCalibrateDoc(cal *fit.Calibration) calibrateDoc {
+	d := calibrateDoc{Schema: "gquant.fit-calibrate/1", Gains: cal.Gains, Rows: []calibrated{}, RMSLog: cal.RMSLog,
+		Discordant: cal.Discordant, Resolved: cal.Resolved, Pairs: cal.Pairs, Warnings: warningsOf(cal.Warnings, nil)}
+	for _, r := range cal.Rows {
+		d.Rows = append(d.Rows, calibrated{Mix: r.Mix, Rules: r.Rules, FileType: r.FileType.String(),
+			Bytes: r.Bytes, KLD: r.KLD, KLDErr: r.Err, Predicted: r.Predicted})
+	}
+	return d
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gquant/gquant/fit"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 // fitArgs are a fit of the tiny model on two devices, with a KV cache
@@ -98,11 +99,20 @@ func TestFitRecipeQuantizes(t *testing.T) {
 func TestFitCalibrate(t *testing.T) {
 	dir := t.TempDir()
 	tsv := filepath.Join(dir, "kld.tsv")
+	// The sizes are this model's (calibrate refuses another model's
+	// table); four mixes are fewer than the parameters, which warns.
+	size := func(ft string, rules ...string) int64 {
+		args := []string{"plan", tinyModel, filepath.Join(dir, "o.gguf"), ft}
+		if len(rules) > 0 {
+			args = append(args, "--custom-q", rules[0])
+		}
+		return planJSON(t, args...).Files[0].Bytes
+	}
 	table := "mix\trules\tbytes\tkld_mean\tkld_err\n" +
-		"filetype:Q8_0\t-\t4700000\t0.001\t0.0001\n" +
-		"filetype:Q4_K_M\t-\t2600000\t0.03\t0.001\n" +
-		"q8_0+exps-q4_0\texps=q4_0\t3500000\t0.01\t0.0005\n" +
-		"q8_0+attn-q4_0\tattn=q4_0\t4000000\t0.02\t0.0005\n"
+		fmt.Sprintf("filetype:Q8_0\t-\t%d\t0.001\t0.0001\n", size("Q8_0")) +
+		fmt.Sprintf("filetype:Q4_K_M\t-\t%d\t0.03\t0.001\n", size("Q4_K_M")) +
+		fmt.Sprintf("q8_0+exps-q4_0\texps=q4_0\t%d\t0.01\t0.0005\n", size("Q8_0", "exps=q4_0")) +
+		fmt.Sprintf("q8_0+attn-q4_0\tattn=q4_0\t%d\t0.02\t0.0005\n", size("Q8_0", "attn=q4_0"))
 	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +123,27 @@ func TestFitCalibrate(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "q8_0+attn-q4_0") || !strings.Contains(stdout, "pairs ordered otherwise") {
 		t.Errorf("report:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "warning: 4 measured mix(es) for") {
+		t.Errorf("no warning of too few mixes:\n%s", stderr)
+	}
+	// Gains a gains file can hold, and JSON, whatever the fit.
+	code, stdout, stderr = gquantOutput("fit", "calibrate", "--json", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", tinyModel, tsv, "-o", gains, "--force")
+	var doc struct {
+		Schema   string
+		Rows     []struct{ Mix string }
+		Warnings []cli.Warning
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil || doc.Schema != "gquant.fit-calibrate/1" || len(doc.Rows) != 4 || len(doc.Warnings) != 1 {
+		t.Errorf("calibrate --json: exit %d, %v, %+v\n%s", code, err, doc, stderr)
+	}
+	// Another model's table (the medium model's sizes) is refused.
+	other := filepath.Join(dir, "other.tsv")
+	if err := os.WriteFile(other, []byte(strings.Replace(table, "filetype:Q8_0\t-\t", "filetype:Q8_0\t-\t1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := gquantOutput("fit", "calibrate", "--quiet", tinyModel, other, "-o", filepath.Join(dir, "g2.txt")); code != 1 || !strings.Contains(stderr, "measured on another model") {
+		t.Errorf("another model's table: exit %d\n%s", code, stderr)
 	}
 	if _, err := fit.LoadGains(gains); err != nil {
 		t.Errorf("the gains file does not read back: %v", err)
