@@ -498,6 +498,10 @@ func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Op
 			}
 		}
 		out.Available = available
+		if available-fixed < 0 {
+			return fmt.Errorf("device %s: %w: its reserves (%d bytes) and the %d bytes of tensors with a fixed type exceed its budget %s (%d bytes) by %d bytes",
+				dev, ErrInfeasible, out.Budget-available, fixed, out.BudgetText, out.Budget, fixed-available)
+		}
 	}
 	pick, err := solve(its, available-fixed)
 	if err != nil {

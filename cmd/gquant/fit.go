@@ -144,6 +144,20 @@ func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func())
 	return mo, done
 }
 
+// checkNumbers refuses measuring options that can mean nothing: a zero or
+// negative sample size or count, negative threads (0 is every core).
+func (f *fitFlags) checkNumbers() error {
+	switch {
+	case f.threads < 0:
+		return usageError{fmt.Errorf("--threads %d: give 1 or more, or 0 for every core", f.threads)}
+	case f.chunkWeights <= 0:
+		return usageError{fmt.Errorf("--chunk-weights %d: give 1 or more", f.chunkWeights)}
+	case f.maxChunks <= 0:
+		return usageError{fmt.Errorf("--max-chunks %d: give 1 or more", f.maxChunks)}
+	}
+	return nil
+}
+
 // checkFiles checks what a fit or calibrate run reads and writes before any
 // measuring, as every gquant command does (cli.Files): -o is none of the
 // inputs and not the cache, an existing one needs --force, a read-only one
@@ -277,6 +291,12 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	}
 	if opts.MoreBytes, err = bytesize.Parse(f.more); err != nil {
 		return usageError{fmt.Errorf("--more: %w", err)}
+	}
+	if err := f.checkNumbers(); err != nil {
+		return err
+	}
+	if opts.MoreBytes <= 0 {
+		return usageError{fmt.Errorf("--more %s: give a size above zero", f.more)}
 	}
 	if err := f.checkFiles(in, nil, stderr); err != nil {
 		return err
@@ -415,6 +435,9 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 		if start, err = fit.LoadGains(f.gains); err != nil {
 			return err
 		}
+	}
+	if err := f.checkNumbers(); err != nil {
+		return err
 	}
 	if err := f.checkFiles(in, pos[1:], stderr); err != nil {
 		return err
