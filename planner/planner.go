@@ -346,13 +346,22 @@ func (r *Report) place(names []string, bytes []int64, opts Options, budget *reci
 	if err := checkBudgets(opts.Budgets); err != nil {
 		return err
 	}
-	if opts.Placement.Len() == 0 {
-		if len(opts.Budgets) > 0 {
-			return fmt.Errorf("%w: a budget needs placement rules (--place 'exps=CPU' --place '.*=GPU') to know what each device holds", ErrBadBudget)
-		}
-		return nil
-	}
 	p := opts.Placement
+	if p.Len() == 0 {
+		switch len(opts.Budgets) {
+		case 0:
+			return nil
+		case 1:
+			// One budget and no rules: everything on that device, as
+			// gquant fit reads the same options.
+			p = &Placement{}
+			if err := p.AddFlag(".*=" + opts.Budgets[0].Device); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%w: without placement rules give exactly one budget (the device everything goes to), or place tensors with --place 'exps=CPU' --place '.*=GPU'", ErrBadBudget)
+		}
+	}
 	device, by, uses, err := p.assign(names, bytes, budget)
 	if err != nil {
 		return err

@@ -353,7 +353,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"budget syntax", []string{"--place", ".*=GPU", "--budget", "24GiB"}, 2, []string{`"24GiB": want DEVICE=SIZE`}},
 		{"budget twice", []string{"--place", ".*=GPU", "--budget", "GPU=1GiB", "--budget", "GPU=2GiB"}, 2, []string{"two budgets for GPU"}},
 		{"budget unknown device", []string{"--place", ".*=GPU", "--budget", "CUDA0=1GiB"}, 2, []string{"CUDA0", "no placement rule puts anything on CUDA0"}},
-		{"budget without placement", []string{"--budget", "GPU=1GiB"}, 2, []string{"needs placement rules"}},
+		{"budgets without placement", []string{"--budget", "GPU=1GiB,CPU=1GiB"}, 2, []string{"without placement rules give exactly one budget"}},
 		{"contradiction", []string{"--place", "exps=CPU,attn=GPU", "--place", "exps=GPU"}, 2, []string{"--place item 3", `"exps=GPU"`, "contradicts --place item 1"}},
 		{"contradiction in file", []string{"--place-file", "twice.txt"}, 2, []string{"twice.txt:2", "contradicts twice.txt:1"}},
 		{"fully shadowed", []string{"--place", ".*=GPU", "--place", "exps=CPU"}, 2, []string{"--place item 2", "already placed by --place item 1 .*=GPU", "move it before"}},
@@ -388,6 +388,15 @@ func TestQuantizeRefusesOverBudget(t *testing.T) {
 	}
 	if _, err := os.Stat("out.gguf"); !os.IsNotExist(err) {
 		t.Errorf("output written despite the budget: %v", err)
+	}
+	// One budget without placement rules puts everything on its device,
+	// as gquant fit reads the same options.
+	code, _, stderr = gquantOutput("quantize", "--budget", "GPU=1MiB", "tiny-ds2-bf16.gguf", "out.gguf", "Q8_0")
+	if code != 1 || !strings.Contains(stderr, "GPU holds") {
+		t.Errorf("one budget without --place: exit %d, stderr %s", code, stderr)
+	}
+	if code, _, stderr = gquantOutput("plan", "--budget", "GPU=1GiB", "tiny-ds2-bf16.gguf", "out.gguf", "Q8_0"); code != 0 {
+		t.Errorf("plan within one budget without --place: exit %d, stderr %s", code, stderr)
 	}
 }
 
