@@ -186,6 +186,7 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 	}
 	var warnings []string
 	out := make([]Tensor, len(m.tensors))
+	pinned := make([]bool, pins.Len())
 	for i, c := range base.Choices {
 		src := m.tensors[i]
 		cls, layer := Classify(src.Name)
@@ -193,6 +194,7 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			Device: device[i], Gain: gains.Gain(cls, layer, m.params.NLayer), Quantized: c.RulesConsulted}
 		if t.Quantized && c.Rule != nil && c.Rule.Index < pins.Len() {
 			t.Pin = c.Rule
+			pinned[c.Rule.Index] = true
 		}
 		if t.Fixed() {
 			bytes, err := c.Type.TensorSize(src.Shape)
@@ -202,6 +204,12 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			t.Cands = []Candidate{{Type: c.Type, Bytes: bytes}}
 		}
 		out[i] = t
+	}
+	for k, used := range pinned {
+		if !used {
+			r := pins.Rules[k]
+			warnings = append(warnings, fmt.Sprintf("%s decides no tensor: it matches none, or only tensors an earlier rule decides", r))
+		}
 	}
 	for _, typ := range types {
 		plan, err := m.selectAll(recipes.FileTypeQ8_0, withRule(pins, typ), hasIm)

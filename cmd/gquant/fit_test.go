@@ -334,3 +334,12 @@ func TestFitCacheNewDirectory(t *testing.T) {
 	}
 	assertNoTemp(t, filepath.Dir(cache))
 }
+
+// A --custom-q pin that decides no tensor (a wrong case here) is a warning,
+// as plan warns of a rule that matches nothing.
+func TestFitPinDecidingNothing(t *testing.T) {
+	code, _, stderr := gquantOutput("fit", "--quiet", "--chunk-weights", "4096", "--max-chunks", "1", "--budget", "CPU=3MiB", "--custom-q", "Attn_kv_b=q4_0", tinyModel)
+	if code != 0 || !strings.Contains(stderr, "warning: rule 1 (--custom-q item 1) Attn_kv_b=q4_0 decides no tensor") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
