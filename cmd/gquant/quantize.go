@@ -438,14 +438,8 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		// after it; an existing output is only mentioned.
 		addOutputs(files, plan)
 		refusal := q.iterate.previewReuse(files)
-		exist, err := files.Preview()
-		if refusal == nil {
+		if err := files.Preview(stderr); refusal == nil {
 			refusal = err
-		}
-		if !q.force {
-			for _, p := range exist {
-				fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))
-			}
 		}
 		if err := printQuantizePlan(stdout, in, plan, q); err != nil {
 			return err

@@ -116,13 +116,7 @@ func previewRepackOutputs(in *gguf.Model, plan *repack.Plan, out string, files *
 	if err := addRepackOutputs(in, plan, out, files); err != nil {
 		return err
 	}
-	exist, refusal := files.Preview()
-	if !files.Force {
-		for _, p := range exist {
-			fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))
-		}
-	}
-	if refusal != nil {
+	if refusal := files.Preview(stderr); refusal != nil {
 		return fmt.Errorf("the run would stop before any work: %w", refusal)
 	}
 	return nil

@@ -181,12 +181,7 @@ func printPlan(w io.Writer, in, prefix string, plan splitter.Plan) {
 // output checks without their effects (cli.Files.Preview): a run they
 // would stop fails after the plan, and existing outputs are mentioned.
 func previewSplit(program string, files *cli.Files, asJSON bool, doc any, stdout, stderr io.Writer, printText func()) int {
-	exist, refusal := files.Preview()
-	if !files.Force {
-		for _, p := range exist {
-			fmt.Fprintf(stderr, "note: %s exists: the run replaces it only with --force\n", cli.Escape(p))
-		}
-	}
+	refusal := files.Preview(stderr)
 	status := 0
 	if asJSON {
 		status = jsonStatus(program, stdout, stderr, doc)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -354,5 +355,38 @@ func TestWriteFileNoReplace(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "new" {
 		t.Errorf("replace: the file holds %q", b)
+	}
+}
+
+// Preview checks as Check does without its effects: a stale temporary file
+// stays, an existing output is a note (no refusal), another live process's
+// temporary file and an output that is an input are refusals.
+func TestFilesPreview(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	writeTestFile(t, out, "earlier", 0o644)
+	stale := filepath.Join(dir, fmt.Sprintf(".o.gguf.tmp-%d-abcdef", deadPID(t)))
+	writeTestFile(t, stale, "GGUF", 0o644)
+	f := &Files{}
+	f.Write(out, 10)
+	var log bytes.Buffer
+	if err := f.Preview(&log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), out+" exists: the run replaces it only with --force") {
+		t.Errorf("log %q", log.String())
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("Preview swept %s: %v", stale, err)
+	}
+	live := filepath.Join(dir, fmt.Sprintf(".o.gguf.tmp-%d-abcdef", os.Getppid()))
+	writeTestFile(t, live, "GGUF", 0o644)
+	if err := f.Preview(io.Discard); !errors.Is(err, ErrBusy) {
+		t.Errorf("another process's output: %v, want ErrBusy", err)
+	}
+	os.Remove(live)
+	f.Read(out)
+	if err := f.Preview(io.Discard); !errors.Is(err, gguf.ErrSameFile) {
+		t.Errorf("output is an input: %v", err)
 	}
 }

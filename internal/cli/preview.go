@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -10,22 +12,22 @@ import (
 
 // Preview runs Check's checks for a command that writes nothing (quantize
 // --dry-run, gquant plan), without Check's effects: no stale temporary
-// file is swept. It returns the first refusal the run would meet, and apart
-// from it the outputs that exist, which the run replaces only with Force:
-// planning over an earlier output is common, so that is for the command to
-// mention, not a refusal.
-func (f *Files) Preview() (exist []string, err error) {
+// file is swept. It returns the first refusal the run would meet. An
+// output that exists, which the run replaces only with Force, is no
+// refusal (planning over an earlier output is common): Preview notes it
+// on log.
+func (f *Files) Preview(log io.Writer) error {
 	for i, o := range f.Outputs {
 		switch err := f.checkOne(i, o); {
 		case errors.Is(err, ErrExists):
-			exist = append(exist, o.Path)
+			fmt.Fprintf(log, "note: %s exists: the run replaces it only with --force\n", Escape(o.Path))
 		case err != nil:
-			return exist, err
+			return err
 		}
 		for _, p := range append([]string{o.Path}, o.Beside...) {
 			if temps, err := gguf.TempFiles(p); err == nil {
 				if err := checkBusy(p, temps); err != nil {
-					return exist, err
+					return err
 				}
 			}
 		}
@@ -34,7 +36,7 @@ func (f *Files) Preview() (exist []string, err error) {
 	if free == nil {
 		free = freeSpace
 	}
-	return exist, checkSpace(f.Outputs, free)
+	return checkSpace(f.Outputs, free)
 }
 
 // MakeOutputDirs creates the missing directories of the outputs, for a
