@@ -28,6 +28,11 @@ type Staged struct {
 	// in between; should that rename then fail, the file at Final has lost
 	// them, which only makes it untrusted.
 	Beside []string
+	// Placed, when set, runs once the file is in place and before the
+	// next is renamed: it writes what describes the file (its sidecar),
+	// so that a process killed between two renames leaves no file in
+	// place without it.
+	Placed func()
 }
 
 // CommitError reports a commit that stopped part way. Nothing complete is
@@ -83,7 +88,11 @@ func (e *CommitError) Unwrap() []error { return []error{ErrCommit, e.Err} }
 // their new files are; none is removed.
 func Commit(files []Staged) error {
 	for i, s := range files {
-		if err := place(s); err != nil {
+		err := place(s)
+		if err == nil && s.Placed != nil {
+			s.Placed()
+		}
+		if err != nil {
 			placed := make([]string, i)
 			for j, done := range files[:i] {
 				placed[j] = done.Final

@@ -201,3 +201,31 @@ func TestCommitNeverReplacesReadOnly(t *testing.T) {
 	wantContent(t, side, "user's")
 	wantContent(t, s.Temp, "new")
 }
+
+// Placed runs as soon as its file is in place, before the next is renamed
+// (a run killed between two renames must find each file in place already
+// described), and not for a file the commit did not place.
+func TestCommitPlacedBeforeNext(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := os.Mkdir(b, 0o755); err != nil { // b's rename fails
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := stage(t, a, "a"), stage(t, b, "b")
+	var calls []string
+	sa.Placed = func() {
+		calls = append(calls, "a")
+		wantContent(t, a, "a")
+		wantContent(t, sb.Temp, "b")
+	}
+	sb.Placed = func() { calls = append(calls, "b") }
+	if err := Commit([]Staged{sa, sb}); err == nil {
+		t.Fatal("the commit over a directory succeeded")
+	}
+	if !slices.Equal(calls, []string{"a"}) {
+		t.Errorf("Placed ran for %v, want [a]", calls)
+	}
+}

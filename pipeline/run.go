@@ -652,29 +652,26 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			return fmt.Errorf("%s: %w", outs[placed[k]].Path, err)
 		}
 	}
-	commitErr := gguf.Commit(staged)
-	inPlace := len(staged)
-	var ce *gguf.CommitError
-	if errors.As(commitErr, &ce) {
-		inPlace = len(ce.Placed)
-	}
+	// Each file's sidecar is written as soon as it is in place, and only
+	// then its progress record goes: a run killed between two renames
+	// leaves files in place that --resume keeps (they have sidecars) and
+	// complete ones it puts in place (they have progress records). Those a
+	// failed commit keeps keep their records for the same reason.
 	for k, i := range placed {
-		if k < inPlace {
+		staged[k].Placed = func() {
+			sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i], Header: headers[k], Set: set}
+			switch written, err := sidecarFor(outs[i].Path, files[k], sc); {
+			case err != nil:
+				note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)
+			case !written:
+				note("%s was replaced by another process after this run put its file there: no sidecar written for it", outs[i].Path)
+			}
 			journals[i].remove()
-		} else {
-			// Complete but not in place: its progress record lets
-			// --resume put it there without doing the work again.
-			journals[i].close()
 		}
 	}
-	for k, i := range placed[:inPlace] {
-		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(outs[i].Path), Size: sizes[i], Tensors: records[i], Header: headers[k], Set: set}
-		switch written, err := sidecarFor(outs[i].Path, files[k], sc); {
-		case err != nil:
-			note("%s is complete, but its sidecar could not be written (%v): --reuse and --partial-requant will not trust it", outs[i].Path, err)
-		case !written:
-			note("%s was replaced by another process after this run put its file there: no sidecar written for it", outs[i].Path)
-		}
+	commitErr := gguf.Commit(staged)
+	for _, i := range placed {
+		journals[i].close() // those not in place keep theirs
 	}
 	if commitErr != nil {
 		return commitErr
