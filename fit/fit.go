@@ -165,7 +165,7 @@ func Fit(in *gguf.Model, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	budgets, err := checkBudgets(opts, devices)
+	budgets, err := CheckBudgets(opts, devices)
 	if err != nil {
 		return nil, err
 	}
@@ -250,6 +250,9 @@ func optimize(ts []Tensor, devices []string, budgets map[string]*planner.Budget,
 // placeAll gives every tensor its device and lists the devices in order.
 func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error) {
 	device = make([]string, len(in.Tensors))
+	if err := planner.CheckBudgets(opts.Budgets); err != nil {
+		return nil, nil, err
+	}
 	if opts.Placement.Len() == 0 {
 		if len(opts.Budgets) != 1 {
 			return nil, nil, fmt.Errorf("%w: without placement rules give exactly one budget (the device everything goes to), or place tensors with --place 'exps=CPU' --place '.*=GPU'", ErrNoBudget)
@@ -279,9 +282,9 @@ func placeAll(in *gguf.Model, opts Options) (device, devices []string, err error
 	return device, devices, nil
 }
 
-// checkBudgets maps each device to its budget, refusing budgets and
+// CheckBudgets maps each device to its budget, refusing budgets and
 // reserves for devices nothing is placed on, and two budgets for a device.
-func checkBudgets(opts Options, devices []string) (map[string]*planner.Budget, error) {
+func CheckBudgets(opts Options, devices []string) (map[string]*planner.Budget, error) {
 	if len(opts.Budgets) == 0 {
 		return nil, fmt.Errorf("%w: give --budget DEVICE=SIZE for at least one device", ErrNoBudget)
 	}

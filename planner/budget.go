@@ -45,8 +45,8 @@ func ParseBudgets(s string) ([]Budget, error) {
 	return out, nil
 }
 
-// checkBudgets refuses two budgets for one device.
-func checkBudgets(bs []Budget) error {
+// CheckBudgets refuses two budgets for one device.
+func CheckBudgets(bs []Budget) error {
 	seen := map[string]Budget{}
 	for _, b := range bs {
 		if prev, dup := seen[b.Device]; dup {

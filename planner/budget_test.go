@@ -30,7 +30,7 @@ func TestParseBudgets(t *testing.T) {
 	if _, err := ParseBudgets("CPU=1XB"); !errors.Is(err, bytesize.ErrSize) || !strings.Contains(err.Error(), `unknown unit "XB"`) {
 		t.Errorf("CPU=1XB: %v", err)
 	}
-	if err := checkBudgets([]Budget{{Device: "GPU", Text: "1GiB"}, {Device: "GPU", Text: "2GiB"}}); err == nil || !strings.Contains(err.Error(), "1GiB and 2GiB") {
+	if err := CheckBudgets([]Budget{{Device: "GPU", Text: "1GiB"}, {Device: "GPU", Text: "2GiB"}}); err == nil || !strings.Contains(err.Error(), "1GiB and 2GiB") {
 		t.Errorf("duplicate budget: %v", err)
 	}
 }

@@ -343,7 +343,7 @@ func (r *Report) types() {
 
 // place assigns devices and checks budgets.
 func (r *Report) place(names []string, bytes []int64, opts Options, budget *recipes.Budget) error {
-	if err := checkBudgets(opts.Budgets); err != nil {
+	if err := CheckBudgets(opts.Budgets); err != nil {
 		return err
 	}
 	p := opts.Placement

@@ -99,7 +99,7 @@ func runFit(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := f.run(args, stdout, stderr); err != nil {
 		var ue usageError
-		if errors.As(err, &ue) {
+		if errors.As(err, &ue) || errors.Is(err, planner.ErrBadBudget) {
 			return cli.UsageError(program, f.fs, stderr, err)
 		}
 		fmt.Fprintln(stderr, program+":", err)
