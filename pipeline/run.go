@@ -676,6 +676,17 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	if commitErr != nil {
 		return commitErr
 	}
+	// A file kept as this plan's (--partial-requant, --resume) belongs to
+	// this set now: its sidecar, checked against the plan, names it.
+	for _, o := range outs {
+		if o.Skip && !o.Elsewhere && o.kept != nil && o.kept.Set != set {
+			sc := *o.kept
+			sc.Set = set
+			if err := writeSidecar(o.Path, &sc); err != nil {
+				note("%s is kept, but its sidecar could not be updated (%v): verify will see it as a file of another run", o.Path, err)
+			}
+		}
+	}
 	if opt.Reuse != nil {
 		note("reused %d of %d tensors (%s) from earlier outputs; quantized the others", fd.reused, fd.converted, humanBytes(fd.reusedBytes))
 	}

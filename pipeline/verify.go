@@ -141,7 +141,14 @@ func VerifySet(ctx context.Context, path string, in *gguf.Model, plan *Plan) (*S
 		}
 		c.Files = append(c.Files, fc)
 	}
-	checkSets(c)
+	want := ""
+	if plan != nil && in != nil {
+		var err error
+		if want, err = planSet(in, plan.Outputs); err != nil {
+			return nil, err
+		}
+	}
+	checkSets(c, want)
 	if len(splitTensors) > 1 {
 		c.Problems = append(c.Problems, fmt.Sprintf("the shards disagree on %s: %v", gguf.KeySplitTensorsCount, splitTensors))
 	} else if c.Count > 1 && len(c.Files) == c.Count && allPresent(c.Files) {
@@ -175,18 +182,20 @@ func allPresent(files []FileCheck) bool {
 // plan's header byte for byte. It returns the header, nil when the file is
 // missing or unreadable (a problem says so).
 func checkFile(fc *FileCheck, count int, o *Output, size int64) (*gguf.File, error) {
+	// Temporary files beside it, present or not, tell of a run that
+	// stopped (or still writes): a complete one may be its new file.
+	if temps, err := gguf.TempFiles(fc.Path); err == nil {
+		for _, t := range temps {
+			state := "left by an interrupted run"
+			if t.Live {
+				state = "still being written"
+			}
+			fc.Notes = append(fc.Notes, fmt.Sprintf("%s (%d bytes) is %s", t.Path, t.Size, state))
+		}
+	}
 	f, fileSize, err := gguf.OpenRegular(fc.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		fc.problem("missing")
-		if temps, err := gguf.TempFiles(fc.Path); err == nil {
-			for _, t := range temps {
-				state := "left by an interrupted run"
-				if t.Live {
-					state = "still being written"
-				}
-				fc.Notes = append(fc.Notes, fmt.Sprintf("%s (%d bytes) is %s", t.Path, t.Size, state))
-			}
-		}
 		return nil, nil
 	}
 	if err != nil {
@@ -391,20 +400,35 @@ func shardsOfOtherCounts(prefix string, n int) []string {
 	return out
 }
 
-// checkSets adds a problem when the files' sidecars name different sets
-// (Sidecar.Set): files of two runs, such as a set whose commit failed part
-// way under --force, look consistent file by file.
-func checkSets(c *SetCheck) {
+// checkSets adds problems when the files may not belong together, though
+// each looks consistent by itself (files of two runs, as a set whose commit
+// stopped part way under --force leaves): their sidecars name different
+// sets (Sidecar.Set), or not the plan's (want, "" without a plan), or,
+// without a plan, one file has no sidecar while others name a set (a run
+// killed while putting its files in place removes a file's old sidecar
+// before replacing it).
+func checkSets(c *SetCheck, want string) {
 	first := -1
-	for i, f := range c.Files {
+	for i := range c.Files {
+		f := &c.Files[i]
 		switch {
 		case f.set == "":
+		case want != "" && f.set != want:
+			f.problem("its sidecar names another set of files than this plan's: a file of another run")
 		case first < 0:
 			first = i
 		case f.set != c.Files[first].set:
 			c.Problems = append(c.Problems, fmt.Sprintf("%s and %s were not written together (their sidecars name different sets of files): the set mixes files of two runs",
 				c.Files[first].Path, f.Path))
 			return
+		}
+	}
+	if first < 0 || want != "" {
+		return // with a plan, each header was checked against it
+	}
+	for i := range c.Files {
+		if f := &c.Files[i]; f.Present && f.Sidecar == "absent" {
+			f.problem("it has no sidecar where the set's others name their set: it may be a file of another run (a run killed while putting files in place?)")
 		}
 	}
 }

@@ -233,4 +233,52 @@ func TestVerifySetMixedRuns(t *testing.T) {
 	if got := strings.Join(c.Problems, "\n"); !strings.Contains(got, "not written together") {
 		t.Errorf("a mixed set: problems %q", got)
 	}
+	// Against the plan, the foreign shard's sidecar names another set.
+	c, err = VerifySet(context.Background(), first, in, plan)
+	if err != nil || c.OK() || !strings.Contains(strings.Join(c.Files[1].Problems, "\n"), "another set of files than this plan's") {
+		t.Errorf("a mixed set against the plan: %v, %+v", err, c.Files[1])
+	}
+
+	// A run killed while it put its files in place: one file has lost its
+	// old sidecar. Without a plan, that file is suspect.
+	run(a, "Q8_0")
+	if err := os.Remove(SidecarPath(plan.Outputs[1].Path)); err != nil {
+		t.Fatal(err)
+	}
+	c, err = VerifySet(context.Background(), first, nil, nil)
+	if err != nil || c.OK() || !strings.Contains(strings.Join(c.Files[1].Problems, "\n"), "no sidecar where the set's others name their set") {
+		t.Errorf("a file without its sidecar: %v, %+v", err, c.Files[1])
+	}
+
+	// --partial-requant keeps the files that match the new plan: their
+	// sidecars then name the new set, and the set verifies.
+	run(a, "Q8_0")
+	f, _, _ := recipes.ParseFileType("Q8_0")
+	rules, err := recipes.ParseCustomQ(`blk\.2\.ffn_down_shexp=q4_0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := Build(in, Config{Selection: recipes.Options{FileType: f, Rules: rules}, Output: filepath.Join(a, "out"),
+		Split: &splitter.Limits{MaxTensors: 12}, PartialRequant: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, o := range p2.Outputs {
+		if o.Skip {
+			kept++
+		}
+	}
+	if kept == 0 || kept == len(p2.Outputs) {
+		t.Fatalf("%d of %d outputs kept: the test needs some of each", kept, len(p2.Outputs))
+	}
+	if err := Run(context.Background(), in, p2.Outputs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Plan{nil, p2} {
+		c, err = VerifySet(context.Background(), first, in, p)
+		if err != nil || !c.OK() {
+			t.Errorf("after --partial-requant (plan %v): %v, %q %+v", p != nil, err, c.Problems, c.Files)
+		}
+	}
 }
