@@ -337,9 +337,10 @@ var ErrOtherModel = errors.New("fit: the KLD table was measured on another model
 // checkRowBytes compares the file size a row records with this model's
 // plan of the same mix: the divergences of another model (or of another
 // shape) would calibrate nonsense. The plan counts tensor data only, and a
-// table's sizes also hold the header and metadata (a few KiB, and the
-// imatrix path): 1 % of slack.
-func checkRowBytes(m model, hasIm bool, row KLDRow) error {
+// table's sizes also hold the header: the input's (header, the size of
+// this model's header and metadata) and the keys quantize adds, for which
+// 64 KiB or 1 % of the file are left.
+func checkRowBytes(m model, hasIm bool, header int64, row KLDRow) error {
 	if row.Bytes <= 0 {
 		return nil
 	}
@@ -355,7 +356,7 @@ func checkRowBytes(m model, hasIm bool, row KLDRow) error {
 		}
 		data += n
 	}
-	if d := float64(row.Bytes - data); d < 0 || d > 0.01*float64(row.Bytes) {
+	if d := row.Bytes - data; d < 0 || d > header+max(64<<10, row.Bytes/100) {
 		return fmt.Errorf("%w: mix %s is %d bytes in the table, %d bytes of tensor data in this model's plan", ErrOtherModel, row.Mix, row.Bytes, data)
 	}
 	return nil
@@ -509,9 +510,17 @@ func Calibrate(in *gguf.Model, im *imatrix.Matrix, rows []KLDRow, opts MeasureOp
 	for i := range errs {
 		errs[i] = map[formats.Type]float64{}
 	}
+	infos := make([]gguf.TensorInfo, len(in.Tensors))
+	for i, t := range in.Tensors {
+		infos[i] = t.TensorInfo
+	}
+	header, err := gguf.HeaderSize(in.Metadata, infos)
+	if err != nil {
+		return nil, MeasureReport{}, err
+	}
 	need := map[int][]formats.Type{}
 	for _, row := range rows {
-		if err := checkRowBytes(m, hasIm, row); err != nil {
+		if err := checkRowBytes(m, hasIm, header, row); err != nil {
 			return nil, MeasureReport{}, err
 		}
 		_, nd, err := mixTerms(m, hasIm, row, errs)

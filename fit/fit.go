@@ -579,7 +579,7 @@ func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice 
 		for _, r := range pins.Rules {
 			rule := Rule{Pattern: r.Pattern, Type: r.Type, TypeStr: r.TypeName, Pinned: true}
 			for i := range ts {
-				if ts[i].Pin == r {
+				if ts[i].Pin != nil && ts[i].Pin.Index == r.Index {
 					rule.Tensors++
 					rule.Bytes += ts[i].Cands[0].Bytes
 				}

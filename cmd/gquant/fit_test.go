@@ -344,3 +344,23 @@ func TestFitPinDecidingNothing(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }
+
+// A pin's rule in fit --json counts the tensors and bytes it decides.
+func TestFitPinCounts(t *testing.T) {
+	code, stdout, stderr := gquantOutput("fit", "--json", "--quiet", "--chunk-weights", "4096", "--max-chunks", "1", "--types", "q4_K,q8_0",
+		"--budget", "CPU=3MiB", "--custom-q", "output=q8_0", tinyModel)
+	var doc struct {
+		Rules []struct {
+			Pattern string
+			Pinned  bool
+			Tensors int
+			Bytes   int64
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil || len(doc.Rules) == 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, stderr)
+	}
+	if r := doc.Rules[0]; !r.Pinned || r.Pattern != "output" || r.Tensors == 0 || r.Bytes == 0 {
+		t.Errorf("the pin's rule: %+v", r)
+	}
+}
