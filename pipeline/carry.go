@@ -6,9 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gquant/gquant/gguf"
 )
+
+// ErrMixedSet: a shard set whose sidecars name different sets of files
+// (Sidecar.Set), shards of two runs.
+var ErrMixedSet = errors.New("shards of two runs")
 
 // CarrySidecars gives the files a split or merge wrote from in (outputs,
 // which hold in's tensors with their bytes unchanged, in any grouping)
@@ -20,10 +25,12 @@ import (
 // nothing is written, and any sidecar left beside an output by an earlier
 // run is removed so that none describes a file it was not made for;
 // missing names the input files that lacked one, removed those sidecars.
-// An output tensor that no record describes, or one of another shape, type
-// or size, is an error.
+// The same holds where in's sidecars name different sets (shards of two
+// runs), and the error then wraps ErrMixedSet. An output tensor that no
+// record describes, or one of another shape, type or size, is an error.
 func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string, err error) {
 	records := map[string]TensorRecord{}
+	sets := map[string]string{} // Sidecar.Set -> a shard that names it
 	for _, s := range in.Shards {
 		sc, err := ReadSidecar(s.Path)
 		switch {
@@ -36,9 +43,23 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string,
 			missing = append(missing, s.Path)
 			continue
 		}
+		if sc.Set != "" {
+			sets[sc.Set] = s.Path
+		}
 		for _, r := range sc.Tensors {
 			records[r.Name] = r
 		}
+	}
+	var mixed error
+	if len(sets) > 1 {
+		// Shards of two runs: the outputs would be trusted as one.
+		var names []string
+		for _, p := range sets {
+			names = append(names, p)
+		}
+		slices.Sort(names)
+		mixed = fmt.Errorf("%w: the input's sidecars name different sets of files (%s): its shards were not written together, so the outputs get no sidecars", ErrMixedSet, strings.Join(names, ", "))
+		missing = names
 	}
 	if len(missing) > 0 {
 		for _, out := range outputs {
@@ -49,7 +70,7 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string,
 				return missing, removed, err
 			}
 		}
-		return missing, removed, nil
+		return missing, removed, mixed
 	}
 	scs := make([]*Sidecar, len(outputs))
 	headers := make([]string, len(outputs))

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -280,5 +281,54 @@ func TestVerifySetMixedRuns(t *testing.T) {
 		if err != nil || !c.OK() {
 			t.Errorf("after --partial-requant (plan %v): %v, %q %+v", p != nil, err, c.Problems, c.Files)
 		}
+	}
+}
+
+// Splitting or merging a set whose sidecars name different sets (shards of
+// two runs) carries no sidecars and says why: the outputs must not be
+// trusted as one set.
+func TestCarryRefusesMixedSet(t *testing.T) {
+	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	a, b := t.TempDir(), t.TempDir()
+	var plan *Plan
+	for _, tc := range []struct{ dir, ft string }{{a, "Q8_0"}, {b, "Q4_0"}} {
+		f, _, _ := recipes.ParseFileType(tc.ft)
+		plan, err = Build(in, Config{Selection: recipes.Options{FileType: f}, Output: filepath.Join(tc.dir, "out"), Split: &splitter.Limits{MaxTensors: 12}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Run(context.Background(), in, plan.Outputs, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Shard 2 of a from b's run, with its sidecar.
+	name := filepath.Base(plan.Outputs[1].Path)
+	for _, f := range []string{name, name + ".gquant.json"} {
+		data, err := os.ReadFile(filepath.Join(b, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(a, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mixed, err := gguf.Open(filepath.Join(a, filepath.Base(plan.Outputs[0].Path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mixed.Close()
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if err := splitter.MergeModel(mixed, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := CarrySidecars(mixed, []string{out}); !errors.Is(err, ErrMixedSet) {
+		t.Errorf("carrying a mixed set's sidecars: %v, want ErrMixedSet", err)
+	}
+	if _, err := os.Stat(SidecarPath(out)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a sidecar was carried: %v", err)
 	}
 }
