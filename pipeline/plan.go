@@ -88,6 +88,9 @@ type Plan struct {
 	Outputs   []Output
 	Sizes     []int64 // exact file size of each output
 	Warnings  []string
+	// Notes say what the plan does that needs no attention (an output
+	// kept as it is); unlike warnings they fail no --strict plan.
+	Notes []string
 
 	extra *TensorPlan // --extra-output-tensor, placed by layoutOutputs
 }
@@ -359,7 +362,7 @@ func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 		if !replace {
 			if err == nil && o.kept != nil {
 				o.Skip, o.resumed = true, true
-				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists and matches the plan: kept (completed by the interrupted run; --resume)", o.Path))
+				plan.Notes = append(plan.Notes, fmt.Sprintf("%s exists and matches the plan: kept (completed by the interrupted run; --resume)", o.Path))
 			}
 			continue
 		}
@@ -373,7 +376,7 @@ func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 		if o.kept == nil {
 			how = "; it has no sidecar, so only its header was checked"
 		}
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s exists and matches the plan: kept (--partial-requant%s)", o.Path, how))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("%s exists and matches the plan: kept (--partial-requant%s)", o.Path, how))
 	}
 }
 

@@ -425,6 +425,9 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", input, err)
 	}
 	plan.Warnings = append(optionWarnings, plan.Warnings...)
+	for _, n := range plan.Notes {
+		fmt.Fprintln(stderr, "note:", cli.Escape(n))
+	}
 	if q.verify != nil {
 		return q.verify(in, plan)
 	}
