@@ -16,6 +16,7 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
+	"github.com/gquant/gquant/internal/text"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
@@ -586,40 +587,41 @@ func parseThreads(s string) (int, error) {
 func parseOverrides(list []string) ([]pipeline.KV, error) {
 	var out []pipeline.KV
 	for _, s := range list {
+		q := text.Quote(s, 4*text.QuoteMax) // a value of any length
 		key, val, ok := strings.Cut(s, "=")
 		if !ok || key == "" || len(key) >= 128 {
-			return nil, fmt.Errorf("--override-kv %q: want KEY=TYPE:VALUE", s)
+			return nil, fmt.Errorf("--override-kv %s: want KEY=TYPE:VALUE", q)
 		}
 		typ, v, ok := strings.Cut(val, ":")
 		if !ok {
-			return nil, fmt.Errorf("--override-kv %q: want KEY=TYPE:VALUE with TYPE int, float, bool or str", s)
+			return nil, fmt.Errorf("--override-kv %s: want KEY=TYPE:VALUE with TYPE int, float, bool or str", q)
 		}
 		var gv gguf.Value
 		switch typ {
 		case "int":
 			n, err := strconv.ParseInt(v, 10, 32)
 			if err != nil {
-				return nil, fmt.Errorf("--override-kv %q: %w", s, err)
+				return nil, fmt.Errorf("--override-kv %s: %w", q, err)
 			}
 			gv = gguf.Int32Value(int32(n))
 		case "float":
 			f, err := strconv.ParseFloat(v, 32)
 			if err != nil {
-				return nil, fmt.Errorf("--override-kv %q: %w", s, err)
+				return nil, fmt.Errorf("--override-kv %s: %w", q, err)
 			}
 			gv = gguf.Float32Value(float32(f))
 		case "bool":
 			if v != "true" && v != "false" {
-				return nil, fmt.Errorf("--override-kv %q: bool must be true or false", s)
+				return nil, fmt.Errorf("--override-kv %s: bool must be true or false", q)
 			}
 			gv = gguf.BoolValue(v == "true")
 		case "str":
 			if len(v) > 127 {
-				return nil, fmt.Errorf("--override-kv %q: value longer than 127 bytes", s)
+				return nil, fmt.Errorf("--override-kv %s: value longer than 127 bytes", q)
 			}
 			gv = gguf.StringValue(v)
 		default:
-			return nil, fmt.Errorf("--override-kv %q: unknown type %q (int, float, bool, str)", s, typ)
+			return nil, fmt.Errorf("--override-kv %s: unknown type %q (int, float, bool, str)", q, typ)
 		}
 		out = append(out, pipeline.KV{Key: key, Value: gv})
 	}

@@ -867,3 +867,13 @@ func TestNonsenseOptions(t *testing.T) {
 	mustGquant(t, "quantize", "--dry-run", "--json", "--summary", in, out, "Q8_0")
 	mustGquant(t, "plan", "--json", in, out, "Q8_0")
 }
+
+// An --override-kv value too long for the reference is refused quoting only
+// the start of it, with its length.
+func TestOverrideKVLongValueQuotedShort(t *testing.T) {
+	long := "x=str:" + strings.Repeat("a", 50000)
+	code, _, stderr := runGquant("quantize", "--override-kv", long, tinyModel, filepath.Join(t.TempDir(), "x.gguf"), "Q8_0")
+	if code != 2 || !strings.Contains(stderr, "value longer than 127 bytes") || !strings.Contains(stderr, "(50006 bytes)") || len(stderr) > 2000 {
+		t.Errorf("status %d, %d bytes of stderr:\n%.500s", code, len(stderr), stderr)
+	}
+}
