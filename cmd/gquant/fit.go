@@ -379,6 +379,10 @@ func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration) {
 
 // runCalibrate is `gquant fit calibrate`: fit the gains to a table of
 // measured KL divergences.
+// calibrateFlags are the options of gquant fit that fit calibrate uses.
+var calibrateFlags = map[string]bool{"imatrix": true, "include-weights": true, "exclude-weights": true, "gains": true, "cache": true,
+	"output": true, "force": true, "threads": true, "chunk-weights": true, "max-chunks": true, "json": true, "quiet": true}
+
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	f := newFitFlags(stderr)
 	f.fs.Usage = func() {
@@ -389,7 +393,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "--custom-q rules), or with rules ending in \"(file type X)\". Measures what the mixes need and")
 		fmt.Fprintln(stderr, "fits the gains so that the predicted loss matches the measured divergences.")
 		fmt.Fprintln(stderr, "\nflags (of gquant fit, these apply):")
-		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --force, --threads, --json")
+		fmt.Fprintln(stderr, "  --imatrix, --include-weights, --exclude-weights, --gains (start), --cache, -o, --force, --threads,")
+		fmt.Fprintln(stderr, "  --chunk-weights, --max-chunks, --json, --quiet")
 		cli.PrintExamples(stderr,
 			cli.Example{About: "fit the quality model to the divergences llama-perplexity measured for some quants of this model",
 				Line: "gquant fit calibrate --imatrix imatrix.dat --cache fit.cache model-bf16.gguf kld.tsv -o gains.txt"},
@@ -400,6 +405,15 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	const program = "gquant fit calibrate"
 	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
 		return status
+	}
+	var unused []string // fit's options that calibrate would ignore
+	f.fs.Visit(func(fl *pflag.Flag) {
+		if !calibrateFlags[fl.Name] {
+			unused = append(unused, "--"+fl.Name)
+		}
+	})
+	if len(unused) > 0 {
+		return cli.UsageError(program, f.fs, stderr, fmt.Errorf("%s: not an option of fit calibrate", strings.Join(unused, ", ")))
 	}
 	if err := f.calibrate(stdout, stderr); err != nil {
 		var ue usageError

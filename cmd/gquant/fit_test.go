@@ -169,6 +169,7 @@ func TestFitErrors(t *testing.T) {
 		{[]string{"fit", "--budget", "CPU=3MiB", "--max-chunks", "0", tinyModel}, 2, "--max-chunks 0"},
 		{[]string{"fit", "--budget", "CPU=3MiB", "--more", "0", tinyModel}, 2, "--more 0"},
 		{[]string{"fit", "--budget", "CPU=1MiB,CPU=4MiB", tinyModel}, 2, "two budgets for CPU"},
+		{[]string{"fit", "calibrate", "--budget", "CPU=1MiB", "--more", "0", tinyModel, "k.tsv"}, 2, "--budget, --more: not an option of fit calibrate"},
 		{[]string{"fit", "--budget", "CPU=1MB,GPU=1MB", tinyModel}, 1, "without placement rules give exactly one budget"},
 		{[]string{"fit", "--budget", "CPU=1KB", "--types", "q8_0", tinyModel}, 1, "budget too small"},
 		{[]string{"fit", "--budget", "CPU=1MB", "--types", "nope", tinyModel}, 2, "unknown type"},
