@@ -191,6 +191,13 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		if err != nil {
 			continue
 		}
+		kept, err := keepPlaced(ctx, in, outs, i, size, header, plan, temps, buf, note)
+		if err != nil {
+			return nil, err
+		}
+		if kept {
+			continue
+		}
 		var cands []*Resumable
 		var refused []string
 		for _, t := range temps {
@@ -261,6 +268,12 @@ func resumable(tmp, out string, size int64, header []byte, plan []TensorRecord) 
 	if hdr.File != filepath.Base(out) || hdr.Size != size {
 		return nil, fmt.Sprintf("it is a write of %s of %d bytes, the plan writes %s of %d bytes", hdr.File, hdr.Size, filepath.Base(out), size)
 	}
+	return resumableFrom(tmp, recs, header, plan)
+}
+
+// resumableFrom is resumable for the file at tmp with the records recs of
+// its progress record.
+func resumableFrom(tmp string, recs []TensorRecord, header []byte, plan []TensorRecord) (*Resumable, string) {
 	f, err := os.Open(tmp)
 	if err != nil {
 		return nil, err.Error()
@@ -333,4 +346,73 @@ func humanBytes(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.2f %ciB", v, suffix[i])
+}
+
+// keepPlaced handles an output a run put in place and was killed before it
+// wrote its sidecar: the file is there without one, and the progress record
+// of the temporary file it was renamed from is still there alone. If that
+// record covers every tensor, the file's header is the plan's and its bytes
+// hash to the records, the output is kept (Skip), with the sidecar it
+// lacked, and the record goes.
+func keepPlaced(ctx context.Context, in *gguf.Model, outs []Output, i int, size int64, header []byte, plan []TensorRecord,
+	temps []gguf.TempFile, buf []byte, note func(string, ...any)) (bool, error) {
+	o := &outs[i]
+	if _, err := os.Stat(SidecarPath(o.Path)); !errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if st, err := os.Stat(o.Path); err != nil || st.Size() != size {
+		return false, nil
+	}
+	for _, t := range temps {
+		tmp, ok := strings.CutSuffix(t.Path, ".progress")
+		if !ok || !stale(t) {
+			continue
+		}
+		if _, err := os.Lstat(tmp); !errors.Is(err, os.ErrNotExist) {
+			continue // its temporary file is there: an ordinary resume
+		}
+		hdr, recs, err := readJournal(t.Path)
+		if err != nil || hdr.File != filepath.Base(o.Path) || hdr.Size != size || len(recs) != len(plan) {
+			continue
+		}
+		r, _ := resumableFrom(o.Path, recs, header, plan)
+		if r == nil || r.Done != len(plan) {
+			continue
+		}
+		if err := verifyDone(ctx, in, *o, r, buf, note); err != nil {
+			return false, err
+		}
+		if r.Done != len(plan) {
+			continue
+		}
+		dataOffset := size
+		if len(recs) > 0 {
+			dataOffset = recs[0].Offset
+		}
+		set, err := planSet(in, outs)
+		if err != nil {
+			return false, err
+		}
+		hh, err := hashHeader(o.Path, dataOffset)
+		if err != nil {
+			return false, err
+		}
+		sc := &Sidecar{Schema: SidecarSchema, File: filepath.Base(o.Path), Size: size, Tensors: r.records, Header: hh, Set: set}
+		if err := writeSidecar(o.Path, sc); err != nil {
+			return false, err
+		}
+		os.Remove(t.Path)
+		// The sidecar the run was renaming when it was killed.
+		if ts, err := gguf.TempFiles(SidecarPath(o.Path)); err == nil {
+			for _, st := range ts {
+				if stale(st) {
+					os.Remove(st.Path)
+				}
+			}
+		}
+		o.Skip = true
+		note("kept %s: complete, put in place by the interrupted run before it wrote the sidecar (now written)", o.Path)
+		return true, nil
+	}
+	return false, nil
 }

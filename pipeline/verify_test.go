@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -330,5 +333,64 @@ func TestCarryRefusesMixedSet(t *testing.T) {
 	}
 	if _, err := os.Stat(SidecarPath(out)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a sidecar was carried: %v", err)
+	}
+}
+
+// A run killed after it put a file in place and before it wrote the
+// file's sidecar leaves the file without one and the progress record of
+// the temporary file it was alone. --resume (FindResumable) keeps the file,
+// checked against the record and the plan, and writes the sidecar.
+func TestResumeKeepsPlacedWithoutSidecar(t *testing.T) {
+	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	dir := t.TempDir()
+	f, _, _ := recipes.ParseFileType("Q8_0")
+	build := func() *Plan {
+		plan, err := Build(in, Config{Selection: recipes.Options{FileType: f}, Output: filepath.Join(dir, "out"), Split: &splitter.Limits{MaxTensors: 12}, Resume: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	plan := build()
+	if err := Run(context.Background(), in, plan.Outputs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := plan.Outputs[1].Path
+	want, err := os.ReadFile(SidecarPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ReadSidecar(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(SidecarPath(out))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-abcdef", gguf.TempPrefix(out), cmd.Process.Pid))
+	j, err := createJournal(tmp, out, sc.Size, sc.Tensors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.close()
+
+	plan = build()
+	if _, err := FindResumable(context.Background(), in, plan.Outputs, func(s string) { t.Log(s) }); err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Outputs[1].Skip {
+		t.Errorf("%s not kept", out)
+	}
+	if got, err := os.ReadFile(SidecarPath(out)); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the sidecar written again: %v\n%s\nwant\n%s", err, got, want)
+	}
+	if _, err := os.Stat(journalPath(tmp)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the progress record is still there: %v", err)
 	}
 }
