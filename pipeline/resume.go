@@ -176,6 +176,9 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 	buf := make([]byte, 8<<20)
 	for i, o := range outs {
 		if o.Skip {
+			if !o.Elsewhere {
+				removeOrphanRecords(o.Path)
+			}
 			continue
 		}
 		plan, size, err := planRecords(in, o)
@@ -415,4 +418,23 @@ func keepPlaced(ctx context.Context, in *gguf.Model, outs []Output, i int, size 
 		return true, nil
 	}
 	return false, nil
+}
+
+// removeOrphanRecords removes the stale progress records of path's
+// temporary files that are gone: a run killed after it put the file in
+// place and wrote its sidecar, before it removed the record.
+func removeOrphanRecords(path string) {
+	temps, err := gguf.TempFiles(path)
+	if err != nil {
+		return
+	}
+	for _, t := range temps {
+		tmp, ok := strings.CutSuffix(t.Path, ".progress")
+		if !ok || !stale(t) {
+			continue
+		}
+		if _, err := os.Lstat(tmp); errors.Is(err, os.ErrNotExist) {
+			os.Remove(t.Path)
+		}
+	}
 }

@@ -393,4 +393,19 @@ func TestResumeKeepsPlacedWithoutSidecar(t *testing.T) {
 	if _, err := os.Stat(journalPath(tmp)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the progress record is still there: %v", err)
 	}
+
+	// Killed after the sidecar too: the file is kept as this plan's, and
+	// the orphaned record goes.
+	j, err = createJournal(tmp, out, sc.Size, sc.Tensors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.close()
+	plan = build()
+	if _, err := FindResumable(context.Background(), in, plan.Outputs, nil); err != nil || !plan.Outputs[1].Skip {
+		t.Fatalf("%v, kept %v", err, plan.Outputs[1].Skip)
+	}
+	if _, err := os.Stat(journalPath(tmp)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the orphaned progress record is still there: %v", err)
+	}
 }
