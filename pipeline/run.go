@@ -605,16 +605,19 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	// written).
 	var staged []gguf.Staged
 	var placed []int // outputs, as staged
+	drop := func() { // before the commit: nothing is in place
+		for _, done := range staged {
+			os.Remove(done.Temp)
+		}
+		abortAll()
+	}
 	for i, w := range writers {
 		if w == nil {
 			continue
 		}
 		s, err := w.Stage()
 		if err != nil {
-			for _, done := range staged {
-				os.Remove(done.Temp)
-			}
-			abortAll()
+			drop()
 			return err
 		}
 		s.Replace = replace[i]
@@ -622,17 +625,14 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 		staged = append(staged, s)
 		placed = append(placed, i)
 	}
+	set, err := planSet(in, outs)
+	if err != nil {
+		drop()
+		return err
+	}
 	// Each sidecar's header hash and the identity of its file are taken
 	// before the commit: after it, a file at the path may be another
 	// process's, which must not get this run's sidecar.
-	set, err := planSet(in, outs)
-	if err != nil {
-		for _, done := range staged {
-			os.Remove(done.Temp)
-		}
-		abortAll()
-		return err
-	}
 	headers := make([]string, len(staged))
 	files := make([]os.FileInfo, len(staged))
 	for k, s := range staged {
@@ -645,10 +645,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			files[k], err = os.Stat(s.Temp)
 		}
 		if err != nil {
-			for _, done := range staged {
-				os.Remove(done.Temp)
-			}
-			abortAll()
+			drop()
 			return fmt.Errorf("%s: %w", outs[placed[k]].Path, err)
 		}
 	}
