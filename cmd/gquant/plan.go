@@ -71,7 +71,7 @@ var errStrict = errors.New("--strict")
 // printQuantizePlan prints what a quantize run will do (per tensor the
 // chosen type and why, per file the exact size, per rule and device what it
 // gets) and fails with errOverBudget if a device is over its budget.
-func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quantizeFlags) error {
+func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quantizeFlags, refused error) error {
 	opts, err := q.planning.options()
 	if err != nil {
 		return err
@@ -83,6 +83,9 @@ func printQuantizePlan(w io.Writer, in *gguf.Model, plan *pipeline.Plan, q *quan
 	switch {
 	case q.jsonOut:
 		doc := newPlanDoc(rep, plan)
+		if refused != nil {
+			doc.Refused = refused.Error()
+		}
 		if q.shards.list {
 			l := newShardList(in, plan, q.shards.parts, q.threads)
 			doc.shardList = &l
@@ -116,6 +119,9 @@ type planDoc struct {
 	*planner.Report
 	Tensors  []planTensor  `json:"tensors"`
 	Warnings []cli.Warning `json:"warnings"`
+	// Refused says why the run would stop before any work (its output
+	// checks: an output that is an input, read-only, busy, no room).
+	Refused string `json:"refused,omitempty"`
 	// With --shards: the shard list (shards.go).
 	*shardList
 }

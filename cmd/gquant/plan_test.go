@@ -411,6 +411,10 @@ func TestPlanChecksOutputs(t *testing.T) {
 	for _, cmd := range [][]string{{"plan"}, {"quantize", "--dry-run"}} {
 		args := func(rest ...string) []string { return append(append([]string{}, cmd...), rest...) }
 		stderr := failGquant(t, []string{"the run would stop before any work", "is the input"}, args("--summary", in, in, "Q4_K_M")...)
+		var doc struct{ Schema, Refused string }
+		if code, stdout, _ := runGquant(args("--json", in, in, "Q4_K_M")...); code != 1 || json.Unmarshal([]byte(stdout), &doc) != nil || !strings.Contains(doc.Refused, "is the input") {
+			t.Errorf("%v --json onto the input: status %d, refused %q", cmd, code, doc.Refused)
+		}
 		if code, stdout, _ := runGquant(args("--summary", in, in, "Q4_K_M")...); code != 1 || stdout == "" {
 			t.Errorf("%v onto the input: status %d, plan %q (want 1 after the plan)\n%s", cmd, code, stdout, stderr)
 		}

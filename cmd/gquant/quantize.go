@@ -445,7 +445,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		if err := files.Preview(stderr); refusal == nil {
 			refusal = err
 		}
-		if err := printQuantizePlan(stdout, in, plan, q); err != nil {
+		if err := printQuantizePlan(stdout, in, plan, q, refusal); err != nil {
 			return err
 		}
 		if refusal != nil {
