@@ -220,16 +220,7 @@ func TestVerifySetMixedRuns(t *testing.T) {
 	if err != nil || len(c.Problems) > 0 {
 		t.Fatalf("the intact set: %v, %q", err, c.Problems)
 	}
-	name := filepath.Base(plan.Outputs[1].Path)
-	for _, f := range []string{name, name + ".gquant.json"} {
-		data, err := os.ReadFile(filepath.Join(b, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(a, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyWithSidecar(t, filepath.Join(b, filepath.Base(plan.Outputs[1].Path)), a)
 	c, err = VerifySet(context.Background(), first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -309,16 +300,7 @@ func TestCarryRefusesMixedSet(t *testing.T) {
 		}
 	}
 	// Shard 2 of a from b's run, with its sidecar.
-	name := filepath.Base(plan.Outputs[1].Path)
-	for _, f := range []string{name, name + ".gquant.json"} {
-		data, err := os.ReadFile(filepath.Join(b, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(a, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyWithSidecar(t, filepath.Join(b, filepath.Base(plan.Outputs[1].Path)), a)
 	mixed, err := gguf.Open(filepath.Join(a, filepath.Base(plan.Outputs[0].Path)))
 	if err != nil {
 		t.Fatal(err)
@@ -407,5 +389,19 @@ func TestResumeKeepsPlacedWithoutSidecar(t *testing.T) {
 	}
 	if _, err := os.Stat(journalPath(tmp)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the orphaned progress record is still there: %v", err)
+	}
+}
+
+// copyWithSidecar copies the file at path and its sidecar into dir.
+func copyWithSidecar(t *testing.T, path, dir string) {
+	t.Helper()
+	for _, p := range []string{path, SidecarPath(path)} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
