@@ -107,7 +107,7 @@ func TestSidecarRecords(t *testing.T) {
 	// The schema's field names, as the README documents them.
 	raw, _ := os.ReadFile(SidecarPath(out))
 	for _, key := range []string{`"schema": "gquant.sidecar/1"`, `"file"`, `"size"`, `"tensors"`, `"name"`, `"shape"`, `"input_type"`,
-		`"input_xxh64"`, `"imatrix_xxh64"`, `"type"`, `"copied"`, `"kernel"`, `"offset"`, `"xxh64"`} {
+		`"input_xxh64"`, `"imatrix_xxh64"`, `"type"`, `"copied"`, `"kernel"`, `"offset"`, `"xxh64"`, `"header_xxh64"`, `"set_xxh64"`} {
 		if !bytes.Contains(raw, []byte(key)) {
 			t.Errorf("sidecar has no %s", key)
 		}
