@@ -234,6 +234,14 @@ func calibrate(m model, hasIm bool, rows []KLDRow, errs errorTable, start Gains)
 	p[len(classes)+2] = math.Log(math.Max(start.FloorK, 1e-9))
 	p[len(classes)+3] = math.Log(math.Max(start.Saturation, 1e-9))
 	var warnings []string
+	seen := map[string]int{}
+	for r, row := range rows {
+		if first, dup := seen[row.Mix]; dup {
+			warnings = append(warnings, fmt.Sprintf("mix %s is measured twice (rows %d and %d: KL divergence %g and %g): both are fitted", row.Mix, first+1, r+1, rows[first].KLD, row.KLD))
+			continue
+		}
+		seen[row.Mix] = r
+	}
 	if len(rows) < len(p) {
 		warnings = append(warnings, fmt.Sprintf("%d measured mix(es) for %d parameters (%d classes of tensors, the depth slope, two floors and the saturation): the table does not determine the gains; measure at least %d mixes",
 			len(rows), len(p), len(classes), len(p)))

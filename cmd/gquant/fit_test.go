@@ -127,6 +127,15 @@ func TestFitCalibrate(t *testing.T) {
 	if !strings.Contains(stderr, "warning: 4 measured mix(es) for") {
 		t.Errorf("no warning of too few mixes:\n%s", stderr)
 	}
+	// A mix measured twice is fitted as given, with a warning.
+	twice := filepath.Join(dir, "twice.tsv")
+	lines := strings.SplitAfter(table, "\n")
+	if err := os.WriteFile(twice, []byte(table+strings.Replace(lines[1], "\t0.001\t", "\t0.002\t", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := gquantOutput("fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", tinyModel, twice, "-o", filepath.Join(dir, "g3.txt")); code != 0 || !strings.Contains(stderr, "mix filetype:Q8_0 is measured twice (rows 1 and 5") {
+		t.Errorf("a mix measured twice: exit %d\n%s", code, stderr)
+	}
 	// Gains a gains file can hold, and JSON, whatever the fit.
 	code, stdout, stderr = gquantOutput("fit", "calibrate", "--json", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", tinyModel, tsv, "-o", gains, "--force")
 	var doc struct {
