@@ -135,11 +135,15 @@ func (f *Files) Check(log io.Writer) error {
 		}
 		f.before[i], _ = os.Stat(o.Path)
 	}
-	free := f.free
-	if free == nil {
-		free = freeSpace
+	return checkSpace(f.Outputs, f.freeFunc())
+}
+
+// freeFunc tells the free space of a directory: freeSpace, or the tests'.
+func (f *Files) freeFunc() func(dir string) (int64, bool) {
+	if f.free != nil {
+		return f.free
 	}
-	return checkSpace(f.Outputs, free)
+	return freeSpace
 }
 
 func (f *Files) checkOne(i int, o Output) error {

@@ -32,11 +32,7 @@ func (f *Files) Preview(log io.Writer) error {
 			}
 		}
 	}
-	free := f.free
-	if free == nil {
-		free = freeSpace
-	}
-	return checkSpace(f.Outputs, free)
+	return checkSpace(f.Outputs, f.freeFunc())
 }
 
 // MakeOutputDirs creates the missing directories of the outputs, for a
