@@ -3,6 +3,7 @@
 package fit
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -96,7 +97,11 @@ func TestMedium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cache.Save(cachePath); err != nil {
+		var b bytes.Buffer
+		if _, err := cache.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cachePath, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return res, time.Since(start), cpuTime() - cpu

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -164,7 +162,7 @@ func (f *fitFlags) checkNumbers() error {
 // is never replaced. The cache is read and then replaced without --force;
 // a read-only one is refused too, rather than replaced by the rename or
 // left out of date after minutes of measuring. Missing directories of both
-// are made when they are written, as quantize makes its outputs'.
+// are made here, as quantize makes its outputs'.
 func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer) error {
 	files := &cli.Files{Force: f.force, MakeDirs: true}
 	files.Read(modelPaths(in)...)
@@ -181,19 +179,15 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 		return err
 	}
 	f.cacheExisted = f.cache != "" && files.Existed(f.cache)
-	return nil
+	return files.MakeOutputDirs()
 }
 
 // writeFile writes what write gives to path through cli.WriteFile (a
 // temporary file renamed into place, so that a failed write leaves an
-// earlier file whole; a file at path replaced only with replace), making
-// its directory if missing.
+// earlier file whole; a file at path replaced only with replace).
 func writeFile(path string, replace bool, write func(io.Writer) error) error {
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return cli.WriteFile(path, b.Bytes(), replace)
@@ -377,12 +371,12 @@ func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration) {
 	}
 }
 
-// runCalibrate is `gquant fit calibrate`: fit the gains to a table of
-// measured KL divergences.
 // calibrateFlags are the options of gquant fit that fit calibrate uses.
 var calibrateFlags = map[string]bool{"imatrix": true, "include-weights": true, "exclude-weights": true, "gains": true, "cache": true,
 	"output": true, "force": true, "threads": true, "chunk-weights": true, "max-chunks": true, "json": true, "quiet": true}
 
+// runCalibrate is `gquant fit calibrate`: fit the gains to a table of
+// measured KL divergences.
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	f := newFitFlags(stderr)
 	f.fs.Usage = func() {
