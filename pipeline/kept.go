@@ -90,8 +90,8 @@ func verifyKept(ctx context.Context, in *gguf.Model, o Output, buf []byte) (stri
 	if size != o.kept.Size {
 		return fmt.Sprintf("%d bytes, its sidecar says %d", size, o.kept.Size), nil
 	}
-	if o.kept.Header != "" && len(o.kept.Tensors) > 0 {
-		hh, err := hashHeader(o.Path, o.kept.Tensors[0].Offset)
+	if o.kept.Header != "" {
+		hh, err := hashHeader(o.Path, dataOffset(o.kept.Tensors, o.kept.Size))
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", o.Path, err)
 		}

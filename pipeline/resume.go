@@ -388,15 +388,11 @@ func keepPlaced(ctx context.Context, in *gguf.Model, outs []Output, i int, size 
 		if r.Done != len(plan) {
 			continue
 		}
-		dataOffset := size
-		if len(recs) > 0 {
-			dataOffset = recs[0].Offset
-		}
 		set, err := planSet(in, outs)
 		if err != nil {
 			return false, err
 		}
-		hh, err := hashHeader(o.Path, dataOffset)
+		hh, err := hashHeader(o.Path, dataOffset(recs, size))
 		if err != nil {
 			return false, err
 		}

@@ -636,12 +636,8 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	headers := make([]string, len(staged))
 	files := make([]os.FileInfo, len(staged))
 	for k, s := range staged {
-		dataOffset := sizes[placed[k]]
-		if recs := records[placed[k]]; len(recs) > 0 {
-			dataOffset = recs[0].Offset
-		}
 		var err error
-		if headers[k], err = hashHeader(s.Temp, dataOffset); err == nil {
+		if headers[k], err = hashHeader(s.Temp, dataOffset(records[placed[k]], sizes[placed[k]])); err == nil {
 			files[k], err = os.Stat(s.Temp)
 		}
 		if err != nil {

@@ -80,32 +80,32 @@ func setIdentity(headers []string) string {
 }
 
 // plannedHeader is Sidecar.Header of output o as planned: its header and
-// the zeros that pad it to the tensor data at dataOffset, the bytes every
+// the zeros that pad it to the tensor data at data, the bytes every
 // writer of the plan puts there.
-func plannedHeader(o Output, dataOffset int64) (string, error) {
+func plannedHeader(o Output, data int64) (string, error) {
 	hdr, err := gguf.EncodeHeader(o.Metadata, o.Headers())
 	if err != nil {
 		return "", err
 	}
-	if int64(len(hdr)) > dataOffset {
-		return "", fmt.Errorf("%s: a header of %d bytes before tensor data at %d", o.Path, len(hdr), dataOffset)
+	if int64(len(hdr)) > data {
+		return "", fmt.Errorf("%s: a header of %d bytes before tensor data at %d", o.Path, len(hdr), data)
 	}
 	d := xxhash.New()
 	d.Write(hdr)
-	d.Write(make([]byte, dataOffset-int64(len(hdr))))
+	d.Write(make([]byte, data-int64(len(hdr))))
 	return hashString(d.Sum64()), nil
 }
 
-// hashHeader hashes the first dataOffset bytes of the file at path (see
-// Sidecar.Header).
-func hashHeader(path string, dataOffset int64) (string, error) {
+// hashHeader hashes the bytes of the file at path before its tensor data,
+// which starts at data (see Sidecar.Header).
+func hashHeader(path string, data int64) (string, error) {
 	f, _, err := gguf.OpenRegular(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	d := xxhash.New()
-	if _, err := io.Copy(d, io.NewSectionReader(f, 0, dataOffset)); err != nil {
+	if _, err := io.Copy(d, io.NewSectionReader(f, 0, data)); err != nil {
 		return "", err
 	}
 	return hashString(d.Sum64()), nil
@@ -317,13 +317,18 @@ func planSet(in *gguf.Model, outs []Output) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		dataOffset := size
-		if len(recs) > 0 {
-			dataOffset = recs[0].Offset
-		}
-		if headers[i], err = plannedHeader(o, dataOffset); err != nil {
+		if headers[i], err = plannedHeader(o, dataOffset(recs, size)); err != nil {
 			return "", err
 		}
 	}
 	return setIdentity(headers), nil
+}
+
+// dataOffset is where the tensor data of a file with records recs and size
+// bytes starts: at its first tensor, or at its end when it has none.
+func dataOffset(recs []TensorRecord, size int64) int64 {
+	if len(recs) > 0 {
+		return recs[0].Offset
+	}
+	return size
 }
