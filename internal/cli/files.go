@@ -76,6 +76,9 @@ type Output struct {
 	Beside []string
 }
 
+// paths lists the output and the files beside it.
+func (o Output) paths() []string { return append([]string{o.Path}, o.Beside...) }
+
 // Read adds input files.
 func (f *Files) Read(paths ...string) {
 	for _, p := range paths {
@@ -111,7 +114,7 @@ func (f *Files) Paths() []string {
 func (f *Files) written() []string {
 	var out []string
 	for _, o := range f.Outputs {
-		out = append(append(out, o.Path), o.Beside...)
+		out = append(out, o.paths()...)
 	}
 	return out
 }
@@ -128,7 +131,7 @@ func (f *Files) Check(log io.Writer) error {
 		}
 	}
 	for i, o := range f.Outputs {
-		for _, p := range append([]string{o.Path}, o.Beside...) {
+		for _, p := range o.paths() {
 			if err := sweepTemps(p, log, f.Continue); err != nil {
 				return err
 			}

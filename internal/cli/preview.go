@@ -24,7 +24,7 @@ func (f *Files) Preview(log io.Writer) error {
 		case err != nil:
 			return err
 		}
-		for _, p := range append([]string{o.Path}, o.Beside...) {
+		for _, p := range o.paths() {
 			if temps, err := gguf.TempFiles(p); err == nil {
 				if err := checkBusy(p, temps); err != nil {
 					return err
