@@ -74,7 +74,7 @@ func TestFallbackString(t *testing.T) {
 		t.Errorf("%q", s)
 	}
 	for i := int64(5); i < 17; i++ {
-		f = f.merge(&Fallback{Type: formats.IQ1_S, Rows: []int64{i}, Reason: "why"})
+		f = mergeFallback(f, &Fallback{Type: formats.IQ1_S, Rows: []int64{i}, Reason: "why"})
 	}
 	if s := f.String(); s != "iq1_s rows 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 and 3 more: why" {
 		t.Errorf("%q", s)

@@ -563,7 +563,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				item.rec = &copied
 			}
 			tensorDone += q.inBytes
-			tensorFallback = tensorFallback.merge(q.fallback)
+			tensorFallback = mergeFallback(tensorFallback, q.fallback)
 			if opt.Progress != nil && q.kind != pieceRewind {
 				ev := Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
 					Bytes: in.Tensors[t.Source].Size, Finished: q.last}

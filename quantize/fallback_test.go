@@ -57,11 +57,11 @@ func TestQuantizeRowsReportFallback(t *testing.T) {
 }
 
 func TestFallbackString(t *testing.T) {
-	f := &quantize.Fallback{Type: formats.IQ1_S, Rows: []int{4}, Reason: "why"}
+	f := &quantize.Fallback{Type: formats.IQ1_S, Rows: []int64{4}, Reason: "why"}
 	if got, want := f.String(), "iq1_s row 4: why"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	f.Rows = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	f.Rows = []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
 	if got, want := f.String(), "iq1_s rows 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more: why"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}

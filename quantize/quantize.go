@@ -176,8 +176,10 @@ type Report struct {
 // deterministic substitute for the parts it cannot encode, described in
 // Reason; every other row, and the rest of these rows, is the reference's.
 type Fallback struct {
-	Type   formats.Type
-	Rows   []int  // row indices within the call, ascending
+	Type formats.Type
+	// Rows, ascending: of the call (QuantizeRowsReport), or of the tensor
+	// where pipeline reports them.
+	Rows   []int64
 	Reason string // what the reference does there and what was written
 }
 
@@ -214,7 +216,11 @@ func (o Options) QuantizeRowsReport(dst []byte, t formats.Type, nrows, ne0 int, 
 	err := quantizeRowsInto(o.kernels()[t], dst, t, nrows, ne0, src, imatrix)
 	var fb *iquant.FallbackError
 	if errors.As(err, &fb) {
-		return Report{Fallback: &Fallback{Type: t, Rows: fb.Rows, Reason: fb.Reason}}, nil
+		rows := make([]int64, len(fb.Rows))
+		for i, r := range fb.Rows {
+			rows[i] = int64(r)
+		}
+		return Report{Fallback: &Fallback{Type: t, Rows: rows, Reason: fb.Reason}}, nil
 	}
 	return Report{}, err
 }
