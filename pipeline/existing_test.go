@@ -47,6 +47,8 @@ func TestCheckExisting(t *testing.T) {
 	}
 	md2 := md.Clone()
 	md2.Set("general.file_type", gguf.Uint32Value(8))
+	renamed := md.Clone() // the same length: the tensors stay where they were
+	renamed.Set("general.architecture", gguf.StringValue("llamb"))
 	withSplit := md.Clone()
 	withSplit.Set(gguf.KeySplitCount, gguf.Uint16Value(1))
 	for _, tc := range []struct {
@@ -62,6 +64,7 @@ func TestCheckExisting(t *testing.T) {
 		{"order", md, infos(func(ts []gguf.TensorInfo) { ts[0].Name, ts[1].Name = "b.weight", "a.weight" }), "tensor 0 is b.weight"},
 		{"file type", md2, infos(nil), "general.file_type is 8, the plan has 7"},
 		{"split key", withSplit, infos(nil), "split.count is 1, the plan has absent"},
+		{"other metadata", renamed, infos(nil), `general.architecture is "llamb", the plan has "llama"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".gguf")

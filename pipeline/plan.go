@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -382,10 +383,10 @@ func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 
 // CheckExisting tells whether the file at path is exactly the output o of
 // size bytes a run would write, as far as its header shows: the same file
-// size, the same tensors in the same order with the same types, shapes,
-// offsets and sizes, the same split keys and file type. It returns nil for
-// a match, else an error saying the first difference. It reads the header
-// only, so it cannot see data that was changed in place.
+// size and the plan's header byte for byte (tensors in the same order with
+// the same types, shapes, offsets and sizes, every metadata key and value).
+// It returns nil for a match, else an error saying the first difference. It
+// reads the header only, so it cannot see data that was changed in place.
 func CheckExisting(path string, o Output, size int64) error {
 	f, fileSize, err := gguf.OpenRegular(path)
 	if err != nil {
@@ -430,7 +431,41 @@ func CheckExisting(path string, o Output, size int64) error {
 			return fmt.Errorf("%s is %s, the plan has %s", key, describeKey(b, inFile), describeKey(a, inPlan))
 		}
 	}
+	// The rest of the metadata (an --override-kv, the input's name, the
+	// imatrix keys) must be the plan's too: a kept file is the file this
+	// run would write.
+	header, err := gguf.EncodeHeader(o.Metadata, infos)
+	if err != nil {
+		return err
+	}
+	have := make([]byte, len(header))
+	if _, err := f.ReadAt(have, 0); err != nil {
+		return fmt.Errorf("reading its header: %w", err)
+	}
+	if !bytes.Equal(have, header) {
+		return metadataDifference(got.Metadata, o.Metadata)
+	}
 	return nil
+}
+
+// metadataDifference names the first key where a file's metadata got
+// differs from the plan's want (for a header that differs in bytes).
+func metadataDifference(got, want gguf.Metadata) error {
+	for i, kv := range want {
+		if i >= len(got) {
+			return fmt.Errorf("the file lacks %s and %d more key(s)", kv.Key, len(want)-i-1)
+		}
+		if got[i].Key != kv.Key {
+			return fmt.Errorf("key %d is %s, the plan has %s", i+1, got[i].Key, kv.Key)
+		}
+		if !got[i].Value.Equal(kv.Value) {
+			return fmt.Errorf("%s is %s, the plan has %s", kv.Key, got[i].Value, kv.Value)
+		}
+	}
+	if len(got) > len(want) {
+		return fmt.Errorf("the file has %s and %d more key(s) the plan has not", got[len(want)].Key, len(got)-len(want)-1)
+	}
+	return errors.New("the encoding of its header differs from the plan's")
 }
 
 func describeKey(v gguf.Value, present bool) string {
