@@ -313,6 +313,27 @@ func TestResumeAfterCancel(t *testing.T) {
 	if temps, _ := gguf.TempFiles(out); len(temps) != len(before) || len(temps) == 0 {
 		t.Errorf("temporary files %v, before %v", temps, before)
 	}
+
+	// The same header, but the first tensor made with other importance
+	// data (another imatrix of the same name): refused as well, not
+	// started over from tensor 0.
+	plan3, err := Build(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := &plan3.Outputs[0].Tensors[0]
+	t0.Imatrix = make([]float32, t0.Shape[0])
+	for i := range t0.Imatrix {
+		t0.Imatrix[i] = 1
+	}
+	nn = notes{}
+	res, err = FindResumable(context.Background(), m, plan3.Outputs, nn.add)
+	if !errors.Is(err, ErrNotResumable) || res != nil || !strings.Contains(nn.String(), t0.Name+" was made with other importance data") {
+		t.Errorf("other importance data: %v %+v; notes %s", err, res, nn.String())
+	}
+	if temps, _ := gguf.TempFiles(out); len(temps) != len(before) {
+		t.Errorf("temporary files %v, before %v", temps, before)
+	}
 }
 
 // TestResumeIgnoresTornRecord: a progress record cut in its last line (a

@@ -290,6 +290,16 @@ func resumableFrom(tmp string, recs []TensorRecord, header []byte, plan []Tensor
 	for done < len(recs) && done < len(plan) && recs[done].samePlace(&plan[done]) {
 		done++
 	}
+	if done < len(recs) && done < len(plan) {
+		// A tensor the file holds was made otherwise than this plan makes
+		// it (other importance data, options or kernels behind the same
+		// header): the command differs from the one that wrote the file.
+		why := recs[done].differs(&plan[done])
+		if why == "" {
+			why = recs[done].Name + " was made otherwise"
+		}
+		return nil, "its progress record says " + why
+	}
 	r := &Resumable{Temp: tmp, Done: done, records: recs[:done]}
 	if done > 0 {
 		last := recs[done-1]
