@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -34,6 +35,10 @@ type ShardSelection struct {
 	part, parts int   // the K/N form
 }
 
+// maxShards is the most files a shard set can have: split.count is a
+// uint16.
+const maxShards = math.MaxUint16
+
 // ParseShardSelection reads a shard selection: numbers and ranges A-B
 // separated by commas, or K/N with 1 <= K <= N.
 func ParseShardSelection(s string) (ShardSelection, error) {
@@ -48,6 +53,8 @@ func ParseShardSelection(s string) (ShardSelection, error) {
 		part, err1 := strconv.Atoi(k)
 		parts, err2 := strconv.Atoi(n)
 		switch {
+		case errors.Is(err1, strconv.ErrRange) || errors.Is(err2, strconv.ErrRange):
+			return bad("a number is too large")
 		case err1 != nil || err2 != nil:
 			return bad("a part is K/N with two whole numbers")
 		case parts < 1:
@@ -61,17 +68,23 @@ func ParseShardSelection(s string) (ShardSelection, error) {
 	for _, item := range strings.Split(s, ",") {
 		from, to, isRange := strings.Cut(item, "-")
 		a, err := strconv.Atoi(from)
+		if errors.Is(err, strconv.ErrRange) || err == nil && a > maxShards {
+			return bad("shard %s: a shard set has at most %d files (split.count is a 16-bit number)", from, maxShards)
+		}
 		if err != nil || a < 1 {
 			return bad("%q is not a shard number (from 1) or a range A-B", item)
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.Atoi(to); err != nil || b < a {
+			if b, err = strconv.Atoi(to); errors.Is(err, strconv.ErrRange) {
+				b, err = math.MaxInt, nil // too large, said below
+			}
+			if err != nil || b < a {
 				return bad("%q is not a range A-B with A <= B", item)
 			}
 		}
-		if b-a >= 1<<20 {
-			return bad("the range %q is longer than any plan", item)
+		if b > maxShards {
+			return bad("shard %d: a shard set has at most %d files (split.count is a 16-bit number)", b, maxShards)
 		}
 		for i := a; i <= b; i++ {
 			sel.shards = append(sel.shards, i)

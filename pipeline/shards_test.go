@@ -46,6 +46,14 @@ func TestParseShardSelection(t *testing.T) {
 		{in: "1/x", err: true},
 		{in: "1/3,2", err: true},
 		{in: "1-99999999", err: true},
+		{in: "65535", shards: []int{65535}},
+		{in: "65536", err: true},
+		// The largest ints: a loop up to them never ended.
+		{in: "9223372036854775807", err: true},
+		{in: "9223372036854775806-9223372036854775807", err: true},
+		{in: "99999999999999999999", err: true},
+		{in: "1-99999999999999999999", err: true},
+		{in: "1/99999999999999999999", err: true},
 	} {
 		sel, err := ParseShardSelection(tc.in)
 		if tc.err {

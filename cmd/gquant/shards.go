@@ -52,7 +52,10 @@ func (s *shardFlags) selection(fs *pflag.FlagSet) (*pipeline.ShardSelection, err
 	if err != nil {
 		return nil, fmt.Errorf("--only-shards: %w", err)
 	}
-	if _, n := sel.Part(); n > 0 && !s.partsSet {
+	switch _, n := sel.Part(); {
+	case n > 0 && s.partsSet && s.parts != n:
+		return nil, fmt.Errorf("--parts %d and --only-shards %s: the part column would show parts of another N than the run's", s.parts, s.only)
+	case n > 0:
 		s.parts = n
 	}
 	return &sel, nil
@@ -173,7 +176,9 @@ func (l shardList) writeText(w io.Writer, summary bool) error {
 	if l.Parts > 0 {
 		fmt.Fprintf(b, "\nparts of --only-shards K/%d (consecutive shards, the largest part as small as it can be):\n", l.Parts)
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-		for k := 1; k <= l.Parts; k++ {
+		// Parts past the shard count are empty (one shard each before
+		// them): one line says so, however many were asked for.
+		for k := 1; k <= min(l.Parts, len(l.Shards)); k++ {
 			var first, last, n int
 			var work time.Duration
 			var in int64
@@ -209,6 +214,9 @@ func (l shardList) writeText(w io.Writer, summary bool) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if first := len(l.Shards) + 1; l.Parts >= first {
+			fmt.Fprintf(b, "  %d/%d to %d/%d: no shards (more parts than shards)\n", first, l.Parts, l.Parts, l.Parts)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

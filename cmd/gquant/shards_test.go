@@ -120,6 +120,11 @@ func TestShardFlags(t *testing.T) {
 		{[]string{"verify", "--repack", model, out, "Q4_0_R8"}, 2, "--repack writes no plan"},
 		{[]string{"verify", out + "-00001-of-00005.gguf"}, 1, "FAILED: 5 problem(s)"},
 		{[]string{"quantize", "--only-shards", "7/7", "--split-max-size", "1M", model, out, "Q8_0"}, 0, "--only-shards 7/7: no shard to write (the plan has 5 shard(s)"},
+		{[]string{"plan", "--shards", "--only-shards", "2/3", "--parts", "4", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "--parts 4 and --only-shards 2/3"},
+		{[]string{"quantize", "--only-shards", "9223372036854775807", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "a shard set has at most 65535 files"},
+		// A billion parts: one line for those past the shards (it ran out
+		// of memory building a line for each).
+		{[]string{"plan", "--shards", "--summary", "--parts", "1000000000", "--split-max-size", "1M", model, out, "Q8_0"}, 0, "6/1000000000 to 1000000000/1000000000: no shards (more parts than shards)"},
 	} {
 		code, stdout, stderr := runGquant(tc.args...)
 		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
