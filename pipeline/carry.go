@@ -74,13 +74,14 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string,
 	}
 	scs := make([]*Sidecar, len(outputs))
 	headers := make([]string, len(outputs))
+	tensors := make([][]TensorRecord, len(outputs))
 	for i, out := range outputs {
 		if scs[i], err = carriedSidecar(out, records); err != nil {
 			return nil, nil, err
 		}
-		headers[i] = scs[i].Header
+		headers[i], tensors[i] = scs[i].Header, scs[i].Tensors
 	}
-	set := setIdentity(headers)
+	set := setIdentity(headers, tensors)
 	for i, out := range outputs {
 		scs[i].Set = set
 		if err := writeSidecar(out, scs[i]); err != nil {

@@ -61,20 +61,35 @@ type Sidecar struct {
 	// sidecars of versions before it have none.
 	Header string `json:"header_xxh64,omitempty"`
 	// Set names the set of files the file was written with: a hash of the
-	// Header hashes of all of them in order, so that the sidecars of one
-	// set agree and a set mixed from two runs (a commit that failed part
-	// way) shows; sidecars of versions before it have none.
+	// Header hashes of all of them in order and of how each tensor was
+	// made (setIdentity), so that the sidecars of one set agree and a set
+	// mixed from two runs (a commit that failed part way, job-array parts
+	// given other importance data or options) shows; sidecars of versions
+	// before it have none.
 	Set     string         `json:"set_xxh64,omitempty"`
 	Tensors []TensorRecord `json:"tensors"`
 }
 
 // setIdentity is Sidecar.Set of a set whose files' Header hashes are
-// headers, in order.
-func setIdentity(headers []string) string {
+// headers, in order, and whose tensors are described by records (per file,
+// in file order). Of each record it takes what a plan knows before any
+// work, the name and the recipe (input type and shape, importance data,
+// type, options, kernels), not offsets or output hashes: a split or merge
+// of the set regroups the same records and names the same set of tensors.
+// Parts of a job array given other importance data or options write the
+// same headers, and only the recipes tell their sets apart.
+func setIdentity(headers []string, records [][]TensorRecord) string {
 	d := xxhash.New()
 	for _, h := range headers {
 		d.WriteString(h)
 		d.WriteString("\n")
+	}
+	for _, recs := range records {
+		for i := range recs {
+			d.WriteString(recs[i].Name)
+			d.WriteString(recs[i].recipe())
+			d.WriteString("\n")
+		}
 	}
 	return hashString(d.Sum64())
 }
@@ -312,6 +327,7 @@ func writeSidecar(path string, sc *Sidecar) error {
 // (those kept or written elsewhere too), from their planned headers.
 func planSet(in *gguf.Model, outs []Output) (string, error) {
 	headers := make([]string, len(outs))
+	records := make([][]TensorRecord, len(outs))
 	for i, o := range outs {
 		recs, size, err := planRecords(in, o)
 		if err != nil {
@@ -320,8 +336,9 @@ func planSet(in *gguf.Model, outs []Output) (string, error) {
 		if headers[i], err = plannedHeader(o, dataOffset(recs, size)); err != nil {
 			return "", err
 		}
+		records[i] = recs
 	}
-	return setIdentity(headers), nil
+	return setIdentity(headers, records), nil
 }
 
 // dataOffset is where the tensor data of a file with records recs and size

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
 	"github.com/gquant/gquant/splitter"
 )
@@ -185,10 +186,11 @@ func TestVerifySetMixedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
+	var kernel quantize.Options
 	run := func(dir, ft string) *Plan {
 		t.Helper()
 		f, _, _ := recipes.ParseFileType(ft)
-		plan, err := Build(in, Config{Selection: recipes.Options{FileType: f}, Output: filepath.Join(dir, "out"), Split: &splitter.Limits{MaxTensors: 12}})
+		plan, err := Build(in, Config{Selection: recipes.Options{FileType: f}, Output: filepath.Join(dir, "out"), Split: &splitter.Limits{MaxTensors: 12}, Kernel: kernel})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,6 +234,19 @@ func TestVerifySetMixedRuns(t *testing.T) {
 	c, err = VerifySet(context.Background(), first, in, plan)
 	if err != nil || c.OK() || !strings.Contains(strings.Join(c.Files[1].Problems, "\n"), "another set of files than this plan's") {
 		t.Errorf("a mixed set against the plan: %v, %+v", err, c.Files[1])
+	}
+
+	// Parts of a job array given other kernel options (or importance
+	// data) write the same headers: the sets still differ.
+	c4, q4 := t.TempDir(), t.TempDir()
+	plan4 := run(c4, "Q4_0")
+	kernel.SymmetricQ40 = true
+	run(q4, "Q4_0")
+	kernel.SymmetricQ40 = false
+	copyWithSidecar(t, filepath.Join(q4, filepath.Base(plan4.Outputs[1].Path)), c4)
+	c, err = VerifySet(context.Background(), plan4.Outputs[0].Path, nil, nil)
+	if err != nil || !strings.Contains(strings.Join(c.Problems, "\n"), "not written together") {
+		t.Errorf("parts made with other options: %v, problems %q", err, c.Problems)
 	}
 
 	// A run killed while it put its files in place: one file has lost its
