@@ -133,13 +133,7 @@ func Open(path string) (*Model, error) {
 	}
 	m.Metadata = m.Shards[0].Metadata
 	if len(m.Shards) == 1 {
-		// The file's own index serves; no need to build another.
-		s := m.Shards[0]
-		m.index = s.index
-		m.Tensors = make([]Tensor, len(s.Tensors))
-		for i, t := range s.Tensors {
-			m.Tensors[i] = Tensor{TensorInfo: t}
-		}
+		m.fromOneShard()
 		ok = true
 		return m, nil
 	}
@@ -169,6 +163,31 @@ func Open(path string) (*Model, error) {
 }
 
 // splitCount returns split.count of a shard; isSplit is false without it.
+// OpenShard opens the one file at path as a model of its own tensors, not
+// looking for the other shards of its set (--reuse of the part of a set a
+// machine holds). Its split keys are not checked: for a whole model use
+// Open.
+func OpenShard(path string) (*Model, error) {
+	s, err := openShard(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Path: path, Shards: []*Shard{s}, Metadata: s.Metadata}
+	m.fromOneShard()
+	return m, nil
+}
+
+// fromOneShard makes the tensors of a model of one shard: the file's own
+// index serves, no need to build another.
+func (m *Model) fromOneShard() {
+	s := m.Shards[0]
+	m.index = s.index
+	m.Tensors = make([]Tensor, len(s.Tensors))
+	for i, t := range s.Tensors {
+		m.Tensors[i] = Tensor{TensorInfo: t}
+	}
+}
+
 func splitCount(s *Shard) (count int, isSplit bool, err error) {
 	v, present := s.Metadata.Lookup(KeySplitCount)
 	if !present {

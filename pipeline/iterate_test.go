@@ -18,6 +18,7 @@ import (
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/quantize"
 	"github.com/gquant/gquant/recipes"
+	"github.com/gquant/gquant/splitter"
 )
 
 // The tests of issue 20 at the package's level: sidecars, reuse, resume.
@@ -396,5 +397,55 @@ func TestBesideBytesBoundsRecords(t *testing.T) {
 	bound := BesideBytes(plan.Outputs[0])
 	if used := journal + st.Size(); journal == 0 || used+3*(64<<10) > bound || bound > 8*used+3*(64<<10) {
 		t.Errorf("progress record %d and sidecar %d bytes; BesideBytes %d", journal, st.Size(), bound)
+	}
+}
+
+// TestReusePartialSet: --reuse of a shard set some of whose shards are
+// missing (a machine of a job array holds its own part) reuses the
+// tensors of the shards present, and the output is a fresh run's.
+func TestReusePartialSet(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.gguf")
+	m, cfg := q4kmConfig(t, fresh)
+	if _, err := runConfig(t, context.Background(), m, cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(fresh)
+	prev := cfg
+	prev.Output = filepath.Join(dir, "prev")
+	prev.Split = &splitter.Limits{MaxTensors: 30}
+	plan, err := runConfig(t, context.Background(), m, prev, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Outputs) != 3 {
+		t.Fatalf("%d shards, want 3", len(plan.Outputs))
+	}
+	if err := os.Remove(plan.Outputs[0].Path); err != nil {
+		t.Fatal(err)
+	}
+	var n notes
+	reuse, err := OpenReuse([]string{plan.Outputs[1].Path}, n.add)
+	if err != nil {
+		t.Fatalf("a set without its first shard: %v", err)
+	}
+	defer reuse.Close()
+	if got := reuse.Paths(); len(got) != 2 || got[0] != plan.Outputs[1].Path || got[1] != plan.Outputs[2].Path {
+		t.Errorf("reads %v, want the two shards present", got)
+	}
+	cfg.Output = filepath.Join(dir, "out.gguf")
+	if _, err := runConfig(t, context.Background(), m, cfg, Options{Reuse: reuse, Notes: n.add}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(cfg.Output); !bytes.Equal(got, want) {
+		t.Error("output differs from a fresh run")
+	}
+	for _, w := range []string{"1 of its 3 shards are missing: reusing from the 2 present", "reused "} {
+		if !strings.Contains(n.String(), w) {
+			t.Errorf("notes do not say %q:\n%s", w, n.String())
+		}
+	}
+	if strings.Contains(n.String(), "reused 0 of") {
+		t.Errorf("nothing reused:\n%s", n.String())
 	}
 }

@@ -41,19 +41,57 @@ type reused struct {
 func OpenReuse(paths []string, notes func(string)) (*Reuse, error) {
 	r := &Reuse{byRec: map[string]map[uint64][]reused{}}
 	for _, p := range paths {
-		m, err := gguf.Open(p)
+		ms, err := openReused(p, notes)
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("--reuse: %w", err)
 		}
-		mi := len(r.models)
-		r.models = append(r.models, m)
-		for _, s := range m.Shards {
-			r.paths = append(r.paths, s.Path)
-			r.addShard(mi, m, s, notes)
+		for _, m := range ms {
+			mi := len(r.models)
+			r.models = append(r.models, m)
+			for _, s := range m.Shards {
+				r.paths = append(r.paths, s.Path)
+				r.addShard(mi, m, s, notes)
+			}
 		}
 	}
 	return r, nil
+}
+
+// openReused opens the earlier output at path: its whole shard set, or,
+// where some of its shards are missing (a machine of a job array holds the
+// shards of its own part), each shard present as a model of its own. Every
+// tensor reused is checked against its record whatever the set, so a
+// partial set is as safe as a whole one.
+func openReused(path string, notes func(string)) ([]*gguf.Model, error) {
+	m, err := gguf.Open(path)
+	if err == nil {
+		return []*gguf.Model{m}, nil
+	}
+	prefix, _, n, named := gguf.ParseShardPath(path)
+	if !named || !errors.Is(err, gguf.ErrShard) || !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var ms []*gguf.Model
+	missing := 0
+	for i := range n {
+		m, err := gguf.OpenShard(gguf.ShardPath(prefix, i, n))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			missing++
+			continue
+		case err != nil:
+			for _, m := range ms {
+				m.Close()
+			}
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	if notes != nil {
+		notes(fmt.Sprintf("--reuse %s: %d of its %d shards are missing: reusing from the %d present", path, missing, n, len(ms)))
+	}
+	return ms, nil
 }
 
 func (r *Reuse) addShard(mi int, m *gguf.Model, s *gguf.Shard, notes func(string)) {
