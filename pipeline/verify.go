@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -108,6 +109,13 @@ func VerifySet(ctx context.Context, path string, in *gguf.Model, plan *Plan) (*S
 	} else {
 		c.Count = 1
 		paths = []string{path}
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			// The OUT a split run was given names no file: its shards do.
+			shards, _ := filepath.Glob(strings.TrimSuffix(path, ".gguf") + "-[0-9]*-of-[0-9]*.gguf")
+			if len(shards) > 0 {
+				c.Notes = append(c.Notes, fmt.Sprintf("%s does not exist, but %s does: give a shard to check a set", path, shards[0]))
+			}
+		}
 	}
 	seen := map[string]string{} // tensor name -> file
 	splitTensors := map[int64][]string{}

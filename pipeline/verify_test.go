@@ -222,6 +222,11 @@ func TestVerifySetMixedRuns(t *testing.T) {
 	if err != nil || len(c.Problems) > 0 {
 		t.Fatalf("the intact set: %v, %q", err, c.Problems)
 	}
+	// The OUT the run was given names no file; the note points to a shard.
+	c, err = VerifySet(context.Background(), filepath.Join(a, "out.gguf"), nil, nil)
+	if err != nil || c.OK() || !strings.Contains(strings.Join(c.Notes, "\n"), "but "+first+" does: give a shard") {
+		t.Errorf("OUT.gguf of a split run: %v, notes %q", err, c.Notes)
+	}
 	copyWithSidecar(t, filepath.Join(b, filepath.Base(plan.Outputs[1].Path)), a)
 	c, err = VerifySet(context.Background(), first, nil, nil)
 	if err != nil {
