@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 )
 
 // A write can outlive its process: a caller that records, durably, which
@@ -149,15 +147,17 @@ func Resume(path, tmp string, md Metadata, tensors []TensorInfo, next int, opts 
 	if _, err := f.Seek(end, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	// Renamed to this process's name: the name tells who writes the file.
-	dir, prefix := filepath.Dir(path), TempPrefix(path)+strconv.Itoa(os.Getpid())+"-"
+	// Renamed to a name of this process: the name tells who writes the file.
+	dir, prefix := filepath.Dir(path), TempPrefix(path)
 	name := ""
 	for try := 0; try < 100; try++ {
-		cand := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64()>>16, 36))
+		token := NewTempToken()
+		cand := filepath.Join(dir, prefix+token)
 		if _, err := os.Lstat(cand); errors.Is(err, os.ErrNotExist) {
 			name = cand
 			break
 		}
+		forgetTempToken(token) // the file there is not this process's
 	}
 	if name == "" {
 		return nil, fmt.Errorf("gguf: cannot name a temporary file for %s", path)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,6 +67,15 @@ func TestResume(t *testing.T) {
 		if err := w.Detach(); err != nil {
 			t.Fatal(err)
 		}
+		if next%2 == 1 {
+			// Left by another process with this one's id (a container's
+			// process 1 before it was restarted).
+			left := filepath.Join(dir, TempPrefix(out)+strconv.Itoa(os.Getpid())+"-left")
+			if err := os.Rename(tmp, left); err != nil {
+				t.Fatal(err)
+			}
+			tmp = left
+		}
 		if _, err := os.Stat(tmp); err != nil {
 			t.Fatalf("detached file gone: %v", err)
 		}
@@ -75,6 +85,10 @@ func TestResume(t *testing.T) {
 		}
 		if r.Next() != next || r.TempPath() == tmp || !strings.HasPrefix(filepath.Base(r.TempPath()), TempPrefix(out)) {
 			t.Errorf("resumed at %d as %s (was %s)", r.Next(), r.TempPath(), tmp)
+		}
+		// The resumed file is this process's now.
+		if tfs, err := TempFiles(out); err != nil || len(tfs) != 1 || tfs[0].Path != r.TempPath() || !tfs[0].Own {
+			t.Errorf("resumed at %d: TempFiles = %+v, %v, want %s, own", next, tfs, err, r.TempPath())
 		}
 		for _, d := range data[next:] {
 			if _, err := r.Write(d); err != nil {

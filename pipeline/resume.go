@@ -246,13 +246,14 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 }
 
 // stale reports whether t is a temporary file (or progress record) of this
-// version that no writer holds: its process is gone, or it is this
-// process's and no longer locked (a Run that was stopped with Keep).
+// version that no writer holds: it is another process's that is gone and
+// holds no lock, or it is this process's and no longer locked (a Run that
+// was stopped with Keep).
 func stale(t gguf.TempFile) bool {
 	if t.PID == 0 {
 		return false
 	}
-	if t.PID == os.Getpid() {
+	if t.Own {
 		return !gguf.Locked(strings.TrimSuffix(t.Path, ".progress"))
 	}
 	return !t.Live

@@ -22,10 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/gquant/gquant/gguf"
 )
@@ -245,9 +243,10 @@ type outputs struct {
 func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 	o := &outputs{final: final, staged: make([]string, len(final)), opts: opts}
 	// Staged names are temporary names of the final ones (gguf.TempPrefix,
-	// with this process's id), so that a later run on the same outputs
-	// finds them if this one is killed before it commits.
-	token := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64()>>16, 36)
+	// with a token of this process, gguf.NewTempToken), so that a later
+	// run on the same outputs finds them if this one is killed before it
+	// commits, and this process tells them as its own.
+	token := gguf.NewTempToken()
 	for i, path := range final {
 		for _, in := range inputs {
 			same, err := gguf.SameFile(path, in)

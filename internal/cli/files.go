@@ -306,7 +306,7 @@ func sweepTemps(path string, log io.Writer, spare []string) error {
 	}
 	for _, t := range temps {
 		switch {
-		case t.PID == os.Getpid():
+		case t.Own:
 		case slices.Contains(spare, t.Path) || slices.Contains(spare, strings.TrimSuffix(t.Path, ".progress")):
 		case !t.Live && strings.HasSuffix(t.Path, ".progress"):
 			os.Remove(t.Path)
@@ -329,22 +329,30 @@ func sweepTemps(path string, log io.Writer, spare []string) error {
 }
 
 // checkBusy fails if another process is writing path now: one of its
-// temporary files is live and names its process.
+// temporary files is live, names its process and is not this process's
+// (a process of another PID namespace, a container's, may have this
+// process's id).
 func checkBusy(path string, temps []gguf.TempFile) error {
 	for _, t := range temps {
-		if t.Live && t.PID != 0 && t.PID != os.Getpid() {
+		switch {
+		case !t.Live || t.PID == 0 || t.Own:
+		case t.PID == os.Getpid():
+			return fmt.Errorf("%w: %s is being written by another process of id %d, as this one's, in another PID namespace (%s)",
+				ErrBusy, path, t.PID, t.Path)
+		default:
 			return fmt.Errorf("%w: %s is being written by process %d (%s)", ErrBusy, path, t.PID, t.Path)
 		}
 	}
 	return nil
 }
 
-// removeOwnTemps removes this process's temporary files of the outputs.
+// removeOwnTemps removes this process's temporary files of the outputs
+// (those it named: another process may have the same id).
 func removeOwnTemps(paths []string) {
 	for _, p := range paths {
 		temps, _ := gguf.TempFiles(p)
 		for _, t := range temps {
-			if t.PID == os.Getpid() {
+			if t.Own {
 				os.Remove(t.Path)
 			}
 		}

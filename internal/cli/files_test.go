@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -388,5 +389,93 @@ func TestFilesPreview(t *testing.T) {
 	f.Read(out)
 	if err := f.Preview(io.Discard); !errors.Is(err, gguf.ErrSameFile) {
 		t.Errorf("output is an input: %v", err)
+	}
+}
+
+// lockAsOther locks path through an open file of its own, as another
+// process would (flock locks belong to the open file), until the test ends.
+func lockAsOther(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// In containers every gquant may be process 1 of its own PID namespace,
+// on a shared directory: a temporary file with this process's id that this
+// process did not name is another process's. Locked, it is being written
+// (the run stops, and an interrupt here does not remove it); not locked,
+// it is a killed run's (a restarted pod's predecessor) and is swept. The
+// files this process named are neither in the way nor swept, and go on an
+// interrupt.
+func TestFilesSamePIDOtherNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		own    bool // named by this process (gguf.CreateTemp)
+		locked bool // by another open file
+		busy   bool // Check and Preview refuse
+		swept  bool // Check removes it
+		onStop bool // removeOwnTemps removes it
+	}{
+		{name: "another namespace's, locked", locked: true, busy: true},
+		{name: "another namespace's, left by a killed run", swept: true},
+		{name: "this process's", own: true, onStop: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out.gguf")
+			tmp := filepath.Join(dir, fmt.Sprintf(".out.gguf.tmp-%d-xyz", os.Getpid()))
+			if tc.own {
+				f, err := gguf.CreateTemp(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				tmp = f.Name()
+			} else {
+				writeTestFile(t, tmp, "partial", 0o644)
+			}
+			if tc.locked {
+				lockAsOther(t, tmp)
+			}
+			writeTestFile(t, tmp+".progress", "{}\n", 0o644)
+			exists := func(when string, want bool) {
+				t.Helper()
+				for _, p := range []string{tmp, tmp + ".progress"} {
+					if _, err := os.Stat(p); (err == nil) != want {
+						t.Errorf("%s: %s there: %v, want %v", when, p, err == nil, want)
+					}
+				}
+			}
+			f := &Files{}
+			f.Write(out, 10)
+			err := f.Preview(io.Discard)
+			if errors.Is(err, ErrBusy) != tc.busy {
+				t.Errorf("Preview: %v, busy %v", err, tc.busy)
+			}
+			var log bytes.Buffer
+			err = f.Check(&log)
+			if errors.Is(err, ErrBusy) != tc.busy {
+				t.Errorf("Check: %v, busy %v", err, tc.busy)
+			}
+			if tc.busy && (err == nil || !strings.Contains(err.Error(), "another process of id "+strconv.Itoa(os.Getpid())+", as this one's") ||
+				!strings.Contains(err.Error(), "another PID namespace")) {
+				t.Errorf("Check: %v, want it to say another process of the same id", err)
+			}
+			if tc.swept != strings.Contains(log.String(), "removed "+tmp) {
+				t.Errorf("log %q, swept %v", log.String(), tc.swept)
+			}
+			exists("after Check", !tc.swept)
+			if tc.swept {
+				return
+			}
+			removeOwnTemps([]string{out})
+			exists("after removeOwnTemps", !tc.onStop)
+		})
 	}
 }
