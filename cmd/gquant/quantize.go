@@ -525,7 +525,8 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 
 // addOutputs adds the files a run of plan writes, each with the room it
 // needs (its sidecar and progress record included) and the sidecar beside
-// it; an output the run keeps is not written.
+// it; an output the run keeps is not written, but the leftovers of a
+// killed earlier write of it go (another part's are not this run's).
 func addOutputs(files *cli.Files, plan *pipeline.Plan) {
 	for i, o := range plan.Outputs {
 		size := plan.Sizes[i] + pipeline.BesideBytes(o)
@@ -534,6 +535,8 @@ func addOutputs(files *cli.Files, plan *pipeline.Plan) {
 			files.Replace(o.Path, size, pipeline.SidecarPath(o.Path))
 		case !o.Skip:
 			files.Write(o.Path, size, pipeline.SidecarPath(o.Path))
+		case !o.Elsewhere:
+			files.KeepAsIs(o.Path, pipeline.SidecarPath(o.Path))
 		}
 	}
 }

@@ -54,6 +54,12 @@ type Files struct {
 	// (quantize --resume): Check's sweep leaves them and their progress
 	// records.
 	Continue []string
+	// Kept are existing outputs the command keeps as they are (quantize
+	// --partial-requant, --resume), with the files beside them: Check
+	// fails if another process is writing one and removes the stale
+	// temporary files a killed earlier run left for them (which would
+	// otherwise stay, a part's size each), and checks nothing else.
+	Kept []string
 
 	before []os.FileInfo                  // each output as Check found it (nil: absent)
 	free   func(dir string) (int64, bool) // freeSpace, replaced by tests
@@ -138,7 +144,18 @@ func (f *Files) Check(log io.Writer) error {
 		}
 		f.before[i], _ = os.Stat(o.Path)
 	}
+	for _, p := range f.Kept {
+		if err := sweepTemps(p, log, f.Continue); err != nil {
+			return err
+		}
+	}
 	return checkSpace(f.Outputs, f.freeFunc())
+}
+
+// KeepAsIs adds an output the command keeps as it is, and the files beside
+// it (see Files.Kept).
+func (f *Files) KeepAsIs(path string, beside ...string) {
+	f.Kept = append(append(f.Kept, path), beside...)
 }
 
 // freeFunc tells the free space of a directory: freeSpace, or the tests'.

@@ -479,3 +479,42 @@ func TestFilesSamePIDOtherNamespace(t *testing.T) {
 		})
 	}
 }
+
+// An output kept as it is (quantize --partial-requant, --resume): a killed
+// earlier write of it leaves a stale temporary file and its progress record,
+// which Check removes; one another process is writing stops the run, in
+// Check and in Preview.
+func TestFilesKeptSweep(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	writeTestFile(t, out, "GGUF", 0o444) // read-only: nothing is written to it
+	stale := filepath.Join(dir, fmt.Sprintf(".o.gguf.tmp-%d-abcdef", deadPID(t)))
+	writeTestFile(t, stale, "GGUF", 0o644)
+	writeTestFile(t, stale+".progress", "{}", 0o644)
+	f := &Files{}
+	f.KeepAsIs(out, out+".gquant.json")
+	var log bytes.Buffer
+	if err := f.Check(&log); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{stale, stale + ".progress"} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left: %v", p, err)
+		}
+	}
+	if !strings.Contains(log.String(), "removed "+stale) {
+		t.Errorf("log %q", log.String())
+	}
+
+	live := filepath.Join(dir, fmt.Sprintf(".o.gguf.tmp-%d-ghijkl", deadPID(t)))
+	writeTestFile(t, live, "GGUF", 0o644)
+	lockAsOther(t, live)
+	for name, check := range map[string]func(io.Writer) error{"Check": f.Check, "Preview": f.Preview} {
+		if err := check(io.Discard); !errors.Is(err, ErrBusy) {
+			t.Errorf("%s with a kept output being written: %v", name, err)
+		}
+	}
+	if _, err := os.Lstat(live); err != nil {
+		t.Errorf("the live file: %v", err)
+	}
+}

@@ -24,13 +24,12 @@ func (f *Files) Preview(log io.Writer) error {
 		case err != nil:
 			return err
 		}
-		for _, p := range o.paths() {
-			if temps, err := gguf.TempFiles(p); err == nil {
-				if err := checkBusy(p, temps); err != nil {
-					return err
-				}
-			}
+		if err := previewBusy(o.paths()); err != nil {
+			return err
 		}
+	}
+	if err := previewBusy(f.Kept); err != nil {
+		return err
 	}
 	return checkSpace(f.Outputs, f.freeFunc())
 }
@@ -58,4 +57,17 @@ func (f *Files) Existed(path string) bool {
 		}
 	}
 	return false
+}
+
+// previewBusy fails, as Check would, if another process is writing one of
+// paths.
+func previewBusy(paths []string) error {
+	for _, p := range paths {
+		if temps, err := gguf.TempFiles(p); err == nil {
+			if err := checkBusy(p, temps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
