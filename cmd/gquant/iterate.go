@@ -57,6 +57,18 @@ func (f *iterateFlags) prepare(in *gguf.Model, plan *pipeline.Plan, files *cli.F
 	}
 	if f.resume {
 		files.Keep = true
+		// Another run writing an output stops this one before anything
+		// is said of its temporary files or done to them.
+		var outs []string
+		for _, o := range plan.Outputs {
+			if !o.Elsewhere {
+				outs = append(outs, o.Path, pipeline.SidecarPath(o.Path))
+			}
+		}
+		if err := cli.CheckBusy(outs...); err != nil {
+			it.close()
+			return nil, err
+		}
 		if it.resume, err = pipeline.FindResumable(context.Background(), in, plan.Outputs, notes); err != nil {
 			it.close()
 			return nil, err

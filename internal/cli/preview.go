@@ -24,11 +24,11 @@ func (f *Files) Preview(log io.Writer) error {
 		case err != nil:
 			return err
 		}
-		if err := previewBusy(o.paths()); err != nil {
+		if err := CheckBusy(o.paths()...); err != nil {
 			return err
 		}
 	}
-	if err := previewBusy(f.Kept); err != nil {
+	if err := CheckBusy(f.Kept...); err != nil {
 		return err
 	}
 	return checkSpace(f.Outputs, f.freeFunc())
@@ -59,9 +59,11 @@ func (f *Files) Existed(path string) bool {
 	return false
 }
 
-// previewBusy fails, as Check would, if another process is writing one of
-// paths.
-func previewBusy(paths []string) error {
+// CheckBusy fails, as Check would, if another process is writing one of
+// paths (ErrBusy). It removes nothing: a command that looks at the
+// outputs' temporary files before Check (quantize --resume) calls it
+// first.
+func CheckBusy(paths ...string) error {
 	for _, p := range paths {
 		if temps, err := gguf.TempFiles(p); err == nil {
 			if err := checkBusy(p, temps); err != nil {
