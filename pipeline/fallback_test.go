@@ -1,15 +1,19 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/quantize"
 )
 
 // Rows the reference cannot quantize (an iq2_xxs block whose only
@@ -90,4 +94,114 @@ func openF32Tensor(t *testing.T, path, name string, shape []int64, data []float3
 		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
 	}
 	return writeRawModel(t, path, gguf.TensorInfo{Name: name, Shape: shape, Type: formats.F32}, buf)
+}
+
+// Importance data that makes an encoding non-finite (a block of zero
+// importance gives q5_K and iq4_nl NaN scales, where llama-quantize stops
+// the run) gets those rows quantized again with uniform importance: the
+// output is finite, the same at any thread count, the rows are reported as
+// a Fallback, and rows with usable importance data are the kernel's own.
+func TestRunImportanceFallback(t *testing.T) {
+	const ne0, ne1, ne2 = 512, 4, 3
+	shape := []int64{ne0, ne1, ne2}
+	src := make([]float32, ne0*ne1*ne2)
+	for i := range src {
+		src[i] = float32((i*37)%29-14) / 700
+	}
+	imatrix := make([]float32, ne0*ne2)
+	for i := range imatrix {
+		imatrix[i] = 1 + float32(i%7)/8
+	}
+	clear(imatrix[ne0 : 2*ne0])       // matrix 1: no importance data at all
+	clear(imatrix[2*ne0 : 2*ne0+256]) // matrix 2: a zero super-block
+	for _, tc := range []struct {
+		typ  formats.Type
+		rows []int64
+	}{
+		{formats.Q5_K, []int64{4, 5, 6, 7, 8, 9, 10, 11}},
+		{formats.IQ4_NL, []int64{4, 5, 6, 7, 8, 9, 10, 11}},
+		{formats.Q5_K_R4, nil}, // QHelper's guard: finite as it is
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			m := openF32Tensor(t, filepath.Join(dir, "in.gguf"), "blk.0.ffn_up_exps.weight", shape, src)
+			var outputs [][]byte
+			for _, threads := range []int{1, 2} {
+				out := filepath.Join(dir, fmt.Sprintf("out%d.gguf", threads))
+				outs := []Output{{Path: out, Tensors: []Tensor{{Name: "blk.0.ffn_up_exps.weight", Shape: shape, Type: tc.typ, Convert: true, Imatrix: imatrix}}}}
+				var fb *Fallback
+				err := Run(context.Background(), m, outs, Options{Threads: threads, PieceWeights: 2 * ne0, Progress: func(ev Event) {
+					if ev.Fallback != nil {
+						fb = ev.Fallback
+					}
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case tc.rows == nil && fb != nil:
+					t.Errorf("threads %d: fallback %v", threads, fb)
+				case tc.rows != nil && (fb == nil || !slices.Equal(fb.Rows, tc.rows) || fb.Reason != importanceFallback):
+					t.Errorf("threads %d: fallback %v, want rows %v", threads, fb, tc.rows)
+				}
+				o, err := gguf.Open(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data := make([]byte, o.Tensors[0].Size)
+				if _, err := o.TensorReader(0).ReadAt(data, 0); err != nil {
+					t.Fatal(err)
+				}
+				o.Close()
+				deq := make([]float32, ne0*ne1*ne2)
+				if err := formats.DequantizeRows(tc.typ, ne0, data, deq); err != nil {
+					t.Fatal(err)
+				}
+				if i := formats.FirstNonFinite(deq); i >= 0 {
+					t.Errorf("threads %d: value %d is %v", threads, i, deq[i])
+				}
+				// Matrix 0 is the kernel's own encoding.
+				want, err := quantize.QuantizeRows(tc.typ, ne1, ne0, src[:ne0*ne1], imatrix[:ne0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(data[:len(want)], want) {
+					t.Errorf("threads %d: matrix 0 is not the kernel's encoding", threads)
+				}
+				outputs = append(outputs, data)
+			}
+			if !bytes.Equal(outputs[0], outputs[1]) {
+				t.Error("1 and 2 threads wrote different bytes")
+			}
+		})
+	}
+}
+
+func TestRiskyImportance(t *testing.T) {
+	ones := func(n int) []float32 {
+		w := make([]float32, n)
+		for i := range w {
+			w[i] = 1
+		}
+		return w
+	}
+	zeroAt := func(w []float32, from, to int) []float32 { clear(w[from:to]); return w }
+	big := ones(64)
+	big[9] = 1e30
+	for _, tc := range []struct {
+		name string
+		im   []float32
+		want bool
+	}{
+		{"usable", ones(256), false},
+		{"scattered zeros", zeroAt(zeroAt(ones(256), 3, 18), 40, 47), false},
+		{"a zero group of 16", zeroAt(ones(256), 32, 48), true},
+		{"all zero", make([]float32, 256), true},
+		{"a short zero tail", zeroAt(ones(40), 32, 40), true},
+		{"huge", big, true},
+	} {
+		if got := riskyImportance(tc.im); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -1200,19 +1201,32 @@ func reaches32(x []float32) bool {
 const overflowGate = 1 << 12
 
 // checkOutput reads back the output of a piece whose input reaches
-// overflowGate and fails, as for a NaN in the input, if it holds an
+// overflowGate, or whose importance data can make an encoding non-finite
+// (riskyImportance), and fails, as for a NaN in the input, if it holds an
 // infinity or a NaN: a finite value too large for the output type (3.39e38
 // in f16, or a block scale of q8_0 or q4_K past fp16's range) would be
 // written as an infinity. The error names the row and the column of the
 // largest value of that row (for f16 and bf16, the value itself).
 //
+// Rows that the importance data made non-finite (a block of zero
+// importance gives q2_K, q4_K, q5_K and iq4_nl NaN scales; llama-quantize
+// then stops the whole run: "quantized data validation failed") are
+// quantized again with uniform importance, each row group on its own, and
+// reported as a Fallback; only if that is not finite either does the
+// piece fail.
+//
 // It reads back one row group at a time into the worker's deq, so the
 // check costs no memory that grows with the piece or the workers.
 func checkOutput(t Tensor, p *piece, deq *[]float32) error {
-	if !p.overGate || t.Type == formats.F32 {
+	if t.Type == formats.F32 {
 		return nil
 	}
 	ne0, rows, _ := gguf.Dims(t.Shape)
+	im := pieceImportance(t, p, ne0)
+	risky := im != nil && riskyImportance(im)
+	if !p.overGate && !risky {
+		return nil
+	}
 	rowSize, err := t.Type.RowSize(ne0)
 	if err != nil {
 		return err
@@ -1221,32 +1235,90 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 	groupBytes := group * rowSize
 	*deq = grow(*deq, int(group*ne0))
 	back := *deq
-	i := -1
-	var at int64 // first row of the group read back
-	for ; at < p.rows; at += group {
-		if err := formats.DequantizeRows(t.Type, int(ne0), p.dst[at*rowSize:at*rowSize+groupBytes], back); err != nil {
+	var uniform []float32
+	for at := int64(0); at < p.rows; at += group {
+		dst := p.dst[at*rowSize : at*rowSize+groupBytes]
+		if err := formats.DequantizeRows(t.Type, int(ne0), dst, back); err != nil {
 			return err
 		}
-		if i = formats.FirstNonFinite(back); i >= 0 {
-			break
-		}
-	}
-	if i < 0 {
-		return nil
-	}
-	r := at + int64(i)/ne0
-	col := int64(i) % ne0
-	if t.Type != formats.F16 && t.Type.Base() != formats.BF16 {
-		row := p.src[r*ne0 : (r+1)*ne0]
-		col = 0
-		for j, v := range row {
-			if math.Abs(float64(v)) > math.Abs(float64(row[col])) {
-				col = int64(j)
+		i := formats.FirstNonFinite(back)
+		if i >= 0 && risky {
+			if uniform == nil {
+				uniform = make([]float32, ne0)
+				for j := range uniform {
+					uniform[j] = 1
+				}
+			}
+			if _, err := t.Kernel.QuantizeRowsReport(dst, t.Type, int(group), int(ne0), p.src[at*ne0:(at+group)*ne0], uniform); err != nil {
+				return err
+			}
+			if err := formats.DequantizeRows(t.Type, int(ne0), dst, back); err != nil {
+				return err
+			}
+			if i = formats.FirstNonFinite(back); i < 0 {
+				p.fallback = addFallbackRows(p.fallback, t.Type, importanceFallback, p.matrix*rows+p.row+at, group)
 			}
 		}
+		if i >= 0 {
+			r := at + int64(i)/ne0
+			col := int64(i) % ne0
+			if t.Type != formats.F16 && t.Type.Base() != formats.BF16 {
+				row := p.src[r*ne0 : (r+1)*ne0]
+				col = 0
+				for j, v := range row {
+					if math.Abs(float64(v)) > math.Abs(float64(row[col])) {
+						col = int64(j)
+					}
+				}
+			}
+			return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (written, it would be %v)",
+				p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, back[i])
+		}
 	}
-	return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (written, it would be %v)",
-		p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, back[i])
+	return nil
+}
+
+// importanceFallback is the Fallback reason of rows checkOutput quantized
+// again with uniform importance.
+const importanceFallback = "with its importance data the encoding is not finite (a block of zero importance, or a huge value): " +
+	"written with uniform importance"
+
+// addFallbackRows adds rows first..first+n-1 of a tensor, written with a
+// substitute encoding for reason, to f (nil: none yet).
+func addFallbackRows(f *Fallback, typ formats.Type, reason string, first, n int64) *Fallback {
+	if f == nil {
+		f = &Fallback{Type: typ, Reason: reason}
+	} else if !strings.Contains(f.Reason, reason) {
+		f.Reason += "; " + reason
+	}
+	for r := first; r < first+n; r++ {
+		f.Rows = append(f.Rows, r)
+	}
+	return f
+}
+
+// riskyImportance reports whether importance data im can make a kernel's
+// encoding non-finite, so that checkOutput reads the output back: an
+// aligned group of 16 weights all zero (a block whose weighted sums are
+// 0/0), or a weight of 1e30 or more (sums that overflow). Real importance
+// matrices rarely have either, so their runs rarely pay for the check.
+func riskyImportance(im []float32) bool {
+	for i := 0; i < len(im); i += 16 {
+		g := im[i:min(i+16, len(im))]
+		zero := true
+		for _, w := range g {
+			if w != 0 {
+				zero = false
+			}
+			if w >= 1e30 {
+				return true
+			}
+		}
+		if zero {
+			return true
+		}
+	}
+	return false
 }
 
 // littleEndian says float32 values in memory are laid out as GGUF stores
