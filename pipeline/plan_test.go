@@ -74,6 +74,32 @@ func TestZeroImportanceSlices(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no q4_K expert tensor in the plan")
 	}
+	// The row-interleaved types guard zero blocks in their kernels (the
+	// reference's QHelper), which write finite bytes from the data as it
+	// is: llama-quantize's Q4_K_R4 and IQ2_XS_R4 outputs of this model, as
+	// gquant writes them without the substitution, matched byte for byte.
+	for _, ft := range []recipes.FileType{recipes.FileTypeQ4_K_R4, recipes.FileTypeIQ2_XS_R4} {
+		plan, err := Build(m, Config{Selection: recipes.Options{FileType: ft}, Imatrix: im, ImatrixPath: "x.dat", Output: t.TempDir() + "/o.gguf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, tp := range plan.Outputs[0].Tensors {
+			if !strings.Contains(tp.Name, "_exps.") || !tp.hasImatrix() || tp.Type.Interleave() == 1 {
+				continue
+			}
+			ne0 := int(tp.Shape[0])
+			for _, v := range importanceData(t, tp)[5*ne0 : 6*ne0] {
+				if v != 0 {
+					t.Fatalf("%s (%s): expert 5 importance changed to %v", tp.Name, tp.Type, v)
+				}
+			}
+			kept++
+		}
+		if kept == 0 {
+			t.Errorf("%v: no interleaved expert tensor in the plan", ft)
+		}
+	}
 	// The shared entry itself is untouched.
 	e, _ := im.Lookup("blk.1.ffn_up_exps.weight")
 	if e.Mean()[5*256] != 0 {
