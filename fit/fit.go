@@ -12,6 +12,7 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/stdregex"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/planner"
 	"github.com/gquant/gquant/recipes"
@@ -604,7 +605,7 @@ func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice 
 	// no reading of rule order changes the result.
 	res2 := make([]*regexp2.Regexp, len(fitted))
 	for k, r := range fitted {
-		if res2[k], err = regexp2.Compile(r.Pattern, regexp2.ECMAScript); err != nil {
+		if res2[k], err = stdregex.Compile(r.Pattern); err != nil {
 			return nil, 0, fmt.Errorf("fit: internal error: rule %s: %w", r, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dlclark/regexp2/syntax"
 
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/stdregex"
 	"github.com/gquant/gquant/internal/text"
 	"github.com/gquant/gquant/recipes"
 )
@@ -224,7 +225,7 @@ func (p *Placement) add(rule, source string, line int) error {
 	if device == "" {
 		return fail("no device after '='")
 	}
-	re, err := regexp2.Compile(pattern, regexp2.ECMAScript)
+	re, err := stdregex.Compile(pattern)
 	if err != nil {
 		return fail("invalid regex %s: %v", text.Quote(pattern, text.QuoteMax), regexProblem(err))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dlclark/regexp2"
 	"github.com/dlclark/regexp2/syntax"
 
+	"github.com/gquant/gquant/internal/stdregex"
 	"github.com/gquant/gquant/internal/text"
 
 	"github.com/gquant/gquant/formats"
@@ -314,13 +315,22 @@ func ruleWarnings(r *Rule) []string {
 	return w
 }
 
-// compileRegex compiles pattern with the ECMAScript grammar std::regex uses.
-// On failure it also returns the byte offset the error is attributed to.
+// compileRegex compiles pattern as std::regex reads it (stdregex). On
+// failure it also returns the byte offset the error is attributed to (-1
+// where the pattern had to be rewritten for regexp2 and offsets no longer
+// correspond).
 func compileRegex(pattern string) (*regexp2.Regexp, int, error) {
-	re, err := regexp2.Compile(pattern, regexp2.ECMAScript)
+	translated, err := stdregex.Translate(pattern)
+	if err != nil {
+		return nil, -1, err
+	}
+	re, err := regexp2.Compile(translated, regexp2.ECMAScript)
 	if err == nil {
 		re.MatchTimeout = matchTimeout
 		return re, -1, nil
+	}
+	if translated != pattern {
+		return nil, -1, err
 	}
 	return nil, regexErrorOffset(pattern, err), err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/stdregex"
 	"github.com/gquant/gquant/recipes"
 	"github.com/gquant/gquant/splitter"
 )
@@ -155,7 +156,7 @@ type pattern struct {
 func compilePatterns(texts []string) ([]*pattern, error) {
 	var out []*pattern
 	for _, s := range texts {
-		re, err := regexp2.Compile(s, regexp2.ECMAScript)
+		re, err := stdregex.Compile(s)
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %w", ErrPattern, s, err)
 		}
