@@ -57,7 +57,6 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %d entries cannot fit in %d bytes", ErrFormat, n, size)
 	}
 	m := &Matrix{Format: FormatDat, Entries: make([]Entry, 0, n)}
-	var firstBad error // an index's first invalid value, reported as Validate would
 	seen := make(map[string]int, n)
 	for i := 0; i < int(n); i++ {
 		nameLen, err := readI32(fmt.Sprintf("name length of entry %d", i+1))
@@ -91,7 +90,7 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 		}
 		if at != nil {
 			e := Entry{Name: string(name), Counts: []float64{float64(ncall)}, src: at, at: size - left, n: int(nval)}
-			if err := streamDat(br, e.Name, int(nval), &firstBad); err != nil {
+			if err := streamDat(br, e.Name, int(nval), &e.bad); err != nil {
 				return nil, err
 			}
 			left -= int64(nval) * 4
@@ -129,19 +128,17 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 			m.Datasets = []string{string(ds)}
 		}
 	}
-	if firstBad != nil {
-		return nil, firstBad
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
+	if at == nil {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
 
 // streamDat reads the n values of entry name from br a chunk at a time,
 // checking them as Validate does; the first invalid value's error goes to
-// *firstBad (unless it holds one), since Validate reports only after the
-// whole file has been read.
+// *firstBad (unless it holds one), reported by Validate.
 func streamDat(br *bufio.Reader, name string, n int, firstBad *error) error {
 	var raw [4 << 10]byte
 	var vals [1 << 10]float32

@@ -85,7 +85,6 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	m.Chunks = int(n)
-	var firstBad error // an index's first invalid value, reported as Validate would
 	for i, t := range g.Tensors {
 		name, ok := strings.CutSuffix(t.Name, suffixSums)
 		if !ok {
@@ -105,9 +104,10 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		}
 		var sums []float32
 		var src *io.SectionReader
+		var bad error // an index entry's first invalid value or count
 		if index {
 			src = g.TensorReader(i)
-			if err := streamF32(src, name, t.Elements(), &firstBad); err != nil {
+			if err := streamF32(src, name, t.Elements(), &bad); err != nil {
 				return nil, fmt.Errorf("%s: %w", t.Name, err)
 			}
 		} else if sums, err = readF32(g.TensorReader(i), t.Elements()); err != nil {
@@ -124,9 +124,10 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		e := Entry{Name: name, Sums: sums, Counts: counts}
 		if index {
 			e.src, e.n = src, int(t.Elements())
-			if firstBad == nil {
-				firstBad = checkCounts(name, counts)
+			if bad == nil {
+				bad = checkCounts(name, counts)
 			}
+			e.bad = bad
 		}
 		m.Entries = append(m.Entries, e)
 	}
@@ -136,11 +137,10 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		}
 		return nil, fmt.Errorf("%w: no %s tensors", ErrNotImatrix, suffixSums)
 	}
-	if firstBad != nil {
-		return nil, firstBad
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
+	if !index {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }

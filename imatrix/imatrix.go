@@ -41,6 +41,11 @@ type Entry struct {
 	src io.ReaderAt
 	at  int64
 	n   int
+	// bad is an index entry's first invalid value or count, found while
+	// indexing: reported unless the entry is filtered out first
+	// (OpenIndexFiltered), as the reference checks only the entries it
+	// keeps.
+	bad error
 }
 
 // Values returns the number of stored values: len(Sums), or for an entry
@@ -215,6 +220,12 @@ func indexAny(s string, subs ...string) int {
 // Validate checks every value is finite and every count non-negative.
 func (m *Matrix) Validate() error {
 	for _, e := range m.Entries {
+		if e.bad != nil {
+			return e.bad
+		}
+		if e.src != nil {
+			continue // an index entry: its values were checked as they were read (bad)
+		}
 		if err := checkSums(e.Name, 0, e.Sums); err != nil {
 			return err
 		}

@@ -19,22 +19,48 @@ import (
 // OpenIndex opens the importance matrix at path, in either format, as an
 // index. The file stays open until Close.
 func OpenIndex(path string) (*Matrix, error) {
+	m, _, err := OpenIndexFiltered(path, nil, nil)
+	return m, err
+}
+
+// OpenIndexFiltered is OpenIndex followed by Filter(include, exclude), with
+// the values checked after the filter, as the reference checks them: an
+// entry with a NaN that --exclude-weights drops is no error. loaded is the
+// number of entries before the filter (the reference's "loaded N importance
+// matrix entries").
+func OpenIndexFiltered(path string, include, exclude []string) (m *Matrix, loaded int, err error) {
 	f, size, err := gguf.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("imatrix: %w", err)
+		return nil, 0, fmt.Errorf("imatrix: %w", err)
 	}
-	m, err := ReadIndex(f, size)
+	if m, err = readIndex(f, size); err == nil {
+		loaded = m.Len()
+		m.Filter(include, exclude)
+		err = m.Validate()
+	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	m.closer = f
-	return m, nil
+	return m, loaded, nil
 }
 
 // ReadIndex reads the importance matrix in r (size bytes, either format) as
 // an index; r must stay readable while its entries are read.
 func ReadIndex(r io.ReaderAt, size int64) (*Matrix, error) {
+	m, err := readIndex(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readIndex is ReadIndex without the check of the values (Validate).
+func readIndex(r io.ReaderAt, size int64) (*Matrix, error) {
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err == nil && string(magic[:]) == gguf.Magic {
 		return readGGUF(r, size, true)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -159,4 +160,46 @@ func FuzzReadIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameAsWhole(t, data)
 	})
+}
+
+// A NaN in an entry that --exclude-weights drops (or --include-weights
+// leaves out) is no error, as for the reference, which checks the entries
+// it keeps; OpenIndex, which keeps every entry, still refuses the file.
+func TestOpenIndexFilteredChecksKeptEntries(t *testing.T) {
+	m := &Matrix{Entries: []Entry{
+		{Name: "blk.0.attn_q.weight", Sums: []float32{1, 2, 3, 4}, Counts: []float64{1}},
+		{Name: "blk.1.attn_q.weight", Sums: []float32{1, float32(math.NaN()), 3, 4}, Counts: []float64{1}},
+	}}
+	var b bytes.Buffer
+	if err := WriteDat(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nan.dat")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenIndex(path); err == nil || !strings.Contains(err.Error(), "blk.1.attn_q.weight: value 1 is NaN") {
+		t.Errorf("OpenIndex: %v", err)
+	}
+	for _, tc := range []struct {
+		include, exclude []string
+		ok               bool
+	}{
+		{nil, []string{"blk.1"}, true},
+		{[]string{"blk.0"}, nil, true},
+		{[]string{"attn_q"}, nil, false},
+		{nil, []string{"blk.0"}, false},
+	} {
+		got, loaded, err := OpenIndexFiltered(path, tc.include, tc.exclude)
+		if tc.ok != (err == nil) {
+			t.Errorf("include %v exclude %v: %v", tc.include, tc.exclude, err)
+			continue
+		}
+		if err == nil {
+			if loaded != 2 || got.Len() != 1 {
+				t.Errorf("include %v exclude %v: loaded %d, kept %d; want 2 and 1", tc.include, tc.exclude, loaded, got.Len())
+			}
+			got.Close()
+		}
+	}
 }

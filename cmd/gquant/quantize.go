@@ -403,13 +403,12 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if q.imatrix != "" && !q.repack {
 		// An index: the run reads each tensor's data when it gets there,
 		// not the whole file (a gigabyte with per-expert data).
-		m, err := imatrix.OpenIndex(q.imatrix)
+		m, n, err := imatrix.OpenIndexFiltered(q.imatrix, q.include, q.exclude)
 		if err != nil {
 			return err
 		}
 		defer m.Close()
-		loaded = m.Len()
-		m.Filter(q.include, q.exclude)
+		loaded = n
 		cfg.Imatrix = m
 	}
 	files := &cli.Files{Force: q.force, MakeDirs: true}
