@@ -418,6 +418,11 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	files.Read(q.rules.files()...)
 	files.Read(q.planning.placeFiles...)
 	if q.repack {
+		if q.imatrix != "" {
+			// Not silently: the reference loads it and writes its
+			// quantize.imatrix.* keys into the repacked file.
+			fmt.Fprintf(stderr, "warning: --imatrix %s: --repack quantizes nothing, so it is not read and the output has no quantize.imatrix keys (llama-quantize writes them)\n", cli.Escape(q.imatrix))
+		}
 		return runRepackForm(in, cfg, q.repackPatterns(), q.dryRun, files, stdout, stderr)
 	}
 	plan, err := pipeline.Build(in, cfg)

@@ -291,3 +291,19 @@ func TestRepackDryRunChecksOutputs(t *testing.T) {
 		t.Error("the read-only file changed")
 	}
 }
+
+// quantize --repack with --imatrix says that the file is not used (the
+// reference reads it and writes its keys), rather than ignoring it.
+func TestRepackImatrixWarns(t *testing.T) {
+	dir := t.TempDir()
+	q := filepath.Join(dir, "q.gguf")
+	mustGquant(t, "quantize", tinyModel, q, "Q4_K_M")
+	im := filepath.Join(dir, "x.dat")
+	if err := os.WriteFile(im, []byte("not read"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runGquant("quantize", "--repack", "--imatrix", im, q, filepath.Join(dir, "r.gguf"), "Q4_K_R4")
+	if code != 0 || !strings.Contains(stderr, "warning: --imatrix "+im+": --repack quantizes nothing") {
+		t.Errorf("status %d:\n%s%s", code, stdout, stderr)
+	}
+}
