@@ -20,6 +20,10 @@ type Model struct {
 	NVocab   int       // <arch>.vocab_size, or the tokenizer's token count
 	Size     ModelSize // see GuessModelSize
 	FileType FileType  // the input's general.file_type (used by --repack and COPY)
+	// LoaderStop, when not empty, says why llama-quantize's loader stops
+	// reading the hyper-parameters: those after it are 0 here too, as
+	// they are for llama-quantize's type choice (loaderStop).
+	LoaderStop string
 }
 
 // ne is a shape as ggml's four dimensions (missing ones count as 1).
@@ -175,6 +179,9 @@ func Select(opts Options, model Model, tensors []gguf.TensorInfo) (*Plan, error)
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d attn_v/attn_qkv tensors for %d layers: llama-quantize aborts on this model (n_attention_wv is unexpected)", qs.nAttentionWV, nl))
 	}
 
+	if model.LoaderStop != "" {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: it stops there and chooses the types with the hyper-parameters after it as 0 (experts, heads, the size class); so does gquant, to write the same file", model.LoaderStop))
+	}
 	ignoredBy := ""
 	if opts.Pure {
 		ignoredBy = "--pure"
