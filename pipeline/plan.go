@@ -142,6 +142,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if src, _, _, _, err := extraSource(in, cfg); err != nil {
+		return nil, err
+	} else if src >= 0 {
+		sel.ExtraOutputSource = in.Tensors[src].Name
+	}
 	rp, err := recipes.Select(sel, params, in.Infos())
 	if err != nil {
 		return nil, err
@@ -245,33 +250,45 @@ func unusedImatrix(cfg Config, choices []recipes.Choice, imat []*importanceSourc
 	return out
 }
 
-// extraOutput plans --extra-output-tensor: the index of the tensor it
-// duplicates and its plan, or -1.
-func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat []*importanceSource) (extra int, err error) {
+// extraSource finds the tensor --extra-output-tensor duplicates, its type
+// and size as the copy, or -1 with the warning that says why there is no
+// copy.
+func extraSource(in *gguf.Model, cfg Config) (src int, typ formats.Type, size int64, warning string, err error) {
 	if cfg.ExtraOutput == nil {
-		return -1, nil
+		return -1, 0, 0, "", nil
 	}
-	src := in.TensorIndex("output.weight")
+	src = in.TensorIndex("output.weight")
 	if src < 0 {
 		src = in.TensorIndex("token_embd.weight")
 	}
 	if src < 0 {
-		plan.Warnings = append(plan.Warnings, "--extra-output-tensor: the model has neither output.weight nor token_embd.weight")
-		return -1, nil
+		return -1, 0, 0, "--extra-output-tensor: the model has neither output.weight nor token_embd.weight", nil
 	}
 	t := in.Tensors[src]
-	typ := *cfg.ExtraOutput
+	typ = *cfg.ExtraOutput
 	if _, rows, _ := gguf.Dims(t.Shape); rows%int64(typ.Interleave()) != 0 {
 		typ = typ.Base()
 	}
-	size, err := typ.TensorSize(t.Shape)
-	if err != nil {
-		return -1, fmt.Errorf("--extra-output-tensor %s for %s: %w", typ, t.Name, err)
+	if size, err = typ.TensorSize(t.Shape); err != nil {
+		return -1, 0, 0, "", fmt.Errorf("--extra-output-tensor %s for %s: %w", typ, t.Name, err)
 	}
 	if size >= t.Size {
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("--extra-output-tensor: %s as %s (%d bytes) is not smaller than the original (%d bytes): not added", t.Name, typ, size, t.Size))
-		return -1, nil
+		return -1, 0, 0, fmt.Sprintf("--extra-output-tensor: %s as %s (%d bytes) is not smaller than the original (%d bytes): not added", t.Name, typ, size, t.Size), nil
 	}
+	return src, typ, size, "", nil
+}
+
+// extraOutput plans --extra-output-tensor: the index of the tensor it
+// duplicates and its plan, or -1.
+func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat []*importanceSource) (extra int, err error) {
+	src, typ, size, warning, err := extraSource(in, cfg)
+	if warning != "" {
+		plan.Warnings = append(plan.Warnings, warning)
+	}
+	if src < 0 || err != nil {
+		return -1, err
+	}
+	t := in.Tensors[src]
 	if imat[src] == nil && cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0 {
 		is, _, err := findImportance(cfg.Imatrix, t.TensorInfo, typ)
 		if err != nil {

@@ -67,10 +67,15 @@ func TypePtr(t formats.Type) *formats.Type { return &t }
 
 // Options are the llama-quantize options that bear on the type choice.
 type Options struct {
-	FileType           FileType
-	CopyOnly           bool // the COPY file type: every tensor copied unchanged
-	Pure               bool // --pure
-	LeaveOutputTensor  bool // --leave-output-tensor
+	FileType          FileType
+	CopyOnly          bool // the COPY file type: every tensor copied unchanged
+	Pure              bool // --pure
+	LeaveOutputTensor bool // --leave-output-tensor
+	// ExtraOutputSource names the tensor --extra-output-tensor duplicates
+	// ("" for none): the reference quantizes it whatever else says
+	// (--leave-output-tensor; under COPY it keeps its type unless
+	// --output-tensor-type names it).
+	ExtraOutputSource  string
 	Overrides          Overrides
 	Rules              *RuleSet // --custom-q rules and recipe files, in order
 	HasImatrix         bool     // an importance matrix with at least one entry was given
@@ -288,6 +293,11 @@ func Select(opts Options, model Model, tensors []gguf.TensorInfo) (*Plan, error)
 		override("--token-embedding-type", o.TokenEmbedding, name == "token_embd.weight")
 		override("--per-layer-token-embedding-type", o.PerLayerTokenEmbedding, name == "per_layer_token_embd.weight")
 		override("--output-tensor-type", o.Output, name == "output.weight")
+		if opts.CopyOnly && name == opts.ExtraOutputSource && !(o.Output != nil && name == "output.weight") {
+			newType = t.Type
+			c.Reason, c.Rule = ReasonDefault, nil
+			c.Why = "COPY file type (the tensor --extra-output-tensor duplicates)"
+		}
 		override("--ffn-gate-inp-type", o.FFNGateInp, strings.Contains(name, "ffn_gate_inp.weight"))
 		// These compare the whole name with a bare tensor name, so they only
 		// act inside the built-in rules above for real models.
@@ -329,6 +339,8 @@ func Select(opts Options, model Model, tensors []gguf.TensorInfo) (*Plan, error)
 func copyReason(t gguf.TensorInfo, opts Options, posEmbd, tokenTypes string) string {
 	name := t.Name
 	switch {
+	case name == opts.ExtraOutputSource:
+		return "" // the reference's quantize = tensor == output_tensor || quantize
 	case typeIsAny(t.Type, formats.I8, formats.I16, formats.I32, formats.I64):
 		return "integer tensor"
 	case !endsWithWeight(name):

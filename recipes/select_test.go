@@ -264,6 +264,23 @@ func TestOverridesAndModes(t *testing.T) {
 	if c := got["output.weight"]; c.Quantize || c.Type != formats.BF16 {
 		t.Errorf("--leave-output-tensor: %s", c)
 	}
+	// The tensor --extra-output-tensor duplicates is quantized whatever
+	// else says, as the reference quantizes it (its output_tensor); under
+	// COPY it keeps its type unless --output-tensor-type names it. All
+	// three agree with llama-quantize's outputs.
+	quant := mustSelect(t, Options{FileType: FileTypeQ4_K_M}, m, ts)["output.weight"]
+	got = mustSelect(t, Options{FileType: FileTypeQ4_K_M, LeaveOutputTensor: true, ExtraOutputSource: "output.weight"}, m, ts)
+	if c := got["output.weight"]; !c.Quantize || c.Type != quant.Type {
+		t.Errorf("--leave-output-tensor --extra-output-tensor: %s, want %s", c, quant.Type)
+	}
+	got = mustSelect(t, Options{FileType: FileTypeAllF32, CopyOnly: true, ExtraOutputSource: "output.weight"}, m, ts)
+	if c := got["output.weight"]; c.Quantize || c.Type != formats.BF16 {
+		t.Errorf("COPY --extra-output-tensor: %s", c)
+	}
+	got = mustSelect(t, Options{FileType: FileTypeAllF32, CopyOnly: true, ExtraOutputSource: "output.weight", Overrides: Overrides{Output: &q80}}, m, ts)
+	if c := got["output.weight"]; !c.Quantize || c.Type != formats.Q8_0 {
+		t.Errorf("COPY --output-tensor-type q8_0 --extra-output-tensor: %s", c)
+	}
 
 	rules, err := ParseCustomQ(`attn=q8_0`)
 	if err != nil {
