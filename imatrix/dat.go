@@ -2,6 +2,7 @@ package imatrix
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,6 +68,7 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
+		name = cutAtNUL(name)
 		// The reference keeps the last of two entries of one name, so
 		// which data a tensor gets depends on the order; a file with
 		// duplicates is damaged or a careless concatenation.
@@ -124,6 +126,7 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
+		ds = cutAtNUL(ds)
 		if len(ds) > 0 {
 			m.Datasets = []string{string(ds)}
 		}
@@ -265,4 +268,13 @@ func joinDatasets(ds []string) string {
 		out += d
 	}
 	return out
+}
+
+// cutAtNUL ends a name at its first NUL byte, as the reference reads the
+// names of a .dat file (a C string made of the bytes).
+func cutAtNUL(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
 }

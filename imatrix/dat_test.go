@@ -163,3 +163,21 @@ func FuzzReadDat(f *testing.F) {
 		}
 	})
 }
+
+// A name or dataset name with a NUL byte ends there, as the reference reads
+// them (C strings made of the bytes): the entry then names its tensor.
+func TestReadDatNameNUL(t *testing.T) {
+	m := &Matrix{Entries: []Entry{{Name: "blk.0.attn_q.weight\x00junk", Sums: []float32{1, 2}, Counts: []float64{1}}},
+		Datasets: []string{"abc\x00def"}}
+	var b bytes.Buffer
+	if err := WriteDat(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadDat(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Entries[0].Name != "blk.0.attn_q.weight" || len(got.Datasets) != 1 || got.Datasets[0] != "abc" {
+		t.Errorf("name %q, datasets %q", got.Entries[0].Name, got.Datasets)
+	}
+}
