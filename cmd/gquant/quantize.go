@@ -426,6 +426,10 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return runRepackForm(in, cfg, q.repackPatterns(), q.dryRun, files, stdout, stderr)
 	}
 	plan, err := pipeline.Build(in, cfg)
+	if errors.Is(err, pipeline.ErrShardSelection) {
+		// A shard the plan does not have: the command line is wrong.
+		return usageError{fmt.Errorf("--only-shards: %w", err)}
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}

@@ -111,7 +111,7 @@ func TestShardFlags(t *testing.T) {
 	}{
 		{[]string{"quantize", "--only-shards", "0", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "not a shard number"},
 		{[]string{"quantize", "--only-shards", "4/3", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "the part K must be from 1 to N"},
-		{[]string{"quantize", "--only-shards", "9", "--split-max-size", "1M", model, out, "Q8_0"}, 1, "shard 9 selected, the plan has 5 output file(s)"},
+		{[]string{"quantize", "--only-shards", "9", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "shard 9 selected, the plan has 5 output file(s)"},
 		{[]string{"quantize", "--shards", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "--shards lists the plan's shards: it needs --dry-run"},
 		{[]string{"plan", "--parts", "3", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "it needs --shards"},
 		{[]string{"plan", "--shards", "--parts", "0", "--split-max-size", "1M", model, out, "Q8_0"}, 2, "the number of parts is 1 or more"},
