@@ -64,9 +64,12 @@ type FileCheck struct {
 	// tensor's bytes hash to its record, "absent", or "differs".
 	Sidecar string
 	// Hashed is the count of tensors whose bytes were hashed and matched.
-	Hashed   int
-	Problems []string
-	Notes    []string
+	Hashed int
+	// InputsHashed counts the input tensors re-hashed as recorded
+	// (VerifyOptions.Inputs).
+	InputsHashed int
+	Problems     []string
+	Notes        []string
 
 	set string // its sidecar's Set, "" when it has none
 }
@@ -87,6 +90,21 @@ func (f *FileCheck) problem(format string, args ...any) {
 // plan's records. The returned error is only ctx's; everything found is
 // in the SetCheck.
 func VerifySet(ctx context.Context, path string, in *gguf.Model, plan *Plan) (*SetCheck, error) {
+	return VerifySetWith(ctx, path, in, plan, VerifyOptions{})
+}
+
+// VerifyOptions adds checks to VerifySetWith.
+type VerifyOptions struct {
+	// Inputs, with a plan, also re-hashes each input tensor a sidecar
+	// records and compares it with the record's input hash: a file made
+	// from other input data (a machine's damaged copy of the model) is
+	// caught even where its bytes are the ones its sidecar records. It
+	// reads the input tensors the checked files were made from.
+	Inputs bool
+}
+
+// VerifySetWith is VerifySet with the checks of opts.
+func VerifySetWith(ctx context.Context, path string, in *gguf.Model, plan *Plan, opts VerifyOptions) (*SetCheck, error) {
 	c := &SetCheck{}
 	var paths []string
 	var outs []int // plan outputs, by file
@@ -142,7 +160,7 @@ func VerifySet(ctx context.Context, path string, in *gguf.Model, plan *Plan) (*S
 			if n, present, err := h.Metadata.LookupInt(gguf.KeySplitTensorsCount); err == nil && present {
 				splitTensors[n] = append(splitTensors[n], p)
 			}
-			err = checkSidecar(ctx, &fc, h, in, o, buf)
+			err = checkSidecar(ctx, &fc, h, in, o, buf, opts)
 		}
 		if err != nil {
 			return nil, err
@@ -282,7 +300,7 @@ func checkSplitKeys(fc *FileCheck, md gguf.Metadata, count int) {
 // it must describe this file (name, size, tensors at their offsets), with
 // the plan's records for output o when given, and every tensor's bytes
 // must hash to its record.
-func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Model, o *Output, buf []byte) error {
+func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Model, o *Output, buf []byte, opts VerifyOptions) error {
 	sc, err := ReadSidecar(fc.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		fc.Sidecar = "absent"
@@ -359,6 +377,23 @@ func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Mod
 			return nil
 		}
 		fc.Hashed++
+	}
+	if opts.Inputs && o != nil && in != nil {
+		for i, r := range sc.Tensors {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			sum, err := hashTensor(in, o.Tensors[i].Source, buf)
+			if err != nil {
+				fc.problem("reading the input tensor of %s: %v", r.Name, err)
+				return nil
+			}
+			if hashString(sum) != r.Input {
+				fc.problem("%s was made from other input data than the input's %s holds (input_xxh64 %s, it hashes to %s)", r.Name, in.Tensors[o.Tensors[i].Source].Name, r.Input, hashString(sum))
+				return nil
+			}
+			fc.InputsHashed++
+		}
 	}
 	fc.Sidecar = "ok"
 	return nil

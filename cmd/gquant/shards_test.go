@@ -224,3 +224,32 @@ func TestOnlyShardsKeepSplit(t *testing.T) {
 		t.Errorf("wrote %v", got)
 	}
 }
+
+// verify --inputs re-hashes the input tensors against the sidecars: a set
+// made from a copy of the model whose data differs fails, where the plain
+// check (the same headers, bytes as recorded) passes; without the quantize
+// command line it is a usage error.
+func TestVerifyInputs(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	mustGquant(t, "quantize", "--split-max-tensors", "30", tinyModel, out, "Q8_0")
+	if code, stdout, stderr := runGquant("verify", "--inputs", "--split-max-tensors", "30", tinyModel, out, "Q8_0"); code != 0 || !strings.Contains(stdout, "input tensors as recorded") {
+		t.Errorf("the set's own input: status %d\n%s%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1000] ^= 1 // a tensor's data, the header as it was
+	other := filepath.Join(dir, "other.gguf")
+	if err := os.WriteFile(other, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustGquant(t, "verify", "--split-max-tensors", "30", other, out, "Q8_0")
+	if code, stdout, stderr := runGquant("verify", "--inputs", "--split-max-tensors", "30", other, out, "Q8_0"); code != 1 || !strings.Contains(stdout, "was made from other input data") {
+		t.Errorf("another input: status %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runGquant("verify", "--inputs", out+"-00001-of-00003.gguf"); code != 2 || !strings.Contains(stderr, "give its whole quantize command line") {
+		t.Errorf("--inputs without a plan: status %d\n%s", code, stderr)
+	}
+}

@@ -63,13 +63,14 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 				Line: "gquant verify --imatrix imatrix.dat --split-max-size 50G model-bf16.gguf model-IQ2_K_R4.gguf IQ2_K_R4"},
 		)
 	}
+	inputs := q.fs.Bool("inputs", false, "with the quantize command line: also re-hash the input tensors the checked files were made from against their sidecars' input hashes (reads them)")
 	// A gquant command of its own: flags after IN draw no warning.
 	if _, status, done := q.parse(program, args, stdout, stderr); done {
 		return status
 	}
 	ctx := context.Background()
 	report := func(path string, in *gguf.Model, plan *pipeline.Plan) error {
-		c, err := pipeline.VerifySet(ctx, path, in, plan)
+		c, err := pipeline.VerifySetWith(ctx, path, in, plan, pipeline.VerifyOptions{Inputs: *inputs})
 		if err != nil {
 			return err
 		}
@@ -95,12 +96,16 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	case len(pos) == 1:
 		var set []string
 		q.fs.Visit(func(f *pflag.Flag) {
-			if f.Name != "json" && f.Name != "verbose" {
+			if f.Name != "json" && f.Name != "verbose" && f.Name != "inputs" {
 				set = append(set, "--"+f.Name)
 			}
 		})
 		if len(set) > 0 {
 			err = usageError{fmt.Errorf("%s describe a quantize run: give its whole command line (IN [OUT] TYPE), or only the file to check", strings.Join(set, ", "))}
+			break
+		}
+		if *inputs {
+			err = usageError{errors.New("--inputs re-hashes the input of the run: give its whole quantize command line (IN [OUT] TYPE)")}
 			break
 		}
 		err = report(pos[0], nil, nil)
@@ -142,7 +147,8 @@ type verifyFileJSON struct {
 	Tensors  int      `json:"tensors"`
 	Header   string   `json:"header,omitempty"` // "ok", "differs"; absent without a plan
 	Sidecar  string   `json:"sidecar,omitempty"`
-	Hashed   int      `json:"hashed"` // tensors re-hashed against the sidecar
+	Hashed   int      `json:"hashed"`        // tensors re-hashed against the sidecar
+	Inputs   int      `json:"inputs_hashed"` // input tensors re-hashed (--inputs)
 	Problems []string `json:"problems"`
 	Notes    []string `json:"notes"`
 }
@@ -152,7 +158,7 @@ func newVerifyDoc(path string, plan bool, c *pipeline.SetCheck) verifyDoc {
 		Files: []verifyFileJSON{}, Problems: nonNil(c.Problems), Notes: nonNil(c.Notes), Warnings: []cli.Warning{}}
 	for _, f := range c.Files {
 		doc.Files = append(doc.Files, verifyFileJSON{Index: f.Index, Path: f.Path, OK: len(f.Problems) == 0, Present: f.Present,
-			Bytes: f.Bytes, Tensors: f.Tensors, Header: f.Header, Sidecar: f.Sidecar, Hashed: f.Hashed,
+			Bytes: f.Bytes, Tensors: f.Tensors, Header: f.Header, Sidecar: f.Sidecar, Hashed: f.Hashed, Inputs: f.InputsHashed,
 			Problems: nonNil(f.Problems), Notes: nonNil(f.Notes)})
 	}
 	return doc
@@ -174,9 +180,10 @@ func writeVerifyText(w io.Writer, path string, plan bool, c *pipeline.SetCheck, 
 		what = "the plan's headers"
 	}
 	fmt.Fprintf(b, "%s: %d file(s), checked against %s\n", path, c.Count, what)
-	hashed, sidecars, headers := 0, 0, 0
+	hashed, sidecars, headers, inputs := 0, 0, 0, 0
 	for _, f := range c.Files {
 		hashed += f.Hashed
+		inputs += f.InputsHashed
 		if f.Sidecar == "ok" {
 			sidecars++
 		}
@@ -223,7 +230,11 @@ func writeVerifyText(w io.Writer, path string, plan bool, c *pipeline.SetCheck, 
 		if plan {
 			fmt.Fprintf(b, ", %d header(s) the plan's byte for byte", headers)
 		}
-		fmt.Fprintf(b, ", %d of %d sidecar(s) present, %d tensors' bytes re-hashed and as recorded\n", sidecars, len(c.Files), hashed)
+		fmt.Fprintf(b, ", %d of %d sidecar(s) present, %d tensors' bytes re-hashed and as recorded", sidecars, len(c.Files), hashed)
+		if inputs > 0 {
+			fmt.Fprintf(b, ", %d input tensors as recorded", inputs)
+		}
+		fmt.Fprintln(b)
 	} else {
 		n := len(c.Problems)
 		for _, f := range c.Files {
