@@ -50,6 +50,12 @@ func TestModelParamsLoaderStop(t *testing.T) {
 		{"no rms epsilon", without("llama.attention.layer_norm_rms_epsilon"), 80, 8, 32, 8, "no llama.attention.layer_norm_rms_epsilon"},
 		{"invalid n_rot", with("llama.rope.dimension_count", gguf.Uint32Value(16)), 80, 8, 32, 8, "invalid n_rot"},
 		{"no expert_count", without("llama.expert_count"), 80, 0, 32, 8, ""},
+		// Per-layer head counts as gguf-py writes them (int32 arrays).
+		{"head_count_kv i32 array", with("llama.attention.head_count_kv", gguf.ArrayValue(int32s(80, 8))), 80, 8, 32, 8, ""},
+		{"head_count_kv of 79 layers", with("llama.attention.head_count_kv", gguf.ArrayValue(int32s(79, 8))), 80, 8, 32, 32, "79 values for 80 layers"},
+		{"general.name u32", with("general.name", gguf.Uint32Value(5)), 80, 0, 0, 0, "general.name is of type u32"},
+		{"feed_forward_length i32", with("llama.feed_forward_length", gguf.Int32Value(512)), 80, 8, 0, 0, "feed_forward_length"},
+		{"rope.freq_base u32", with("llama.rope.freq_base", gguf.Uint32Value(10000)), 80, 8, 32, 8, "rope.freq_base"},
 	} {
 		m, err := ModelParams(tc.md)
 		if err != nil {
@@ -65,4 +71,12 @@ func TestModelParamsLoaderStop(t *testing.T) {
 			t.Errorf("%s: size class %v, want unknown", tc.name, m.Size)
 		}
 	}
+}
+
+func int32s(n int, v int32) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
