@@ -97,8 +97,8 @@ func openF32Tensor(t *testing.T, path, name string, shape []int64, data []float3
 }
 
 // Importance data that makes an encoding non-finite (a block of zero
-// importance gives q5_K and iq4_nl NaN scales, where llama-quantize stops
-// the run) gets those rows quantized again with uniform importance: the
+// importance gives q5_K and iq4_nl NaN scales, one of subnormal weights
+// q5_K's; llama-quantize stops the run there) gets those rows quantized again with uniform importance: the
 // output is finite, the same at any thread count, the rows are reported as
 // a Fallback, and rows with usable importance data are the kernel's own.
 func TestRunImportanceFallback(t *testing.T) {
@@ -113,7 +113,9 @@ func TestRunImportanceFallback(t *testing.T) {
 		imatrix[i] = 1 + float32(i%7)/8
 	}
 	clear(imatrix[ne0 : 2*ne0])       // matrix 1: no importance data at all
-	clear(imatrix[2*ne0 : 2*ne0+256]) // matrix 2: a zero super-block
+	for i := 2*ne0 + 256; i < 3*ne0; i++ {
+		imatrix[i] = math.SmallestNonzeroFloat32 // matrix 2: a super-block of subnormal weights
+	}
 	for _, tc := range []struct {
 		typ  formats.Type
 		rows []int64
@@ -197,6 +199,20 @@ func TestRiskyImportance(t *testing.T) {
 		{"scattered zeros", zeroAt(zeroAt(ones(256), 3, 18), 40, 47), false},
 		{"a zero group of 16", zeroAt(ones(256), 32, 48), true},
 		{"all zero", make([]float32, 256), true},
+		{"a group of subnormals", func() []float32 {
+			w := ones(64)
+			for i := 16; i < 32; i++ {
+				w[i] = 1e-43
+			}
+			return w
+		}(), true},
+		{"small but normal", func() []float32 {
+			w := ones(64)
+			for i := 16; i < 32; i++ {
+				w[i] = 1e-20
+			}
+			return w
+		}(), false},
 		{"a short zero tail", zeroAt(ones(40), 32, 40), true},
 		{"huge", big, true},
 	} {

@@ -1280,7 +1280,7 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 
 // importanceFallback is the Fallback reason of rows checkOutput quantized
 // again with uniform importance.
-const importanceFallback = "with its importance data the encoding is not finite (a block of zero importance, or a huge value): " +
+const importanceFallback = "with its importance data the encoding is not finite (a block of zero or tiny importance, or a huge value): " +
 	"written with uniform importance"
 
 // addFallbackRows adds rows first..first+n-1 of a tensor, written with a
@@ -1299,22 +1299,24 @@ func addFallbackRows(f *Fallback, typ formats.Type, reason string, first, n int6
 
 // riskyImportance reports whether importance data im can make a kernel's
 // encoding non-finite, so that checkOutput reads the output back: an
-// aligned group of 16 weights all zero (a block whose weighted sums are
-// 0/0), or a weight of 1e30 or more (sums that overflow). Real importance
+// aligned group of 16 weights all below 1e-30 (zero, or so small that the
+// weighted sums of a block underflow to 0/0; 1e-43 gives q4_K NaN scales),
+// or a weight of 1e30 or more (sums that overflow). Real importance
 // matrices rarely have either, so their runs rarely pay for the check.
 func riskyImportance(im []float32) bool {
+	const tiny, huge = 1e-30, 1e30
 	for i := 0; i < len(im); i += 16 {
 		g := im[i:min(i+16, len(im))]
-		zero := true
+		small := true
 		for _, w := range g {
-			if w != 0 {
-				zero = false
+			if w >= tiny {
+				small = false
 			}
-			if w >= 1e30 {
+			if w >= huge {
 				return true
 			}
 		}
-		if zero {
+		if small {
 			return true
 		}
 	}
