@@ -29,6 +29,14 @@ func TestCompile(t *testing.T) {
 		{`ffn_(?!down)`, "blk.7.ffn_down.weight", false},
 		{`\\`, `a\b`, true},
 		{`[\A]`, "A", true},
+		{`attn_\cq`, "blk.0.attn_q.weight", true}, // libstdc++: \cX is X
+		{`ffn_(up){1}`, "blk.0.ffn_up.weight", true},
+		{`l{1,}k`, "blk.0", true},
+		{`(b)lk\.\d\.\1?`, "blk.0.", true},
+		{`[[.a.]]ttn`, "attn_q", true},
+		{`[[=a=]]ttn`, "attn_q", true},
+		{`\x61ttn`, "attn_q", true},
+		{`\u0061ttn`, "attn_q", true},
 	} {
 		re, err := Compile(tc.pattern)
 		if err != nil {
@@ -39,7 +47,9 @@ func TestCompile(t *testing.T) {
 			t.Errorf("%s on %s: %v %v, want %v", tc.pattern, tc.name, got, err, tc.match)
 		}
 	}
-	for _, bad := range []string{`(?i)ATTN_Q`, `(?<n>attn)_k`, `(?<=blk)\.`, `[[:nope:]]`, `[[=a=]]`} {
+	// What std::regex refuses (llama-quantize stops), refused here too.
+	for _, bad := range []string{`(?i)ATTN_Q`, `(?<n>attn)_k`, `(?<=blk)\.`, `[[:nope:]]`, `[[=ab=]]`,
+		`blk{`, `x{y`, `{`, `a{,3}`, `a{ 1}`, `\x4`, `\u41`, `\p{L}`, `\1`, `(a)\2`, `[\1]`, `[\B]`, `[\d-z]`, `[\w-z]`, `\c`} {
 		if _, err := Compile(bad); !errors.Is(err, ErrSyntax) {
 			t.Errorf("%s: %v, want ErrSyntax", bad, err)
 		}
