@@ -112,7 +112,7 @@ func TestRunImportanceFallback(t *testing.T) {
 	for i := range imatrix {
 		imatrix[i] = 1 + float32(i%7)/8
 	}
-	clear(imatrix[ne0 : 2*ne0])       // matrix 1: no importance data at all
+	clear(imatrix[ne0 : 2*ne0]) // matrix 1: no importance data at all
 	for i := 2*ne0 + 256; i < 3*ne0; i++ {
 		imatrix[i] = math.SmallestNonzeroFloat32 // matrix 2: a super-block of subnormal weights
 	}
