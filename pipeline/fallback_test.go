@@ -221,3 +221,35 @@ func TestRiskyImportance(t *testing.T) {
 		}
 	}
 }
+
+// The same in pieces converted in chunks (convertChunks): the rows
+// quantized again are reported too.
+func TestRunImportanceFallbackChunks(t *testing.T) {
+	const ne0, ne1, ne2 = 512, 256, 2
+	shape := []int64{ne0, ne1, ne2}
+	src := make([]float32, ne0*ne1*ne2)
+	for i := range src {
+		src[i] = float32((i*37)%29-14) / 700
+	}
+	imatrix := make([]float32, ne0*ne2)
+	for i := range imatrix[:ne0] {
+		imatrix[i] = 1 + float32(i%7)/8
+	} // matrix 1: no importance data
+	dir := t.TempDir()
+	m := openF32Tensor(t, filepath.Join(dir, "in.gguf"), "blk.0.ffn_up_exps.weight", shape, src)
+	outs := []Output{{Path: filepath.Join(dir, "out.gguf"), Tensors: []Tensor{{Name: "blk.0.ffn_up_exps.weight", Shape: shape, Type: formats.Q5_K, Convert: true, Imatrix: imatrix}}}}
+	if n := chunkRows(outs[0].Tensors[0], &piece{rows: ne1}); n == 0 || n >= ne1 {
+		t.Fatalf("a piece of %d rows is converted in chunks of %d: not chunked", ne1, n)
+	}
+	var fb *Fallback
+	if err := Run(context.Background(), m, outs, Options{Threads: 1, Progress: func(ev Event) {
+		if ev.Fallback != nil {
+			fb = ev.Fallback
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if fb == nil || len(fb.Rows) != ne1 || fb.Rows[0] != ne1 || fb.Rows[ne1-1] != 2*ne1-1 {
+		t.Errorf("fallback %v, want rows %d..%d", fb, ne1, 2*ne1-1)
+	}
+}

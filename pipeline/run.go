@@ -1109,10 +1109,10 @@ func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) 
 		if err := quantizeCall(t, &c, 0, k, rowSize, im); err != nil {
 			return err
 		}
-		p.fallback = c.fallback
 		if err := checkOutput(t, &c, deq); err != nil {
 			return err
 		}
+		p.fallback = c.fallback // the kernel's and checkOutput's rows
 	}
 	return nil
 }
