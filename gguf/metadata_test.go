@@ -19,6 +19,7 @@ func TestTypedLookups(t *testing.T) {
 		{"as", ArrayValue([]string{"x"})},
 		{"aa", ArrayValue([]Value{ArrayValue([]int32{1})})},
 		{"e", ArrayValue([]uint8{})},
+		{"ab", ArrayValue([]bool{true, false})},
 	}
 	type result struct {
 		n       int64
@@ -39,6 +40,8 @@ func TestTypedLookups(t *testing.T) {
 		{"per-layer array", func() (int64, bool, error) { return md.LookupIntOrFirst("a", 0) }, result{7, true, ""}},
 		{"per-layer scalar", func() (int64, bool, error) { return md.LookupIntOrFirst("i", 0) }, result{-2, true, ""}},
 		{"per-layer str", func() (int64, bool, error) { return md.LookupIntOrFirst("s", 0) }, result{0, true, "s is str"}},
+		{"per-layer bools", func() (int64, bool, error) { return md.LookupIntOrFirst("ab", 0) }, result{1, true, ""}},
+		{"per-layer bools, layer 1", func() (int64, bool, error) { return md.LookupIntOrFirst("ab", 1) }, result{0, true, ""}},
 		{"per-layer strings", func() (int64, bool, error) { return md.LookupIntOrFirst("as", 0) }, result{0, true, "as is array of str"}},
 		{"per-layer arrays", func() (int64, bool, error) { return md.LookupIntOrFirst("aa", 0) }, result{0, true, "aa is array of arr"}},
 		{"per-layer empty", func() (int64, bool, error) { return md.LookupIntOrFirst("e", 0) }, result{0, false, ""}},

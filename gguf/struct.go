@@ -549,11 +549,19 @@ func (m Metadata) LookupIntOrFirst(key string, i int) (n int64, present bool, er
 	if v.Type() != TypeArray {
 		return m.LookupInt(key)
 	}
-	if !v.ElemType().isInteger() {
+	if !v.ElemType().isInteger() && v.ElemType() != TypeBool {
 		return 0, true, &KeyTypeError{Key: key, Want: "an integer or an array of integers", Found: v}
 	}
 	if i < 0 || i >= v.Len() {
 		return 0, false, nil
+	}
+	if b, ok := v.Elem(i).Bool(); ok && v.ElemType() == TypeBool {
+		// The reference's loader reads a per-layer array of bools as 0s
+		// and 1s.
+		if b {
+			return 1, true, nil
+		}
+		return 0, true, nil
 	}
 	n, ok := v.Elem(i).Int()
 	if !ok {
