@@ -16,11 +16,9 @@ import (
 	"github.com/gquant/gquant/splitter"
 )
 
-// KV is one --override-kv KEY=TYPE:VALUE, already parsed.
-type KV struct {
-	Key   string
-	Value gguf.Value
-}
+// KV is one --override-kv KEY=TYPE:VALUE, already parsed: a metadata key
+// and value as gguf has them.
+type KV = gguf.KV
 
 // Config is what a quantize run asks for.
 type Config struct {
@@ -555,26 +553,36 @@ func outputMetadata(in gguf.Metadata, cfg Config, ft recipes.FileType) gguf.Meta
 	md.Delete(gguf.KeySplitNo)
 	md.Delete(gguf.KeySplitCount)
 	md.Delete(gguf.KeySplitTensorsCount)
-	for _, kv := range cfg.Overrides {
+	for _, kv := range ConfigKeys(cfg) {
 		md.Set(kv.Key, kv.Value)
 	}
+	md.Set("general.file_type", gguf.Uint32Value(uint32(ft)))
+	return md
+}
+
+// ConfigKeys lists the keys a run sets in its output's metadata from its
+// options, in the order llama-quantize sets them (its kv overrides): the
+// --override-kv keys, then the importance matrix's file, dataset, entry
+// and chunk counts (--hide-imatrix hides their values). A --repack run
+// sets them too.
+func ConfigKeys(cfg Config) []KV {
+	kvs := append([]KV(nil), cfg.Overrides...)
 	if m := cfg.Imatrix; m != nil && len(m.Entries) > 0 {
 		file, dataset := truncate127(cfg.ImatrixPath), truncate127(strings.Join(m.Datasets, ", "))
 		entries, chunks := int32(m.Len()), int32(m.Chunks)
 		if cfg.HideImatrix {
 			file, dataset, entries, chunks = "top_secret", "top_secret", 0, 0
 		}
-		md.Set("quantize.imatrix.file", gguf.StringValue(file))
+		kvs = append(kvs, KV{Key: "quantize.imatrix.file", Value: gguf.StringValue(file)})
 		if len(m.Datasets) > 0 {
-			md.Set("quantize.imatrix.dataset", gguf.StringValue(dataset))
+			kvs = append(kvs, KV{Key: "quantize.imatrix.dataset", Value: gguf.StringValue(dataset)})
 		}
-		md.Set("quantize.imatrix.entries_count", gguf.Int32Value(entries))
+		kvs = append(kvs, KV{Key: "quantize.imatrix.entries_count", Value: gguf.Int32Value(entries)})
 		if m.Chunks > 0 {
-			md.Set("quantize.imatrix.chunks_count", gguf.Int32Value(chunks))
+			kvs = append(kvs, KV{Key: "quantize.imatrix.chunks_count", Value: gguf.Int32Value(chunks)})
 		}
 	}
-	md.Set("general.file_type", gguf.Uint32Value(uint32(ft)))
-	return md
+	return kvs
 }
 
 // truncate127 keeps what the reference's 128-byte override buffer keeps.

@@ -103,7 +103,7 @@ func TestVerifySet(t *testing.T) {
 			return func() { os.Remove(SidecarPath(shard(2))); undo() }
 		}, nil, "split.no is 1 (shard 2; it counts from 0), where shard 3 of the set has 2"},
 		{"other type", func() func() { return func() {} }, build("Q4_0", ""), "the plan has q4_0"},
-		{"other metadata", func() func() { return func() {} }, build("Q8_0", "", KV{"general.name", gguf.StringValue("other")}), "not the plan's header"},
+		{"other metadata", func() func() { return func() {} }, build("Q8_0", "", KV{Key: "general.name", Value: gguf.StringValue("other")}), "not the plan's header"},
 		{"sidecar of another file", func() func() {
 			b, _ := os.ReadFile(SidecarPath(shard(0)))
 			undo := move(t, SidecarPath(shard(1)), SidecarPath(shard(1))+".away")

@@ -64,6 +64,10 @@ type Options struct {
 	// llama-gguf-split plans them (out is then their prefix); it overrides
 	// Merge and the input's shard layout.
 	Split *splitter.Limits
+	// Metadata are keys set in the outputs' metadata after the split keys
+	// are dropped and before general.file_type, as llama-quantize --repack
+	// sets its --override-kv and importance matrix keys.
+	Metadata []gguf.KV
 	// Threads is the number of goroutines shuffling bytes (default GOMAXPROCS).
 	Threads int
 	// Log, when set, gets one line per tensor as it is written.

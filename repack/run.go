@@ -110,6 +110,9 @@ func (p *Plan) layout(m *gguf.Model, out string) ([]outputFile, error) {
 	md.Delete(gguf.KeySplitNo)
 	md.Delete(gguf.KeySplitCount)
 	md.Delete(gguf.KeySplitTensorsCount)
+	for _, kv := range p.Options.Metadata {
+		md.Set(kv.Key, kv.Value)
+	}
 	if p.FileType.Write {
 		md.Set(keyFileType, gguf.Uint32Value(uint32(p.FileType.To)))
 	}

@@ -400,7 +400,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	loaded := 0 // importance matrix entries before --include/--exclude-weights
-	if q.imatrix != "" && !q.repack {
+	if q.imatrix != "" {
 		// An index: the run reads each tensor's data when it gets there,
 		// not the whole file (a gigabyte with per-expert data).
 		m, n, err := imatrix.OpenIndexFiltered(q.imatrix, q.include, q.exclude)
@@ -418,11 +418,6 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	files.Read(q.rules.files()...)
 	files.Read(q.planning.placeFiles...)
 	if q.repack {
-		if q.imatrix != "" {
-			// Not silently: the reference loads it and writes its
-			// quantize.imatrix.* keys into the repacked file.
-			fmt.Fprintf(stderr, "warning: --imatrix %s: --repack quantizes nothing, so it is not read and the output has no quantize.imatrix keys (llama-quantize writes them)\n", cli.Escape(q.imatrix))
-		}
 		return runRepackForm(in, cfg, q.repackPatterns(), q.dryRun, files, stdout, stderr)
 	}
 	plan, err := pipeline.Build(in, cfg)

@@ -292,18 +292,28 @@ func TestRepackDryRunChecksOutputs(t *testing.T) {
 	}
 }
 
-// quantize --repack with --imatrix says that the file is not used (the
-// reference reads it and writes its keys), rather than ignoring it.
-func TestRepackImatrixWarns(t *testing.T) {
-	dir := t.TempDir()
-	q := filepath.Join(dir, "q.gguf")
-	mustGquant(t, "quantize", tinyModel, q, "Q4_K_M")
-	im := filepath.Join(dir, "x.dat")
-	if err := os.WriteFile(im, []byte("not read"), 0o644); err != nil {
+// quantize --repack applies --override-kv and writes the importance
+// matrix's keys, as llama-quantize --repack does (checked against it with
+// the golden imatrix, also with --hide-imatrix: byte-identical).
+func TestRepackFormMetadata(t *testing.T) {
+	chdirE2E(t)
+	out := filepath.Join(t.TempDir(), "r.gguf")
+	mustGquant(t, "quantize", "--repack", "--imatrix", "tiny-ds2.full.imatrix.dat", "--override-kv", "general.name=str:XYZ",
+		"out-q4_k_m.gguf", out, "Q4_K_R4")
+	m, err := gguf.Open(out)
+	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runGquant("quantize", "--repack", "--imatrix", im, q, filepath.Join(dir, "r.gguf"), "Q4_K_R4")
-	if code != 0 || !strings.Contains(stderr, "warning: --imatrix "+im+": --repack quantizes nothing") {
-		t.Errorf("status %d:\n%s%s", code, stdout, stderr)
+	defer m.Close()
+	md := m.Metadata
+	if v, _ := md.Text("general.name"); v != "XYZ" {
+		t.Errorf("general.name %q", v)
 	}
+	if v, _ := md.Text("quantize.imatrix.file"); v != "tiny-ds2.full.imatrix.dat" {
+		t.Errorf("quantize.imatrix.file %q", v)
+	}
+	if n, _ := md.Int("quantize.imatrix.entries_count"); n == 0 {
+		t.Error("no quantize.imatrix.entries_count")
+	}
+	failGquant(t, []string{"split"}, "quantize", "--repack", "--override-kv", "split.count=int:2", "out-q4_k_m.gguf", out+"2", "Q4_K_R4")
 }

@@ -17,7 +17,10 @@ import (
 // in the reference) and nothing is requantized. It is `gquant repack` under
 // the reference's spelling.
 func runRepackForm(in *gguf.Model, cfg pipeline.Config, patterns []string, dryRun bool, files *cli.Files, stdout, stderr io.Writer) error {
-	plan, err := repack.NewPlan(in, repack.Options{Patterns: patterns, Lenient: true, Merge: !cfg.KeepSplit, Split: cfg.Split})
+	if err := pipeline.CheckOverrides(cfg.Overrides); err != nil {
+		return err
+	}
+	plan, err := repack.NewPlan(in, repack.Options{Patterns: patterns, Lenient: true, Merge: !cfg.KeepSplit, Split: cfg.Split, Metadata: pipeline.ConfigKeys(cfg)})
 	if errors.Is(err, repack.ErrNothingToDo) {
 		fmt.Fprintln(stdout, "--repack: nothing to do (no tensor can be repacked)")
 		return nil
