@@ -29,18 +29,49 @@ var ErrMixedSet = errors.New("shards of two runs")
 // runs), and the error then wraps ErrMixedSet. An output tensor that no
 // record describes, or one of another shape, type or size, is an error.
 func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string, err error) {
+	c, err := PrepareCarry(in, outputs, outputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range outputs {
+		if err := c.Place(i); err != nil {
+			return c.Missing, c.Removed, err
+		}
+	}
+	return c.Missing, c.Removed, c.Mixed
+}
+
+// A Carry holds the sidecars of the outputs of a split or merge, made from
+// the staged files before they are renamed (PrepareCarry), so that each
+// output's sidecar goes beside it as soon as it is in place: a kill
+// between two renames then leaves no new file without its sidecar.
+type Carry struct {
+	final []string
+	scs   []*Sidecar // nil where no sidecar is carried
+	// Missing and Removed are CarrySidecars' missing and removed (Removed
+	// grows as Place removes old sidecars).
+	Missing, Removed []string
+	// Mixed wraps ErrMixedSet where in's sidecars name different sets.
+	Mixed error
+}
+
+// PrepareCarry makes the sidecars CarrySidecars gives final (the paths the
+// files will have) from staged (the complete files, under their temporary
+// names, in the same order).
+func PrepareCarry(in *gguf.Model, staged, final []string) (*Carry, error) {
+	c := &Carry{final: final, scs: make([]*Sidecar, len(final))}
 	records := map[string]TensorRecord{}
 	sets := map[string]string{} // Sidecar.Set -> a shard that names it
 	for _, s := range in.Shards {
 		sc, err := ReadSidecar(s.Path)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			missing = append(missing, s.Path)
+			c.Missing = append(c.Missing, s.Path)
 			continue
 		case err != nil:
-			return nil, nil, err
+			return nil, err
 		case sc.Size != s.Size:
-			missing = append(missing, s.Path)
+			c.Missing = append(c.Missing, s.Path)
 			continue
 		}
 		if sc.Set != "" {
@@ -50,7 +81,6 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string,
 			records[r.Name] = r
 		}
 	}
-	var mixed error
 	if len(sets) > 1 {
 		// Shards of two runs: the outputs would be trusted as one.
 		var names []string
@@ -58,37 +88,47 @@ func CarrySidecars(in *gguf.Model, outputs []string) (missing, removed []string,
 			names = append(names, p)
 		}
 		slices.Sort(names)
-		mixed = fmt.Errorf("%w: the input's sidecars name different sets of files (%s): its shards were not written together, so the outputs get no sidecars", ErrMixedSet, strings.Join(names, ", "))
-		missing = names
+		c.Mixed = fmt.Errorf("%w: the input's sidecars name different sets of files (%s): its shards were not written together, so the outputs get no sidecars", ErrMixedSet, strings.Join(names, ", "))
+		c.Missing = names
 	}
-	if len(missing) > 0 {
-		for _, out := range outputs {
-			switch err := os.Remove(SidecarPath(out)); {
-			case err == nil:
-				removed = append(removed, SidecarPath(out))
-			case !errors.Is(err, os.ErrNotExist):
-				return missing, removed, err
-			}
-		}
-		return missing, removed, mixed
+	if len(c.Missing) > 0 {
+		return c, nil
 	}
-	scs := make([]*Sidecar, len(outputs))
-	headers := make([]string, len(outputs))
-	tensors := make([][]TensorRecord, len(outputs))
-	for i, out := range outputs {
-		if scs[i], err = carriedSidecar(out, records); err != nil {
-			return nil, nil, err
+	headers := make([]string, len(final))
+	tensors := make([][]TensorRecord, len(final))
+	for i := range final {
+		sc, err := carriedSidecar(staged[i], records)
+		if err != nil {
+			return nil, err
 		}
-		headers[i], tensors[i] = scs[i].Header, scs[i].Tensors
+		sc.File = filepath.Base(final[i])
+		c.scs[i] = sc
+		headers[i], tensors[i] = sc.Header, sc.Tensors
 	}
 	set := setIdentity(headers, tensors)
-	for i, out := range outputs {
-		scs[i].Set = set
-		if err := writeSidecar(out, scs[i]); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", SidecarPath(out), err)
-		}
+	for _, sc := range c.scs {
+		sc.Set = set
 	}
-	return nil, nil, nil
+	return c, nil
+}
+
+// Place writes the sidecar of output i, now in place; where none is
+// carried, it removes any sidecar an earlier run left beside it.
+func (c *Carry) Place(i int) error {
+	out := c.final[i]
+	if c.scs[i] == nil {
+		switch err := os.Remove(SidecarPath(out)); {
+		case err == nil:
+			c.Removed = append(c.Removed, SidecarPath(out))
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		}
+		return nil
+	}
+	if err := writeSidecar(out, c.scs[i]); err != nil {
+		return fmt.Errorf("%s: %w", SidecarPath(out), err)
+	}
+	return nil
 }
 
 // carriedSidecar is the sidecar of the copy at path, from the records of

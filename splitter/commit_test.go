@@ -98,3 +98,56 @@ func TestMergeNeverReplacesFileCreatedDuringRun(t *testing.T) {
 	}
 	sameBytes(t, out, golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
 }
+
+// Options.Prepare sees every output complete under its temporary name
+// before any rename, and placed(i) runs when output i is in place and the
+// next is not yet: a kill between two renames leaves no placed file
+// without what placed writes (gquant's sidecar). An error from Prepare
+// renames nothing.
+func TestSplitPrepareRunsBeforeEachNextRename(t *testing.T) {
+	in, err := gguf.Open(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	prefix := filepath.Join(t.TempDir(), "m")
+	var order []int
+	prepare := func(staged, final []string) (func(int) error, error) {
+		for i := range staged {
+			if _, err := os.Stat(staged[i]); err != nil {
+				t.Errorf("staged %d: %v", i, err)
+			}
+			if _, err := os.Stat(final[i]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("final %d exists before the renames: %v", i, err)
+			}
+		}
+		return func(i int) error {
+			order = append(order, i)
+			if _, err := os.Stat(final[i]); err != nil {
+				t.Errorf("placed(%d) before its rename: %v", i, err)
+			}
+			if i+1 < len(final) {
+				if _, err := os.Stat(final[i+1]); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("placed(%d) after the next rename", i)
+				}
+			}
+			return nil
+		}, nil
+	}
+	plan, err := Split(in, prefix, Limits{MaxTensors: 20}, &Options{Prepare: prepare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 1, 2, 3}[:len(plan.Shards)]; !slices.Equal(order, want) {
+		t.Errorf("placed %v, want %v", order, want)
+	}
+
+	prefix2 := filepath.Join(t.TempDir(), "m")
+	fail := func(staged, final []string) (func(int) error, error) { return nil, errors.New("no sidecars") }
+	if _, err := Split(in, prefix2, Limits{MaxTensors: 20}, &Options{Prepare: fail}); err == nil || !strings.Contains(err.Error(), "no sidecars") {
+		t.Errorf("a failing Prepare: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(prefix2), "*")); len(left) != 0 {
+		t.Errorf("left %v", left)
+	}
+}

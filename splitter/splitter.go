@@ -54,6 +54,14 @@ type Options struct {
 	// sidecar, pipeline.SidecarPath): they are removed before the file is
 	// replaced, so that none describes a file that is not there.
 	Beside func(output string) []string
+	// Prepare, when set, is called once every output is complete under its
+	// temporary name (staged, in the order of final) and before any is
+	// renamed; placed(i) then runs as soon as final[i] is in place, before
+	// the next rename (gquant writes its sidecar there, so a kill between
+	// two renames leaves no new file without one). An error from Prepare
+	// stops the run with nothing renamed; one from placed is returned
+	// after the renames.
+	Prepare func(staged, final []string) (placed func(i int) error, err error)
 }
 
 func (o *Options) overwrite() bool { return o != nil && o.Overwrite }
@@ -273,14 +281,32 @@ func newOutputs(final, inputs []string, opts *Options) (*outputs, error) {
 // rename fails, the complete files stay where they are, as its
 // *gguf.CommitError says: those renamed may have replaced the user's files.
 func (o *outputs) commit() error {
+	var placed func(int) error
+	if o.opts != nil && o.opts.Prepare != nil {
+		var err error
+		if placed, err = o.opts.Prepare(o.staged, o.final); err != nil {
+			return fmt.Errorf("splitter: %w", err)
+		}
+	}
+	var placeErr error
 	files := make([]gguf.Staged, len(o.final))
 	for i := range o.final {
 		files[i] = gguf.Staged{Temp: o.staged[i], Final: o.final[i], Replace: o.opts.overwrite(), Beside: o.opts.beside(o.final[i])}
+		if placed != nil {
+			files[i].Placed = func() {
+				if err := placed(i); err != nil && placeErr == nil {
+					placeErr = err
+				}
+			}
+		}
 	}
 	// Reported, not discarded, whatever happens.
 	o.committed = true
 	if err := gguf.Commit(files); err != nil {
 		return fmt.Errorf("splitter: %w", err)
+	}
+	if placeErr != nil {
+		return fmt.Errorf("splitter: the outputs are in place, but: %w", placeErr)
 	}
 	return nil
 }

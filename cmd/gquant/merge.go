@@ -79,14 +79,14 @@ func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (merg
 	if quiet {
 		log = nil
 	}
-	earlier := sidecarsOf([]string{out})
+	carry := &sidecarCarry{in: m, earlier: sidecarsOf([]string{out})}
 	stop := files.CatchInterrupts("gquant merge", stderr, cli.DefaultGrace)
-	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: log, Context: stop.Context(), Beside: sidecarOf})
+	err = splitter.MergeModel(m, out, &splitter.Options{Overwrite: force, Log: log, Context: stop.Context(), Beside: sidecarOf, Prepare: carry.prepare})
 	if status, interrupted := stop.Finish(); interrupted {
 		return mergeDoc{}, exitStatus(status)
 	}
 	if err == nil {
-		err = carrySidecars(m, []string{out}, earlier, stderr)
+		err = carry.done(stderr)
 	}
 	return newMergeDoc(m, out, size), err
 }

@@ -107,21 +107,20 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
-	earlier := sidecarsOf(plan.Paths(prefix))
+	carry := &sidecarCarry{in: m, earlier: sidecarsOf(plan.Paths(prefix))}
 	stop := files.CatchInterrupts("gquant split", stderr, cli.DefaultGrace)
 	var log io.Writer = stdout
 	if *asJSON {
 		log = nil
 	}
-	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: log, Context: stop.Context(), Beside: sidecarOf})
+	_, err = splitter.Split(m, prefix, limits, &splitter.Options{Overwrite: *overwrite, Log: log, Context: stop.Context(), Beside: sidecarOf, Prepare: carry.prepare})
 	if status, interrupted := stop.Finish(); interrupted {
 		return status
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "gquant split:", err)
-		return 1
+	if err == nil {
+		err = carry.done(stderr)
 	}
-	if err := carrySidecars(m, plan.Paths(prefix), earlier, stderr); err != nil {
+	if err != nil {
 		fmt.Fprintln(stderr, "gquant split:", err)
 		return 1
 	}
@@ -132,25 +131,47 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// carrySidecars gives a split's or merge's outputs the sidecars of the
-// input's tensors (pipeline.CarrySidecars). An input without sidecars (a
+// sidecarCarry gives a split's or merge's outputs the sidecars of the
+// input's tensors (pipeline.PrepareCarry), each written as soon as its file
+// is in place (splitter.Options.Prepare). An input without sidecars (a
 // bf16 model, llama-quantize's output) gives none, silently, unless an
-// earlier run's sidecar beside an output had to go: one of earlier (as
-// sidecarsOf found them before the run; the commit removes them with the
-// file they describe) or one CarrySidecars removed.
-func carrySidecars(m *gguf.Model, outputs, earlier []string, stderr io.Writer) error {
-	missing, removed, err := pipeline.CarrySidecars(m, outputs)
+// earlier run's sidecar beside an output had to go (see done).
+type sidecarCarry struct {
+	in      *gguf.Model
+	earlier []string // the outputs' sidecars before the run (sidecarsOf)
+	carry   *pipeline.Carry
+}
+
+// prepare is splitter.Options.Prepare.
+func (c *sidecarCarry) prepare(staged, final []string) (func(int) error, error) {
+	carry, err := pipeline.PrepareCarry(c.in, staged, final)
 	if err != nil {
-		return fmt.Errorf("the outputs are complete, but their sidecars: %w", err)
+		return nil, fmt.Errorf("the outputs' sidecars: %w", err)
 	}
-	for _, p := range earlier {
+	c.carry = carry
+	return carry.Place, nil
+}
+
+// done says, once the outputs are in place, which earlier sidecars went
+// (one of earlier, which the commit removed with the file it described,
+// or one Place removed) when the new files get none, and returns the
+// error of a mixed input set.
+func (c *sidecarCarry) done(stderr io.Writer) error {
+	if c.carry == nil {
+		return nil
+	}
+	removed := c.carry.Removed
+	for _, p := range c.earlier {
 		if !lexists(p) && !slices.Contains(removed, p) {
 			removed = append(removed, p)
 		}
 	}
-	if len(removed) > 0 && len(missing) > 0 {
+	if len(removed) > 0 && len(c.carry.Missing) > 0 {
 		fmt.Fprintf(stderr, "note: removed %s, an earlier run's sidecar: %s has none that describes it, so the new files get none\n",
-			strings.Join(removed, ", "), missing[0])
+			strings.Join(removed, ", "), c.carry.Missing[0])
+	}
+	if c.carry.Mixed != nil {
+		return fmt.Errorf("the outputs are complete, but their sidecars: %w", c.carry.Mixed)
 	}
 	return nil
 }
