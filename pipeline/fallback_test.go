@@ -98,21 +98,14 @@ func openF32Tensor(t *testing.T, path, name string, shape []int64, data []float3
 
 // Importance data that makes an encoding non-finite (a block of zero
 // importance gives q5_K and iq4_nl NaN scales, one of subnormal weights
-// q5_K's; llama-quantize stops the run there) gets those rows quantized again with uniform importance: the
-// output is finite, the same at any thread count, the rows are reported as
-// a Fallback, and rows with usable importance data are the kernel's own.
+// too; llama-quantize stops the run there) gets those rows quantized again
+// with uniform importance: the output is finite, the same at any thread
+// count, the rows are reported as a Fallback, and rows with usable
+// importance data are the kernel's own.
 func TestRunImportanceFallback(t *testing.T) {
 	const ne0, ne1, ne2 = 512, 4, 3
 	shape := []int64{ne0, ne1, ne2}
-	src := make([]float32, ne0*ne1*ne2)
-	for i := range src {
-		src[i] = float32((i*37)%29-14) / 700
-	}
-	imatrix := make([]float32, ne0*ne2)
-	for i := range imatrix {
-		imatrix[i] = 1 + float32(i%7)/8
-	}
-	clear(imatrix[ne0 : 2*ne0]) // matrix 1: no importance data at all
+	src, imatrix := fallbackInput(ne0, ne1, ne2) // matrix 1: no importance data at all
 	for i := 2*ne0 + 256; i < 3*ne0; i++ {
 		imatrix[i] = math.SmallestNonzeroFloat32 // matrix 2: a super-block of subnormal weights
 	}
@@ -227,14 +220,7 @@ func TestRiskyImportance(t *testing.T) {
 func TestRunImportanceFallbackChunks(t *testing.T) {
 	const ne0, ne1, ne2 = 512, 256, 2
 	shape := []int64{ne0, ne1, ne2}
-	src := make([]float32, ne0*ne1*ne2)
-	for i := range src {
-		src[i] = float32((i*37)%29-14) / 700
-	}
-	imatrix := make([]float32, ne0*ne2)
-	for i := range imatrix[:ne0] {
-		imatrix[i] = 1 + float32(i%7)/8
-	} // matrix 1: no importance data
+	src, imatrix := fallbackInput(ne0, ne1, ne2) // matrix 1: no importance data
 	dir := t.TempDir()
 	m := openF32Tensor(t, filepath.Join(dir, "in.gguf"), "blk.0.ffn_up_exps.weight", shape, src)
 	outs := []Output{{Path: filepath.Join(dir, "out.gguf"), Tensors: []Tensor{{Name: "blk.0.ffn_up_exps.weight", Shape: shape, Type: formats.Q5_K, Convert: true, Imatrix: imatrix}}}}
@@ -252,4 +238,19 @@ func TestRunImportanceFallbackChunks(t *testing.T) {
 	if fb == nil || len(fb.Rows) != ne1 || fb.Rows[0] != ne1 || fb.Rows[ne1-1] != 2*ne1-1 {
 		t.Errorf("fallback %v, want rows %d..%d", fb, ne1, 2*ne1-1)
 	}
+}
+
+// fallbackInput makes the rows and importance data of the importance
+// fallback tests: every matrix's importance usable but matrix 1's, all zero.
+func fallbackInput(ne0, ne1, ne2 int) (src, imatrix []float32) {
+	src = make([]float32, ne0*ne1*ne2)
+	for i := range src {
+		src[i] = float32((i*37)%29-14) / 700
+	}
+	imatrix = make([]float32, ne0*ne2)
+	for i := range imatrix {
+		imatrix[i] = 1 + float32(i%7)/8
+	}
+	clear(imatrix[ne0 : 2*ne0])
+	return src, imatrix
 }
