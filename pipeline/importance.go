@@ -112,7 +112,7 @@ func findImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (*im
 	}
 	imp.From = from
 	src.fix = quantize.FailsOnZeroImportance(typ)
-	var fixed []int64
+	var fixed, risky []int64
 	d := xxhash.New()
 	buf := make([]float32, ne0)
 	raw := make([]byte, 4*ne0)
@@ -123,6 +123,9 @@ func findImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (*im
 		}
 		if fix {
 			fixed = append(fixed, s)
+		}
+		if nanProne[typ] && riskyImportance(buf) {
+			risky = append(risky, s)
 		}
 		for j, v := range buf {
 			binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(v))
@@ -137,5 +140,29 @@ func findImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (*im
 		}
 		imp.Note = n
 	}
+	if len(risky) > 0 {
+		// What the run finds by reading the output back (checkOutput),
+		// said before it: llama-quantize stops on such rows.
+		n := fmt.Sprintf("%d matrix(es) (%v) with blocks of zero, tiny or huge importance: rows whose %s encoding is then not finite are written with uniform importance (llama-quantize stops: quantized data validation failed)",
+			len(risky), shortList(risky), typ)
+		if imp.Note != "" {
+			n = imp.Note + "; " + n
+		}
+		imp.Note = n
+	}
 	return src, imp, nil
+}
+
+// nanProne are the types whose kernels write NaN or infinite scales for
+// blocks of zero or tiny importance (TestRunImportanceFallback; other types
+// guard such blocks or have no block sums to divide by). A plan warns about
+// their risky matrices; the run checks every type's.
+var nanProne = map[formats.Type]bool{formats.Q2_K: true, formats.Q4_K: true, formats.Q5_K: true, formats.IQ4_NL: true}
+
+// shortList prints the first ten of xs and how many more.
+func shortList(xs []int64) string {
+	if len(xs) <= 10 {
+		return fmt.Sprint(xs)
+	}
+	return fmt.Sprintf("%v and %d more", xs[:10], len(xs)-10)
 }

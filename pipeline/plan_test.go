@@ -100,6 +100,26 @@ func TestZeroImportanceSlices(t *testing.T) {
 			t.Errorf("%v: no interleaved expert tensor in the plan", ft)
 		}
 	}
+	// q5_K writes NaN scales for such a slice, where llama-quantize stops
+	// ("quantized data validation failed"): the run re-quantizes those
+	// rows with uniform importance (checkOutput), and the plan says so
+	// before, per tensor.
+	q5, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeQ5_K_M}, Imatrix: im, ImatrixPath: "x.dat", Output: t.TempDir() + "/o.gguf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	for _, w := range q5.Warnings {
+		if strings.Contains(w, "([5]) with blocks of zero, tiny or huge importance: rows whose q5_K encoding is then not finite") {
+			said++
+		}
+		if strings.Contains(w, "q6_K encoding") {
+			t.Errorf("a warning for q6_K, which handles such blocks: %s", w)
+		}
+	}
+	if said == 0 {
+		t.Errorf("Q5_K_M plan: no warning of the expert without data:\n%s", strings.Join(q5.Warnings, "\n"))
+	}
 	// The shared entry itself is untouched.
 	e, _ := im.Lookup("blk.1.ffn_up_exps.weight")
 	if e.Mean()[5*256] != 0 {
