@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -66,6 +68,9 @@ func VerifyKept(ctx context.Context, in *gguf.Model, plan *Plan) ([]string, erro
 		why, err := verifyKept(ctx, in, *o, buf)
 		if err != nil {
 			return nil, err
+		}
+		if why != "" {
+			plan.Notes = slices.DeleteFunc(plan.Notes, func(n string) bool { return strings.HasPrefix(n, o.Path+" exists and matches the plan") })
 		}
 		switch {
 		case why != "" && o.resumed:

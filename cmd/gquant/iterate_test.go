@@ -533,3 +533,23 @@ func TestPartialRequantTrustsSidecars(t *testing.T) {
 	}
 	os.WriteFile(second, pristineIn, 0o644)
 }
+
+// --partial-requant says an output is kept only once its bytes were
+// checked: a file whose header matches but whose bytes were changed is
+// announced as written again, never as kept.
+func TestPartialRequantNoteAfterBytes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o.gguf")
+	mustGquant(t, "quantize", tinyModel, out, "Q8_0")
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-100] ^= 0x40 // the last tensor's data
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runGquant("quantize", "--partial-requant", tinyModel, out, "Q8_0")
+	if code != 0 || strings.Contains(stderr, "kept (--partial-requant)") || !strings.Contains(stderr, "written again (--partial-requant)") {
+		t.Errorf("status %d:\n%s%s", code, stdout, stderr)
+	}
+}

@@ -429,13 +429,17 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", input, err)
 	}
 	plan.Warnings = append(optionWarnings, plan.Warnings...)
-	for _, n := range plan.Notes {
-		fmt.Fprintln(stderr, "note:", cli.Escape(n))
+	printNotes := func() {
+		for _, n := range plan.Notes {
+			fmt.Fprintln(stderr, "note:", cli.Escape(n))
+		}
 	}
 	if q.verify != nil {
+		printNotes()
 		return q.verify(in, plan)
 	}
 	if q.dryRun {
+		printNotes()
 		for _, line := range cli.SummarizeWarnings(warningsOf(plan.Warnings, planNames(plan)), cli.SummaryLimit, q.verbose) {
 			fmt.Fprintln(stderr, "warning:", line)
 		}
@@ -485,6 +489,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	printNotes() // after the kept outputs' bytes were checked (VerifyKept)
 	defer iter.close()
 	addOutputs(files, plan)
 	if err := files.Check(stderr); err != nil {
