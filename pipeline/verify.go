@@ -304,7 +304,11 @@ func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Mod
 	sc, err := ReadSidecar(fc.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		fc.Sidecar = "absent"
-		fc.Notes = append(fc.Notes, "no sidecar: the tensor bytes are not checked")
+		if opts.Inputs {
+			fc.Notes = append(fc.Notes, "no sidecar: neither the tensor bytes nor the input tensors (--inputs) are checked")
+		} else {
+			fc.Notes = append(fc.Notes, "no sidecar: the tensor bytes are not checked")
+		}
 		return nil
 	}
 	fc.Sidecar = "differs"

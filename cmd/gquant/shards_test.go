@@ -249,6 +249,14 @@ func TestVerifyInputs(t *testing.T) {
 	if code, stdout, stderr := runGquant("verify", "--inputs", "--split-max-tensors", "30", other, out, "Q8_0"); code != 1 || !strings.Contains(stdout, "was made from other input data") {
 		t.Errorf("another input: status %d\n%s%s", code, stdout, stderr)
 	}
+	// Without sidecars nothing of the input is checked, and the report says so.
+	sidecars, _ := filepath.Glob(out + "-*.gquant.json")
+	for _, p := range sidecars {
+		os.Remove(p)
+	}
+	if code, stdout, _ := runGquant("verify", "--inputs", "--split-max-tensors", "30", tinyModel, out, "Q8_0"); !strings.Contains(stdout, "nor the input tensors (--inputs) are checked") {
+		t.Errorf("--inputs without sidecars: status %d\n%s", code, stdout)
+	}
 	if code, _, stderr := runGquant("verify", "--inputs", out+"-00001-of-00003.gguf"); code != 2 || !strings.Contains(stderr, "give its whole quantize command line") {
 		t.Errorf("--inputs without a plan: status %d\n%s", code, stderr)
 	}
