@@ -77,7 +77,9 @@ func (f *iterateFlags) prepare(in *gguf.Model, plan *pipeline.Plan, files *cli.F
 			switch {
 			case r != nil:
 				files.Continue = append(files.Continue, r.Temp)
-			case !plan.Outputs[i].Skip:
+			case !plan.Outputs[i].Skip && !lexists(plan.Outputs[i].Path):
+				// (An existing output that is not kept is the output
+				// checks' to refuse or, with --force, replace.)
 				notes(fmt.Sprintf("--resume: no interrupted write of %s to continue: it is written from the start", plan.Outputs[i].Path))
 			}
 		}
