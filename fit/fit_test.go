@@ -596,3 +596,32 @@ func TestImportanceMatchesPipeline(t *testing.T) {
 		check(t, gin, im)
 	})
 }
+
+// An expert without importance data makes q2_K, q5_K and iq4_nl encodings
+// non-finite; a quantize run writes those rows with uniform importance
+// (pipeline's importance fallback), so fit measures them that way too and
+// keeps the types as candidates.
+func TestMeasureZeroExpertAsTheRunWritesIt(t *testing.T) {
+	in := openTiny(t)
+	im := tinyImatrix(in)
+	var reqs []Request
+	for i, tt := range in.Tensors {
+		if strings.Contains(tt.Name, "_exps.") && tt.Shape[0]%256 == 0 {
+			reqs = append(reqs, Request{Tensor: i, Types: typeNames("q2_K q5_K iq4_nl")})
+		}
+	}
+	if len(reqs) == 0 {
+		t.Fatal("no expert tensor")
+	}
+	ms, _, err := Measure(in, im, reqs, MeasureOptions{ChunkWeights: 1 << 14, Threads: 2}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, byType := range ms {
+		for ty, m := range byType {
+			if e := m.Err(); m.Broken() || !(e > 0 && e < 1) {
+				t.Errorf("%s %s: broken %v, relative error %v", in.Tensors[i].Name, ty, m.Broken(), e)
+			}
+		}
+	}
+}

@@ -416,8 +416,9 @@ func (c *chunkData) decode() error {
 }
 
 type measureScratch struct {
-	q   []byte
-	deq []float32
+	q    []byte
+	deq  []float32
+	ones []float32 // uniform importance (uniformRows)
 }
 
 // measure quantizes the chunk as typ, one kernel call per matrix with that
@@ -463,7 +464,9 @@ func (c *chunkData) measure(typ formats.Type, sc *measureScratch) (Stats, error)
 			return s, err
 		}
 		if formats.FirstNonFinite(deq) >= 0 {
-			return broken, nil
+			if im == nil || !uniformRows(typ, nr, ne0, int(rs), q, deq, src, sc) {
+				return broken, nil
+			}
 		}
 		for r := 0; r < nr; r++ {
 			num, den := rowError(src[r*ne0:(r+1)*ne0], deq[r*ne0:(r+1)*ne0], metric)
@@ -471,6 +474,33 @@ func (c *chunkData) measure(typ formats.Type, sc *measureScratch) (Stats, error)
 		}
 	}
 	return s, nil
+}
+
+// uniformRows quantizes again with uniform importance the row groups whose
+// encoding with the importance data was not finite, as a quantize run
+// writes them (pipeline's checkOutput), and dequantizes them into deq; it
+// reports whether every row is finite then.
+func uniformRows(typ formats.Type, nr, ne0, rs int, q []byte, deq, src []float32, sc *measureScratch) bool {
+	if cap(sc.ones) < ne0 {
+		sc.ones = make([]float32, ne0)
+		for i := range sc.ones {
+			sc.ones[i] = 1
+		}
+	}
+	ones := sc.ones[:ne0]
+	g := typ.Interleave()
+	for r := 0; r < nr; r += g {
+		rows := deq[r*ne0 : (r+g)*ne0]
+		if formats.FirstNonFinite(rows) < 0 {
+			continue
+		}
+		dst := q[r*rs : (r+g)*rs]
+		if quantize.QuantizeRowsInto(dst, typ, g, ne0, src[r*ne0:(r+g)*ne0], ones) != nil ||
+			formats.DequantizeRows(typ, ne0, dst, rows) != nil || formats.FirstNonFinite(rows) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rowError returns sum v (w-q)^2 and sum v w^2 over one row (v = 1 when
