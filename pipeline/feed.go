@@ -198,6 +198,7 @@ func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint6
 		}
 		last.inSum, last.outSum = inSum, c.output
 		last.inBytes = f.in.Tensors[t.Source].Size
+		last.fallback = c.fallback.fallback(t.Type)
 		return true
 	})
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -447,5 +449,87 @@ func TestReusePartialSet(t *testing.T) {
 	}
 	if strings.Contains(n.String(), "reused 0 of") {
 		t.Errorf("nothing reused:\n%s", n.String())
+	}
+}
+
+// The rows written with uniform importance (the importance fallback) are
+// in the sidecar's records, and a run that reuses or resumes those tensors
+// reports them again, as a fresh run does.
+func TestFallbackSurvivesReuseAndResume(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.gguf")
+	m, cfg := q4kmConfig(t, fresh)
+	cfg.Selection.FileType = recipes.FileTypeQ5_K_M // q5_K experts: NaN scales for expert 5
+	reported := func(opt Options, run func(Options) error) map[string]string {
+		t.Helper()
+		got := map[string]string{}
+		opt.Progress = func(ev Event) {
+			if ev.Fallback != nil {
+				got[ev.Name] = fmt.Sprint(ev.Fallback.Rows)
+			}
+		}
+		if err := run(opt); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	plain := func(opt Options) error { _, err := runConfig(t, context.Background(), m, cfg, opt); return err }
+	want := reported(Options{}, plain)
+	if len(want) == 0 {
+		t.Fatal("no fallback in a fresh Q5_K_M run with an expert without data")
+	}
+	sc, err := ReadSidecar(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := 0
+	for _, r := range sc.Tensors {
+		if r.Fallback != nil {
+			recorded++
+			if fmt.Sprint(r.Fallback.Rows) != want[r.Name] || r.Fallback.Reason == "" {
+				t.Errorf("%s: record %+v, reported %s", r.Name, r.Fallback, want[r.Name])
+			}
+		}
+	}
+	if recorded != len(want) {
+		t.Errorf("%d records with a fallback, %d reported", recorded, len(want))
+	}
+
+	reuse, err := OpenReuse([]string{fresh}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reuse.Close()
+	cfg.Output = filepath.Join(dir, "reused.gguf")
+	if got := reported(Options{Reuse: reuse}, plain); !maps.Equal(got, want) {
+		t.Errorf("reused: %v, want %v", got, want)
+	}
+
+	// Stopped at half, then resumed: the tensors complete before the stop
+	// are reported from their records.
+	cfg.Output = filepath.Join(dir, "resumed.gguf")
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := 0
+	if _, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
+		if ev.Finished {
+			if finished++; finished == ev.Count/2 {
+				cancel()
+			}
+		}
+	}}); err != context.Canceled {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	cancel()
+	plan, err := Build(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FindResumable(context.Background(), m, plan.Outputs, nil)
+	if err != nil || res[0] == nil {
+		t.Fatalf("resumable: %v %v", err, res)
+	}
+	got := reported(Options{Resume: res}, func(opt Options) error { return Run(context.Background(), m, plan.Outputs, opt) })
+	if !maps.Equal(got, want) {
+		t.Errorf("resumed: %v, want %v", got, want)
 	}
 }

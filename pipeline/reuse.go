@@ -28,10 +28,11 @@ type Reuse struct {
 
 // reused is one tensor of an earlier output.
 type reused struct {
-	model  int
-	tensor int    // index in the model
-	file   string // for messages
-	output uint64 // recorded hash of its bytes
+	model    int
+	tensor   int             // index in the model
+	file     string          // for messages
+	output   uint64          // recorded hash of its bytes
+	fallback *FallbackRecord // recorded substitute rows, warned about again
 }
 
 // OpenReuse opens the earlier outputs (each any shard of a set) and reads
@@ -134,7 +135,7 @@ func (r *Reuse) addShard(mi int, m *gguf.Model, s *gguf.Shard, notes func(string
 		if r.byRec[key] == nil {
 			r.byRec[key] = map[uint64][]reused{}
 		}
-		r.byRec[key][in] = append(r.byRec[key][in], reused{model: mi, tensor: ti, file: s.Path, output: out})
+		r.byRec[key][in] = append(r.byRec[key][in], reused{model: mi, tensor: ti, file: s.Path, output: out, fallback: rec.Fallback})
 	}
 }
 

@@ -453,7 +453,8 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			for j, t := range o.Tensors {
 				if j < first[i] {
 					size := in.Tensors[t.Source].Size
-					opt.Progress(Event{Index: global + j, Count: count, Name: t.Name, Done: size, Bytes: size, Finished: true})
+					opt.Progress(Event{Index: global + j, Count: count, Name: t.Name, Done: size, Bytes: size, Finished: true,
+						Fallback: records[i][j].Fallback.fallback(t.Type)})
 				}
 			}
 			global += len(o.Tensors)
@@ -552,6 +553,7 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			// The syncer makes a finished tensor durable and records it,
 			// then reports progress, while the writer goes on.
 			item := syncItem{out: q.out}
+			tensorFallback = mergeFallback(tensorFallback, q.fallback)
 			if q.last {
 				rec := &records[q.out][q.tensor]
 				out := outHash.Sum64()
@@ -559,12 +561,12 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					out = q.outSum
 				}
 				rec.Input, rec.Output = hashString(q.inSum), hashString(out)
+				rec.Fallback = fallbackRecord(tensorFallback)
 				outHash.Reset()
 				copied := *rec
 				item.rec = &copied
 			}
 			tensorDone += q.inBytes
-			tensorFallback = mergeFallback(tensorFallback, q.fallback)
 			if opt.Progress != nil && q.kind != pieceRewind {
 				ev := Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
 					Bytes: in.Tensors[t.Source].Size, Finished: q.last}

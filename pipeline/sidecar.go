@@ -14,6 +14,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/quantize"
 )
@@ -150,6 +151,35 @@ type TensorRecord struct {
 	Offset int64  `json:"offset"`
 	Size   int64  `json:"size"`
 	Output string `json:"xxh64"`
+	// Fallback lists the rows written with a substitute encoding (rows
+	// the reference stops on, see Fallback): an outcome of the recipe, not
+	// part of it, kept so that a run that resumes or reuses the tensor
+	// still warns about them.
+	Fallback *FallbackRecord `json:"fallback,omitempty"`
+}
+
+// FallbackRecord is a tensor record's Fallback: the rows of the tensor and
+// why.
+type FallbackRecord struct {
+	Rows   []int64 `json:"rows"`
+	Reason string  `json:"reason"`
+}
+
+// fallbackRecord is f as a record holds it (nil for none).
+func fallbackRecord(f *Fallback) *FallbackRecord {
+	if f == nil || len(f.Rows) == 0 {
+		return nil
+	}
+	return &FallbackRecord{Rows: slices.Clone(f.Rows), Reason: f.Reason}
+}
+
+// fallback is the Fallback a record of a tensor of type typ describes (nil
+// for none), for its warning.
+func (r *FallbackRecord) fallback(typ formats.Type) *Fallback {
+	if r == nil || len(r.Rows) == 0 {
+		return nil
+	}
+	return &Fallback{Type: typ, Rows: slices.Clone(r.Rows), Reason: r.Reason}
 }
 
 // recipe is everything that decides the bytes of a tensor, but its input's
