@@ -285,7 +285,7 @@ func resumableFrom(tmp string, recs []TensorRecord, header []byte, plan []Tensor
 	defer f.Close()
 	got := make([]byte, len(header))
 	if _, err := io.ReadFull(f, got); err != nil || !bytes.Equal(got, header) {
-		return nil, "its header is not this plan's (other types, metadata or tensors)"
+		return nil, "its header is not this plan's (other types, metadata or tensors, or a damaged file)"
 	}
 	done := 0
 	for done < len(recs) && done < len(plan) && recs[done].samePlace(&plan[done]) {

@@ -19,7 +19,7 @@ func advice(err error) string {
 	case errors.Is(err, gguf.ErrCommit):
 		return "once what stopped the rename is fixed, the same command with --resume puts the kept files in place without quantizing again; a run without --resume removes them"
 	case errors.Is(err, pipeline.ErrNotResumable):
-		return "nothing was removed: give the command that wrote it (the same file type, flags and inputs) to continue it, or run without --resume to start over, which removes it"
+		return "nothing was removed: give the command that wrote it (the same file type, flags and inputs) to continue it, or run without --resume to start over, which removes it (a damaged file can only be started over)"
 	case errors.Is(err, pipeline.ErrRequantize):
 		return "pass --allow-requantize to quantize it again (the result is worse than quantizing the original weights)"
 	case errors.Is(err, quantize.ErrImatrixRefused):
