@@ -162,6 +162,11 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 			if src.Type.IsQuantized() && !cfg.AllowRequantize && c.Type != src.Type {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
+			// The run's check (checkTensor), made before any work: plan and
+			// --dry-run say no where the run says no.
+			if src.Type.Interleave() > 1 && c.Type != src.Type {
+				return nil, fmt.Errorf("tensor %s: requantizing from the row-interleaved %s is not supported (llama-quantize dequantizes it); run 'gquant repack --undo' on %s first", c.Name, src.Type, in.Shards[src.Shard].Path)
+			}
 			// A type the reference writes but gquant has no kernel for
 			// (q8_k_r16, by --custom-q) fails the plan, not the run.
 			if c.Type != formats.F32 && !quantize.Supported(c.Type) {

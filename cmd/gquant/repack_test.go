@@ -317,3 +317,18 @@ func TestRepackFormMetadata(t *testing.T) {
 	}
 	failGquant(t, []string{"split"}, "quantize", "--repack", "--override-kv", "split.count=int:2", "out-q4_k_m.gguf", out+"2", "Q4_K_R4")
 }
+
+// Requantizing a row-interleaved input is refused by the plan as by the
+// run: plan and --dry-run said yes where the run said no.
+func TestPlanRefusesInterleavedInput(t *testing.T) {
+	dir := t.TempDir()
+	q, r := filepath.Join(dir, "q.gguf"), filepath.Join(dir, "r.gguf")
+	mustGquant(t, "quantize", tinyModel, q, "Q4_0")
+	mustGquant(t, "repack", q, r)
+	for _, verb := range []string{"plan", "quantize"} {
+		code, stdout, stderr := runGquant(verb, "--allow-requantize", r, filepath.Join(dir, verb+".gguf"), "Q8_0")
+		if code != 1 || !strings.Contains(stderr, "requantizing from the row-interleaved q4_0_r8 is not supported") {
+			t.Errorf("%s: status %d\n%s%s", verb, code, stdout, stderr)
+		}
+	}
+}
