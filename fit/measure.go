@@ -416,9 +416,9 @@ func (c *chunkData) decode() error {
 }
 
 type measureScratch struct {
-	q    []byte
-	deq  []float32
-	ones []float32 // uniform importance (uniformRows)
+	q     []byte
+	deq   []float32
+	group []float32 // one row group, for UniformWhereNotFinite
 }
 
 // measure quantizes the chunk as typ, one kernel call per matrix with that
@@ -464,8 +464,23 @@ func (c *chunkData) measure(typ formats.Type, sc *measureScratch) (Stats, error)
 			return s, err
 		}
 		if formats.FirstNonFinite(deq) >= 0 {
-			if im == nil || !uniformRows(typ, nr, ne0, int(rs), q, deq, src, sc) {
+			// Measured as a quantize run writes such rows.
+			if im == nil {
 				return broken, nil
+			}
+			g := typ.Interleave() * ne0
+			if cap(sc.group) < g {
+				sc.group = make([]float32, g)
+			}
+			_, finite, err := quantize.Options{}.UniformWhereNotFinite(q, typ, nr, ne0, src, sc.group[:g])
+			if err != nil {
+				return s, err
+			}
+			if !finite {
+				return broken, nil
+			}
+			if err := formats.DequantizeRows(typ, ne0, q, deq); err != nil {
+				return s, err
 			}
 		}
 		for r := 0; r < nr; r++ {
@@ -474,33 +489,6 @@ func (c *chunkData) measure(typ formats.Type, sc *measureScratch) (Stats, error)
 		}
 	}
 	return s, nil
-}
-
-// uniformRows quantizes again with uniform importance the row groups whose
-// encoding with the importance data was not finite, as a quantize run
-// writes them (pipeline's checkOutput), and dequantizes them into deq; it
-// reports whether every row is finite then.
-func uniformRows(typ formats.Type, nr, ne0, rs int, q []byte, deq, src []float32, sc *measureScratch) bool {
-	if cap(sc.ones) < ne0 {
-		sc.ones = make([]float32, ne0)
-		for i := range sc.ones {
-			sc.ones[i] = 1
-		}
-	}
-	ones := sc.ones[:ne0]
-	g := typ.Interleave()
-	for r := 0; r < nr; r += g {
-		rows := deq[r*ne0 : (r+g)*ne0]
-		if formats.FirstNonFinite(rows) < 0 {
-			continue
-		}
-		dst := q[r*rs : (r+g)*rs]
-		if quantize.QuantizeRowsInto(dst, typ, g, ne0, src[r*ne0:(r+g)*ne0], ones) != nil ||
-			formats.DequantizeRows(typ, ne0, dst, rows) != nil || formats.FirstNonFinite(rows) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // rowError returns sum v (w-q)^2 and sum v w^2 over one row (v = 1 when

@@ -39,6 +39,11 @@ type TypeInfo struct {
 	// importance slice that is all zeros (NaN scales, or reads of
 	// uninitialised memory, so its output is not reproducible).
 	ZeroImportanceFails bool
+	// TinyImportanceNaN: the kernel writes NaN scales for a block whose
+	// importance weights are all zero or tiny (the reference too, whose
+	// llama-quantize then stops: "quantized data validation failed");
+	// quantize.UniformWhereNotFinite writes such rows otherwise.
+	TinyImportanceNaN bool
 	// ImatrixFails: the reference's kernel stops on importance weights
 	// (the ARM repacks of q4_0 write only plain q4_0 rows, and with
 	// weights return no bytes, which ggml_quantize_chunk asserts against).

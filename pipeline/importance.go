@@ -124,7 +124,7 @@ func findImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (*im
 		if fix {
 			fixed = append(fixed, s)
 		}
-		if nanProne[typ] && riskyImportance(buf) {
+		if quantize.TinyImportanceNaN(typ) && riskyImportance(buf) {
 			risky = append(risky, s)
 		}
 		for j, v := range buf {
@@ -152,12 +152,6 @@ func findImportance(m *imatrix.Matrix, t gguf.TensorInfo, typ formats.Type) (*im
 	}
 	return src, imp, nil
 }
-
-// nanProne are the types whose kernels write NaN or infinite scales for
-// blocks of zero or tiny importance (TestRunImportanceFallback; other types
-// guard such blocks or have no block sums to divide by). A plan warns about
-// their risky matrices; the run checks every type's.
-var nanProne = map[formats.Type]bool{formats.Q2_K: true, formats.Q4_K: true, formats.Q5_K: true, formats.IQ4_NL: true}
 
 // shortList prints the first ten of xs and how many more.
 func shortList(xs []int64) string {

@@ -70,7 +70,7 @@ func VerifyKept(ctx context.Context, in *gguf.Model, plan *Plan) ([]string, erro
 			return nil, err
 		}
 		if why != "" {
-			plan.Notes = slices.DeleteFunc(plan.Notes, func(n string) bool { return strings.HasPrefix(n, o.Path+" exists and matches the plan") })
+			plan.Notes = slices.DeleteFunc(plan.Notes, func(n string) bool { return strings.HasPrefix(n, keptNote(o.Path)) })
 		}
 		switch {
 		case why != "" && o.resumed:

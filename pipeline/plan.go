@@ -383,7 +383,7 @@ func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 		if !replace {
 			if err == nil && o.kept != nil {
 				o.Skip, o.resumed = true, true
-				plan.Notes = append(plan.Notes, fmt.Sprintf("%s exists and matches the plan: kept (completed by the interrupted run; --resume)", o.Path))
+				plan.Notes = append(plan.Notes, keptNote(o.Path)+"kept (completed by the interrupted run; --resume)")
 			}
 			continue
 		}
@@ -397,9 +397,13 @@ func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 		if o.kept == nil {
 			how = "; it has no sidecar, so only its header was checked"
 		}
-		plan.Notes = append(plan.Notes, fmt.Sprintf("%s exists and matches the plan: kept (--partial-requant%s)", o.Path, how))
+		plan.Notes = append(plan.Notes, keptNote(o.Path)+"kept (--partial-requant"+how+")")
 	}
 }
+
+// keptNote starts the note of an output the run keeps: VerifyKept takes it
+// back where the output's bytes turn out not to be the plan's.
+func keptNote(path string) string { return path + " exists and matches the plan: " }
 
 // CheckExisting tells whether the file at path is exactly the output o of
 // size bytes a run would write, as far as its header shows: the same file

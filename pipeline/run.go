@@ -1237,45 +1237,39 @@ func checkOutput(t Tensor, p *piece, deq *[]float32) error {
 	groupBytes := group * rowSize
 	*deq = grow(*deq, int(group*ne0))
 	back := *deq
-	var uniform []float32
+	if risky {
+		redone, finite, err := t.Kernel.UniformWhereNotFinite(p.dst, t.Type, int(p.rows), int(ne0), p.src, back)
+		if err != nil {
+			return err
+		}
+		for _, r := range redone {
+			p.fallback = addFallbackRows(p.fallback, t.Type, importanceFallback, p.matrix*rows+p.row+int64(r), group)
+		}
+		if finite && !p.overGate {
+			return nil
+		}
+	}
 	for at := int64(0); at < p.rows; at += group {
-		dst := p.dst[at*rowSize : at*rowSize+groupBytes]
-		if err := formats.DequantizeRows(t.Type, int(ne0), dst, back); err != nil {
+		if err := formats.DequantizeRows(t.Type, int(ne0), p.dst[at*rowSize:at*rowSize+groupBytes], back); err != nil {
 			return err
 		}
 		i := formats.FirstNonFinite(back)
-		if i >= 0 && risky {
-			if uniform == nil {
-				uniform = make([]float32, ne0)
-				for j := range uniform {
-					uniform[j] = 1
+		if i < 0 {
+			continue
+		}
+		r := at + int64(i)/ne0
+		col := int64(i) % ne0
+		if t.Type != formats.F16 && t.Type.Base() != formats.BF16 {
+			row := p.src[r*ne0 : (r+1)*ne0]
+			col = 0
+			for j, v := range row {
+				if math.Abs(float64(v)) > math.Abs(float64(row[col])) {
+					col = int64(j)
 				}
 			}
-			if _, err := t.Kernel.QuantizeRowsReport(dst, t.Type, int(group), int(ne0), p.src[at*ne0:(at+group)*ne0], uniform); err != nil {
-				return err
-			}
-			if err := formats.DequantizeRows(t.Type, int(ne0), dst, back); err != nil {
-				return err
-			}
-			if i = formats.FirstNonFinite(back); i < 0 {
-				p.fallback = addFallbackRows(p.fallback, t.Type, importanceFallback, p.matrix*rows+p.row+at, group)
-			}
 		}
-		if i >= 0 {
-			r := at + int64(i)/ne0
-			col := int64(i) % ne0
-			if t.Type != formats.F16 && t.Type.Base() != formats.BF16 {
-				row := p.src[r*ne0 : (r+1)*ne0]
-				col = 0
-				for j, v := range row {
-					if math.Abs(float64(v)) > math.Abs(float64(row[col])) {
-						col = int64(j)
-					}
-				}
-			}
-			return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (written, it would be %v)",
-				p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, back[i])
-		}
+		return fmt.Errorf("row %d (matrix %d, row %d) column %d: value %v is too large for %s (written, it would be %v)",
+			p.matrix*rows+p.row+r, p.matrix, p.row+r, col, p.src[r*ne0+col], t.Type, back[i])
 	}
 	return nil
 }

@@ -117,6 +117,59 @@ func FailsOnZeroImportance(t formats.Type) bool {
 	return info.ZeroImportanceFails
 }
 
+// TinyImportanceNaN reports whether t's kernel writes NaN scales for a
+// block whose importance weights are all zero or tiny (the descriptor's
+// TinyImportanceNaN; TestTinyImportanceNaN holds it to the kernels).
+func TinyImportanceNaN(t formats.Type) bool {
+	info, _ := t.Info()
+	return info.TinyImportanceNaN
+}
+
+// UniformWhereNotFinite quantizes again, with uniform importance, every
+// group of rows of dst (nrows rows of t quantized from src) whose encoding
+// is not finite, and returns the first rows of the groups it redid and
+// whether every row is finite now. llama-quantize stops the whole run on
+// such rows ("quantized data validation failed"); this is what gquant
+// writes there, the same for every caller (a run, fit's measurements).
+// deq is scratch for one group of dequantized rows (Interleave x ne0).
+func (o Options) UniformWhereNotFinite(dst []byte, t formats.Type, nrows, ne0 int, src, deq []float32) (redone []int, finite bool, err error) {
+	rs, err := t.RowSize(int64(ne0))
+	if err != nil {
+		return nil, false, err
+	}
+	g := t.Interleave()
+	deq = deq[:g*ne0]
+	var uniform []float32
+	finite = true
+	for r := 0; r+g <= nrows; r += g {
+		rows := dst[r*int(rs) : (r+g)*int(rs)]
+		if err := formats.DequantizeRows(t, ne0, rows, deq); err != nil {
+			return nil, false, err
+		}
+		if formats.FirstNonFinite(deq) < 0 {
+			continue
+		}
+		if uniform == nil {
+			uniform = make([]float32, ne0)
+			for i := range uniform {
+				uniform[i] = 1
+			}
+		}
+		if _, err := o.QuantizeRowsReport(rows, t, g, ne0, src[r*ne0:(r+g)*ne0], uniform); err != nil {
+			return nil, false, err
+		}
+		if err := formats.DequantizeRows(t, ne0, rows, deq); err != nil {
+			return nil, false, err
+		}
+		if formats.FirstNonFinite(deq) >= 0 {
+			finite = false
+			continue
+		}
+		redone = append(redone, r)
+	}
+	return redone, finite, nil
+}
+
 // RowError reports a row that cannot be quantized.
 type RowError struct {
 	Row    int // row index within the call
