@@ -23,6 +23,7 @@ func init() {
 	register(&command{
 		Name:    "fit",
 		Summary: "choose the recipe with the best predicted quality that fits per-device budgets (fit calibrate: fit the quality model to measured KLD)",
+		JSON:    true,
 		Run:     runFit,
 	})
 }

@@ -21,6 +21,7 @@ func init() {
 	register(&command{
 		Name:    "inspect",
 		Summary: "show a GGUF file's metadata, tensors and size per type",
+		JSON:    true,
 		Run:     runInspect,
 	})
 }

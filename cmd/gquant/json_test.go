@@ -112,3 +112,65 @@ func TestJSONDocuments(t *testing.T) {
 		t.Errorf("plan --json: tensor 5 %+v, warnings %+v", plan.Tensors[4], plan.Warnings)
 	}
 }
+
+// TestJSONErrorDocument: a command run with --json that fails before its
+// report prints gquant.error/1 on stdout with the message of stderr, so a
+// script reading stdout always gets one JSON document; a failure whose
+// report was printed (verify's problems) keeps that report alone; without
+// --json stdout stays empty.
+func TestJSONErrorDocument(t *testing.T) {
+	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.gguf")
+	out := filepath.Join(dir, "out.gguf")
+	for _, tc := range []struct {
+		args    []string
+		status  int
+		command string
+		error   string
+	}{
+		{[]string{"quantize", "--json", missing, out, "Q4_K_M"}, 1, "gquant quantize", "missing.gguf: no such file or directory"},
+		{[]string{"quantize", model, out, "Q4_K_M", "--json=true", "--imatirx", "x"}, 2, "gquant quantize", "did you mean --imatrix?"},
+		{[]string{"quantize", "--json", "--dry-run", model, out, "Q9_Z"}, 2, "gquant quantize", "Q9_Z"},
+		{[]string{"plan", "--json", "--imatrix", missing, model, out, "IQ2_XXS"}, 1, "gquant plan", "missing.gguf"},
+		{[]string{"inspect", "--json", missing}, 1, "gquant inspect", "no such file or directory"},
+		{[]string{"merge", "--json", missing, out}, 1, "gquant merge", "missing.gguf"},
+		{[]string{"split", "--json", model}, 2, "gquant split", "want IN and PREFIX"},
+		{[]string{"plan", "--json", model, out, "IQ2_XXS"}, 1, "gquant plan", "importance matrix needed"},
+		{[]string{"repack", "--json", missing, out}, 1, "gquant repack", "missing.gguf"},
+		{[]string{"fit", "calibrate", "--json"}, 2, "gquant fit calibrate", "need the model"},
+	} {
+		code, stdout, stderr := runStreams(tc.args...)
+		var doc struct {
+			Schema, Command, Error string
+			Status                 int
+			Details                []string
+			Warnings               []any
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Errorf("%q: stdout is not one JSON document: %v\n%s", tc.args, err, stdout)
+			continue
+		}
+		if code != tc.status || doc.Status != code || doc.Schema != "gquant.error/1" || doc.Command != tc.command ||
+			!strings.Contains(doc.Error, tc.error) || doc.Details == nil || doc.Warnings == nil {
+			t.Errorf("%q: exit %d, document %+v", tc.args, code, doc)
+		}
+		if !strings.Contains(stderr, tc.command+": "+doc.Error) {
+			t.Errorf("%q: the error %q is not stderr's:\n%s", tc.args, doc.Error, stderr)
+		}
+	}
+
+	// verify's own document says what is wrong; nothing is added (a refused
+	// plan's document: TestPlanChecksOutputs).
+	code, stdout, _ := runStreams("verify", "--json", missing)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); code != 1 || err != nil || doc["schema"] != "gquant.verify/1" || doc["ok"] != false {
+		t.Errorf("verify of a missing file: exit %d, %v, %.200s", code, err, stdout)
+	}
+	// Without --json, and for a command without it, stdout stays empty.
+	for _, args := range [][]string{{"quantize", missing, out, "Q4_K_M"}, {"hash", "--json", model}} {
+		if code, stdout, _ := runStreams(args...); code == 0 || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q", args, code, stdout)
+		}
+	}
+}

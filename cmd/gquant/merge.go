@@ -17,6 +17,7 @@ func init() {
 	register(&command{
 		Name:    "merge",
 		Summary: "join a shard set back into one file (the split keys are dropped)",
+		JSON:    true,
 		Run:     runMerge,
 	})
 }

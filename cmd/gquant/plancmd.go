@@ -13,6 +13,7 @@ func init() {
 	register(&command{
 		Name:    "plan",
 		Summary: "show what a quantize run will write (sizes to the byte, rules, devices, budgets) from headers alone",
+		JSON:    true,
 		Run:     runPlan,
 	})
 }

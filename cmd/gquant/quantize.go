@@ -26,6 +26,7 @@ func init() {
 	register(&command{
 		Name:    "quantize",
 		Summary: "quantize a GGUF model (llama-quantize's command line)",
+		JSON:    true,
 		Run:     runQuantize,
 	})
 }

@@ -17,6 +17,7 @@ func init() {
 	register(&command{
 		Name:    "repack",
 		Summary: "convert tensors to row-interleaved types (q4_K -> q4_k_r4, ...) and back, without requantizing",
+		JSON:    true,
 		Run:     runRepack,
 	})
 }

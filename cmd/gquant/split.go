@@ -19,6 +19,7 @@ func init() {
 	register(&command{
 		Name:    "split",
 		Summary: "cut a model into shards (PREFIX-0000K-of-0000N.gguf), like llama-gguf-split --split",
+		JSON:    true,
 		Run:     runSplit,
 	})
 }

@@ -27,6 +27,7 @@ func init() {
 	register(&command{
 		Name:    "verify",
 		Summary: "check a set of output shards: all present, split keys consistent, headers the plan's, bytes the sidecars'",
+		JSON:    true,
 		Run:     runVerify,
 	})
 }

@@ -14,6 +14,7 @@ func init() {
 	register(&command{
 		Name:    "check",
 		Summary: "check an importance matrix against a model and a quantize plan before any work",
+		JSON:    true,
 		Run:     runCheck,
 	})
 }

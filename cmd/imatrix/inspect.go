@@ -15,6 +15,7 @@ func init() {
 	register(&command{
 		Name:    "inspect",
 		Summary: "show an importance matrix: format, chunks, datasets, per-tensor statistics",
+		JSON:    true,
 		Run:     runInspect,
 	})
 }

@@ -15,6 +15,7 @@ func init() {
 	register(&command{
 		Name:    "stats",
 		Summary: "chart importance per layer and per expert (terminal and SVG)",
+		JSON:    true,
 		Run:     runStats,
 	})
 }

@@ -14,6 +14,9 @@ type Command struct {
 	Name    string
 	Summary string
 	Run     func(args []string, stdout, stderr io.Writer) int
+	// JSON marks a command with a --json flag: run with it, a failure
+	// before the command printed its document prints an ErrorReport.
+	JSON bool
 }
 
 // Set is a program's subcommands.
@@ -58,11 +61,26 @@ func (s *Set) Usage(w io.Writer) {
 // exits 1 with the error on stderr: a report or manifest cut short must
 // not pass for a whole one. A command that failed keeps its status; it
 // has said why, often because of that same write error.
+//
+// A command with JSON set, run with --json, that fails without having
+// written anything on stdout gets an ErrorReport there (see errdoc.go).
 func (s *Set) Run(args []string, stdout, stderr io.Writer) int {
+	var tap *errorTap
+	if len(args) > 0 {
+		if c := s.commands[args[0]]; c != nil && c.JSON && wantsJSON(args[1:]) {
+			tap = &errorTap{w: stderr, prefix: s.Program + " " + c.Name}
+			stderr = tap
+		}
+	}
 	out, errOut := escaping(stdout), escaping(stderr)
 	defer errOut.flush()
 	status := s.run(args, out, errOut)
 	out.flush()
+	if tap != nil && status != 0 && out.n == 0 && out.err == nil {
+		errOut.flush()
+		WriteJSON(out, tap.report(status))
+		out.flush()
+	}
 	if out.err != nil && status == 0 {
 		name := s.Program
 		if len(args) > 0 && s.commands[args[0]] != nil {

@@ -120,6 +120,7 @@ type escaper struct {
 	// and Set.Run reports it: most text output is written with
 	// fmt.Fprintf, whose errors the commands do not look at.
 	err error
+	n   int64 // bytes written below
 }
 
 // Write escapes p and writes it; it reports len(p) when all of it was
@@ -153,7 +154,9 @@ func (e *escaper) write(s string) error {
 	if e.err != nil {
 		return e.err
 	}
-	_, e.err = io.WriteString(e.w, s)
+	n, err := io.WriteString(e.w, s)
+	e.n += int64(n)
+	e.err = err
 	return e.err
 }
 

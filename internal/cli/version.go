@@ -105,6 +105,7 @@ func VersionCommand(program string) *Command {
 	return &Command{
 		Name:    "version",
 		Summary: "print the version: module, revision, Go, the CPU features the kernels use",
+		JSON:    true,
 		Run: func(args []string, stdout, stderr io.Writer) int {
 			fs := pflag.NewFlagSet("version", pflag.ContinueOnError)
 			asJSON := fs.Bool("json", false, "print the facts as JSON (schema gquant.version/1)")
