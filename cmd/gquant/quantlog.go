@@ -302,9 +302,14 @@ type quantizeDoc struct {
 	Tensors    []quantizeTensorJSON `json:"tensors"`
 	ModelBytes int64                `json:"model_bytes"` // the reference's "model size": input tensor data
 	QuantBytes int64                `json:"quant_bytes"` // its "quant size": output tensor data
-	Fallbacks  int                  `json:"fallbacks"`   // tensors whose rows needed a fallback type
-	Seconds    float64              `json:"seconds"`
-	Warnings   []cli.Warning        `json:"warnings"`
+	// Fallbacks is the reference's closing count: tensors given a
+	// fallback type because their rows do not fit the type's blocks.
+	Fallbacks int `json:"fallbacks"`
+	// RowFallbacks counts the tensors with rows written with a substitute
+	// encoding (their fallback_rows).
+	RowFallbacks int           `json:"row_fallbacks"`
+	Seconds      float64       `json:"seconds"`
+	Warnings     []cli.Warning `json:"warnings"`
 }
 
 type quantizeFileJSON struct {
@@ -329,8 +334,12 @@ type quantizeTensorJSON struct {
 	DecidedBy   string  `json:"decided_by"`
 	Rule        int     `json:"rule,omitempty"` // the deciding custom rule, from 1
 	Imatrix     string  `json:"imatrix,omitempty"`
-	File        int     `json:"file"`                    // outputs index, from 1
-	Fallback    []int64 `json:"fallback_rows,omitempty"` // rows the reference cannot quantize
+	File        int     `json:"file"` // outputs index, from 1
+	// Fallback lists the rows written with a substitute encoding (rows
+	// the reference cannot quantize, or whose importance data made them
+	// non-finite), FallbackReason says why.
+	Fallback       []int64 `json:"fallback_rows,omitempty"`
+	FallbackReason string  `json:"fallback_reason,omitempty"`
 }
 
 func newQuantizeDoc(in *gguf.Model, plan *pipeline.Plan, imatrixPath string, l *runLog, warnings []cli.Warning, elapsed time.Duration) quantizeDoc {
@@ -349,7 +358,8 @@ func newQuantizeDoc(in *gguf.Model, plan *pipeline.Plan, imatrixPath string, l *
 			j.Rule = t.Rule.Index + 1
 		}
 		if fb := l.fallbacks[i]; fb != nil {
-			j.Fallback = fb.Rows
+			j.Fallback, j.FallbackReason = fb.Rows, fb.Reason
+			doc.RowFallbacks++
 		}
 		doc.Tensors = append(doc.Tensors, j)
 		if plan.Outputs[t.Output].Skip {

@@ -151,6 +151,9 @@ func TestRunLogFallbackRows(t *testing.T) {
 	if rows := doc.Tensors[i].Fallback; len(rows) != 2 || rows[1] != 17 || doc.Warnings[0].Kind != "reference-abort-rows" || doc.Warnings[0].Tensor != name {
 		t.Errorf("JSON: rows %v, warnings %+v", rows, doc.Warnings)
 	}
+	if doc.Tensors[i].FallbackReason != "why" || doc.RowFallbacks != 1 || doc.Fallbacks != 0 {
+		t.Errorf("JSON: reason %q, row_fallbacks %d, fallbacks %d", doc.Tensors[i].FallbackReason, doc.RowFallbacks, doc.Fallbacks)
+	}
 }
 
 // An importance entry for token_embd.weight of another size is ignored
