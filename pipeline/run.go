@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -914,36 +915,17 @@ func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *pie
 
 // quantizeAfterLead quantizes the piece. For a type whose rows carry state
 // within a reference call (quantize.Lead: iq1_m, iq1_m_r4) and a piece that
-// starts inside a call, the kernel first sees the rows before the piece,
-// back to where that state was last set (usually one row group), and their
-// bytes are dropped: the piece's bytes are then those of the whole call.
+// starts inside a call, the kernel first sees the rows before the piece
+// that last set each part of that state (usually the one row group just
+// before it), in their order, and their bytes are dropped: the piece's bytes
+// are then those of the whole call.
 func quantizeAfterLead(in *gguf.Model, t Tensor, p *piece, quantizeFn func(Tensor, *piece) error) error {
-	lead := quantize.NewLead(t.Type)
-	if lead == nil {
-		return quantizeFn(t, p)
+	rows, err := leadRows(in, t, p)
+	if err != nil {
+		return err
 	}
 	ne0, _, _ := gguf.Dims(t.Shape)
-	per, whole := CallRows(t.Type, t.Shape)
-	start := int64(0)
-	if !whole {
-		start = p.row / per * per
-	}
 	group := int64(t.Type.Interleave())
-	var rows [][]float32 // row groups before the piece, nearest first
-	for r := p.row; r > start; {
-		r -= group
-		g := &piece{matrix: p.matrix, row: r, rows: group, buf: &buffers{}}
-		if err := readPiece(in, t, g); err != nil {
-			return err
-		}
-		if err := decodePiece(in, t, g); err != nil {
-			return err
-		}
-		rows = append(rows, g.src)
-		if lead.Walk(g.src, int(ne0), pieceImportance(t, p, ne0)) {
-			break
-		}
-	}
 	if len(rows) == 0 {
 		return quantizeFn(t, p)
 	}
@@ -981,6 +963,45 @@ func quantizeAfterLead(in *gguf.Model, t Tensor, p *piece, quantizeFn func(Tenso
 		}
 	}
 	return nil
+}
+
+// leadRows returns the row groups before piece p that set state of t's
+// kernel no nearer group sets, nearest first: at most one per bit of state
+// (16 for iq1_m), however far back the walk goes, so a matrix of zero rows,
+// which set nothing and are walked back to the call's start, costs reads,
+// not memory. It returns nil for a type without such state.
+func leadRows(in *gguf.Model, t Tensor, p *piece) ([][]float32, error) {
+	lead := quantize.NewLead(t.Type)
+	if lead == nil {
+		return nil, nil
+	}
+	ne0, _, _ := gguf.Dims(t.Shape)
+	per, whole := CallRows(t.Type, t.Shape)
+	start := int64(0)
+	if !whole {
+		start = p.row / per * per
+	}
+	group := int64(t.Type.Interleave())
+	var rows [][]float32
+	g := &piece{matrix: p.matrix, rows: group, buf: &buffers{}}
+	for r := p.row; r > start; {
+		r -= group
+		g.row = r
+		if err := readPiece(in, t, g); err != nil {
+			return nil, err
+		}
+		if err := decodePiece(in, t, g); err != nil {
+			return nil, err
+		}
+		sets, done := lead.Walk(g.src, int(ne0), pieceImportance(t, p, ne0))
+		if sets {
+			rows = append(rows, slices.Clone(g.src))
+		}
+		if done {
+			break
+		}
+	}
+	return rows, nil
 }
 
 // pieceImportance is the importance data piece p is quantized with.

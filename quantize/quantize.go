@@ -428,7 +428,9 @@ func NewLead(t formats.Type) *Lead {
 
 // Walk takes the row group before those walked so far (t.Interleave() rows
 // of ne0 values, and the importance data the piece is quantized with) and
-// reports whether the rows walked now suffice.
-func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
+// reports whether the kernel must see the group (sets: it sets state no
+// nearer row sets; the others can be left out, whatever they hold) and
+// whether the rows walked now suffice (done).
+func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) (sets, done bool) {
 	return l.l.Walk(rows, ne0, imatrix)
 }

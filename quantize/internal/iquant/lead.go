@@ -32,8 +32,12 @@ func NewLead(t formats.Type) (Lead, bool) {
 
 // Walk takes the row group before those walked so far (t.Interleave() rows
 // of ne0 values, with the importance data the kernel gets) and reports
-// whether the rows walked now set all the state.
-func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
+// whether it sets state that no nearer row sets (sets: the kernel must see
+// it; a group that does not leaves the state as the nearer rows find it,
+// since a search's result does not depend on the state before it) and
+// whether the rows walked now set all the state (done).
+func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) (sets, done bool) {
+	before := l.open
 	switch l.t {
 	case formats.IQ1_M:
 		for ibl := 0; ibl < ne0/qkK; ibl++ {
@@ -61,5 +65,5 @@ func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) bool {
 			}
 		}
 	}
-	return l.open == 0
+	return l.open != before, l.open == 0
 }
