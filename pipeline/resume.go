@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -194,6 +195,9 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		if err != nil {
 			continue
 		}
+		// A complete output a failed commit kept under its temporary name
+		// may be this run's input: it is neither continued nor removed.
+		temps = slices.DeleteFunc(temps, func(t gguf.TempFile) bool { return isInputShard(in, strings.TrimSuffix(t.Path, ".progress")) })
 		kept, err := keepPlaced(ctx, in, outs, i, size, header, plan, temps, buf, note)
 		if err != nil {
 			return nil, err
@@ -243,6 +247,16 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		}
 	}
 	return res, nil
+}
+
+// isInputShard reports whether path is a file of the model in.
+func isInputShard(in *gguf.Model, path string) bool {
+	for _, s := range in.Shards {
+		if same, _ := gguf.SameFile(path, s.Path); same {
+			return true
+		}
+	}
+	return false
 }
 
 // stale reports whether t is a temporary file (or progress record) of this

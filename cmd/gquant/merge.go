@@ -72,7 +72,7 @@ func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (merg
 	}
 	files := &cli.Files{Force: force, MakeDirs: true} // the splitter creates them
 	files.Read(modelPaths(m)...)
-	files.Write(out, size)
+	files.Write(out, size, pipeline.SidecarPath(out))
 	if err := files.Check(stderr); err != nil {
 		return mergeDoc{}, err
 	}

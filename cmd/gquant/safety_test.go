@@ -207,6 +207,8 @@ func TestExistingOutputs(t *testing.T) {
 
 // The sidecar an output gets beside it is checked like the output: a
 // model named OUT.gquant.json was replaced by the sidecar of OUT.
+// split carries sidecars too: it removed its input, named as a shard's
+// sidecar, as an earlier sidecar of that shard.
 func TestSidecarPathIsNotAnInput(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "o.gguf.gquant.json")
@@ -217,6 +219,31 @@ func TestSidecarPathIsNotAnInput(t *testing.T) {
 	fileUnchanged(t, in, data)
 	if _, err := os.Stat(out); err == nil {
 		t.Error("output written")
+	}
+
+	shard := filepath.Join(dir, "p-00001-of-00002.gguf")
+	in = shard + ".gquant.json"
+	copyFile(t, in, tinyModel)
+	failGquant(t, []string{in + ", written beside " + shard + ", is the input"}, "split", "--split-max-tensors", "30", in, filepath.Join(dir, "p"))
+	fileUnchanged(t, in, data)
+}
+
+// A failed commit keeps a complete output under its temporary name and
+// says so; given as the input of the next run to the same output, it was
+// removed as a stale temporary file (quantize, and quantize --resume).
+func TestTemporaryNamedInputIsKept(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "m.gguf")
+		in := filepath.Join(dir, ".m.gguf.tmp-999999-abc")
+		copyFile(t, in, tinyModel)
+		data, _ := os.ReadFile(in)
+		args := []string{"quantize", in, out, "Q8_0"}
+		if resume {
+			args = append([]string{"quantize", "--resume"}, args[1:]...)
+		}
+		mustGquant(t, args...)
+		fileUnchanged(t, in, data)
 	}
 }
 

@@ -88,7 +88,7 @@ func runSplit(args []string, stdout, stderr io.Writer) int {
 	files := &cli.Files{Force: *overwrite, MakeDirs: true}
 	files.Read(modelPaths(m)...)
 	for i, path := range plan.Paths(prefix) {
-		files.Write(path, plan.Shards[i].FileSize)
+		files.Write(path, plan.Shards[i].FileSize, pipeline.SidecarPath(path))
 	}
 	if *dryRun {
 		return previewSplit(program, files, *asJSON, newSplitDoc(in, prefix, plan, false), stdout, stderr, func() {

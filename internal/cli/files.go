@@ -138,14 +138,14 @@ func (f *Files) Check(log io.Writer) error {
 	}
 	for i, o := range f.Outputs {
 		for _, p := range o.paths() {
-			if err := sweepTemps(p, log, f.Continue); err != nil {
+			if err := sweepTemps(p, log, f.Continue, f.Inputs); err != nil {
 				return err
 			}
 		}
 		f.before[i], _ = os.Stat(o.Path)
 	}
 	for _, p := range f.Kept {
-		if err := sweepTemps(p, log, f.Continue); err != nil {
+		if err := sweepTemps(p, log, f.Continue, f.Inputs); err != nil {
 			return err
 		}
 	}
@@ -309,15 +309,20 @@ func (f *Files) Written() (written, unwritten []string) {
 }
 
 // sweepTemps removes the stale temporary files of writes to path (left by a
-// run that was killed) but those in spare, and fails if another process is
+// run that was killed) but those in spare and the inputs (a failed commit
+// keeps a complete output under its temporary name, and says so: a user may
+// then give it as the input of the next run), and fails if another process is
 // writing path now. Files of older versions, whose writer cannot be told,
 // are reported only. A progress record (TEMP.progress, quantize's) goes
 // with its temporary file without a word.
-func sweepTemps(path string, log io.Writer, spare []string) error {
+func sweepTemps(path string, log io.Writer, spare, inputs []string) error {
 	temps, err := gguf.TempFiles(path)
 	if err != nil {
 		return nil // the directory check reports what matters
 	}
+	temps = slices.DeleteFunc(temps, func(t gguf.TempFile) bool {
+		return isInput(strings.TrimSuffix(t.Path, ".progress"), inputs)
+	})
 	if err := checkBusy(path, temps); err != nil {
 		return err
 	}
@@ -343,6 +348,17 @@ func sweepTemps(path string, log io.Writer, spare []string) error {
 		}
 	}
 	return nil
+}
+
+// isInput reports whether path is one of inputs, under any spelling or
+// link.
+func isInput(path string, inputs []string) bool {
+	for _, in := range inputs {
+		if same, _ := gguf.SameFile(path, in); same {
+			return true
+		}
+	}
+	return false
 }
 
 // checkBusy fails if another process is writing path now: one of its
