@@ -266,6 +266,19 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		t.Errorf("quantize into a missing directory: %v", err)
 	}
 	failGquant(t, []string{filepath.Join(made, "y.gguf"), "is not a directory"}, "quantize", in, filepath.Join(made, "y.gguf"), "Q8_0")
+	// A name that can only be a directory's, under a missing directory: the
+	// run quantized everything and then failed to rename, keeping the
+	// whole temporary file.
+	for _, out := range []string{"new/", "new/.", "new/x/.."} {
+		out = filepath.Join(dir, "names") + "/" + out
+		for _, cmd := range [][]string{{"quantize"}, {"plan"}, {"quantize", "--dry-run"}} {
+			failGquant(t, []string{out, "it names a directory"}, append(cmd, in, out, "Q8_0")...)
+		}
+		failGquant(t, []string{out, "it names a directory"}, "repack", in, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "names")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused output's directory was made: %v", err)
+	}
 	// Every command that writes a file creates its missing directories,
 	// as quantize does.
 	rowsIn := filepath.Join(dir, "rows.f32")

@@ -170,6 +170,11 @@ func (f *Files) checkOne(i int, o Output) error {
 	if o.Path == "" {
 		return fmt.Errorf("%w: empty output name", ErrOutputPath)
 	}
+	if dirName(o.Path) {
+		// "new/" names a directory, existing or not: a file cannot be made
+		// there, which the rename at the end found, after all the work.
+		return fmt.Errorf("%w %s: it names a directory (a file name is needed)", ErrOutputPath, o.Path)
+	}
 	for _, in := range f.Inputs {
 		if same, _ := SameFile(o.Path, in); same {
 			return fmt.Errorf("%w: %s is the input %s", gguf.ErrSameFile, o.Path, in)
@@ -348,6 +353,16 @@ func sweepTemps(path string, log io.Writer, spare, inputs []string) error {
 		}
 	}
 	return nil
+}
+
+// dirName reports whether path can only name a directory: it ends in a
+// separator, "." or "..".
+func dirName(path string) bool {
+	if os.IsPathSeparator(path[len(path)-1]) {
+		return true
+	}
+	base := filepath.Base(path)
+	return base == "." || base == ".."
 }
 
 // isInput reports whether path is one of inputs, under any spelling or
