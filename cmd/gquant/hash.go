@@ -27,7 +27,7 @@ func init() {
 // flushEvery is how often hash output reaches stdout while hashing.
 const flushEvery = 200 * time.Millisecond
 
-const hashUsage = "usage: gquant hash [--xxh64] [--xxh3] [--sha1] [--sha256] [--all] [--uuid] [--no-layer] [-c MANIFEST] FILE..."
+const hashUsage = "usage: gquant hash [--xxh64] [--xxh3] [--sha1] [--sha256] [--all] [--uuid] [--no-layer] [--set] [-c MANIFEST] FILE..."
 
 // runHash is llama-gguf-hash's command line: the same options, output and
 // exit codes (0 success, 1 failure or mismatch, 3 manifest missing entry, 4
@@ -47,20 +47,22 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "use all hashes (xxh64, xxh3, sha1, sha256)")
 	noLayer := fs.Bool("no-layer", false, "exclude per tensor (layer) hashes")
 	manifestPath := fs.StringP("check", "c", "", "verify against a `manifest`")
+	set := fs.Bool("set", false, "hash every shard of the set a FILE belongs to (each shard's lines in turn)")
 	fs.Usage = func() {
 		stderr := fs.Output()
 		fmt.Fprintln(stderr, hashUsage)
 		fmt.Fprintln(stderr, "\nPrints the hash of each tensor's data and of all the tensor data of each file,")
 		fmt.Fprintln(stderr, "in llama-gguf-hash's manifest format (xxh64 without options), or checks them")
-		fmt.Fprintln(stderr, "against a manifest written by either tool. Give any shard of a split model to hash")
-		fmt.Fprintln(stderr, "every shard; the output is what llama-gguf-hash prints for each shard in turn.")
+		fmt.Fprintln(stderr, "against a manifest written by either tool. Each FILE is hashed as llama-gguf-hash")
+		fmt.Fprintln(stderr, "hashes it, a shard alone; with --set, any shard names its whole set, and the output")
+		fmt.Fprintln(stderr, "is what llama-gguf-hash prints for each shard in turn.")
 		fmt.Fprintln(stderr, "\noptions:")
 		fs.PrintDefaults()
 		cli.PrintExamples(stderr,
 			cli.Example{About: "xxh64 of each tensor and of each file, as llama-gguf-hash prints them",
 				Line: "gquant hash model-Q4_K_M.gguf > model-Q4_K_M.manifest"},
-			cli.Example{About: "check a download (any shard names the set) against that manifest",
-				Line: "gquant hash -c model-Q4_K_M.manifest model-Q4_K_M-00001-of-00003.gguf"},
+			cli.Example{About: "check a download of a shard set (any shard names it) against its manifest",
+				Line: "gquant hash --set -c model-Q4_K_M.manifest model-Q4_K_M-00001-of-00003.gguf"},
 			cli.Example{About: "only the whole-file sha256, for a model card",
 				Line: "gquant hash --sha256 --no-layer model-Q4_K_M.gguf"},
 		)
@@ -133,16 +135,21 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 			m.Close()
 		}
 	}()
+	open := gguf.OpenShard
+	if *set {
+		open = gguf.Open
+	}
 	for _, path := range fs.Args() {
-		m, err := gguf.Open(path)
+		m, err := open(path)
 		if err != nil {
 			out.Flush()
 			fmt.Fprintf(stderr, "gquant hash: %v\n", err)
 			return int(ggufhash.Failure)
 		}
 		if seenShards(done, m) {
-			// Another shard of a set already hashed, as with a glob over a
-			// set's files.
+			// A file already hashed (another spelling), or with --set
+			// another shard of a set already hashed, as with a glob over
+			// a set's files.
 			m.Close()
 			continue
 		}

@@ -105,9 +105,10 @@ func TestHashUUIDCheck(t *testing.T) {
 	}
 }
 
-// TestHashShardSet: any shard, or all of them (a glob), gives the output of
-// llama-gguf-hash run on each shard in turn; a manifest made that way
-// checks the set.
+// TestHashShardSet: a shard gives what llama-gguf-hash gives for that file
+// alone, so that a shard checks against its own manifest; all of them (a
+// glob), or any one with --set, give its output for each shard in turn, and
+// a manifest made that way checks the set.
 func TestHashShardSet(t *testing.T) {
 	src, err := gguf.Open(hashModel)
 	if err != nil {
@@ -126,20 +127,49 @@ func TestHashShardSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.ReplaceAll(string(ref), "tiny-0000", filepath.Join(dir, "tiny-0000"))
-	for _, args := range [][]string{{paths[1]}, paths, {paths[2], paths[0], paths[2]}} {
+	shard := func(i int) string { // the lines of shard i alone
+		var b strings.Builder
+		for _, line := range strings.SplitAfter(want, "\n") {
+			if strings.Contains(line, paths[i]) {
+				b.WriteString(line)
+			}
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{paths, want},
+		{[]string{"--set", paths[1]}, want},
+		{[]string{"--set", paths[2], paths[0], paths[2]}, want},
+		{[]string{paths[1]}, shard(1)},
+		{[]string{paths[2], paths[0], paths[2]}, shard(2) + shard(0)},
+	} {
 		var out, errb bytes.Buffer
-		code := run(append([]string{"hash", "--all", "--uuid"}, args...), &out, &errb)
-		if code != 0 || out.String() != want {
-			t.Errorf("hash %v: exit %d, stderr %q\n%s", args, code, errb.String(), diffLines(out.String(), want))
+		code := run(append([]string{"hash", "--all", "--uuid"}, tc.args...), &out, &errb)
+		if code != 0 || out.String() != tc.want {
+			t.Errorf("hash %v: exit %d, stderr %q\n%s", tc.args, code, errb.String(), diffLines(out.String(), tc.want))
 		}
 	}
-	man := filepath.Join(dir, "set.manifest")
-	if err := os.WriteFile(man, []byte(want), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	if code := run([]string{"hash", "-c", man, paths[0]}, &out, &errb); code != 0 || strings.Count(out.String(), "  -  Ok\n") != 58 {
-		t.Errorf("check of the set: exit %d, stderr %q\n%s", code, errb.String(), out.String())
+	for _, tc := range []struct {
+		manifest string
+		args     []string
+		ok       int
+	}{
+		{want, []string{"--set", paths[0]}, 58}, // 55 tensors and 3 files, by sha256
+		{want, []string{paths[0]}, 21},
+		{shard(1), []string{paths[1]}, 21},
+	} {
+		man := filepath.Join(dir, "check.manifest")
+		if err := os.WriteFile(man, []byte(tc.manifest), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := run(append([]string{"hash", "-c", man}, tc.args...), &out, &errb)
+		if code != 0 || strings.Count(out.String(), "  -  Ok\n") != tc.ok || !strings.Contains(out.String(), "- Success") {
+			t.Errorf("check %v: exit %d, stderr %q\n%s", tc.args, code, errb.String(), out.String())
+		}
 	}
 }
 
