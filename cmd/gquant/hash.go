@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -35,10 +34,7 @@ const hashUsage = "usage: gquant hash [--xxh64] [--xxh3] [--sha1] [--sha256] [--
 // check against each other; 2 is a usage error, as for every gquant command.
 func runHash(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("hash", pflag.ContinueOnError)
-	// llama-gguf-hash reads --no_layer as --no-layer; so do we.
-	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
-	})
+	cli.Underscores(fs)
 	sel := map[ggufhash.Kind]*bool{}
 	for _, k := range []ggufhash.Kind{ggufhash.XXH64, ggufhash.XXH3, ggufhash.SHA1, ggufhash.SHA256} {
 		sel[k] = fs.Bool(k.String(), false, "use "+k.String()+" hash")

@@ -24,12 +24,14 @@ func init() {
 
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
+	cli.Underscores(fs) // as llama-gguf-split
 	overwrite := fs.Bool("force", false, "replace OUT if it exists (never one of the shards, never a read-only file)")
 	asJSON := fs.Bool("json", false, "print what was written as one JSON document (schema gquant.merge/1)")
+	dryRun := fs.Bool("dry-run", false, "print what would be written (the shards, the output's tensors and bytes) and write nothing")
 	cli.Ignored(fs, "merge", "llama-gguf-split's --merge: merging is what this command does")
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintln(w, "usage: gquant merge SHARD OUT")
+		fmt.Fprintln(w, "usage: gquant merge [--dry-run] SHARD OUT")
 		fmt.Fprintln(w, "\nSHARD is any file of the set (PREFIX-0000K-of-0000N.gguf); the others are found by name.")
 		fmt.Fprintln(w, "Merging the shards of a file gives that file back byte for byte.")
 		fmt.Fprintln(w, "llama-gguf-split's --merge is accepted and does nothing.")
@@ -48,6 +50,9 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() != 2 {
 		return cli.UsageError(program, fs, stderr, fmt.Errorf("want SHARD and OUT, got %d argument(s)", fs.NArg()))
+	}
+	if *dryRun {
+		return previewMerge(program, fs.Arg(0), fs.Arg(1), *overwrite, *asJSON, stdout, stderr)
 	}
 	doc, err := merge(fs.Arg(0), fs.Arg(1), *overwrite, *asJSON, stdout, stderr)
 	if err != nil {
@@ -90,6 +95,32 @@ func merge(shard, out string, force, quiet bool, stdout, stderr io.Writer) (merg
 		err = carry.done(stderr)
 	}
 	return newMergeDoc(m, out, size), err
+}
+
+// previewMerge is merge --dry-run: the checks of the run, without effects,
+// and what it would write. llama-gguf-split has no --dry-run for --merge
+// (it ignores the option and merges): one given here means "not yet".
+func previewMerge(program, shard, out string, force, asJSON bool, stdout, stderr io.Writer) int {
+	m, err := gguf.Open(shard)
+	if err != nil {
+		return exitCode(program, err, stderr)
+	}
+	defer m.Close()
+	size, err := splitter.MergedSize(m)
+	if err != nil {
+		return exitCode(program, err, stderr)
+	}
+	files := &cli.Files{Force: force, MakeDirs: true}
+	files.Read(modelPaths(m)...)
+	files.Write(out, size, pipeline.SidecarPath(out))
+	doc := newMergeDoc(m, out, size)
+	doc.Written = false
+	return previewSplit(program, files, asJSON, doc, stdout, stderr, func() {
+		fmt.Fprintf(stdout, "would write %s: %d tensors from %d shards, %d bytes (%s)\n", out, len(m.Tensors), len(m.Shards), size, humanBytes(size))
+		for i, s := range m.Shards {
+			fmt.Fprintf(stdout, "  %d  %s  %d tensors  %d bytes\n", i+1, s.Path, len(s.Tensors), s.Size)
+		}
+	})
 }
 
 // sidecarOf names the sidecar describing a split's or merge's output, which

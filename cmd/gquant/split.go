@@ -26,6 +26,7 @@ func init() {
 
 func runSplit(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("split", pflag.ContinueOnError)
+	cli.Underscores(fs) // as llama-gguf-split
 	var sf splitFlags
 	sf.register(fs)
 	dryRun := fs.Bool("dry-run", false, "print the plan (shards, tensors and bytes each) and write nothing")

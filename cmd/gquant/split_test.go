@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,7 @@ func TestSplitMergeCommands(t *testing.T) {
 	}{
 		{"max-tensors", []string{"--split-max-tensors", "40"}, "tiny-ds2-bf16.gguf", "split/tiny-ds2-bf16", 2},
 		{"max-size", []string{"--split-max-size", "2M"}, "out-recipe.gguf", "split/out-recipe", 3},
+		{"underscores", []string{"--split_max_tensors", "40"}, "tiny-ds2-bf16.gguf", "split/tiny-ds2-bf16", 2}, // as llama-gguf-split reads them
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -95,6 +97,34 @@ func TestSplitDryRun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("dry run wrote %d files", len(entries))
+	}
+}
+
+// merge --dry-run shows the set and the output's size and writes nothing
+// (llama-gguf-split ignores the option and merges).
+func TestMergeDryRun(t *testing.T) {
+	dir := t.TempDir()
+	in := golden.Path(t, "e2e", "out-recipe.gguf")
+	st, err := os.Stat(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := gguf.ShardPath(golden.Path(t, "e2e", "split", "out-recipe"), 1, 3)
+	out := filepath.Join(dir, "m.gguf")
+	code, stdout, stderr := runGquant("merge", "--dry-run", shard, out)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("would write %s: 74 tensors from 3 shards, %d bytes", out, st.Size())) {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("dry run wrote %d files", len(entries))
+	}
+	code, stdout, _ = runGquant("merge", "--dry-run", "--json", shard, out)
+	if code != 0 || !strings.Contains(stdout, `"written": false`) || !strings.Contains(stdout, fmt.Sprintf(`"bytes": %d`, st.Size())) {
+		t.Errorf("--json: exit %d\n%s", code, stdout)
+	}
+	code, _, stderr = runGquant("merge", "--dry-run", shard, shard)
+	if code != 1 || !strings.Contains(stderr, "the run would stop before any work") {
+		t.Errorf("onto a shard: exit %d\n%s", code, stderr)
 	}
 }
 

@@ -239,6 +239,14 @@ func Unsupported(fs *pflag.FlagSet, name string, takesArg bool, message string) 
 	f.Hidden = true
 }
 
+// Underscores makes fs read "_" in flag names as "-" (--split_max_size is
+// --split-max-size), as llama-gguf-split and llama-gguf-hash read theirs.
+func Underscores(fs *pflag.FlagSet) {
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
+}
+
 // Ignored registers a hidden boolean flag that is accepted and does
 // nothing, for flags of another tool that only name what this command
 // always does (llama-gguf-split --split).
