@@ -134,6 +134,12 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	sel := cfg.Selection
 	sel.HasImatrix = cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0
 	if !sel.HasImatrix && !sel.IgnoreImatrixRules && sel.FileType.RequiresImatrix() {
+		if t, err := sel.FileType.DefaultType(); err == nil && kernelNeedsImatrix(t) {
+			// --ignore-imatrix-rules would not help: the kernel of the
+			// file type's main type needs the data itself.
+			return nil, fmt.Errorf("file type %s: %w (llama-quantize refuses it without one, and the %s kernel does not run without one)",
+				sel.FileType, quantize.ErrKernelNeedsImatrix, t)
+		}
 		return nil, fmt.Errorf("file type %s: %w (llama-quantize refuses it without one)", sel.FileType, quantize.ErrNeedsImatrix)
 	}
 	params, err := recipes.ModelParams(in.Metadata)
@@ -350,14 +356,23 @@ func checkImatrix(choices []recipes.Choice, imat []*importanceSource) error {
 		if !c.Quantize || imat[c.Index] != nil {
 			continue
 		}
+		// The kernel's refusal first where both hold: --ignore-imatrix-rules
+		// lifts only the rules'.
+		if kernelNeedsImatrix(c.Type) {
+			return fmt.Errorf("tensor %s as %s: %w: the %s kernel does not run without one", c.Name, c.Type, quantize.ErrKernelNeedsImatrix, c.Type)
+		}
 		if c.NeedsImatrix {
 			return fmt.Errorf("tensor %s as %s: %w (llama-quantize refuses very low-bit types without importance data for the tensor)", c.Name, c.Type, quantize.ErrNeedsImatrix)
 		}
-		if info, ok := c.Type.Info(); ok && info.NeedsImatrix {
-			return fmt.Errorf("tensor %s as %s: %w: the %s kernel does not run without one", c.Name, c.Type, quantize.ErrKernelNeedsImatrix, c.Type)
-		}
 	}
 	return nil
+}
+
+// kernelNeedsImatrix reports whether t's kernel does not run without
+// importance data.
+func kernelNeedsImatrix(t formats.Type) bool {
+	info, ok := t.Info()
+	return ok && info.NeedsImatrix
 }
 
 // markExisting applies --partial-requant: an output that exists and

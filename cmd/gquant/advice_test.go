@@ -34,3 +34,28 @@ func TestAdvice(t *testing.T) {
 		}
 	}
 }
+
+// The advice for a file type refused without importance data suggests
+// --ignore-imatrix-rules exactly when the plan with it passes (for IQ2_XS it
+// suggested the flag, and the plan with it failed: the iq2_xs kernel needs
+// the data itself).
+func TestAdviceIgnoreImatrixRulesHelps(t *testing.T) {
+	out := t.TempDir() + "/o.gguf"
+	checked := 0
+	for _, ft := range []string{"IQ2_XS", "IQ2_XXS", "IQ2_S", "IQ2_XXS_R4", "Q2_K_S", "IQ2_XS_R4", "IQ1_S", "IQ1_S_R4", "IQ1_M_R4", "IQ1_M"} {
+		code, _, stderr := runGquant("plan", "--summary", tinyModel, out, ft)
+		if code != 1 {
+			t.Errorf("%s without an importance matrix: exit %d", ft, code)
+			continue
+		}
+		suggests := strings.Contains(stderr, "--ignore-imatrix-rules quantizes anyway")
+		helps, _, _ := runGquant("plan", "--summary", "--ignore-imatrix-rules", tinyModel, out, ft)
+		if suggests != (helps == 0) {
+			t.Errorf("%s: the advice suggests --ignore-imatrix-rules: %v; the plan with it exits %d\n%s", ft, suggests, helps, stderr)
+		}
+		checked++
+	}
+	if checked != 10 {
+		t.Errorf("%d file types checked", checked)
+	}
+}
