@@ -226,6 +226,9 @@ func (t Type) RowSize(ne0 int64) (int64, error) {
 	if ne0 < 0 || ne0%int64(p.BlockSize) != 0 {
 		return 0, fmt.Errorf("formats: %s: row of %d weights is not a multiple of the block size %d", p.Name, ne0, p.BlockSize)
 	}
+	if ne0/int64(p.BlockSize) > (math.MaxInt64-int64(p.RowMeta))/int64(p.TypeSize) {
+		return 0, fmt.Errorf("formats: %s: a row of %d weights overflows", p.Name, ne0)
+	}
 	return int64(p.RowMeta) + int64(p.TypeSize)*(ne0/int64(p.BlockSize)), nil
 }
 
@@ -264,9 +267,6 @@ func (t Type) TensorSize(shape []int64) (int64, error) {
 	ne0 := int64(1)
 	if len(shape) > 0 {
 		ne0 = shape[0]
-	}
-	if ne0/int64(p.BlockSize) > (math.MaxInt64-int64(p.RowMeta))/int64(p.TypeSize) {
-		return 0, fmt.Errorf("formats: shape %v overflows", shape)
 	}
 	row, err := t.RowSize(ne0)
 	if err != nil {

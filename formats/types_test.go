@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -125,6 +126,16 @@ func TestSizes(t *testing.T) {
 	}
 	if _, err := F32.TensorSize([]int64{1 << 40, 1 << 40}); err == nil {
 		t.Error("overflow not caught")
+	}
+	// A row size overflows on its own (rows dequantize --cols took it and
+	// panicked making its buffer).
+	for _, tc := range []struct {
+		t   Type
+		ne0 int64
+	}{{F32, 1<<62 + 1}, {Q8_0, math.MaxInt64 / 32 * 32}, {F16, 1 << 62}} {
+		if rs, err := tc.t.RowSize(tc.ne0); err == nil {
+			t.Errorf("%s row of %d: %d bytes", tc.t, tc.ne0, rs)
+		}
 	}
 	if bpw := Q4_K.BitsPerWeight(256); bpw != 4.5 {
 		t.Errorf("q4_K bpw %v", bpw)
