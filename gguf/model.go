@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -60,7 +61,9 @@ func ShardPath(prefix string, i, n int) string {
 }
 
 // ParseShardPath splits a shard path into its prefix, 0-based index and
-// shard count; ok is false if the name does not follow the pattern.
+// shard count; ok is false if the name does not follow the pattern or
+// counts more shards than split.count can hold (65535: callers list the
+// set's paths from the count).
 func ParseShardPath(path string) (prefix string, i, n int, ok bool) {
 	m := splitName.FindStringSubmatch(path)
 	if m == nil {
@@ -68,7 +71,7 @@ func ParseShardPath(path string) (prefix string, i, n int, ok bool) {
 	}
 	k, err1 := strconv.Atoi(m[2])
 	n, err2 := strconv.Atoi(m[3])
-	if err1 != nil || err2 != nil || k < 1 || k > n {
+	if err1 != nil || err2 != nil || k < 1 || k > n || n > math.MaxUint16 {
 		return "", 0, 0, false
 	}
 	return m[1], k - 1, n, true

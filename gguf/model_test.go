@@ -166,3 +166,29 @@ func TestOpenErrorsNameTheFile(t *testing.T) {
 		t.Errorf("directory: %v", err)
 	}
 }
+
+// ParseShardPath reads the names ShardPath writes and refuses counts past
+// split.count's 65535 (verify listed 10^13 paths from such a name and ran
+// out of memory).
+func TestParseShardPath(t *testing.T) {
+	for _, tc := range []struct {
+		path   string
+		prefix string
+		i, n   int
+		ok     bool
+	}{
+		{ShardPath("dir/m", 0, 3), "dir/m", 0, 3, true},
+		{ShardPath("m", 65534, 65535), "m", 65534, 65535, true},
+		{"m-00001-of-65536.gguf", "", 0, 0, false},
+		{"m-00001-of-9999999999999.gguf", "", 0, 0, false},
+		{"m-00004-of-00003.gguf", "", 0, 0, false},
+		{"m-00000-of-00003.gguf", "", 0, 0, false},
+		{"m-0001-of-0003.gguf", "", 0, 0, false},
+		{"m.gguf", "", 0, 0, false},
+	} {
+		prefix, i, n, ok := ParseShardPath(tc.path)
+		if prefix != tc.prefix || i != tc.i || n != tc.n || ok != tc.ok {
+			t.Errorf("ParseShardPath(%q) = %q, %d, %d, %v", tc.path, prefix, i, n, ok)
+		}
+	}
+}
