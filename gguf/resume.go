@@ -162,11 +162,16 @@ func Resume(path, tmp string, md Metadata, tensors []TensorInfo, next int, opts 
 	if name == "" {
 		return nil, fmt.Errorf("gguf: cannot name a temporary file for %s", path)
 	}
+	if o.Perm != 0 {
+		if err := f.Chmod(o.Perm); err != nil {
+			return nil, fmt.Errorf("gguf: %w", err)
+		}
+	}
 	if err := os.Rename(tmp, name); err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	ok = true
-	return &Writer{path: path, tmp: name, f: f, tensors: ts, alignment: a, cur: next, ctx: o.Context}, nil
+	return &Writer{path: path, tmp: name, f: f, tensors: ts, alignment: a, cur: next, ctx: o.Context, noReplace: o.NoReplace}, nil
 }
 
 // EncodeHeader returns the header bytes a Writer writes for md and tensors

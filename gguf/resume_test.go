@@ -169,3 +169,42 @@ func TestRewindTensor(t *testing.T) {
 		t.Error("rewound file differs")
 	}
 }
+
+// Resume keeps Create's options: NoReplace (Close refuses a file that
+// appeared at the path meanwhile) and Perm (they were dropped).
+func TestResumeKeepsOptions(t *testing.T) {
+	md, ts, data := resumeCase()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	w, err := Create(out, md, ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data[0])
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	tmp := w.TempPath()
+	if err := w.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Resume(out, tmp, md, ts, 1, &CreateOptions{NoReplace: true, Perm: 0o640})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range data[1:] {
+		r.Write(d)
+	}
+	if st, err := os.Stat(r.TempPath()); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("resumed file: %v, %v; want mode 0640", st.Mode(), err)
+	}
+	if err := os.WriteFile(out, []byte("appeared meanwhile"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err == nil {
+		t.Error("Close replaced a file that appeared at the path")
+	}
+	if got, _ := os.ReadFile(out); string(got) != "appeared meanwhile" {
+		t.Errorf("the file at the path was replaced")
+	}
+}
