@@ -138,7 +138,12 @@ func runQuantize(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	q.late = late
-	return q.exitCode(program, q.run(stdout, stderr), stderr)
+	status = q.exitCode(program, q.run(stdout, stderr), stderr)
+	if status == 1 && !q.dryRun && len(q.pos) > 0 {
+		// llama-quantize's last line when a run fails, which scripts grep.
+		fmt.Fprintf(stderr, "main: failed to quantize model from '%s'\n", q.pos[0])
+	}
+	return status
 }
 
 // parse reads the flags wherever they are, as Go commands do, and keeps

@@ -192,3 +192,26 @@ func TestRunLogImatrixSizeIgnored(t *testing.T) {
 		}
 	}
 }
+
+// A failed run ends with llama-quantize's closing line, which scripts grep
+// for; a usage error and a dry run do not.
+func TestRunLogFailedLine(t *testing.T) {
+	dir := t.TempDir()
+	in := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	out := filepath.Join(dir, "o.gguf")
+	missing := filepath.Join(dir, "none.dat")
+	want := "main: failed to quantize model from '" + in + "'\n"
+	for _, tc := range []struct {
+		args []string
+		line bool
+	}{
+		{[]string{"quantize", "--imatrix", missing, in, out, "Q4_K_M"}, true},
+		{[]string{"quantize", "--dry-run", "--imatrix", missing, in, out, "Q4_K_M"}, false},
+		{[]string{"quantize", "--imatrx", missing, in, out, "Q4_K_M"}, false},
+	} {
+		code, _, stderr := runStreams(tc.args...)
+		if code == 0 || strings.HasSuffix(stderr, want) != tc.line {
+			t.Errorf("%q: exit %d, stderr:\n%s", tc.args, code, stderr)
+		}
+	}
+}
