@@ -378,6 +378,10 @@ func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result)
 				c.Err, c.SE = mm.Err(), mm.SE()
 			}
 			c.Loss = t.Gain * (c.Err + g.floor(t.Source, c.Type))
+			if !(math.Abs(c.Loss) <= maxLoss) {
+				return fmt.Errorf("%w: %s as %s: relative error %v (standard error %v) with gain %v gives loss %v, not a finite loss of at most %g (a damaged cache entry?)",
+					ErrBadLoss, t.Name, c.Type, c.Err, c.SE, t.Gain, c.Loss, maxLoss)
+			}
 			kept = append(kept, c)
 		}
 		t.Cands = kept

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/gquant/gquant/fit"
 	"github.com/gquant/gquant/gguf"
@@ -432,6 +436,40 @@ func TestFitReserveHugeModel(t *testing.T) {
 			}
 		case <-time.After(60 * time.Second):
 			t.Fatalf("%s: still running after 60 s", strings.Join(args, " "))
+		}
+	}
+}
+
+// TestFitDamagedCache: a --cache file whose record cannot be a
+// measurement (Num 1e300 over Den 1e-300, an infinite relative error,
+// behind a valid checksum) is refused naming the file and the record; it
+// once panicked the optimizer ("option with ... bytes and loss +Inf").
+func TestFitDamagedCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		vals [6]float64 // N, Num, Den, Num2, Den2, NumDen
+		want string
+	}{
+		{"infinite ratio", [6]float64{1, 1e300, 1e-300, 0, 0, 0}, "record 1: Num is 1e+300"},
+		{"negative", [6]float64{1, -1, 1, 1, 1, -1}, "record 1: Num is -1"},
+	} {
+		var b []byte
+		b = append(b, "GQFITC1\n"...)
+		b = binary.LittleEndian.AppendUint64(b, 1)
+		b = binary.LittleEndian.AppendUint64(b, 1) // the key
+		for _, v := range tc.vals {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+		b = binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".cache")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := gquantOutput("fit", "--quiet", "--budget", "CPU=6MiB", "--cache", path, tinyModel)
+		want := path + ": fit: bad cache file: " + tc.want
+		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "panic") {
+			t.Errorf("%s: exit %d, want 1 with %q:\n%s", tc.name, code, want, stderr)
 		}
 	}
 }
