@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/gquant/gquant/gguf"
 )
 
 // The cache file: the magic, a little-endian uint64 record count, the
@@ -198,9 +200,10 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 }
 
 // LoadCache reads a cache file; a file that does not exist gives an empty
-// cache.
+// cache. It must be a regular file: a named pipe or a device is an error,
+// never a read that blocks (see gguf.OpenRegular).
 func LoadCache(path string) (*Cache, error) {
-	f, err := os.Open(path)
+	f, _, err := gguf.OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return NewCache(), nil
 	}
