@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/gquant/gquant/gguf"
 )
 
 // The cache file: the magic, a little-endian uint64 record count, the
@@ -58,8 +60,13 @@ func (c *Cache) Get(key uint64) (Stats, bool) {
 	return s, ok
 }
 
-// Put stores an entry.
+// Put stores an entry. One that ReadCache would refuse (see checkCached)
+// is not stored: the cache written holds only entries it reads back, and
+// such a measurement is made afresh each time.
 func (c *Cache) Put(key uint64, s Stats) {
+	if checkCached(s) != nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[key]; !ok {
@@ -68,7 +75,47 @@ func (c *Cache) Put(key uint64, s Stats) {
 	c.entries[key] = s
 }
 
-// ReadCache reads a cache file's contents.
+// maxCachedValue bounds every sum a cache entry holds: far above what
+// real weights and importance give (rows of f16 weights at full range
+// with large importance and call counts stay below 1e60 even in the
+// squared sums), far enough below the float64 range that entries summed
+// over chunks, and the standard error's products of them, stay finite.
+const maxCachedValue = 1e100
+
+// maxCachedErr bounds an entry's relative error Num/Den: a quantization
+// whose error is a million times the weights' own energy is no
+// measurement, and the losses made of it must stay finite through the
+// optimizer's sums and slopes.
+const maxCachedErr = 1e6
+
+// checkCached says why s cannot be a cache entry: a broken measurement
+// (N = -1 and the rest 0) or sums from 0 to maxCachedValue, a whole
+// number of rows, a relative error up to maxCachedErr and a finite
+// standard error.
+func checkCached(s Stats) error {
+	if s == broken {
+		return nil
+	}
+	for j, v := range [6]float64{s.N, s.Num, s.Den, s.Num2, s.Den2, s.NumDen} {
+		if !(v >= 0 && v <= maxCachedValue) {
+			return fmt.Errorf("%s is %v, not from 0 to %g", [6]string{"N", "Num", "Den", "Num2", "Den2", "NumDen"}[j], v, maxCachedValue)
+		}
+	}
+	if s.N != math.Trunc(s.N) {
+		return fmt.Errorf("N is %v, not a whole number of rows", s.N)
+	}
+	if e := s.Err(); !(e <= maxCachedErr) {
+		return fmt.Errorf("relative error Num/Den = %v/%v = %v, more than %g", s.Num, s.Den, e, float64(maxCachedErr))
+	}
+	if se := s.SE(); math.IsNaN(se) || math.IsInf(se, 0) {
+		return fmt.Errorf("standard error %v", se)
+	}
+	return nil
+}
+
+// ReadCache reads a cache file's contents. Every record must pass
+// checkCached: a damaged or crafted file is refused with ErrBadCache
+// naming the record, never read into losses the optimizer cannot use.
 func ReadCache(r io.Reader) (*Cache, error) {
 	br := bufio.NewReader(r)
 	h := xxhash.New()
@@ -100,11 +147,12 @@ func ReadCache(r io.Reader) (*Cache, error) {
 		var f [6]float64
 		for j := range f {
 			f[j] = math.Float64frombits(binary.LittleEndian.Uint64(rec[8+8*j:]))
-			if math.IsNaN(f[j]) || math.IsInf(f[j], 0) {
-				return nil, fmt.Errorf("%w: record %d: value %d is %v", ErrBadCache, i+1, j, f[j])
-			}
 		}
-		c.entries[key] = Stats{N: f[0], Num: f[1], Den: f[2], Num2: f[3], Den2: f[4], NumDen: f[5]}
+		st := Stats{N: f[0], Num: f[1], Den: f[2], Num2: f[3], Den2: f[4], NumDen: f[5]}
+		if err := checkCached(st); err != nil {
+			return nil, fmt.Errorf("%w: record %d: %v", ErrBadCache, i+1, err)
+		}
+		c.entries[key] = st
 	}
 	var sum [8]byte
 	if _, err := io.ReadFull(br, sum[:]); err != nil {
@@ -152,9 +200,10 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 }
 
 // LoadCache reads a cache file; a file that does not exist gives an empty
-// cache.
+// cache. It must be a regular file: a named pipe or a device is an error,
+// never a read that blocks (see gguf.OpenRegular).
 func LoadCache(path string) (*Cache, error) {
-	f, err := os.Open(path)
+	f, _, err := gguf.OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return NewCache(), nil
 	}

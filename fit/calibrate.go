@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -103,9 +102,10 @@ func ReadKLD(r io.Reader, path string) ([]KLDRow, error) {
 	return rows, nil
 }
 
-// LoadKLD reads a KLD table from disk.
+// LoadKLD reads a KLD table from disk: a regular file (a named pipe or a
+// device is an error, never a read that blocks; see gguf.OpenRegular).
 func LoadKLD(path string) ([]KLDRow, error) {
-	f, err := os.Open(path)
+	f, _, err := gguf.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/bytesize"
 	"github.com/gquant/gquant/internal/stdregex"
 	"github.com/gquant/gquant/pipeline"
 	"github.com/gquant/gquant/planner"
@@ -303,10 +304,36 @@ func CheckBudgets(opts Options, devices []string) (map[string]*planner.Budget, e
 		}
 		out[b.Device] = &opts.Budgets[i]
 	}
+	// Each device's reserves add up within its budget: summed with a
+	// check, so that no reserve, however large, wraps the sum negative.
+	reserved := map[string]int64{}
+	over := map[string]bool{}
 	for _, r := range opts.Reserves {
-		if out[r.Device] == nil {
+		b := out[r.Device]
+		if b == nil {
 			return nil, fmt.Errorf("%w: reserve %s=%s for %s, which has no budget", ErrNoBudget, r.Device, r.Text, r.Device)
 		}
+		if r.Bytes < 0 || r.Bytes > bytesize.Max {
+			return nil, fmt.Errorf("%w: %s=%s: %d bytes, not a size from 0 to %d", ErrBadReserve, r.Device, r.Text, r.Bytes, int64(bytesize.Max))
+		}
+		if sum, ok := addBytes(reserved[r.Device], r.Bytes); ok && !over[r.Device] && sum <= b.Bytes {
+			reserved[r.Device] = sum
+		} else {
+			over[r.Device] = true
+		}
+	}
+	for _, d := range devices {
+		if !over[d] {
+			continue
+		}
+		var texts []string
+		for _, r := range opts.Reserves {
+			if r.Device == d {
+				texts = append(texts, r.Text)
+			}
+		}
+		b := out[d]
+		return nil, fmt.Errorf("device %s: %w: its reserves (%s) come to more than its budget %s (%d bytes)", d, ErrInfeasible, strings.Join(texts, ", "), b.Text, b.Bytes)
 	}
 	return out, nil
 }
@@ -351,6 +378,10 @@ func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result)
 				c.Err, c.SE = mm.Err(), mm.SE()
 			}
 			c.Loss = t.Gain * (c.Err + g.floor(t.Source, c.Type))
+			if !(math.Abs(c.Loss) <= maxLoss) {
+				return fmt.Errorf("%w: %s as %s: relative error %v (standard error %v) with gain %v gives loss %v, not a finite loss of at most %g (a damaged cache entry?)",
+					ErrBadLoss, t.Name, c.Type, c.Err, c.SE, t.Gain, c.Loss, maxLoss)
+			}
 			kept = append(kept, c)
 		}
 		t.Cands = kept
@@ -495,6 +526,8 @@ func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Op
 	if b != nil {
 		out.BudgetText, out.Budget = b.Text, b.Bytes
 		available = b.Bytes
+		// CheckBudgets has kept every device's reserves within its
+		// budget: available stays from 0 to the budget.
 		for _, r := range opts.Reserves {
 			if r.Device == dev {
 				out.Reserves = append(out.Reserves, r)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/text"
 )
 
@@ -225,9 +225,10 @@ func ReadGains(r io.Reader, path string) (Gains, error) {
 	return g, nil
 }
 
-// LoadGains reads a gains file from disk.
+// LoadGains reads a gains file from disk: a regular file (a named pipe or
+// a device is an error, never a read that blocks; see gguf.OpenRegular).
 func LoadGains(path string) (Gains, error) {
-	f, err := os.Open(path)
+	f, _, err := gguf.OpenRegular(path)
 	if err != nil {
 		return DefaultGains(), fmt.Errorf("fit: %w", err)
 	}

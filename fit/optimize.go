@@ -19,6 +19,14 @@ type option struct {
 // exceeds the budget.
 var ErrInfeasible = errors.New("fit: budget too small")
 
+// ErrBadLoss is returned for an option whose loss is not finite or too
+// large to price bytes with (a loss from a damaged measurement).
+var ErrBadLoss = errors.New("fit: bad loss")
+
+// maxLoss is the largest loss solve takes: slopes and loss + lambda*bytes
+// stay finite below it for any byte count in int64.
+const maxLoss = 1e150
+
 // solve picks one option per item so that the bytes stay within budget and
 // the summed loss is as small as this finds: the multiple-choice knapsack
 // of one device.
@@ -67,8 +75,10 @@ func relax(items [][]option, budget int64) ([]int, float64, error) {
 		}
 		lo, best := 0, 0
 		for j, o := range opts {
-			if math.IsNaN(o.loss) || math.IsInf(o.loss, 0) || o.bytes < 0 {
-				panic(fmt.Sprintf("fit: option with %d bytes and loss %v", o.bytes, o.loss))
+			if !(math.Abs(o.loss) <= maxLoss) || o.bytes < 0 {
+				// Losses come from measurements and cache files: data,
+				// not a programming error.
+				return nil, 0, fmt.Errorf("%w: item %d of %d, option %d: %d bytes and loss %v (a loss must be finite, at most %g)", ErrBadLoss, i+1, n, j+1, o.bytes, o.loss, maxLoss)
 			}
 			if o.bytes < opts[lo].bytes || o.bytes == opts[lo].bytes && o.loss < opts[lo].loss {
 				lo = j

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/gquant/gquant/fit"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
+	"github.com/gquant/gquant/internal/modelgen"
 )
 
 // fitArgs are a fit of the tiny model on two devices, with a KV cache
@@ -172,7 +177,7 @@ func TestFitErrors(t *testing.T) {
 	}{
 		{[]string{"fit"}, 2, "need exactly one input model"},
 		{[]string{"fit", tinyModel}, 1, "no budget"},
-		{[]string{"fit", "--budget", "CPU=3MiB", "--reserve", "CPU=4MiB", tinyModel}, 1, "its reserves (4194304 bytes) and the"},
+		{[]string{"fit", "--budget", "CPU=3MiB", "--reserve", "CPU=4MiB", tinyModel}, 1, "device CPU: fit: budget too small: its reserves (4MiB) come to more than its budget 3MiB (3145728 bytes)"},
 		{[]string{"fit", "--budget", "CPU=3MiB", "--threads", "-1", tinyModel}, 2, "--threads -1"},
 		{[]string{"fit", "--budget", "CPU=3MiB", "--chunk-weights", "0", tinyModel}, 2, "--chunk-weights 0"},
 		{[]string{"fit", "--budget", "CPU=3MiB", "--max-chunks", "0", tinyModel}, 2, "--max-chunks 0"},
@@ -372,5 +377,99 @@ func TestFitPinCounts(t *testing.T) {
 	}
 	if r := doc.Rules[0]; !r.Pinned || r.Pattern != "output" || r.Tensors == 0 || r.Bytes == 0 {
 		t.Errorf("the pin's rule: %+v", r)
+	}
+}
+
+// TestFitReserveHugeModel: --reserve kv:CTX:TYPE sizes the cache from a
+// model's own block_count and head counts, read before anything else
+// checks them. A header-only model with block_count 10^18 once kept fit
+// looping for ever, one with 2e9 layers of 2^30 tokens reported a 6 MiB
+// budget as 7.91 EiB available, and three reserves of 4 EiB let a 6 MiB
+// budget pass; each is now an error naming the --reserve value or the
+// device, at once.
+func TestFitReserveHugeModel(t *testing.T) {
+	dir := t.TempDir()
+	model := func(name string, set func(md *gguf.Metadata)) string {
+		m, err := modelgen.Preset("tiny-llama")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(&m.Metadata)
+		path := filepath.Join(dir, name+".gguf")
+		if err := modelgen.Write(path, m, modelgen.WriteOptions{HeaderOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	loop := model("loop", func(md *gguf.Metadata) {
+		md.Set("llama.block_count", gguf.Uint64Value(1e18))
+		md.Set("llama.attention.head_count", gguf.ArrayValue([]int32{4, 4}))
+	})
+	wide := model("wide", func(md *gguf.Metadata) { md.Set("llama.block_count", gguf.Uint32Value(2e9)) })
+	const eib4 = "4611686018427387903"
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--budget", "CPU=1GiB", "--reserve", "CPU=kv:1000:f16", loop}, 2,
+			`--reserve: fit: bad reserve: "CPU=kv:1000:f16": llama.block_count is 1000000000000000000, out of range`},
+		{[]string{"--budget", "CPU=6MiB", "--reserve", "CPU=kv:1073741824:f16", wide}, 2,
+			`--reserve: fit: bad reserve: "CPU=kv:1073741824:f16": the cache of 2000000000 layers x 1073741824 tokens comes to more than`},
+		{[]string{"--budget", "CPU=6MiB", "--reserve", "CPU=" + eib4 + ",CPU=" + eib4 + ",CPU=" + eib4, tinyModel}, 1,
+			"device CPU: fit: budget too small: its reserves (" + eib4 + ", " + eib4 + ", " + eib4 + ") come to more than its budget 6MiB"},
+	} {
+		args := append([]string{"fit", "--quiet"}, tc.args...)
+		type result struct {
+			code   int
+			stderr string
+		}
+		done := make(chan result, 1)
+		go func() {
+			code, _, stderr := gquantOutput(args...)
+			done <- result{code, stderr}
+		}()
+		select {
+		case r := <-done:
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("%s: exit %d, want %d with %q:\n%s", strings.Join(args, " "), r.code, tc.code, tc.want, r.stderr)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: still running after 60 s", strings.Join(args, " "))
+		}
+	}
+}
+
+// TestFitDamagedCache: a --cache file whose record cannot be a
+// measurement (Num 1e300 over Den 1e-300, an infinite relative error,
+// behind a valid checksum) is refused naming the file and the record; it
+// once panicked the optimizer ("option with ... bytes and loss +Inf").
+func TestFitDamagedCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		vals [6]float64 // N, Num, Den, Num2, Den2, NumDen
+		want string
+	}{
+		{"infinite ratio", [6]float64{1, 1e300, 1e-300, 0, 0, 0}, "record 1: Num is 1e+300"},
+		{"negative", [6]float64{1, -1, 1, 1, 1, -1}, "record 1: Num is -1"},
+	} {
+		var b []byte
+		b = append(b, "GQFITC1\n"...)
+		b = binary.LittleEndian.AppendUint64(b, 1)
+		b = binary.LittleEndian.AppendUint64(b, 1) // the key
+		for _, v := range tc.vals {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+		b = binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".cache")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := gquantOutput("fit", "--quiet", "--budget", "CPU=6MiB", "--cache", path, tinyModel)
+		want := path + ": fit: bad cache file: " + tc.want
+		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "panic") {
+			t.Errorf("%s: exit %d, want 1 with %q:\n%s", tc.name, code, want, stderr)
+		}
 	}
 }

@@ -858,6 +858,9 @@ func TestNonRegularInputs(t *testing.T) {
 		{"rows", "quantize", "--type", "q8_0", "--cols", "32", fifo, out},
 		{"rows", "dequantize", "--type", "q8_0", "--cols", "32", fifo, out},
 		{"inspect", dir},
+		{"fit", "--budget", "CPU=6MiB", "--gains", fifo, in},
+		{"fit", "--budget", "CPU=6MiB", "--cache", fifo, in},
+		{"fit", "calibrate", in, fifo},
 	} {
 		done := make(chan string, 1)
 		go func() {
