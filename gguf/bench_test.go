@@ -99,3 +99,38 @@ func TestTerabyteModel(t *testing.T) {
 		t.Fatalf("reading the last tensor: %d, %v", n, err)
 	}
 }
+
+// vocabHeader is the header of a model with a 256k-token vocabulary (tokens,
+// scores, token types and merges: the largest arrays real files hold).
+func vocabHeader(b testing.TB) []byte {
+	const n = 256 << 10
+	tokens := make([]string, n)
+	merges := make([]string, n)
+	scores := make([]float32, n)
+	types := make([]int32, n)
+	for i := range tokens {
+		tokens[i] = fmt.Sprintf("tok%d", i)
+		merges[i] = fmt.Sprintf("t%d k%d", i, i)
+		scores[i] = float32(i)
+		types[i] = int32(i % 5)
+	}
+	md := Metadata{
+		{"general.architecture", StringValue("test")},
+		{"tokenizer.ggml.tokens", ArrayValue(tokens)},
+		{"tokenizer.ggml.scores", ArrayValue(scores)},
+		{"tokenizer.ggml.token_type", ArrayValue(types)},
+		{"tokenizer.ggml.merges", ArrayValue(merges)},
+	}
+	return encodeFile(b, md, nil)
+}
+
+func BenchmarkReadVocab(b *testing.B) {
+	file := vocabHeader(b)
+	b.SetBytes(int64(len(file)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := read(file); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -12,8 +12,11 @@
 // File; tensor data is only touched through File.TensorReader, an
 // io.SectionReader opened on demand, so a 1 TB model costs its header in
 // memory. Every count and length is checked against the bytes left in the
-// file before anything is allocated, and the layout (alignment, bounds,
-// overlaps, duplicate names, shapes) is checked before Read returns.
+// file, and nothing is allocated for a count before its items are read, so
+// a damaged count (or a sparse file) costs no more than the bytes really
+// read; a header longer than 256 MiB (real ones hold a few MB) is refused.
+// The layout (alignment, bounds, overlaps, duplicate names, shapes) is
+// checked before Read returns.
 // Failures wrap one of the package's sentinel errors (ErrNotGGUF,
 // ErrTruncated, ErrCorrupt, ...) for errors.Is.
 //

@@ -34,6 +34,9 @@ func FuzzRead(f *testing.F) {
 	f.Add(header(3, 1, 0).tensor("t", formats.F32, 0, 8).data(31).b)
 	f.Add(header(3, 0, 1).str("k").u32(uint32(TypeArray)).u32(uint32(TypeArray)).u64(1).u32(uint32(TypeString)).u64(1).str("s").b)
 	f.Add(header(2, 2, 0).tensor("u", formats.F32, 32, 16).tensor("t", formats.F32, 0, 16).data(96).b)
+	for _, b := range countSeeds() {
+		f.Add(b)
+	}
 
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := read(b)

@@ -53,6 +53,22 @@ const (
 	maxNesting     = 8             // arrays of arrays deeper than this are refused
 )
 
+// A count read from a file is checked against the bytes left, but a sparse
+// file (or a large model with one damaged count) has room for billions of
+// items, so no allocation is sized from a count before the items are read:
+// slices start at most maxPrealloc elements long and grow as items are
+// parsed, and long strings and arrays of numbers are read maxChunk bytes at a
+// time. Memory so grows only with the bytes really read; maxHeaderBytes
+// bounds those (a sparse file reads as zeros: an array of empty strings, say,
+// that the file has room for).
+const (
+	maxPrealloc = 4096
+	maxChunk    = 1 << 20
+	// maxHeaderBytes is the longest header read. Real headers hold a few
+	// MB (a 256k-token vocabulary with its merges is about 12 MB).
+	maxHeaderBytes = 256 << 20
+)
+
 // Read parses the header of the GGUF file held by r, which is size bytes
 // long. It reads only the header (through a buffer, not one ReadAt per
 // field) and checks it thoroughly: every count and length against the bytes
@@ -76,9 +92,41 @@ type decoder struct {
 	off  int64 // bytes consumed so far
 	size int64
 	buf  [8]byte
+	// scratch holds a short string while it is read.
+	scratch [256]byte
 }
 
 func (d *decoder) left() int64 { return d.size - d.off }
+
+// room is what is left of the header's bytes: the file's end or the
+// header limit, whichever comes first.
+func (d *decoder) room() int64 { return max(min(d.size, maxHeaderBytes)-d.off, 0) }
+
+// tooLong is the error for a count (or length) n, read at byte at, that fits
+// in the file but not in a header of at most maxHeaderBytes.
+func (d *decoder) tooLong(what string, n uint64, at int64) error {
+	return fmt.Errorf("%w: %s %d at byte %d runs past %d bytes, the longest header read", ErrCorrupt, what, n, at, int64(maxHeaderBytes))
+}
+
+// fullChunked is full for a long p, read maxChunk bytes at a time into the
+// end of p (its length grows from len(p) to n), so that memory grows only
+// with the bytes read: a file shorter than it claims fails with the error
+// full gives, after reading at most what is there.
+func (d *decoder) fullChunked(p []byte, n int) ([]byte, error) {
+	start := d.off
+	for len(p) < n {
+		k := min(n-len(p), maxChunk)
+		p = grow(p, k, n)
+		if err := d.full(p[len(p) : len(p)+k]); err != nil {
+			if errors.Is(err, ErrTruncated) {
+				return nil, fmt.Errorf("%w: %d bytes needed at byte %d", ErrTruncated, n, start)
+			}
+			return nil, err
+		}
+		p = p[:len(p)+k]
+	}
+	return p, nil
+}
 
 func (d *decoder) full(p []byte) error {
 	n, err := io.ReadFull(d.br, p)
@@ -113,7 +161,7 @@ func (d *decoder) u64() (uint64, error) {
 }
 
 // count reads a 64-bit count of items of at least minBytes each and checks
-// that they can fit in the rest of the file.
+// that they can fit in the rest of the file (and of the header).
 func (d *decoder) count(what string, minBytes int64) (int, error) {
 	at := d.off
 	n, err := d.u64()
@@ -123,26 +171,35 @@ func (d *decoder) count(what string, minBytes int64) (int, error) {
 	if n > uint64(d.left()/minBytes) {
 		return 0, fmt.Errorf("%w: %s %d at byte %d cannot fit in the %d bytes left", ErrTruncated, what, n, at, d.left())
 	}
+	if n > uint64(d.room()/minBytes) {
+		return 0, d.tooLong(what, n, at)
+	}
 	return int(n), nil
 }
 
-// bytes reads a length-prefixed byte string without allocating more than
-// the file can hold.
-func (d *decoder) bytes(what string) ([]byte, error) {
+// str reads a length-prefixed string without allocating more than the
+// bytes read: a short one (all but a few) through a scratch buffer, so the
+// string is its only allocation, a long one a chunk at a time.
+func (d *decoder) str(what string) (string, error) {
 	at := d.off
 	n, err := d.u64()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if n > uint64(d.left()) {
-		return nil, fmt.Errorf("%w: %s at byte %d: length %d runs past the end of the file (%d bytes left)", ErrTruncated, what, at, n, d.left())
+		return "", fmt.Errorf("%w: %s at byte %d: length %d runs past the end of the file (%d bytes left)", ErrTruncated, what, at, n, d.left())
 	}
-	p := make([]byte, n)
-	return p, d.full(p)
-}
-
-func (d *decoder) str(what string) (string, error) {
-	p, err := d.bytes(what)
+	if n > uint64(d.room()) {
+		return "", d.tooLong(what+" length", n, at)
+	}
+	if n <= uint64(len(d.scratch)) {
+		p := d.scratch[:n]
+		if err := d.full(p); err != nil {
+			return "", err
+		}
+		return string(p), nil
+	}
+	p, err := d.fullChunked(nil, int(n))
 	return string(p), err
 }
 
@@ -179,9 +236,12 @@ func (d *decoder) readHeader() (*File, error) {
 	if nTensors > uint64(d.left()/minTensorBytes) {
 		return nil, fmt.Errorf("%w: tensor count %d cannot fit in the %d bytes left", ErrTruncated, nTensors, d.left())
 	}
+	if nTensors > uint64(d.room()/minTensorBytes) {
+		return nil, d.tooLong("tensor count", nTensors, 8)
+	}
 
-	f.Metadata = make(Metadata, 0, nKV)
-	keys := make(map[string]bool, nKV)
+	f.Metadata = make(Metadata, 0, min(nKV, maxPrealloc))
+	keys := make(map[string]bool, min(nKV, maxPrealloc))
 	for i := 0; i < nKV; i++ {
 		at := d.off
 		key, err := d.str("key")
@@ -200,14 +260,17 @@ func (d *decoder) readHeader() (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", key, err)
 		}
-		f.Metadata = append(f.Metadata, KV{Key: key, Value: v})
+		f.Metadata = append(grow(f.Metadata, 1, nKV), KV{Key: key, Value: v})
 	}
 
 	n := int(nTensors)
-	f.Tensors = make([]TensorInfo, n)
-	f.index = make(map[string]int, n)
-	dims := make([]int64, 0, 2*n) // one backing array for every Shape
-	for i := range f.Tensors {
+	f.Tensors = make([]TensorInfo, 0, min(n, maxPrealloc))
+	f.index = make(map[string]int, min(n, maxPrealloc))
+	// One backing array for the Shapes of many tensors: each Shape keeps
+	// the array it was cut from when dims grows into a new one.
+	dims := make([]int64, 0, 2*min(n, maxPrealloc))
+	for i := 0; i < n; i++ {
+		f.Tensors = append(grow(f.Tensors, 1, n), TensorInfo{})
 		t := &f.Tensors[i]
 		at := d.off
 		if t.Name, err = d.str("tensor name"); err != nil {
@@ -228,6 +291,7 @@ func (d *decoder) readHeader() (*File, error) {
 			return nil, fmt.Errorf("%w: tensor %q has %d dimensions, at most %d allowed", ErrCorrupt, t.Name, nd, MaxDims)
 		}
 		start := len(dims)
+		dims = grow(dims, int(nd), MaxDims*n)
 		for j := uint32(0); j < nd; j++ {
 			ne, err := d.u64()
 			if err != nil {
@@ -418,83 +482,149 @@ func (d *decoder) array(depth int) (Value, error) {
 	v := Value{typ: TypeArray, elem: elem, n: n, ok: true}
 	switch elem {
 	case TypeString:
-		s := make([]string, n)
-		for i := range s {
-			if s[i], err = d.str("string"); err != nil {
+		s := make([]string, 0, min(n, maxPrealloc))
+		for i := 0; i < n; i++ {
+			e, err := d.str("string")
+			if err != nil {
 				return Value{}, fmt.Errorf("element %d: %w", i, err)
 			}
+			s = append(grow(s, 1, n), e)
 		}
 		v.arr = s
 		return v, nil
 	case TypeArray:
-		s := make([]Value, n)
-		for i := range s {
-			if s[i], err = d.array(depth + 1); err != nil {
+		s := make([]Value, 0, min(n, maxPrealloc))
+		for i := 0; i < n; i++ {
+			e, err := d.array(depth + 1)
+			if err != nil {
 				return Value{}, fmt.Errorf("element %d: %w", i, err)
 			}
+			s = append(grow(s, 1, n), e)
 		}
 		v.arr = s
 		return v, nil
+	case TypeUint8:
+		// The bytes are the array.
+		raw, err := d.fullChunked(make([]byte, 0, min(n, maxChunk)), n)
+		if err != nil {
+			return Value{}, err
+		}
+		v.arr = raw
+		return v, nil
 	}
-	raw := make([]byte, int64(n)*minBytes)
-	if err := d.full(raw); err != nil {
+	// Numbers are read and decoded a chunk of at most maxChunk bytes at a
+	// time; the slice of them grows as they are.
+	start := d.off
+	size := int(minBytes)
+	per := maxChunk / size // elements in a chunk
+	raw := make([]byte, min(n, per)*size)
+	switch elem {
+	case TypeInt8:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []int8, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = int8(raw[i])
+			}
+			return nil
+		})
+	case TypeBool:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []bool, raw []byte, first int, at int64) error {
+			for i := range s {
+				if raw[i] > 1 {
+					return fmt.Errorf("%w: bool array element %d at byte %d is %d, not 0 or 1", ErrCorrupt, first+i, at+int64(i), raw[i])
+				}
+				s[i] = raw[i] == 1
+			}
+			return nil
+		})
+	case TypeUint16:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []uint16, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = le.Uint16(raw[2*i:])
+			}
+			return nil
+		})
+	case TypeInt16:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []int16, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = int16(le.Uint16(raw[2*i:]))
+			}
+			return nil
+		})
+	case TypeUint32, TypeFloat32:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []uint32, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = le.Uint32(raw[4*i:])
+			}
+			return nil
+		})
+	case TypeInt32:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []int32, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = int32(le.Uint32(raw[4*i:]))
+			}
+			return nil
+		})
+	case TypeUint64, TypeFloat64:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []uint64, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = le.Uint64(raw[8*i:])
+			}
+			return nil
+		})
+	case TypeInt64:
+		v.arr, err = decodeChunks(d, n, size, raw, start, func(s []int64, raw []byte, _ int, _ int64) error {
+			for i := range s {
+				s[i] = int64(le.Uint64(raw[8*i:]))
+			}
+			return nil
+		})
+	}
+	if err != nil {
 		return Value{}, err
 	}
-	le := binary.LittleEndian
-	switch elem {
-	case TypeUint8:
-		v.arr = raw
-	case TypeInt8:
-		s := make([]int8, n)
-		for i := range s {
-			s[i] = int8(raw[i])
-		}
-		v.arr = s
-	case TypeBool:
-		s := make([]bool, n)
-		for i := range s {
-			if raw[i] > 1 {
-				return Value{}, fmt.Errorf("%w: bool array element %d at byte %d is %d, not 0 or 1", ErrCorrupt, i, d.off-int64(n)+int64(i), raw[i])
-			}
-			s[i] = raw[i] == 1
-		}
-		v.arr = s
-	case TypeUint16:
-		s := make([]uint16, n)
-		for i := range s {
-			s[i] = le.Uint16(raw[2*i:])
-		}
-		v.arr = s
-	case TypeInt16:
-		s := make([]int16, n)
-		for i := range s {
-			s[i] = int16(le.Uint16(raw[2*i:]))
-		}
-		v.arr = s
-	case TypeUint32, TypeFloat32:
-		s := make([]uint32, n)
-		for i := range s {
-			s[i] = le.Uint32(raw[4*i:])
-		}
-		v.arr = s
-	case TypeInt32:
-		s := make([]int32, n)
-		for i := range s {
-			s[i] = int32(le.Uint32(raw[4*i:]))
-		}
-		v.arr = s
-	case TypeUint64, TypeFloat64:
-		s := make([]uint64, n)
-		for i := range s {
-			s[i] = le.Uint64(raw[8*i:])
-		}
-		v.arr = s
-	case TypeInt64:
-		s := make([]int64, n)
-		for i := range s {
-			s[i] = int64(le.Uint64(raw[8*i:]))
-		}
-		v.arr = s
-	}
 	return v, nil
+}
+
+var le = binary.LittleEndian
+
+// grow returns s with room for k more elements, of the n that a count read
+// from the file claims. It doubles the capacity (up to n), so that a slice
+// that starts small for a count not yet proven grows in few steps, and to
+// exactly n for the common case of a count that holds.
+func grow[E any](s []E, k, n int) []E {
+	if cap(s)-len(s) >= k {
+		return s
+	}
+	t := make([]E, len(s), min(max(2*cap(s), len(s)+k), max(n, len(s)+k)))
+	copy(t, s)
+	return t
+}
+
+// decodeChunks reads the n elements, of size bytes each, of an array of
+// numbers that starts at byte start, len(raw) bytes at a time (a whole
+// number of elements, at least one unless n is 0), and decodes each chunk
+// with decode, which is given the chunk's elements (to set), its bytes, the
+// index of its first element and the byte it starts at. The slice starts no
+// longer than a chunk and grows as chunks are read. A file shorter than it
+// claims fails as one read of the whole array would.
+func decodeChunks[E any](d *decoder, n, size int, raw []byte, start int64, decode func(s []E, raw []byte, first int, at int64) error) ([]E, error) {
+	per := len(raw) / size
+	s := make([]E, 0, min(n, per))
+	for len(s) < n {
+		k := min(n-len(s), per)
+		chunk := raw[:k*size]
+		at := d.off
+		if err := d.full(chunk); err != nil {
+			if errors.Is(err, ErrTruncated) {
+				return nil, fmt.Errorf("%w: %d bytes needed at byte %d", ErrTruncated, n*size, start)
+			}
+			return nil, err
+		}
+		first := len(s)
+		s = grow(s, k, n)[:first+k]
+		if err := decode(s[first:], chunk, first, at); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }

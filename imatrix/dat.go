@@ -36,16 +36,36 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 		left -= 4
 		return int32(binary.LittleEndian.Uint32(b[:])), nil
 	}
-	readBytes := func(n int32, what string) ([]byte, error) {
+	// readName reads a name of n bytes a chunk at a time and ends it at
+	// its first NUL byte, as the reference reads the names of a .dat file
+	// (a C string made of the bytes). Memory grows only with the bytes
+	// kept, not with a damaged length, nor with the zeros of a sparse file.
+	var chunk []byte
+	readName := func(n int32, what string) ([]byte, error) {
 		if n < 0 || int64(n) > left {
 			return nil, fmt.Errorf("%w: %s of %d bytes with %d left in the file", ErrFormat, what, n, left)
 		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return nil, fmt.Errorf("%w: reading %s: %v", ErrFormat, what, unexpected(err))
+		if chunk == nil {
+			chunk = make([]byte, 4<<10)
+		}
+		var name []byte
+		cut := false
+		for done := 0; done < int(n); {
+			p := chunk[:min(int(n)-done, len(chunk))]
+			if _, err := io.ReadFull(br, p); err != nil {
+				return nil, fmt.Errorf("%w: reading %s: %v", ErrFormat, what, unexpected(err))
+			}
+			done += len(p)
+			if cut {
+				continue
+			}
+			if i := bytes.IndexByte(p, 0); i >= 0 {
+				p, cut = p[:i], true
+			}
+			name = append(name, p...)
 		}
 		left -= int64(n)
-		return b, nil
+		return name, nil
 	}
 	n, err := readI32("entry count")
 	if err != nil {
@@ -57,18 +77,19 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 	if int64(n)*16 > left {
 		return nil, fmt.Errorf("%w: %d entries cannot fit in %d bytes", ErrFormat, n, size)
 	}
-	m := &Matrix{Format: FormatDat, Entries: make([]Entry, 0, n)}
-	seen := make(map[string]int, n)
+	// Room for the entries grows as they are read: a damaged count in a
+	// large (or sparse) file fits in it but must not be allocated for.
+	m := &Matrix{Format: FormatDat, Entries: make([]Entry, 0, min(n, maxPrealloc))}
+	seen := make(map[string]int, min(n, maxPrealloc))
 	for i := 0; i < int(n); i++ {
 		nameLen, err := readI32(fmt.Sprintf("name length of entry %d", i+1))
 		if err != nil {
 			return nil, err
 		}
-		name, err := readBytes(nameLen, fmt.Sprintf("name of entry %d", i+1))
+		name, err := readName(nameLen, fmt.Sprintf("name of entry %d", i+1))
 		if err != nil {
 			return nil, err
 		}
-		name = cutAtNUL(name)
 		// The reference keeps the last of two entries of one name, so
 		// which data a tensor gets depends on the order; a file with
 		// duplicates is damaged or a careless concatenation.
@@ -99,14 +120,11 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 			m.Entries = append(m.Entries, e)
 			continue
 		}
-		raw, err := readBytes(nval*4, fmt.Sprintf("values of %s", name))
+		sums, err := readF32(br, int64(nval))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: reading %s: %v", ErrFormat, "values of "+string(name), unexpected(err))
 		}
-		sums := make([]float32, nval)
-		for j := range sums {
-			sums[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-		}
+		left -= int64(nval) * 4
 		m.Entries = append(m.Entries, Entry{Name: string(name), Sums: sums, Counts: []float64{float64(ncall)}})
 	}
 	if left > 0 {
@@ -122,11 +140,10 @@ func readDat(r io.Reader, size int64, at io.ReaderAt) (*Matrix, error) {
 		if err != nil {
 			return nil, err
 		}
-		ds, err := readBytes(dlen, "dataset name")
+		ds, err := readName(dlen, "dataset name")
 		if err != nil {
 			return nil, err
 		}
-		ds = cutAtNUL(ds)
 		if len(ds) > 0 {
 			m.Datasets = []string{string(ds)}
 		}
@@ -268,13 +285,4 @@ func joinDatasets(ds []string) string {
 		out += d
 	}
 	return out
-}
-
-// cutAtNUL ends a name at its first NUL byte, as the reference reads the
-// names of a .dat file (a C string made of the bytes).
-func cutAtNUL(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
 }

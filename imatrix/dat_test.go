@@ -149,6 +149,9 @@ func TestWriteDatPerExpertCounts(t *testing.T) {
 func FuzzReadDat(f *testing.F) {
 	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true))
 	f.Add([]byte{1, 0, 0, 0})
+	for _, b := range countSeeds() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ReadDat(bytes.NewReader(data), int64(len(data)))
 		if err != nil {

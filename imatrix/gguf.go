@@ -165,14 +165,35 @@ func streamF32(r io.Reader, name string, n int64, firstBad *error) error {
 	return nil
 }
 
+// A count read from a file is checked against the bytes left, which a
+// damaged count in a large or sparse file fits: nothing is allocated for
+// more than maxPrealloc entries, or chunkValues values, before they are read.
+const (
+	maxPrealloc = 4096
+	chunkValues = 1 << 18 // 1 MiB of float32 values
+)
+
+// readF32 reads n float32 values from r a chunk at a time; the slice grows
+// (doubling, up to n) as they are read, so a short read fails having
+// allocated no more than what was there. Its error is io.ReadFull's for the
+// whole read.
 func readF32(r io.Reader, n int64) ([]float32, error) {
-	raw := make([]byte, 4*n)
-	if _, err := io.ReadFull(r, raw); err != nil {
-		return nil, err
-	}
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	raw := make([]byte, 4*min(n, chunkValues))
+	out := make([]float32, 0, min(n, chunkValues))
+	for int64(len(out)) < n {
+		k := int(min(n-int64(len(out)), chunkValues))
+		if _, err := io.ReadFull(r, raw[:4*k]); err != nil {
+			if errors.Is(err, io.EOF) && len(out) > 0 {
+				err = io.ErrUnexpectedEOF // part of the values was there
+			}
+			return nil, err
+		}
+		first := len(out)
+		if cap(out)-first < k {
+			out = append(make([]float32, 0, min(int64(2*cap(out)), n)), out...)
+		}
+		out = out[:first+k]
+		decodeF32(raw[:4*k], out[first:])
 	}
 	return out, nil
 }

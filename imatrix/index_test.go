@@ -94,7 +94,7 @@ func indexSeeds(t testing.TB) [][]byte {
 	}
 	badBig := append([]float32(nil), big...)
 	badBig[2500] = -1
-	return [][]byte{
+	return append([][]byte{
 		seed, seed[:40], bad,
 		datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true),
 		datBytes([]Entry{{Name: "a.weight", Sums: big, Counts: []float64{3}}, {Name: "b.weight", Sums: []float32{0, 1}, Counts: []float64{0}}}, false),
@@ -103,7 +103,7 @@ func indexSeeds(t testing.TB) [][]byte {
 		datBytes([]Entry{{Name: "a.weight", Sums: []float32{1}, Counts: []float64{1}}, {Name: "b.weight", Sums: badBig, Counts: []float64{1}}}, false),
 		datBytes([]Entry{{Name: "a.weight", Sums: badBig, Counts: []float64{1}}, {Name: "b.weight", Sums: []float32{float32(math.NaN())}, Counts: []float64{1}}}, true)[:12050],
 		{1, 0, 0, 0},
-	}
+	}, countSeeds()...)
 }
 
 func TestReadIndexSameAsWhole(t *testing.T) {
