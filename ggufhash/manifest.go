@@ -64,6 +64,7 @@ type entry struct {
 type Manifest struct {
 	entries []entry
 	kinds   Kinds
+	first   map[[2]string]int // kind and name -> the first entry's index
 }
 
 // isSpace is C's isspace in the "C" locale, the separator of
@@ -131,6 +132,13 @@ func (m *Manifest) add(line []byte) {
 		m.kinds |= 1 << k
 	}
 	if len(ws) == 3 {
+		if m.first == nil {
+			m.first = map[[2]string]int{}
+		}
+		key := [2]string{ws[0], ws[2]}
+		if _, dup := m.first[key]; !dup {
+			m.first[key] = len(m.entries)
+		}
 		m.entries = append(m.entries, entry{ws[0], ws[1], ws[2]})
 	}
 }
@@ -139,17 +147,17 @@ func (m *Manifest) add(line []byte) {
 func (m *Manifest) Kinds() Kinds { return m.kinds }
 
 // Check looks sum up: the first line with kind k and this name decides.
+// (A manifest of a big model has tens of thousands of lines, each looked
+// up once: by an index, not a scan.)
 func (m *Manifest) Check(k Kind, sum, name string) Verdict {
-	kind := k.String()
-	for _, e := range m.entries {
-		if e.kind == kind && e.name == name {
-			if e.sum == sum {
-				return OK
-			}
-			return Mismatch
-		}
+	i, ok := m.first[[2]string{k.String(), name}]
+	switch {
+	case !ok:
+		return NotFound
+	case m.entries[i].sum == sum:
+		return OK
 	}
-	return NotFound
+	return Mismatch
 }
 
 // tally is what llama-gguf-hash records while checking one file.
