@@ -98,6 +98,9 @@ type Tensor struct {
 	Quantized bool
 	// Pin is the --custom-q rule that fixes the type, if any.
 	Pin *recipes.Rule
+	// TiedPin is the --custom-q rule of a tensor tied (--tie) to this one,
+	// which gives this one the pinned type as its only candidate.
+	TiedPin *recipes.Rule
 	// Cands are the types the tensor may take, fewest bytes first; a copied
 	// or pinned tensor has exactly one.
 	Cands []Candidate

@@ -181,6 +181,11 @@ func Fit(in *gguf.Model, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	tieWarnings, err := bindTies(m, hasData, ts, opts)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, tieWarnings...)
 	res := &Result{Model: in.Path, Gains: gains, Warnings: warnings}
 	if err := measureAll(in, opts, ts, gains, res); err != nil {
 		return nil, err
@@ -373,6 +378,9 @@ func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result)
 					if t.Pin != nil {
 						return fmt.Errorf("fit: %s: pinned to %s by %s, which gives weights that are not finite", t.Name, c.Type, t.Pin)
 					}
+					if t.TiedPin != nil {
+						return fmt.Errorf("fit: %s: tied (--tie) to a tensor %s pins to %s, which gives %s weights that are not finite", t.Name, t.TiedPin, c.Type, t.Name)
+					}
 					continue
 				}
 				c.Err, c.SE = mm.Err(), mm.SE()
@@ -414,41 +422,27 @@ func slicesContains(ts []formats.Type, t formats.Type) bool {
 
 // makeItems makes the knapsack items: one per free tensor, one per group
 // of tied tensors (same name but for a --tie fragment, same device, types
-// all of them can take). tieOf gives each tensor's group number (from 1).
+// all of them can take). A group's pinned members are fixed and out of its
+// item; bindTies has left its free members the pinned type alone.
+// tieOf gives each tensor's group number (from 1).
 func makeItems(ts []Tensor, ties [][]string) ([]item, []int, error) {
 	tieOf := make([]int, len(ts))
-	groups := map[string][]int{}
-	var order []string
-	for i := range ts {
-		t := &ts[i]
-		if t.Fixed() {
-			continue
-		}
-		for s, frags := range ties {
-			for _, f := range frags {
-				if f != "" && strings.Contains(t.Name, f) {
-					key := fmt.Sprintf("%d\x00%s", s, strings.Replace(t.Name, f, "\x00", 1))
-					if groups[key] == nil {
-						order = append(order, key)
-					}
-					groups[key] = append(groups[key], i)
-					goto next
-				}
-			}
-		}
-	next:
-	}
+	groups, _ := tieGroups(ts, ties)
 	grouped := make([]bool, len(ts))
 	var items []item
-	for _, key := range order {
-		ms := groups[key]
-		if len(ms) < 2 {
-			continue
-		}
-		for _, j := range ms[1:] {
-			if ts[j].Device != ts[ms[0]].Device {
-				return nil, nil, fmt.Errorf("%w: %s is on %s but %s, tied to it, on %s", ErrTie, ts[ms[0]].Name, ts[ms[0]].Device, ts[j].Name, ts[j].Device)
+	for g, all := range groups {
+		var ms []int
+		for _, j := range all {
+			if ts[j].Device != ts[all[0]].Device {
+				return nil, nil, fmt.Errorf("%w: %s is on %s but %s, tied to it, on %s", ErrTie, ts[all[0]].Name, ts[all[0]].Device, ts[j].Name, ts[j].Device)
 			}
+			tieOf[j] = g + 1
+			if !ts[j].Fixed() {
+				ms = append(ms, j)
+			}
+		}
+		if len(ms) == 0 {
+			continue
 		}
 		it := item{members: ms}
 		for _, c := range ts[ms[0]].Cands {
@@ -463,17 +457,21 @@ func makeItems(ts []Tensor, ties [][]string) ([]item, []int, error) {
 				o.bytes += ts[j].Cands[k].Bytes
 				o.loss += ts[j].Cands[k].Loss
 			}
+			for _, j := range all {
+				if ts[j].Fixed() && ts[j].Cands[0].Type != c.Type {
+					ok = false // a pinned member decides the group's type
+				}
+			}
 			if ok {
 				it.types = append(it.types, c.Type)
 				it.opts = append(it.opts, o)
 			}
 		}
 		if len(it.opts) == 0 {
-			return nil, nil, fmt.Errorf("%w: no type fits all of %s and the tensors tied to it", ErrTie, ts[ms[0]].Name)
+			return nil, nil, fmt.Errorf("%w: no type fits all of %s and the tensors tied to it", ErrTie, ts[all[0]].Name)
 		}
 		for _, j := range ms {
 			grouped[j] = true
-			tieOf[j] = len(items) + 1
 		}
 		items = append(items, it)
 	}
