@@ -473,3 +473,81 @@ func TestFitDamagedCache(t *testing.T) {
 		}
 	}
 }
+
+// Two fits sharing a --cache: the later one to save it finds the file the
+// other saved since it started. It failed on the rename, after all its
+// measuring, without writing its -o recipe and leaving its temporary
+// file. Now the recipe comes first, a cache saved meanwhile is merged, and
+// a file there that is no cache is left alone with a warning; no temporary
+// file stays.
+func TestFitCacheSavedMeanwhile(t *testing.T) {
+	// other is the cache another fit saves: the measurements of other types.
+	otherDir := t.TempDir()
+	if code, _, stderr := gquantOutput("fit", "--types", "q8_0,q6_0", "--budget", "CPU=100MB", "--chunk-weights", "4096", "--max-chunks", "1",
+		"--quiet", "--cache", filepath.Join(otherDir, "c"), "-o", filepath.Join(otherDir, "r"), tinyModel); code != 0 {
+		t.Fatalf("the other fit: exit %d\n%s", code, stderr)
+	}
+	other, err := os.ReadFile(filepath.Join(otherDir, "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCache, err := fit.LoadCache(filepath.Join(otherDir, "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		meantime []byte // what appears at the cache path while the fit runs
+		merged   bool   // the cache then holds both runs' measurements
+		warn     string
+	}{
+		{"a cache saved meanwhile", other, true, ""},
+		{"no cache saved meanwhile", nil, false, ""},
+		{"another file put there", []byte("not a cache\n"), false, "not saved"},
+	}
+	defer func() { beforeCacheSave = nil }()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cachePath, recipe := filepath.Join(dir, "fit.cache"), filepath.Join(dir, "recipe.txt")
+			beforeCacheSave = func() {
+				if c.meantime != nil {
+					if err := os.WriteFile(cachePath, c.meantime, 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			code, _, stderr := gquantOutput("fit", "--types", "q8_0,q5_0", "--budget", "CPU=100MB", "--chunk-weights", "4096", "--max-chunks", "1",
+				"--quiet", "--cache", cachePath, "-o", recipe, tinyModel)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if _, err := os.Stat(recipe); err != nil {
+				t.Errorf("no recipe: %v", err)
+			}
+			if c.warn != "" && !strings.Contains(stderr, c.warn) || c.warn == "" && stderr != "" {
+				t.Errorf("stderr %q, want %q", stderr, c.warn)
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.Name() != "fit.cache" && e.Name() != "recipe.txt" {
+					t.Errorf("left behind: %s", e.Name())
+				}
+			}
+			data, _ := os.ReadFile(cachePath)
+			if c.warn != "" {
+				if string(data) != string(c.meantime) {
+					t.Errorf("the file put there was replaced")
+				}
+				return
+			}
+			got, err := fit.LoadCache(cachePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.merged && got.Len() <= otherCache.Len() || got.Len() == 0 {
+				t.Errorf("cache holds %d records, the other run's %d (merged: %v)", got.Len(), otherCache.Len(), c.merged)
+			}
+		})
+	}
+}
