@@ -139,6 +139,9 @@ var (
 	ErrNoBudget  = errors.New("fit: no budget")
 	ErrPlacement = errors.New("fit: placement")
 	ErrTie       = errors.New("fit: tie")
+	// ErrQuantizedInput: a tensor the recipe decides is quantized in the
+	// input already.
+	ErrQuantizedInput = errors.New("fit: the input is quantized")
 )
 
 // item is one unit of the knapsack: a tensor, or tied tensors taking one
@@ -186,6 +189,9 @@ func Fit(in *gguf.Model, opts Options) (*Result, error) {
 		return nil, err
 	}
 	warnings = append(warnings, tieWarnings...)
+	if err := checkFeasible(ts, devices, budgets, opts); err != nil {
+		return nil, err
+	}
 	res := &Result{Model: in.Path, Gains: gains, Warnings: warnings}
 	if err := measureAll(in, opts, ts, gains, res); err != nil {
 		return nil, err
@@ -341,6 +347,38 @@ func CheckBudgets(opts Options, devices []string) (map[string]*planner.Budget, e
 		return nil, fmt.Errorf("device %s: %w: its reserves (%s) come to more than its budget %s (%d bytes)", d, ErrInfeasible, strings.Join(texts, ", "), b.Text, b.Bytes)
 	}
 	return out, nil
+}
+
+// checkFeasible refuses, before anything is measured, a budget that even
+// the smallest candidate of every tensor on its device exceeds, with its
+// reserves (measuring only ever takes candidates away).
+func checkFeasible(ts []Tensor, devices []string, budgets map[string]*planner.Budget, opts Options) error {
+	for _, dev := range devices {
+		b := budgets[dev]
+		if b == nil {
+			continue
+		}
+		var need, fixed, reserved int64
+		for i := range ts {
+			if ts[i].Device != dev {
+				continue
+			}
+			need += ts[i].Cands[0].Bytes // fewest bytes first
+			if ts[i].Fixed() {
+				fixed += ts[i].Cands[0].Bytes
+			}
+		}
+		for _, r := range opts.Reserves {
+			if r.Device == dev {
+				reserved += r.Bytes // CheckBudgets has kept the sum within the budget
+			}
+		}
+		if available := b.Bytes - reserved; need > available {
+			return fmt.Errorf("device %s: %w: the smallest choice of every tensor on it needs %d bytes (%d of them tensors with a fixed type), %d more than the %d available (budget %s, reserves %d bytes)",
+				dev, ErrInfeasible, need, fixed, need-available, available, b.Text, reserved)
+		}
+	}
+	return nil
 }
 
 // measureAll measures every candidate of every quantized tensor and sets

@@ -54,7 +54,11 @@ func tieGroups(ts []Tensor, ties [][]string) (groups [][]int, used []bool) {
 func bindTies(m model, hasData []bool, ts []Tensor, opts Options) ([]string, error) {
 	groups, used := tieGroups(ts, opts.Ties)
 	var warnings []string
-	_ = used
+	for s, u := range used {
+		if !u {
+			warnings = append(warnings, fmt.Sprintf("--tie %s ties nothing: no two quantized tensors differ only in these fragments (a tensor joins the first fragment its name contains)", strings.Join(opts.Ties[s], ",")))
+		}
+	}
 	hasIm := false
 	for _, h := range hasData {
 		hasIm = hasIm || h
