@@ -107,8 +107,11 @@ func parseKLDRow(text string) (KLDRow, error) {
 		ftName = name
 	}
 	ft, copyOnly, err := recipes.ParseFileType(ftName)
-	if err != nil || copyOnly {
+	switch {
+	case err != nil:
 		return fail("file type %q: %v", ftName, err)
+	case copyOnly:
+		return fail("file type %q only copies the input, it quantizes nothing: name the file type the quant was made with", ftName)
 	}
 	row.FileType = ft
 	if rules != "-" && rules != "" {

@@ -73,6 +73,7 @@ func TestReadKLDHeader(t *testing.T) {
 		{"any header word", "h\n" + r1, 1, ""},
 		{"bad first row", "filetype:Q4_K_M\t-\t100\tx\t0.001\n" + r2, 0, "k.tsv:1: kld_mean"},
 		{"header only", head, 0, "has no rows"},
+		{"COPY said <nil>", "filetype:COPY\t-\t100\t0.04\t0.001\n", 0, "only copies"},
 	}
 	for _, c := range cases {
 		rows, err := ReadKLD(strings.NewReader(c.tsv), "k.tsv")

@@ -233,7 +233,7 @@ func optimize(ts []Tensor, devices []string, budgets map[string]*planner.Budget,
 			return nil, err
 		}
 	}
-	res.Tensors = res.Tensors[:0]
+	res.Tensors = make([]Choice, 0, len(ts))
 	for i := range ts {
 		res.Tensors = append(res.Tensors, choiceOf(&ts[i], choice[i], tieOf[i]))
 	}
@@ -602,7 +602,7 @@ func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Op
 	// The device's loss with more bytes is summed afresh, not as out.Loss
 	// plus the differences of the changed items: those cancel to a tiny
 	// negative loss when every item becomes exact.
-	w := &WhatIf{Bytes: opts.MoreBytes}
+	w := &WhatIf{Bytes: opts.MoreBytes, Changes: []Change{}} // [] in JSON, not null
 	w.Loss = fixedLoss
 	for n, k := range mine {
 		it := items[k]
@@ -644,7 +644,7 @@ func choiceOf(t *Tensor, typ formats.Type, tie int) Choice {
 // reads it back as fitted. It returns the whole rule set (pins first) and
 // the file type to quantize with.
 func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice []formats.Type, devices []string, res *Result) (*recipes.RuleSet, recipes.FileType, error) {
-	res.Rules = res.Rules[:0]
+	res.Rules = make([]Rule, 0, len(res.Rules)) // [] in JSON, not null
 	if pins != nil {
 		for _, r := range pins.Rules {
 			rule := Rule{Pattern: r.Pattern, Type: r.Type, TypeStr: r.TypeName, Pinned: true}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/bytesize"
 )
 
 // Rule is one line of a fitted recipe.
@@ -340,16 +341,5 @@ func (r *Result) CustomQ() string {
 	return strings.Join(parts, ",")
 }
 
-// humanBytes prints a size in binary units with three significant digits.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.3g %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
+// humanBytes prints a size as the reports do.
+func humanBytes(n int64) string { return bytesize.Format(n) }

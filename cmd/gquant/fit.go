@@ -348,7 +348,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	// writing them fails.
 	defer f.saveCache(cache, stderr)
 	elapsed := time.Since(start)
-	command := "gquant fit " + strings.Join(args, " ")
+	command := "gquant fit " + cli.ShellJoin(args)
 	writeRecipe := func(w io.Writer) error { return res.WriteRecipe(w, command) }
 	report := stdout
 	switch {
@@ -501,7 +501,7 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	// Saved on the way out: after the gains and the report, and also when
 	// writing them fails.
 	defer f.saveCache(cache, stderr)
-	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.3f; %d of %d pairs ordered otherwise than measured",
+	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.4g; %d of %d pairs ordered otherwise than measured",
 		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
 	writeGains := func(w io.Writer) error { return fit.WriteGains(w, cal.Gains, comment) }
 	report := stdout
@@ -524,9 +524,11 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(report, "%-28s %12s %10s %10s %7s\n", "mix", "bytes", "kld", "predicted", "ratio")
 	for _, r := range cal.Rows {
-		fmt.Fprintf(report, "%-28s %12d %10.5f %10.5f %7.3f\n", r.Mix, r.Bytes, r.KLD, r.Predicted, r.Predicted/r.KLD)
+		// %g: a divergence of 1e-300 or 1e300 (refused by no check) stays
+		// one short number.
+		fmt.Fprintf(report, "%-28s %12d %10.5g %10.5g %7.4g\n", r.Mix, r.Bytes, r.KLD, r.Predicted, r.Predicted/r.KLD)
 	}
-	fmt.Fprintf(report, "log-RMS error %.3f; %d of %d pairs ordered otherwise than measured (%d of them by more than 2 standard errors)\n",
+	fmt.Fprintf(report, "log-RMS error %.4g; %d of %d pairs ordered otherwise than measured (%d of them by more than 2 standard errors)\n",
 		cal.RMSLog, cal.Discordant, cal.Pairs, cal.Resolved)
 	return nil
 }
