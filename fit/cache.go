@@ -75,6 +75,23 @@ func (c *Cache) Put(key uint64, s Stats) {
 	c.entries[key] = s
 }
 
+// Merge adds other's entries that c lacks, as read rather than added
+// (they do not count in Added): what another run saved since c was read.
+func (c *Cache) Merge(other *Cache) {
+	if other == nil || other == c {
+		return
+	}
+	other.mu.Lock()
+	defer other.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, s := range other.entries {
+		if _, ok := c.entries[k]; !ok {
+			c.entries[k] = s
+		}
+	}
+}
+
 // maxCachedValue bounds every sum a cache entry holds: far above what
 // real weights and importance give (rows of f16 weights at full range
 // with large importance and call counts stay below 1e60 even in the

@@ -30,7 +30,8 @@ type KLDRow struct {
 // ErrBadKLD is wrapped by errors reading a KLD table.
 var ErrBadKLD = errors.New("fit: bad KLD table")
 
-// ReadKLD reads a table like ../shared/models/medium/kld.tsv: a header, then
+// ReadKLD reads a table like ../shared/models/medium/kld.tsv: a header
+// (optional: a first line that reads as a row is a row), then
 // tab-separated mix, rules, bytes, kld_mean, kld_err. The file type of a
 // row is the X of a mix named filetype:X, else the X of a rules column
 // ending in "(file type X)", else the part of the mix name before '+'
@@ -40,56 +41,22 @@ func ReadKLD(r io.Reader, path string) ([]KLDRow, error) {
 	sc := bufio.NewScanner(r)
 	var rows []KLDRow
 	line := 0
+	first := true
 	for sc.Scan() {
 		line++
 		text := sc.Text()
-		if line == 1 || strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
+		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		f := strings.Split(text, "\t")
-		fail := func(format string, args ...any) error {
-			return fmt.Errorf("%w: %s:%d: %s", ErrBadKLD, path, line, fmt.Sprintf(format, args...))
-		}
-		if len(f) != 5 {
-			return nil, fail("%d fields, want 5 (mix, rules, bytes, kld_mean, kld_err)", len(f))
-		}
-		row := KLDRow{Mix: f[0], Rules: f[1]}
-		var err error
-		if row.Bytes, err = strconv.ParseInt(f[2], 10, 64); err != nil || row.Bytes <= 0 {
-			return nil, fail("bytes %q", f[2])
-		}
-		if row.KLD, err = strconv.ParseFloat(f[3], 64); err != nil || !(row.KLD > 0) || math.IsInf(row.KLD, 0) {
-			return nil, fail("kld_mean %q is not a positive number", f[3])
-		}
-		if row.Err, err = strconv.ParseFloat(f[4], 64); err != nil || !(row.Err >= 0) || math.IsInf(row.Err, 0) {
-			return nil, fail("kld_err %q is not a non-negative number", f[4])
-		}
-		ftName, rules := "", strings.TrimSpace(f[1])
-		if name, ok := strings.CutPrefix(f[0], "filetype:"); ok {
-			ftName = name
-		}
-		if i := strings.LastIndex(rules, "(file type "); i >= 0 && strings.HasSuffix(rules, ")") {
-			if ftName == "" {
-				ftName = strings.TrimSpace(rules[i+len("(file type ") : len(rules)-1])
+		row, err := parseKLDRow(text)
+		if first {
+			first = false
+			if err != nil && !looksLikeKLDRow(text) {
+				continue // the header
 			}
-			rules = strings.TrimSpace(rules[:i])
 		}
-		if ftName == "" {
-			name, _, ok := strings.Cut(f[0], "+")
-			if !ok {
-				return nil, fail("mix %q names no file type (filetype:X, X+name, or rules ending in \"(file type X)\")", f[0])
-			}
-			ftName = name
-		}
-		ft, copyOnly, err := recipes.ParseFileType(ftName)
-		if err != nil || copyOnly {
-			return nil, fail("file type %q: %v", ftName, err)
-		}
-		row.FileType = ft
-		if rules != "-" && rules != "" {
-			if row.RuleSet, err = recipes.ParseCustomQ(rules); err != nil {
-				return nil, fail("rules: %v", err)
-			}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %w", ErrBadKLD, path, line, err)
 		}
 		rows = append(rows, row)
 	}
@@ -100,6 +67,72 @@ func ReadKLD(r io.Reader, path string) ([]KLDRow, error) {
 		return nil, fmt.Errorf("%w: %s has no rows", ErrBadKLD, path)
 	}
 	return rows, nil
+}
+
+// parseKLDRow reads one row of a KLD table.
+func parseKLDRow(text string) (KLDRow, error) {
+	f := strings.Split(text, "\t")
+	fail := func(format string, args ...any) (KLDRow, error) {
+		return KLDRow{}, fmt.Errorf(format, args...)
+	}
+	if len(f) != 5 {
+		return fail("%d fields, want 5 (mix, rules, bytes, kld_mean, kld_err)", len(f))
+	}
+	row := KLDRow{Mix: f[0], Rules: f[1]}
+	var err error
+	if row.Bytes, err = strconv.ParseInt(f[2], 10, 64); err != nil || row.Bytes <= 0 {
+		return fail("bytes %q", f[2])
+	}
+	if row.KLD, err = strconv.ParseFloat(f[3], 64); err != nil || !(row.KLD > 0) || math.IsInf(row.KLD, 0) {
+		return fail("kld_mean %q is not a positive number", f[3])
+	}
+	if row.Err, err = strconv.ParseFloat(f[4], 64); err != nil || !(row.Err >= 0) || math.IsInf(row.Err, 0) {
+		return fail("kld_err %q is not a non-negative number", f[4])
+	}
+	ftName, rules := "", strings.TrimSpace(f[1])
+	if name, ok := strings.CutPrefix(f[0], "filetype:"); ok {
+		ftName = name
+	}
+	if i := strings.LastIndex(rules, "(file type "); i >= 0 && strings.HasSuffix(rules, ")") {
+		if ftName == "" {
+			ftName = strings.TrimSpace(rules[i+len("(file type ") : len(rules)-1])
+		}
+		rules = strings.TrimSpace(rules[:i])
+	}
+	if ftName == "" {
+		name, _, ok := strings.Cut(f[0], "+")
+		if !ok {
+			return fail("mix %q names no file type (filetype:X, X+name, or rules ending in \"(file type X)\")", f[0])
+		}
+		ftName = name
+	}
+	ft, copyOnly, err := recipes.ParseFileType(ftName)
+	switch {
+	case err != nil:
+		return fail("file type %q: %v", ftName, err)
+	case copyOnly:
+		return fail("file type %q only copies the input, it quantizes nothing: name the file type the quant was made with", ftName)
+	}
+	row.FileType = ft
+	if rules != "-" && rules != "" {
+		if row.RuleSet, err = recipes.ParseCustomQ(rules); err != nil {
+			return fail("rules: %v", err)
+		}
+	}
+	return row, nil
+}
+
+// looksLikeKLDRow reports whether a first line that does not parse is
+// nonetheless a row rather than the header: five fields, the bytes and
+// kld_mean numbers. Such a line is an error, not a header skipped.
+func looksLikeKLDRow(text string) bool {
+	f := strings.Split(text, "\t")
+	if len(f) != 5 {
+		return false
+	}
+	_, e1 := strconv.ParseInt(f[2], 10, 64)
+	_, e2 := strconv.ParseFloat(f[3], 64)
+	return e1 == nil || e2 == nil
 }
 
 // LoadKLD reads a KLD table from disk: a regular file (a named pipe or a

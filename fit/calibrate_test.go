@@ -2,6 +2,7 @@ package fit
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/recipes"
@@ -44,6 +45,43 @@ func TestCheckRowBytes(t *testing.T) {
 		err := checkRowBytes(m, false, tc.header, row)
 		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrOtherModel) {
 			t.Errorf("header %d, %d bytes past the data: %v, want ok %v", tc.header, tc.extra, err, tc.ok)
+		}
+	}
+}
+
+// The header of a KLD table is optional: a first line that reads as a row
+// is a row. The first line was skipped unread, so a table without its
+// header lost its first measurement silently (and one of one row "had no
+// rows"). A first line that looks like a row but does not parse is an
+// error, not a header.
+func TestReadKLDHeader(t *testing.T) {
+	const (
+		head = "mix\trules\tbytes\tkld_mean\tkld_err\n"
+		r1   = "filetype:Q4_K_M\t-\t100\t0.04\t0.001\n"
+		r2   = "q8_0+attn\tattn=iq2_ks\t200\t0.3\t0.002\n"
+	)
+	cases := []struct {
+		name, tsv string
+		rows      int    // 0: an error
+		err       string // in the error
+	}{
+		{"header", head + r1 + r2, 2, ""},
+		{"no header", r1 + r2, 2, ""},
+		{"one row, no header", r1, 1, ""},
+		{"comment, then header", "# measured on x\n" + head + r1, 1, ""},
+		{"blank line, then header", "\n" + head + r1 + r2, 2, ""},
+		{"any header word", "h\n" + r1, 1, ""},
+		{"bad first row", "filetype:Q4_K_M\t-\t100\tx\t0.001\n" + r2, 0, "k.tsv:1: kld_mean"},
+		{"header only", head, 0, "has no rows"},
+		{"COPY said <nil>", "filetype:COPY\t-\t100\t0.04\t0.001\n", 0, "only copies"},
+	}
+	for _, c := range cases {
+		rows, err := ReadKLD(strings.NewReader(c.tsv), "k.tsv")
+		switch {
+		case c.rows > 0 && (err != nil || len(rows) != c.rows):
+			t.Errorf("%s: %d rows, %v; want %d rows", c.name, len(rows), err, c.rows)
+		case c.rows == 0 && (!errors.Is(err, ErrBadKLD) || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want ErrBadKLD saying %q", c.name, err, c.err)
 		}
 	}
 }

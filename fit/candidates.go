@@ -98,6 +98,9 @@ type Tensor struct {
 	Quantized bool
 	// Pin is the --custom-q rule that fixes the type, if any.
 	Pin *recipes.Rule
+	// TiedPin is the --custom-q rule of a tensor tied (--tie) to this one,
+	// which gives this one the pinned type as its only candidate.
+	TiedPin *recipes.Rule
 	// Cands are the types the tensor may take, fewest bytes first; a copied
 	// or pinned tensor has exactly one.
 	Cands []Candidate
@@ -196,6 +199,9 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			t.Pin = c.Rule
 			pinned[c.Rule.Index] = true
 		}
+		if !t.Fixed() && src.Type.IsQuantized() {
+			return nil, nil, fmt.Errorf("%w: tensor %s is %s already: fit chooses the types of an unquantized model (bf16, f16 or f32), and quantize does not quantize a tensor again", ErrQuantizedInput, src.Name, src.Type)
+		}
 		if t.Fixed() {
 			bytes, err := c.Type.TensorSize(src.Shape)
 			if err != nil {
@@ -211,10 +217,16 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			warnings = append(warnings, fmt.Sprintf("%s decides no tensor: it matches none, or only tensors an earlier rule decides", r))
 		}
 	}
+	// whyNot says, per tensor, why each type was left out: the error
+	// when no type is left.
+	whyNot := make([][]string, len(out))
 	for _, typ := range types {
 		plan, err := m.selectAll(recipes.FileTypeQ8_0, withRule(pins, typ), hasIm)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("type %s left out: %v", typ, err))
+			for i := range out {
+				whyNot[i] = append(whyNot[i], fmt.Sprintf("%s: %v", typ, err))
+			}
 			continue
 		}
 		for i, c := range plan.Choices {
@@ -223,22 +235,33 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 				continue
 			}
 			eff := c.Type
+			why := ""
 			switch {
 			case eff != typ && !slicesContains(types, eff):
-				continue // a fallback to a type not asked for
+				// a fallback to a type not asked for
+				why = fmt.Sprintf("the reference writes %s here (%s), which is not a candidate", eff, fallbackWhy(t, typ))
 			case eff.IsInterleaved() && !isCPU(t.Device):
-				continue
+				why = fmt.Sprintf("row-interleaved, which runs on CPU devices only, not on %s", t.Device)
 			case !hasData[i] && (c.NeedsImatrix || eff.Known() && mustNeedsImatrix(eff)):
-				continue
+				why = "needs importance data, and the run has none for this tensor (give --imatrix)"
 			case !exact(t.Source, eff) && !quantize.Supported(measureType(eff)):
+				why = "gquant cannot quantize it"
+			}
+			if why == "" && has(t.Cands, eff) {
 				continue
 			}
-			if has(t.Cands, eff) {
-				continue
+			var bytes int64
+			if why == "" {
+				if bytes, err = eff.TensorSize(t.Shape); err != nil {
+					why = err.Error() // a fallback type that still does not fit the rows
+				}
 			}
-			bytes, err := eff.TensorSize(t.Shape)
-			if err != nil {
-				continue // a fallback type that still does not fit the rows
+			if why != "" {
+				if eff != typ && !strings.Contains(why, eff.String()) {
+					why = fmt.Sprintf("as %s: %s", eff, why)
+				}
+				whyNot[i] = append(whyNot[i], typ.String()+": "+why)
+				continue
 			}
 			t.Cands = append(t.Cands, Candidate{Type: eff, Bytes: bytes})
 		}
@@ -246,12 +269,25 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 	for i := range out {
 		t := &out[i]
 		if !t.Fixed() && len(t.Cands) == 0 {
-			return nil, warnings, fmt.Errorf("fit: no candidate type fits tensor %s %v on %s (types: %s; rows that are no multiple of 256 take the block-32 types iq4_nl, q5_0, q6_0, q8_0 instead of most others)",
-				t.Name, t.Shape, t.Device, typeList(types))
+			return nil, warnings, fmt.Errorf("fit: no candidate type fits tensor %s %v on %s: %s",
+				t.Name, t.Shape, t.Device, strings.Join(whyNot[i], "; "))
 		}
 		sort.SliceStable(t.Cands, func(a, b int) bool { return t.Cands[a].Bytes < t.Cands[b].Bytes })
 	}
 	return out, warnings, nil
+}
+
+// fallbackWhy says why the reference writes another type than typ for t.
+func fallbackWhy(t *Tensor, typ formats.Type) string {
+	switch {
+	case typ.IsInterleaved() && t.Class == ClassTokenEmbd:
+		return "token embeddings are never interleaved"
+	case len(t.Shape) > 0 && typ.BlockSize() > 0 && t.Shape[0]%int64(typ.BlockSize()) != 0:
+		return fmt.Sprintf("rows of %d are no multiple of its blocks of %d", t.Shape[0], typ.BlockSize())
+	case typ.Interleave() > 1 && len(t.Shape) > 1 && t.Shape[1]%int64(typ.Interleave()) != 0:
+		return fmt.Sprintf("%d rows are no multiple of its interleaving of %d", t.Shape[1], typ.Interleave())
+	}
+	return "the reference's fallback"
 }
 
 func mustNeedsImatrix(t formats.Type) bool {

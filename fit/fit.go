@@ -139,6 +139,9 @@ var (
 	ErrNoBudget  = errors.New("fit: no budget")
 	ErrPlacement = errors.New("fit: placement")
 	ErrTie       = errors.New("fit: tie")
+	// ErrQuantizedInput: a tensor the recipe decides is quantized in the
+	// input already.
+	ErrQuantizedInput = errors.New("fit: the input is quantized")
 )
 
 // item is one unit of the knapsack: a tensor, or tied tensors taking one
@@ -179,6 +182,14 @@ func Fit(in *gguf.Model, opts Options) (*Result, error) {
 	}
 	ts, warnings, err := candidates(m, hasData, opts.Pins, types, device, gains)
 	if err != nil {
+		return nil, err
+	}
+	tieWarnings, err := bindTies(m, hasData, ts, opts)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, tieWarnings...)
+	if err := checkFeasible(ts, devices, budgets, opts); err != nil {
 		return nil, err
 	}
 	res := &Result{Model: in.Path, Gains: gains, Warnings: warnings}
@@ -222,7 +233,7 @@ func optimize(ts []Tensor, devices []string, budgets map[string]*planner.Budget,
 			return nil, err
 		}
 	}
-	res.Tensors = res.Tensors[:0]
+	res.Tensors = make([]Choice, 0, len(ts))
 	for i := range ts {
 		res.Tensors = append(res.Tensors, choiceOf(&ts[i], choice[i], tieOf[i]))
 	}
@@ -338,6 +349,38 @@ func CheckBudgets(opts Options, devices []string) (map[string]*planner.Budget, e
 	return out, nil
 }
 
+// checkFeasible refuses, before anything is measured, a budget that even
+// the smallest candidate of every tensor on its device exceeds, with its
+// reserves (measuring only ever takes candidates away).
+func checkFeasible(ts []Tensor, devices []string, budgets map[string]*planner.Budget, opts Options) error {
+	for _, dev := range devices {
+		b := budgets[dev]
+		if b == nil {
+			continue
+		}
+		var need, fixed, reserved int64
+		for i := range ts {
+			if ts[i].Device != dev {
+				continue
+			}
+			need += ts[i].Cands[0].Bytes // fewest bytes first
+			if ts[i].Fixed() {
+				fixed += ts[i].Cands[0].Bytes
+			}
+		}
+		for _, r := range opts.Reserves {
+			if r.Device == dev {
+				reserved += r.Bytes // CheckBudgets has kept the sum within the budget
+			}
+		}
+		if available := b.Bytes - reserved; need > available {
+			return fmt.Errorf("device %s: %w: the smallest choice of every tensor on it needs %d bytes (%d of them tensors with a fixed type), %d more than the %d available (budget %s, reserves %d bytes)",
+				dev, ErrInfeasible, need, fixed, need-available, available, b.Text, reserved)
+		}
+	}
+	return nil
+}
+
 // measureAll measures every candidate of every quantized tensor and sets
 // the candidates' errors and losses.
 func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result) error {
@@ -372,6 +415,9 @@ func measureAll(in *gguf.Model, opts Options, ts []Tensor, g Gains, res *Result)
 					res.Warnings = append(res.Warnings, fmt.Sprintf("%s as %s gives weights that are not finite (the kernel fails on its data or importance): %s left out", t.Name, c.Type, c.Type))
 					if t.Pin != nil {
 						return fmt.Errorf("fit: %s: pinned to %s by %s, which gives weights that are not finite", t.Name, c.Type, t.Pin)
+					}
+					if t.TiedPin != nil {
+						return fmt.Errorf("fit: %s: tied (--tie) to a tensor %s pins to %s, which gives %s weights that are not finite", t.Name, t.TiedPin, c.Type, t.Name)
 					}
 					continue
 				}
@@ -414,41 +460,27 @@ func slicesContains(ts []formats.Type, t formats.Type) bool {
 
 // makeItems makes the knapsack items: one per free tensor, one per group
 // of tied tensors (same name but for a --tie fragment, same device, types
-// all of them can take). tieOf gives each tensor's group number (from 1).
+// all of them can take). A group's pinned members are fixed and out of its
+// item; bindTies has left its free members the pinned type alone.
+// tieOf gives each tensor's group number (from 1).
 func makeItems(ts []Tensor, ties [][]string) ([]item, []int, error) {
 	tieOf := make([]int, len(ts))
-	groups := map[string][]int{}
-	var order []string
-	for i := range ts {
-		t := &ts[i]
-		if t.Fixed() {
-			continue
-		}
-		for s, frags := range ties {
-			for _, f := range frags {
-				if f != "" && strings.Contains(t.Name, f) {
-					key := fmt.Sprintf("%d\x00%s", s, strings.Replace(t.Name, f, "\x00", 1))
-					if groups[key] == nil {
-						order = append(order, key)
-					}
-					groups[key] = append(groups[key], i)
-					goto next
-				}
-			}
-		}
-	next:
-	}
+	groups, _ := tieGroups(ts, ties)
 	grouped := make([]bool, len(ts))
 	var items []item
-	for _, key := range order {
-		ms := groups[key]
-		if len(ms) < 2 {
-			continue
-		}
-		for _, j := range ms[1:] {
-			if ts[j].Device != ts[ms[0]].Device {
-				return nil, nil, fmt.Errorf("%w: %s is on %s but %s, tied to it, on %s", ErrTie, ts[ms[0]].Name, ts[ms[0]].Device, ts[j].Name, ts[j].Device)
+	for g, all := range groups {
+		var ms []int
+		for _, j := range all {
+			if ts[j].Device != ts[all[0]].Device {
+				return nil, nil, fmt.Errorf("%w: %s is on %s but %s, tied to it, on %s", ErrTie, ts[all[0]].Name, ts[all[0]].Device, ts[j].Name, ts[j].Device)
 			}
+			tieOf[j] = g + 1
+			if !ts[j].Fixed() {
+				ms = append(ms, j)
+			}
+		}
+		if len(ms) == 0 {
+			continue
 		}
 		it := item{members: ms}
 		for _, c := range ts[ms[0]].Cands {
@@ -463,17 +495,21 @@ func makeItems(ts []Tensor, ties [][]string) ([]item, []int, error) {
 				o.bytes += ts[j].Cands[k].Bytes
 				o.loss += ts[j].Cands[k].Loss
 			}
+			for _, j := range all {
+				if ts[j].Fixed() && ts[j].Cands[0].Type != c.Type {
+					ok = false // a pinned member decides the group's type
+				}
+			}
 			if ok {
 				it.types = append(it.types, c.Type)
 				it.opts = append(it.opts, o)
 			}
 		}
 		if len(it.opts) == 0 {
-			return nil, nil, fmt.Errorf("%w: no type fits all of %s and the tensors tied to it", ErrTie, ts[ms[0]].Name)
+			return nil, nil, fmt.Errorf("%w: no type fits all of %s and the tensors tied to it", ErrTie, ts[all[0]].Name)
 		}
 		for _, j := range ms {
 			grouped[j] = true
-			tieOf[j] = len(items) + 1
 		}
 		items = append(items, it)
 	}
@@ -566,7 +602,7 @@ func fitDevice(ts []Tensor, items []item, dev string, b *planner.Budget, opts Op
 	// The device's loss with more bytes is summed afresh, not as out.Loss
 	// plus the differences of the changed items: those cancel to a tiny
 	// negative loss when every item becomes exact.
-	w := &WhatIf{Bytes: opts.MoreBytes}
+	w := &WhatIf{Bytes: opts.MoreBytes, Changes: []Change{}} // [] in JSON, not null
 	w.Loss = fixedLoss
 	for n, k := range mine {
 		it := items[k]
@@ -608,7 +644,7 @@ func choiceOf(t *Tensor, typ formats.Type, tie int) Choice {
 // reads it back as fitted. It returns the whole rule set (pins first) and
 // the file type to quantize with.
 func writeRules(m model, hasIm bool, pins *recipes.RuleSet, ts []Tensor, choice []formats.Type, devices []string, res *Result) (*recipes.RuleSet, recipes.FileType, error) {
-	res.Rules = res.Rules[:0]
+	res.Rules = make([]Rule, 0, len(res.Rules)) // [] in JSON, not null
 	if pins != nil {
 		for _, r := range pins.Rules {
 			rule := Rule{Pattern: r.Pattern, Type: r.Type, TypeStr: r.TypeName, Pinned: true}

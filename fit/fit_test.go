@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
@@ -623,5 +624,44 @@ func TestMeasureZeroExpertAsTheRunWritesIt(t *testing.T) {
 				t.Errorf("%s %s: broken %v, relative error %v", in.Tensors[i].Name, ty, m.Broken(), e)
 			}
 		}
+	}
+}
+
+// Gains beyond what calibrate writes are refused when read, naming the
+// file and line: `floor 1e308` overflowed the loss to +Inf, which failed
+// only after measuring (and panicked in the knapsack before that check).
+// Calibrate's extremes, e^±40, read back.
+func TestReadGainsRange(t *testing.T) {
+	cases := []struct {
+		text string
+		line int // 0: accepted
+	}{
+		{"floor 1e308\nattn_q 10\n", 1},
+		{"attn_q 10\nfirst 1e200\n", 2},
+		{"# big\nffn 1e19\n", 2},
+		{"saturation 1.7976931348623157e308\n", 1},
+		{"floor 1e18\nfirst 1e18\nlast 1e18\nffn 1e18\n", 0},
+		{"ffn 2.35385e+17\nfirst 4.24835e-18\n", 0},
+	}
+	for _, c := range cases {
+		_, err := ReadGains(strings.NewReader(c.text), "g.txt")
+		switch {
+		case c.line == 0 && err != nil:
+			t.Errorf("%q: %v, want it read", c.text, err)
+		case c.line > 0 && (!errors.Is(err, ErrBadGains) || !strings.Contains(err.Error(), fmt.Sprintf("g.txt:%d:", c.line)) || !strings.Contains(err.Error(), "out of range")):
+			t.Errorf("%q: %v, want ErrBadGains at g.txt:%d, out of range", c.text, err, c.line)
+		}
+	}
+	var g Gains
+	for i := range g.Class {
+		g.Class[i] = math.Exp(40)
+	}
+	g.First, g.Last, g.Floor, g.FloorK, g.Saturation = math.Exp(40), math.Exp(-40), math.Exp(40), math.Exp(40), math.Exp(40)
+	var buf bytes.Buffer
+	if err := WriteGains(&buf, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadGains(&buf, "extreme.txt"); err != nil {
+		t.Errorf("calibrate's largest gains do not read back: %v", err)
 	}
 }

@@ -53,7 +53,7 @@ func FuzzReadGains(f *testing.F) {
 			return
 		}
 		for _, v := range append(g.Class[:], g.First, g.Last, g.Floor, g.FloorK, g.Saturation) {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > maxGainValue {
 				t.Fatalf("gain %v accepted", v)
 			}
 		}

@@ -149,6 +149,11 @@ func (g *Gains) Gain(c Class, layer, nLayer int) float64 {
 	return g.Class[c] * g.Depth(layer, nLayer)
 }
 
+// maxGainValue bounds every value of a gains file: above the e^40 that
+// calibrate writes at most, and small enough that a gain times the depth
+// times (error + floor) stays a finite loss (see maxLoss).
+const maxGainValue = 1e18
+
 // ErrBadGains is wrapped by errors reading a gains file.
 var ErrBadGains = errors.New("fit: bad gains file")
 
@@ -213,6 +218,10 @@ func ReadGains(r io.Reader, path string) (Gains, error) {
 		v, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return g, fmt.Errorf("%w: %s:%d: %s: %s is not a finite non-negative number", ErrBadGains, path, line, f[0], text.Quote(f[1], text.QuoteMax))
+		}
+		if v > maxGainValue {
+			return g, fmt.Errorf("%w: %s:%d: %s: %s is out of range: gains are at most %g (calibrate writes at most e^%d, about 2.4e17; larger ones overflow the loss)",
+				ErrBadGains, path, line, f[0], text.Quote(f[1], text.QuoteMax), maxGainValue, maxLogGain)
 		}
 		if (f[0] == "first" || f[0] == "last") && v == 0 {
 			return g, fmt.Errorf("%w: %s:%d: %s must be positive", ErrBadGains, path, line, f[0])

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/bytesize"
 )
 
 // Rule is one line of a fitted recipe.
@@ -28,8 +29,15 @@ type Rule struct {
 // String is the rule as a recipe line.
 func (r Rule) String() string { return r.Pattern + "=" + r.TypeStr }
 
-// blockName splits "blk.N.rest" into N and rest.
-var blockName = regexp.MustCompile(`^blk\.([0-9]+)\.(.+)$`)
+// blockName splits "blk.N.rest" into N and rest, N a layer number as
+// the range patterns write it (no leading zero). Other names get a rule of
+// their own.
+var blockName = regexp.MustCompile(`^blk\.(0|[1-9][0-9]{0,8})\.(.+)$`)
+
+// anyBlockName is any "blk.DIGITS.rest": a kind with names blockName
+// leaves out (blk.01.ffn_up beside blk.1.ffn_up) is never written as "every
+// layer", whose [0-9]+ would match them too.
+var anyBlockName = regexp.MustCompile(`^blk\.[0-9]+\.(.+)$`)
 
 // compactRules writes the types chosen for the fitted tensors (those not
 // pinned) as few rules: one per device, class, type and set of layers,
@@ -38,8 +46,8 @@ var blockName = regexp.MustCompile(`^blk\.([0-9]+)\.(.+)$`)
 // match the same tensor, so the order of the rules does not matter and the
 // recipe means the same under first-match (llama-quantize, --custom-q) and
 // last-match (older llama.cpp --tensor-type) readings. The patterns contain
-// no comma (--custom-q splits at commas), no white space and no capital
-// letter (mainline llama.cpp lower-cases them).
+// no comma (--custom-q splits at commas), no white space, no '=' and no
+// capital letter (mainline llama.cpp lower-cases them): see escape.
 //
 // choice[i] is tensor i's type; tensors whose Fixed() is true are left
 // out. devices orders the devices.
@@ -54,6 +62,11 @@ func compactRules(ts []Tensor, choice []formats.Type, devices []string) []Rule {
 				kindLayers[m[2]] = map[int]bool{}
 			}
 			kindLayers[m[2]][l] = true
+		}
+	}
+	for _, t := range ts {
+		if m := anyBlockName.FindStringSubmatch(t.Name); m != nil && !blockName.MatchString(t.Name) && kindLayers[m[1]] != nil {
+			kindLayers[m[1]][-1] = true // a layer no range writes: never "every layer"
 		}
 	}
 	type groupKey struct {
@@ -233,14 +246,28 @@ func digitClass(lo, hi byte) string {
 	return fmt.Sprintf("[%c-%c]", lo, hi)
 }
 
-// escape quotes the regex metacharacters of a tensor name.
+// escape writes a tensor name as a regex that matches it alone and reads
+// the same in every syntax the recipe is used in: regex metacharacters
+// get a backslash; capitals, white space, commas, '=', '#', quotes and
+// the other ASCII characters beside a-z, 0-9 and "_-/:@" become \xhh
+// escapes (lower-case hex digits): mainline llama.cpp lower-cases its
+// patterns, --tensor-type-file splits at white space, the comma-joined
+// --custom-q splits at commas, a rule splits at its first '=' and '#'
+// starts a comment. Bytes beyond ASCII are kept as they are (a literal
+// sequence in every engine).
 func escape(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.IndexByte("_-/:@", c) >= 0, c >= 0x80:
+			b.WriteByte(c)
+		case strings.IndexByte(`\.+*?()|[]{}^$`, c) >= 0:
 			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, `\x%02x`, c)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
@@ -314,16 +341,5 @@ func (r *Result) CustomQ() string {
 	return strings.Join(parts, ",")
 }
 
-// humanBytes prints a size in binary units with three significant digits.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.3g %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
+// humanBytes prints a size as the reports do.
+func humanBytes(n int64) string { return bytesize.Format(n) }

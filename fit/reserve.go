@@ -19,11 +19,11 @@ var ErrBadReserve = errors.New("fit: bad reserve")
 // Reserve is memory a device keeps for something other than weights: a KV
 // cache, compute buffers, a margin.
 type Reserve struct {
-	Device string
-	Text   string // as written ("kv:32768:q8_0", "3GiB")
-	Bytes  int64
+	Device string `json:"device"`
+	Text   string `json:"reserve"` // as written ("kv:32768:q8_0", "3GiB")
+	Bytes  int64  `json:"bytes"`
 	// Why says how a KV cache reserve was computed.
-	Why string
+	Why string `json:"why,omitempty"`
 }
 
 // ParseReserves reads a --reserve value: DEVICE=SIZE or DEVICE=kv:CTX:TYPE
@@ -60,7 +60,8 @@ func ParseReserves(s string, md gguf.Metadata) ([]Reserve, error) {
 				return nil, fmt.Errorf("%w: %q: %w", ErrBadReserve, item, err)
 			}
 		} else {
-			n, err := bytesize.Parse(val)
+			// A fraction of a byte is rounded up: a reserve is kept free.
+			n, err := bytesize.ParseUp(val)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %q: %w", ErrBadReserve, item, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -194,15 +195,50 @@ func writeFile(path string, replace bool, write func(io.Writer) error) error {
 	return cli.WriteFile(path, b.Bytes(), replace)
 }
 
-// saveCache writes the cache back when the run measured anything new.
-func (f *fitFlags) saveCache(cache *fit.Cache) error {
+// beforeCacheSave, when set (by tests), runs just before saveCache reads
+// the cache file again: where another run would have saved it.
+var beforeCacheSave func()
+
+// saveCache writes the cache back when the run measured anything new. It
+// runs after the run's results are out, and a cache it cannot save is a
+// warning: the new measurements are lost, not the run. The file is read
+// again first, so that what another run saved there since this one read
+// it (or made it, when it did not exist yet) is merged rather than lost;
+// a file there that is no cache is left alone. No temporary file is left.
+func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if cache == nil || cache.Added() == 0 {
-		return nil
+		return
 	}
-	return writeFile(f.cache, f.force || f.cacheExisted, func(w io.Writer) error {
+	if beforeCacheSave != nil {
+		beforeCacheSave()
+	}
+	warn := func(err error) {
+		fmt.Fprintf(stderr, "warning: --cache %s not saved, so this run's %d new measurements are not kept (the result is): %v\n", f.cache, cache.Added(), err)
+	}
+	replace := f.force || f.cacheExisted
+	if _, err := os.Lstat(f.cache); err == nil {
+		now, err := fit.LoadCache(f.cache)
+		if err != nil {
+			warn(err)
+			return
+		}
+		cache.Merge(now)
+		replace = true
+	}
+	err := writeFile(f.cache, replace, func(w io.Writer) error {
 		_, err := cache.WriteTo(w)
 		return err
 	})
+	var ce *gguf.CommitError
+	if errors.As(err, &ce) {
+		for _, s := range ce.Kept {
+			os.Remove(s.Temp)
+		}
+		err = fmt.Errorf("%s: %w", f.cache, ce.Err)
+	}
+	if err != nil {
+		warn(err)
+	}
 }
 
 // cacheOf opens the --cache file (nil without the flag).
@@ -308,11 +344,11 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := f.saveCache(cache); err != nil {
-		return err
-	}
+	// Saved on the way out: after the recipe and the report, and also when
+	// writing them fails.
+	defer f.saveCache(cache, stderr)
 	elapsed := time.Since(start)
-	command := "gquant fit " + strings.Join(args, " ")
+	command := "gquant fit " + cli.ShellJoin(args)
 	writeRecipe := func(w io.Writer) error { return res.WriteRecipe(w, command) }
 	report := stdout
 	switch {
@@ -462,10 +498,10 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := f.saveCache(cache); err != nil {
-		return err
-	}
-	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.3f; %d of %d pairs ordered otherwise than measured",
+	// Saved on the way out: after the gains and the report, and also when
+	// writing them fails.
+	defer f.saveCache(cache, stderr)
+	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.4g; %d of %d pairs ordered otherwise than measured",
 		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
 	writeGains := func(w io.Writer) error { return fit.WriteGains(w, cal.Gains, comment) }
 	report := stdout
@@ -488,9 +524,11 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(report, "%-28s %12s %10s %10s %7s\n", "mix", "bytes", "kld", "predicted", "ratio")
 	for _, r := range cal.Rows {
-		fmt.Fprintf(report, "%-28s %12d %10.5f %10.5f %7.3f\n", r.Mix, r.Bytes, r.KLD, r.Predicted, r.Predicted/r.KLD)
+		// %g: a divergence of 1e-300 or 1e300 (refused by no check) stays
+		// one short number.
+		fmt.Fprintf(report, "%-28s %12d %10.5g %10.5g %7.4g\n", r.Mix, r.Bytes, r.KLD, r.Predicted, r.Predicted/r.KLD)
 	}
-	fmt.Fprintf(report, "log-RMS error %.3f; %d of %d pairs ordered otherwise than measured (%d of them by more than 2 standard errors)\n",
+	fmt.Fprintf(report, "log-RMS error %.4g; %d of %d pairs ordered otherwise than measured (%d of them by more than 2 standard errors)\n",
 		cal.RMSLog, cal.Discordant, cal.Pairs, cal.Resolved)
 	return nil
 }

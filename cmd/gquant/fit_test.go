@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -472,4 +473,168 @@ func TestFitDamagedCache(t *testing.T) {
 			t.Errorf("%s: exit %d, want 1 with %q:\n%s", tc.name, code, want, stderr)
 		}
 	}
+}
+
+// Two fits sharing a --cache: the later one to save it finds the file the
+// other saved since it started. It failed on the rename, after all its
+// measuring, without writing its -o recipe and leaving its temporary
+// file. Now the recipe comes first, a cache saved meanwhile is merged, and
+// a file there that is no cache is left alone with a warning; no temporary
+// file stays.
+func TestFitCacheSavedMeanwhile(t *testing.T) {
+	// other is the cache another fit saves: the measurements of other types.
+	otherDir := t.TempDir()
+	if code, _, stderr := gquantOutput("fit", "--types", "q8_0,q6_0", "--budget", "CPU=100MB", "--chunk-weights", "4096", "--max-chunks", "1",
+		"--quiet", "--cache", filepath.Join(otherDir, "c"), "-o", filepath.Join(otherDir, "r"), tinyModel); code != 0 {
+		t.Fatalf("the other fit: exit %d\n%s", code, stderr)
+	}
+	other, err := os.ReadFile(filepath.Join(otherDir, "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCache, err := fit.LoadCache(filepath.Join(otherDir, "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		meantime []byte // what appears at the cache path while the fit runs
+		merged   bool   // the cache then holds both runs' measurements
+		warn     string
+	}{
+		{"a cache saved meanwhile", other, true, ""},
+		{"no cache saved meanwhile", nil, false, ""},
+		{"another file put there", []byte("not a cache\n"), false, "not saved"},
+	}
+	defer func() { beforeCacheSave = nil }()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cachePath, recipe := filepath.Join(dir, "fit.cache"), filepath.Join(dir, "recipe.txt")
+			beforeCacheSave = func() {
+				if c.meantime != nil {
+					if err := os.WriteFile(cachePath, c.meantime, 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			code, _, stderr := gquantOutput("fit", "--types", "q8_0,q5_0", "--budget", "CPU=100MB", "--chunk-weights", "4096", "--max-chunks", "1",
+				"--quiet", "--cache", cachePath, "-o", recipe, tinyModel)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if _, err := os.Stat(recipe); err != nil {
+				t.Errorf("no recipe: %v", err)
+			}
+			if c.warn != "" && !strings.Contains(stderr, c.warn) || c.warn == "" && stderr != "" {
+				t.Errorf("stderr %q, want %q", stderr, c.warn)
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.Name() != "fit.cache" && e.Name() != "recipe.txt" {
+					t.Errorf("left behind: %s", e.Name())
+				}
+			}
+			data, _ := os.ReadFile(cachePath)
+			if c.warn != "" {
+				if string(data) != string(c.meantime) {
+					t.Errorf("the file put there was replaced")
+				}
+				return
+			}
+			got, err := fit.LoadCache(cachePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.merged && got.Len() <= otherCache.Len() || got.Len() == 0 {
+				t.Errorf("cache holds %d records, the other run's %d (merged: %v)", got.Len(), otherCache.Len(), c.merged)
+			}
+		})
+	}
+}
+
+// The small things of fit's output: reserves in gquant.fit/1 have
+// snake_case keys like every other key (they were Go field names), an empty
+// list is [] not null, the recipe records its command line shell-quoted
+// (--place .*=GPU was a glob, a|b a pipeline), sizes have one form in the
+// recipe and the report ("4.1e+03 PiB" beside "4.00 EiB"), and calibrate
+// prints any divergence as a short number (1e-300 gave a ratio of 300
+// digits).
+func TestFitOutputForms(t *testing.T) {
+	dir := t.TempDir()
+	recipe := filepath.Join(dir, "r.txt")
+	args := []string{"fit", "--types", "q8_0,bf16", "--place", "norm|exps=CPU", "--place", ".*=GPU", "--budget", "CPU=100MB,GPU=100MB",
+		"--reserve", "GPU=kv:64:q8_0,GPU=1.5", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", tinyModel}
+	code, stdout, stderr := gquantOutput(append(args, "--json", "-o", recipe)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Devices []struct {
+			Reserves []map[string]any `json:"reserves"`
+			More     map[string]any   `json:"more"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range doc.Devices {
+		for _, r := range d.Reserves {
+			for k := range r {
+				if k != strings.ToLower(k) {
+					t.Errorf("reserve key %q is not snake_case", k)
+				}
+			}
+			if r["reserve"] == "1.5" && r["bytes"] != 2.0 {
+				t.Errorf("--reserve GPU=1.5 reserves %v bytes, want 2 (rounded up)", r["bytes"])
+			}
+		}
+		if ch, ok := d.More["changes"]; d.More != nil && (!ok || ch == nil) {
+			t.Errorf("more.changes is %v, want []", ch)
+		}
+	}
+	text, err := os.ReadFile(recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), `--place 'norm|exps=CPU' --place '.*=GPU'`) {
+		t.Errorf("the recipe's command line is not shell-quoted:\n%s", text)
+	}
+	code, report, stderr := gquantOutput(append(args[:len(args)-2:len(args)-2], tinyModel)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	// the report (stderr without -o) and the recipe (stdout) give the file size alike
+	recipeSize := regexpFind(t, `file ([0-9.]+ [KMGTPE]?i?B)`, report)
+	reportSize := regexpFind(t, `file ([0-9.]+ [KMGTPE]?i?B)`, stderr)
+	if recipeSize == "" || recipeSize != reportSize {
+		t.Errorf("file size %q in the recipe, %q in the report", recipeSize, reportSize)
+	}
+	// calibrate: a divergence of 1e-300
+	tsv := filepath.Join(dir, "kld.tsv")
+	size := func(ft string) int64 {
+		return planJSON(t, "plan", tinyModel, filepath.Join(dir, "o.gguf"), ft).Files[0].Bytes
+	}
+	table := fmt.Sprintf("filetype:Q8_0\t-\t%d\t1e-300\t0\nfiletype:Q4_K_M\t-\t%d\t0.03\t0.001\n", size("Q8_0"), size("Q4_K_M"))
+	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = gquantOutput("fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", tinyModel, tsv, "-o", filepath.Join(dir, "g.txt"))
+	if code != 0 {
+		t.Fatalf("calibrate: exit %d\n%s", code, stderr)
+	}
+	for _, l := range strings.Split(stdout, "\n") {
+		if len(l) > 120 {
+			t.Errorf("calibrate prints a line of %d characters: %.200s", len(l), l)
+		}
+	}
+}
+
+func regexpFind(t *testing.T, re, s string) string {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }

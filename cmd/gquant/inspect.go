@@ -14,6 +14,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/internal/bytesize"
 	"github.com/gquant/gquant/internal/cli"
 )
 
@@ -336,15 +337,4 @@ func shapeText(shape []int64) string {
 	return strings.Join(parts, " x ")
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return bytesize.Format(n) }

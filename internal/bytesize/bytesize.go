@@ -38,7 +38,14 @@ const Max = math.MaxInt64 / 2
 // "1000000B", "123456". The arithmetic is exact ("23.5GiB" is 23.5*2^30
 // bytes), rounded down to a whole byte. Sizes from 0 to Max are accepted;
 // callers that need at least one byte say so.
-func Parse(s string) (int64, error) {
+func Parse(s string) (int64, error) { return parse(s, false) }
+
+// ParseUp is Parse rounding a fraction of a byte up, for sizes that must
+// be kept free ("1.5" reserves 2 bytes, not 1): rounding them down is the
+// unsafe direction.
+func ParseUp(s string) (int64, error) { return parse(s, true) }
+
+func parse(s string, up bool) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := 0
 	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
@@ -84,5 +91,24 @@ func Parse(s string) (int64, error) {
 	if r.Cmp(new(big.Rat).SetInt64(Max)) > 0 {
 		return 0, fmt.Errorf("%w: %q is out of range", ErrSize, s)
 	}
-	return new(big.Int).Quo(r.Num(), r.Denom()).Int64(), nil
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if up && m.Sign() > 0 {
+		q.Add(q, big.NewInt(1)) // at most Max: Max is a whole number of bytes
+	}
+	return q.Int64(), nil
+}
+
+// Format writes a size in binary units with two decimals ("1.50 GiB",
+// "512 B"): the one form of gquant's reports and recipe comments.
+func Format(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.2f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -78,3 +78,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// ParseUp rounds a fraction of a byte up (a reserve of 1.5 bytes keeps 2
+// free, not 1); whole sizes are as Parse gives them.
+func TestParseUp(t *testing.T) {
+	for _, c := range []struct {
+		in       string
+		down, up int64
+	}{
+		{"1.5", 1, 2}, {"1", 1, 1}, {"0.1", 0, 1}, {"0", 0, 0}, {"1.5KiB", 1536, 1536},
+		{"0.0001KiB", 0, 1}, {"2.0000001MB", 2000000, 2000001}, {"4611686018427387903B", Max, Max},
+	} {
+		down, err1 := Parse(c.in)
+		up, err2 := ParseUp(c.in)
+		if err1 != nil || err2 != nil || down != c.down || up != c.up {
+			t.Errorf("%q: Parse %d %v, ParseUp %d %v; want %d and %d", c.in, down, err1, up, err2, c.down, c.up)
+		}
+	}
+}
+
+// Format is the one size form of reports and recipe comments.
+func TestFormat(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.00 KiB", 1536: "1.50 KiB", 5 << 20: "5.00 MiB", Max: "4.00 EiB"} {
+		if got := Format(n); got != want {
+			t.Errorf("Format(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

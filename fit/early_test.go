@@ -1,0 +1,117 @@
+package fit
+
+import (
+	"errors"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/recipes"
+)
+
+// What the headers already tell is refused before anything is measured,
+// with the real reason: a budget below the smallest choices, a tie across
+// devices, a quantized input, and no candidate type for a tensor (said per
+// type: interleaved types run on CPU devices only, token embeddings are
+// never interleaved, iq1_s needs importance data, a fallback that is no
+// candidate). They came after every measurement, and the no-candidate
+// error blamed the row length whatever the cause. A --tie that ties
+// nothing is warned of.
+func TestEarlyErrors(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	quantized := filepath.Join(filepath.Dir(file), "..", "testdata", "golden", "e2e", "want.gguf")
+	cases := []struct {
+		name    string
+		model   string // "" is the tiny model
+		set     func(*Options)
+		is      error
+		says    []string
+		warning string // the fit succeeds with this warning
+	}{
+		{name: "budget below the smallest choices", set: func(o *Options) { o.Budgets = mustBudgets(t, "CPU=1MiB") },
+			is: ErrInfeasible, says: []string{"device CPU", "smallest choice", "1048576 available"}},
+		{name: "budget below with reserves", set: func(o *Options) {
+			o.Budgets = mustBudgets(t, "CPU=3MiB")
+			o.Reserves = []Reserve{{Device: "CPU", Text: "2MiB", Bytes: 2 << 20}}
+		}, is: ErrInfeasible, says: []string{"reserves 2097152 bytes"}},
+		{name: "tie across devices", set: func(o *Options) {
+			o.Placement = mustPlacement(t, "gate_exps=CPU", ".*=GPU")
+			o.Budgets = mustBudgets(t, "CPU=10MiB,GPU=10MiB")
+			o.Ties = [][]string{{"ffn_gate_exps", "ffn_up_exps"}}
+		}, is: ErrTie, says: []string{"on CPU", "on GPU"}},
+		{name: "quantized input", model: quantized, set: func(o *Options) { o.Imatrix = nil; o.Budgets = mustBudgets(t, "CPU=1MiB") },
+			is: ErrQuantizedInput, says: []string{"already", "unquantized"}},
+		{name: "interleaved off CPU", set: func(o *Options) {
+			o.Types = typeNames("q4_k_r4")
+			o.Pins = mustCustomQ(t, "token_embd=q8_0")
+			o.Placement = mustPlacement(t, "exps=CPU", ".*=GPU")
+			o.Budgets = mustBudgets(t, "CPU=10MiB,GPU=10MiB")
+		}, says: []string{"q4_k_r4: row-interleaved", "CPU devices only"}},
+		{name: "token embeddings never interleaved", set: func(o *Options) {
+			o.Types = typeNames("q4_k_r4")
+			o.Budgets = mustBudgets(t, "CPU=10MiB")
+		}, says: []string{"token_embd.weight", "never interleaved"}},
+		{name: "iq1_s without importance data", set: func(o *Options) {
+			o.Imatrix = nil
+			o.Types = typeNames("iq1_s")
+			o.Budgets = mustBudgets(t, "CPU=10MiB")
+		}, says: []string{"iq1_s: needs importance data"}},
+		{name: "a tie that ties nothing", set: func(o *Options) {
+			o.Budgets = mustBudgets(t, "CPU=10MiB")
+			o.Ties = [][]string{{"foo", "bar"}}
+		}, warning: "--tie foo,bar ties nothing"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := c.model
+			if path == "" {
+				path = tinyPath()
+			}
+			in, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			opts := tinyOptions(in)
+			opts.Measure.Cache = nil
+			c.set(&opts)
+			measured := 0
+			opts.Measure.Progress = func(done, total int) { measured = done }
+			if c.warning != "" {
+				opts.Measure.Cache = tinyCache()
+			}
+			res, err := Fit(in, opts)
+			if c.warning != "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(strings.Join(res.Warnings, "\n"), c.warning) {
+					t.Errorf("warnings %q lack %q", res.Warnings, c.warning)
+				}
+				return
+			}
+			if err == nil || c.is != nil && !errors.Is(err, c.is) {
+				t.Fatalf("got %v, want %v", err, c.is)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%v\ndoes not say %q", err, s)
+				}
+			}
+			if measured > 0 {
+				t.Errorf("refused after %d measurements, want before any", measured)
+			}
+		})
+	}
+}
+
+func mustCustomQ(t testing.TB, s string) *recipes.RuleSet {
+	t.Helper()
+	rs, err := recipes.ParseCustomQ(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
