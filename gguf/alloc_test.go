@@ -3,10 +3,8 @@ package gguf
 import (
 	"bytes"
 	"errors"
+	"github.com/gquant/gquant/internal/alloctest"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,50 +15,6 @@ import (
 // allocBound is the most a header read may allocate for a count it has not
 // proven: a few initial slices and chunks, nothing sized from the count.
 const allocBound = 8 << 20
-
-// sparseFile writes b and extends the file to size bytes without writing
-// them (a sparse file: the rest reads as zeros and takes no disk).
-func sparseFile(t *testing.T, b []byte, size int64) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "sparse.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(size); err != nil {
-		t.Skipf("cannot make a %d-byte sparse file here: %v", size, err)
-	}
-	return path
-}
-
-// allocated returns the bytes that fn allocates.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// shortReader holds the first bytes of a file that claims to be larger: a
-// file truncated (or shrunk) after its size was taken.
-type shortReader struct{ b []byte }
-
-func (r shortReader) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(r.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
 
 // A count in a header is checked against the bytes left, which a large or
 // sparse file has plenty of; the header is then read item by item, never
@@ -124,17 +78,12 @@ func TestReadHugeCountsAllocate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var r io.ReaderAt
 			if tc.short {
-				r = shortReader{tc.b}
+				r = alloctest.ShortReader(tc.b)
 			} else {
-				f, err := os.Open(sparseFile(t, tc.b, tc.size))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				r = f
+				r = alloctest.SparseFile(t, tc.size, map[int64][]byte{0: tc.b})
 			}
 			var err error
-			n := allocated(func() { _, err = Read(r, tc.size) })
+			n := alloctest.Allocated(func() { _, err = Read(r, tc.size) })
 			if tc.want == nil && err != nil || !errors.Is(err, tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/gquant/gquant/internal/alloctest"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -16,51 +15,6 @@ import (
 // allocBound is the most a read may allocate for a count or length it has
 // not proven: a few initial slices and chunks, nothing sized from the count.
 const allocBound = 8 << 20
-
-// allocated returns the bytes that fn allocates.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// sparseFile writes the pieces at their offsets and extends the file to size
-// bytes; what is not written reads as zeros and takes no disk.
-func sparseFile(t *testing.T, size int64, pieces map[int64][]byte) *os.File {
-	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "sparse"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	if err := f.Truncate(size); err != nil {
-		t.Skipf("cannot make a %d-byte sparse file here: %v", size, err)
-	}
-	for off, b := range pieces {
-		if _, err := f.WriteAt(b, off); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return f
-}
-
-// shortReader holds the first bytes of a file that claims to be larger: a
-// file truncated (or shrunk) after its size was taken.
-type shortReader struct{ b []byte }
-
-func (r shortReader) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(r.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
 
 func i32s(v ...int32) []byte {
 	var b []byte
@@ -118,13 +72,13 @@ func TestReadDatHugeCountsAllocate(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				var r io.ReaderAt
 				if tc.short {
-					r = shortReader{tc.pieces[0]}
+					r = alloctest.ShortReader(tc.pieces[0])
 				} else {
-					r = sparseFile(t, tc.size, tc.pieces)
+					r = alloctest.SparseFile(t, tc.size, tc.pieces)
 				}
 				var m *Matrix
 				var err error
-				n := allocated(func() {
+				n := alloctest.Allocated(func() {
 					if index {
 						m, err = ReadIndex(r, tc.size)
 					} else {
@@ -181,7 +135,7 @@ func TestReadGGUFMissingSumsAllocate(t *testing.T) {
 	}
 	size := int64(len(h)) + 4*n + 32
 	var err error
-	got := allocated(func() { _, err = ReadGGUF(shortReader{h}, size) })
+	got := alloctest.Allocated(func() { _, err = ReadGGUF(alloctest.ShortReader(h), size) })
 	if err == nil || err.Error() != "a.in_sum2: EOF" {
 		t.Errorf("error %v, want a.in_sum2: EOF", err)
 	}
