@@ -3,13 +3,13 @@ package gguf
 import (
 	"bytes"
 	"errors"
-	"github.com/gquant/gquant/internal/alloctest"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/internal/alloctest"
 )
 
 // allocBound is the most a header read may allocate for a count it has not

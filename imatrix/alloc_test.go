@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/gquant/gquant/internal/alloctest"
 	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gquant/gquant/internal/alloctest"
 )
 
 // allocBound is the most a read may allocate for a count or length it has
