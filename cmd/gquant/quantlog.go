@@ -199,18 +199,22 @@ var embeddingFallback = regexp.MustCompile(`^(per-layer )?token embeddings canno
 
 // embeddingsNote is what the reference prints on stdout when it keeps the
 // token embeddings from a row-interleaved type ("---> Changed q4_0_r8 to
-// q4_0"), "" if the tensor's fallbacks hold no such change.
+// q4_0"), once per change: it checks in llama_tensor_get_type and again
+// after --token-embedding-type, which sets the interleaved type again, so
+// with that option it prints the note twice. "" if the tensor's fallbacks
+// hold no such change.
 func embeddingsNote(fallbacks []string) string {
+	var b strings.Builder
 	for _, f := range fallbacks {
 		if m := embeddingFallback.FindStringSubmatch(f); m != nil {
 			what := "Token embeddings"
 			if m[1] != "" {
 				what = "Per-layer Token embeddings"
 			}
-			return fmt.Sprintf("\n============ %s cannot be quantized with row-interleaved quants\n---> Changed %s to %s\n", what, m[2], m[3])
+			fmt.Fprintf(&b, "\n============ %s cannot be quantized with row-interleaved quants\n---> Changed %s to %s\n", what, m[2], m[3])
 		}
 	}
-	return ""
+	return b.String()
 }
 
 func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) string {

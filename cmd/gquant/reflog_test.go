@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/internal/golden"
+)
+
+// The tests of this file hold excerpts of llama-quantize's own logs
+// (ik_llama.cpp 8337e4cd, run on the golden tiny model copied to in.gguf,
+// with the same arguments, in an empty directory): a run of gquant must
+// print them as they are, on the same stream, in the same order.
+
+// refLogRun runs gquant quantize with args in a new directory that holds
+// the golden tiny model as in.gguf and its importance matrix as
+// imat.dat, after setup (if any) prepared the directory. It returns the
+// exit status, stdout without its timing lines and stderr without
+// gquant's own lines (warning:, note:, gquant quantize:).
+func refLogRun(t *testing.T, setup func(), args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range map[string]string{"in.gguf": "tiny-ds2-bf16.gguf", "imat.dat": "tiny-ds2.imatrix.dat"} {
+		if err := os.Symlink(golden.Path(t, "e2e", src), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	if setup != nil {
+		setup()
+	}
+	code, stdout, stderr = runStreams(append([]string{"quantize"}, args...)...)
+	stdout = regexp.MustCompile(`\nmain: quantize time = +\d+\.\d\d ms\nmain:    total time = +\d+\.\d\d ms\n$`).ReplaceAllString(stdout, "")
+	stderr = regexp.MustCompile(`(?m)^(warning: |note: |gquant quantize: ).*\n`).ReplaceAllString(stderr, "")
+	return code, stdout, stderr
+}
+
+// hasLines reports whether text holds want as whole lines, in a row.
+func hasLines(text, want string) bool {
+	return strings.HasPrefix(text, want) || strings.Contains(text, "\n"+want)
+}
+
+// The reference keeps token embeddings from a row-interleaved type in
+// llama_tensor_get_type, and once more after --token-embedding-type has
+// set the interleaved type again: with the option it prints the note
+// twice (on stdout); with --pure (no llama_tensor_get_type) or with the
+// file type alone, once.
+func TestRefLogTokenEmbeddingsInterleaved(t *testing.T) {
+	const note = "\n============ Token embeddings cannot be quantized with row-interleaved quants\n---> Changed q4_0_r8 to q4_0\n"
+	for _, tc := range []struct {
+		args []string
+		want string // the reference's stdout before its timing lines
+	}{
+		{[]string{"--token-embedding-type", "q4_0_r8", "in.gguf", "out.gguf", "Q8_0", "2"}, note + note},
+		{[]string{"--pure", "--token-embedding-type", "q4_0_r8", "in.gguf", "out.gguf", "Q8_0", "2"}, note},
+		{[]string{"in.gguf", "out.gguf", "Q4_0_R8", "2"}, note},
+		{[]string{"--custom-q", "token_embd=q4_0_r8", "--token-embedding-type", "q8_0_r8", "in.gguf", "out.gguf", "Q6_K", "2"},
+			"Adding custom rule token_embd -> q4_0_r8\n" + note + "\n============ Token embeddings cannot be quantized with row-interleaved quants\n---> Changed q8_0_r8 to q8_0\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := refLogRun(t, nil, tc.args...)
+			if code != 0 || stdout != tc.want {
+				t.Errorf("exit %d, stdout:\n%q\nwant\n%q\nstderr:\n%s", code, stdout, tc.want, stderr)
+			}
+		})
+	}
+}
