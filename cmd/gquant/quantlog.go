@@ -224,13 +224,12 @@ func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) str
 	// The reference names the extra output tensor by its source tensor
 	// and counts it past the number of tensors ([  75/  74]).
 	fmt.Fprintf(&b, "[%4d/%4d] %36s - [%s], type = %6s, ", i+1, len(in.Tensors), src.Name, refShape(src.Shape), src.Type)
-	if !t.Quantize {
-		fmt.Fprintf(&b, "size = %8.3f MB\n", mib(src.Size))
-		return b.String()
-	}
 	if !isExtra(t, in) {
-		if t.Reason == recipes.ReasonCustomRule && t.Rule != nil {
-			fmt.Fprintf(&b, "Using custom type %s for tensor %s\n", t.Rule.Type, src.Name)
+		// The notes of llama_tensor_get_type, printed while it chooses,
+		// also where the type it chose is replaced after it (an option)
+		// or is the source type (the tensor is then copied).
+		if r := t.RuleApplied; r != nil {
+			fmt.Fprintf(&b, "Using custom type %s for tensor %s\n", r.Type, src.Name)
 		}
 		for _, f := range t.Fallbacks {
 			if m := blockFallback.FindStringSubmatch(f); m != nil {
@@ -241,6 +240,12 @@ func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) str
 				fmt.Fprintf(&b, "\n\nchange_type_if_necessary : tensor cols %s x %d are not divisible by 256, required for %s - using fallback quantization %s\n", m[1], ne1, m[2], m[3])
 			}
 		}
+	}
+	if !t.Quantize {
+		fmt.Fprintf(&b, "size = %8.3f MB\n", mib(src.Size))
+		return b.String()
+	}
+	if !isExtra(t, in) {
 		switch {
 		case hasImatrix && t.ImatrixIgnored != "":
 			fmt.Fprintf(&b, "\n====== %s: %s for %s\n", refFunc, t.ImatrixIgnored, src.Name)

@@ -68,3 +68,48 @@ func TestRefLogTokenEmbeddingsInterleaved(t *testing.T) {
 		})
 	}
 }
+
+// "Using custom type" is printed whenever a rule gave the type in
+// llama_tensor_get_type: also where the type is the source type (the
+// tensor is copied: the size comes on the next line) and where an option
+// replaces it afterwards.
+func TestRefLogCustomTypeAlwaysNoted(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // excerpts of the reference's stderr
+	}{
+		{[]string{"--custom-q", "attn=f16,ffn=bf16,output=f32", "in.gguf", "out.gguf", "Q4_0", "2"}, []string{
+			`[  13/  74]                blk.0.ffn_gate.weight - [  256,   512,     1,     1], type =   bf16, Using custom type bf16 for tensor blk.0.ffn_gate.weight
+size =    0.250 MB
+[  14/  74]                  blk.0.ffn_up.weight - [  256,   512,     1,     1], type =   bf16, Using custom type bf16 for tensor blk.0.ffn_up.weight
+size =    0.250 MB
+[  15/  74]                blk.0.ffn_down.weight - [  512,   256,     1,     1], type =   bf16, Using custom type bf16 for tensor blk.0.ffn_down.weight
+size =    0.250 MB
+`,
+			`[   5/  74]                blk.0.attn_q_a.weight - [  256,   256,     1,     1], type =   bf16, Using custom type f16 for tensor blk.0.attn_q_a.weight
+converting to f16 .. size =     0.12 MiB ->     0.12 MiB
+`}},
+		{[]string{"--custom-q", "output=q4_0", "--output-tensor-type", "q5_0", "in.gguf", "out.gguf", "Q8_0", "2"}, []string{
+			`[  74/  74]                        output.weight - [  256,   512,     1,     1], type =   bf16, Using custom type q4_0 for tensor output.weight
+converting to q5_0 .. size =     0.25 MiB ->     0.09 MiB
+llama_model_quantize_internal: model size  =    15.79 MB
+`}},
+		{[]string{"--custom-q", "token_embd=q4_0_r8", "--token-embedding-type", "q8_0_r8", "in.gguf", "out.gguf", "Q6_K", "2"}, []string{
+			`main: quantizing 'in.gguf' to 'out.gguf' as Q6_K using 2 threads
+[   1/  74]                    token_embd.weight - [  256,   512,     1,     1], type =   bf16, Using custom type q4_0_r8 for tensor token_embd.weight
+converting to q8_0 .. size =     0.25 MiB ->     0.13 MiB
+`}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := refLogRun(t, nil, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			for _, w := range tc.want {
+				if !hasLines(stderr, w) {
+					t.Errorf("stderr lacks the reference's\n%s\nstderr:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
