@@ -480,6 +480,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if hasImatrix {
 		log.haveWeights(cfg.Imatrix.Len())
 	}
+	log.extraOutput()
 	rep, err := q.planning.report(in, plan)
 	if err != nil {
 		return err

@@ -84,6 +84,23 @@ func (l *runLog) haveWeights(entries int) {
 	fmt.Fprintf(l.stderr, "================================ Have weights data with %d entries\n", entries)
 }
 
+// extraOutput prints the reference's lines about --extra-output-tensor,
+// printed before any tensor: the tensor it duplicates and, where the copy
+// would not be smaller, that it is not added.
+func (l *runLog) extraOutput() {
+	e := l.plan.Extra
+	switch {
+	case e == nil:
+	case e.Source == "":
+		fmt.Fprintln(l.stderr, "Extra output tensor requested, but 'output.weight' or 'token_embd.weight' not found")
+	default:
+		fmt.Fprintf(l.stderr, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX Will duplicate %s as %s\n", e.Source, e.Type)
+		if !e.Added {
+			fmt.Fprintf(l.stderr, "No, duplicating it makes no sense as the new size (%d) is greater than the original size (%d)\n", e.Bytes, e.SourceBytes)
+		}
+	}
+}
+
 // note is pipeline.Options.Notes: the line goes above the bar.
 func (l *runLog) note(s string) {
 	l.mu.Lock()
@@ -242,6 +259,12 @@ func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) str
 		}
 	}
 	if !t.Quantize {
+		if e := plan.Extra; e != nil && e.Added && src.Name == e.Source && !isExtra(t, in) {
+			// The tensor --extra-output-tensor duplicates goes through
+			// the reference's quantizing branch even when its type stays.
+			fmt.Fprintf(&b, "converting to %s .. size = %8.2f MiB -> %8.2f MiB\n", src.Type, mib(src.Size), mib(src.Size))
+			return b.String()
+		}
 		fmt.Fprintf(&b, "size = %8.3f MB\n", mib(src.Size))
 		return b.String()
 	}

@@ -113,3 +113,51 @@ converting to q8_0 .. size =     0.25 MiB ->     0.13 MiB
 		})
 	}
 }
+
+// --extra-output-tensor: the reference says before the first tensor
+// which tensor it duplicates in which type and, where the copy would not
+// be smaller, that it is not added (gquant's warning says so too); the
+// tensor it duplicates is logged as converted even when its type stays.
+func TestRefLogExtraOutput(t *testing.T) {
+	const first = "[   1/  74]                    token_embd.weight - [  256,   512,     1,     1], type =   bf16, converting to q4_0 .. size =     0.25 MiB ->     0.07 MiB\n"
+	for _, tc := range []struct {
+		args []string
+		want []string // excerpts of the reference's stderr
+	}{
+		{[]string{"--extra-output-tensor", "q5_0", "in.gguf", "out.gguf", "Q4_0", "2"}, []string{
+			`main: quantizing 'in.gguf' to 'out.gguf' as Q4_0 using 2 threads
+XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX Will duplicate output.weight as q5_0
+` + first,
+			`[  74/  74]                        output.weight - [  256,   512,     1,     1], type =   bf16, converting to q6_K .. size =     0.25 MiB ->     0.10 MiB
+[  75/  74]                        output.weight - [  256,   512,     1,     1], type =   bf16, converting to q5_0 .. size =     0.25 MiB ->     0.09 MiB
+`}},
+		{[]string{"--extra-output-tensor", "f32", "in.gguf", "out.gguf", "Q4_0", "2"}, []string{
+			`main: quantizing 'in.gguf' to 'out.gguf' as Q4_0 using 2 threads
+XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX Will duplicate output.weight as f32
+No, duplicating it makes no sense as the new size (524288) is greater than the original size (262144)
+` + first}},
+		{[]string{"--extra-output-tensor", "q8_0", "in.gguf", "out.gguf", "COPY", "2"}, []string{
+			`[  74/  74]                        output.weight - [  256,   512,     1,     1], type =   bf16, converting to bf16 .. size =     0.25 MiB ->     0.25 MiB
+[  75/  74]                        output.weight - [  256,   512,     1,     1], type =   bf16, converting to q8_0 .. size =     0.25 MiB ->     0.13 MiB
+llama_model_quantize_internal: model size  =    15.79 MB
+llama_model_quantize_internal: quant size  =    15.92 MB
+`}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := refLogRun(t, nil, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			for _, w := range tc.want {
+				if !hasLines(stderr, w) {
+					t.Errorf("stderr lacks the reference's\n%s\nstderr:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	// gquant's own warning stays.
+	_, _, stderr := runStreams("quantize", "--extra-output-tensor", "f32", golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"), filepath.Join(t.TempDir(), "o.gguf"), "Q4_0", "2")
+	if !strings.Contains(stderr, "warning: --extra-output-tensor: output.weight as f32 (524288 bytes) is not smaller than the original (262144 bytes): not added\n") {
+		t.Errorf("gquant's warning is gone:\n%s", stderr)
+	}
+}
