@@ -476,11 +476,14 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
 	log := newRunLog(stderr, refOut, in, plan, hasImatrix)
+	if q.partialRequant {
+		log.skipKept(q.keepSplit)
+	}
 	log.start(input, output, recipes.FileTypeArgName(ftArg), threads)
 	if hasImatrix {
 		log.haveWeights(cfg.Imatrix.Len())
 	}
-	log.extraOutput()
+	log.opening()
 	rep, err := q.planning.report(in, plan)
 	if err != nil {
 		return err
@@ -502,6 +505,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err := files.Check(stderr); err != nil {
 		return err
 	}
+	log.begin()
 	start := time.Now()
 	stop := files.CatchInterrupts("gquant quantize", stderr, cli.DefaultGrace)
 	opts := iter.options(pipeline.Options{Threads: threads, Progress: log.event, Inputs: files.Inputs})

@@ -45,6 +45,13 @@ type runLog struct {
 
 	fallbacks map[int]*pipeline.Fallback // by plan tensor index
 	warnings  []cli.Warning              // of the run (fallback rows)
+
+	// --partial-requant (skipKept): the outputs it keeps are skipped as
+	// the reference skips them.
+	partial, keepSplit bool
+	number             []int // each plan tensor's number in its line, when not i+1
+	announced          int   // outputs before this one had their skip line
+	extraPrinted       bool  // the --extra-output-tensor lines are out
 }
 
 func newRunLog(stderr, refOut io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
@@ -84,10 +91,81 @@ func (l *runLog) haveWeights(entries int) {
 	fmt.Fprintf(l.stderr, "================================ Have weights data with %d entries\n", entries)
 }
 
+// skipKept makes the log of a --partial-requant run the reference's: an
+// output kept (Skip) is announced where its tensors would come ("split
+// file NAME exists, skipping"), and its tensors are not logged nor
+// counted, so that the tensors after it are numbered from 1 on; without
+// --keep-split the one output kept ends the run at once ("output file
+// NAME exists, skipping", no sizes). Call it before the run's first line.
+func (l *runLog) skipKept(keepSplit bool) {
+	l.partial, l.keepSplit = true, keepSplit
+}
+
+// kept reports whether --partial-requant keeps output k.
+func (l *runLog) kept(k int) bool {
+	o := l.plan.Outputs[k]
+	return l.partial && o.Skip && !o.Elsewhere
+}
+
+// wholeKept reports whether --partial-requant keeps the one output of a
+// run without --keep-split: the reference then stops before any tensor.
+func (l *runLog) wholeKept() bool {
+	return l.partial && !l.keepSplit && len(l.plan.Outputs) == 1 && l.kept(0)
+}
+
+// opening prints what the reference prints before the first tensor,
+// after the importance data: the --extra-output-tensor lines, unless the
+// output is kept already as the plan stands.
+func (l *runLog) opening() {
+	if !l.wholeKept() {
+		l.extraOutput()
+	}
+}
+
+// begin prints, just before the tensors, the reference's line of an
+// output --partial-requant keeps without --keep-split (its check comes
+// before the extra output's, which the plan then does not print), or the
+// --extra-output-tensor lines if the output was to be kept but is not
+// after all (its bytes were not the plan's). The outputs kept are known
+// from here on.
+func (l *runLog) begin() {
+	if l.partial {
+		l.number = make([]int, len(l.plan.Tensors))
+		n := 0
+		for i, t := range l.plan.Tensors {
+			if !l.kept(t.Output) {
+				n++
+			}
+			l.number[i] = n
+		}
+	}
+	switch {
+	case l.wholeKept():
+		fmt.Fprintf(l.stderr, "%s: output file %s exists, skipping\n", refFunc, l.plan.Outputs[0].Path)
+	case !l.extraPrinted:
+		l.extraOutput()
+	}
+}
+
+// announceKept prints the reference's line for each output kept before
+// output k, as the reference reaches it; l.mu is held.
+func (l *runLog) announceKept(k int) {
+	if !l.partial || l.wholeKept() {
+		return
+	}
+	for ; l.announced < k && l.announced < len(l.plan.Outputs); l.announced++ {
+		if l.kept(l.announced) {
+			l.print(fmt.Sprintf("operator(): split file %s exists, skipping\n", l.plan.Outputs[l.announced].Path))
+		}
+	}
+	l.announced = max(l.announced, k+1)
+}
+
 // extraOutput prints the reference's lines about --extra-output-tensor,
 // printed before any tensor: the tensor it duplicates and, where the copy
 // would not be smaller, that it is not added.
 func (l *runLog) extraOutput() {
+	l.extraPrinted = true
 	e := l.plan.Extra
 	switch {
 	case e == nil:
@@ -138,6 +216,7 @@ func (l *runLog) event(ev pipeline.Event) {
 	if i < 0 {
 		return
 	}
+	l.announceKept(l.plan.Tensors[i].Output)
 	if note := embeddingsNote(l.plan.Tensors[i].Fallbacks); note != "" {
 		fmt.Fprint(l.refOut, note)
 	}
@@ -172,9 +251,10 @@ func (l *runLog) finish(ok bool) {
 		}
 		l.bar.Clear()
 	}
-	if !ok {
+	if !ok || l.wholeKept() {
 		return
 	}
+	l.announceKept(len(l.plan.Outputs))
 	var org, quant int64
 	for _, t := range l.plan.Tensors {
 		if l.plan.Outputs[t.Output].Skip {
@@ -204,7 +284,11 @@ func mib(n int64) float64 { return float64(n) / 1024 / 1024 }
 // tensorText is the reference's log of tensor i of the plan, as it writes
 // it on stderr (one line, with its notes on lines of their own).
 func (l *runLog) tensorText(i int) string {
-	return tensorText(l.in, l.plan, i, l.hasImatrix)
+	n := i + 1
+	if l.number != nil {
+		n = l.number[i]
+	}
+	return numberedTensorText(l.in, l.plan, i, n, l.hasImatrix)
 }
 
 // blockFallback reads recipes' note of a row-length fallback.
@@ -235,12 +319,18 @@ func embeddingsNote(fallbacks []string) string {
 }
 
 func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) string {
+	return numberedTensorText(in, plan, i, i+1, hasImatrix)
+}
+
+// numberedTensorText is tensorText with the tensor's number in the line:
+// the reference counts the tensors it logs.
+func numberedTensorText(in *gguf.Model, plan *pipeline.Plan, i, n int, hasImatrix bool) string {
 	t := plan.Tensors[i]
 	src := in.Tensors[t.Index]
 	var b strings.Builder
 	// The reference names the extra output tensor by its source tensor
 	// and counts it past the number of tensors ([  75/  74]).
-	fmt.Fprintf(&b, "[%4d/%4d] %36s - [%s], type = %6s, ", i+1, len(in.Tensors), src.Name, refShape(src.Shape), src.Type)
+	fmt.Fprintf(&b, "[%4d/%4d] %36s - [%s], type = %6s, ", n, len(in.Tensors), src.Name, refShape(src.Shape), src.Type)
 	if !isExtra(t, in) {
 		// The notes of llama_tensor_get_type, printed while it chooses,
 		// also where the type it chose is replaced after it (an option)

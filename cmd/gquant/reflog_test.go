@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -159,5 +160,125 @@ llama_model_quantize_internal: quant size  =    15.92 MB
 	_, _, stderr := runStreams("quantize", "--extra-output-tensor", "f32", golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"), filepath.Join(t.TempDir(), "o.gguf"), "Q4_0", "2")
 	if !strings.Contains(stderr, "warning: --extra-output-tensor: output.weight as f32 (524288 bytes) is not smaller than the original (262144 bytes): not added\n") {
 		t.Errorf("gquant's warning is gone:\n%s", stderr)
+	}
+}
+
+// linkGolden links the golden files into the current directory under new
+// names (golden path relative to e2e -> name).
+func linkGolden(t *testing.T, names map[string]string) {
+	t.Helper()
+	for src, name := range names {
+		if err := os.Symlink(golden.Path(t, "e2e", src), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// --partial-requant with an output that exists: without --keep-split the
+// reference says so and stops (no tensor, no sizes); with --keep-split it
+// says so for each shard kept where the shard's tensors would come, and
+// counts only the tensors it logs.
+func TestRefLogPartialRequant(t *testing.T) {
+	quantized := func(args ...string) func() {
+		return func() {
+			if code, _, stderr := runStreams(append([]string{"quantize"}, args...)...); code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+		}
+	}
+	split := func(kept ...int) func() {
+		return func() {
+			names := map[string]string{
+				"split/tiny-ds2-bf16-00001-of-00002.gguf": "tiny-ds2-bf16-00001-of-00002.gguf",
+				"split/tiny-ds2-bf16-00002-of-00002.gguf": "tiny-ds2-bf16-00002-of-00002.gguf",
+				// The name the shards record (quantize.imatrix.file).
+				"tiny-ds2.imatrix.dat": "tiny-ds2.imatrix.dat",
+			}
+			for _, k := range kept {
+				names[fmt.Sprintf("split/out-iq4_ks-%05d-of-00002.gguf", k)] = fmt.Sprintf("out-%05d-of-00002.gguf", k)
+			}
+			linkGolden(t, names)
+		}
+	}
+	ks := []string{"--partial-requant", "--keep-split", "--imatrix", "tiny-ds2.imatrix.dat", "tiny-ds2-bf16-00001-of-00002.gguf", "out", "IQ4_KS", "2"}
+	for _, tc := range []struct {
+		name  string
+		setup func()
+		args  []string
+		want  string // the reference's stderr without the loader's lines
+		whole bool   // want is the whole of it, else an excerpt
+	}{
+		{"one file", quantized("in.gguf", "out.gguf", "Q8_0", "2"), []string{"--partial-requant", "in.gguf", "out.gguf", "Q8_0", "2"},
+			`main: quantizing 'in.gguf' to 'out.gguf' as Q8_0 using 2 threads
+llama_model_quantize_internal: output file out.gguf exists, skipping
+`, true},
+		{"one file, extra output", quantized("--extra-output-tensor", "q5_0", "in.gguf", "out.gguf", "Q8_0", "2"),
+			[]string{"--partial-requant", "--extra-output-tensor", "q5_0", "in.gguf", "out.gguf", "Q8_0", "2"},
+			`main: quantizing 'in.gguf' to 'out.gguf' as Q8_0 using 2 threads
+llama_model_quantize_internal: output file out.gguf exists, skipping
+`, true},
+		{"first shard", split(1), ks, `main: quantizing 'tiny-ds2-bf16-00001-of-00002.gguf' to 'out' as IQ4_KS using 2 threads
+================================ Have weights data with 50 entries
+operator(): split file out-00001-of-00002.gguf exists, skipping
+[   1/  74]               blk.2.attn_kv_b.weight - [  256,   512,     1,     1], type =   bf16, converting to q8_0 .. size =     0.25 MiB ->     0.13 MiB
+[   2/  74]                blk.2.attn_k_b.weight - [  128,   256,     2,     1], type =   bf16, converting to q8_0 .. size =     0.12 MiB ->     0.07 MiB
+[   3/  74]                blk.2.attn_v_b.weight - [  256,   128,     2,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[   4/  74]             blk.2.attn_output.weight - [  256,   256,     1,     1], type =   bf16, converting to q5_K .. size =     0.12 MiB ->     0.04 MiB
+[   5/  74]                blk.2.ffn_norm.weight - [  256,     1,     1,     1], type =    f32, size =    0.001 MB
+[   6/  74]            blk.2.ffn_gate_inp.weight - [  256,     8,     1,     1], type =    f32, size =    0.008 MB
+[   7/  74]               blk.2.exp_probs_b.bias - [    8,     1,     1,     1], type =    f32, size =    0.000 MB
+[   8/  74]           blk.2.ffn_gate_exps.weight - [  256,   256,     8,     1], type =   bf16, converting to iq4_ks .. size =     1.00 MiB ->     0.27 MiB
+[   9/  74]             blk.2.ffn_up_exps.weight - [  256,   256,     8,     1], type =   bf16, converting to iq4_ks .. size =     1.00 MiB ->     0.27 MiB
+[  10/  74]           blk.2.ffn_down_exps.weight - [  256,   256,     8,     1], type =   bf16, converting to iq4_ks .. size =     1.00 MiB ->     0.27 MiB
+[  11/  74]          blk.2.ffn_gate_shexp.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  12/  74]            blk.2.ffn_up_shexp.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  13/  74]          blk.2.ffn_down_shexp.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  14/  74]               blk.3.attn_norm.weight - [  256,     1,     1,     1], type =    f32, size =    0.001 MB
+[  15/  74]           blk.3.attn_q_a_norm.weight - [  256,     1,     1,     1], type =    f32, size =    0.001 MB
+[  16/  74]          blk.3.attn_kv_a_norm.weight - [  256,     1,     1,     1], type =    f32, size =    0.001 MB
+[  17/  74]                blk.3.attn_q_a.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  18/  74]                blk.3.attn_q_b.weight - [  256,   384,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.19 MiB ->     0.05 MiB
+[  19/  74]           blk.3.attn_kv_a_mqa.weight - [  256,   320,     1,     1], type =   bf16, converting to q8_0 .. size =     0.16 MiB ->     0.08 MiB
+[  20/  74]               blk.3.attn_kv_b.weight - [  256,   512,     1,     1], type =   bf16, converting to q8_0 .. size =     0.25 MiB ->     0.13 MiB
+[  21/  74]                blk.3.attn_k_b.weight - [  128,   256,     2,     1], type =   bf16, converting to q8_0 .. size =     0.12 MiB ->     0.07 MiB
+[  22/  74]                blk.3.attn_v_b.weight - [  256,   128,     2,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  23/  74]             blk.3.attn_output.weight - [  256,   256,     1,     1], type =   bf16, converting to q5_K .. size =     0.12 MiB ->     0.04 MiB
+[  24/  74]                blk.3.ffn_norm.weight - [  256,     1,     1,     1], type =    f32, size =    0.001 MB
+[  25/  74]            blk.3.ffn_gate_inp.weight - [  256,     8,     1,     1], type =    f32, size =    0.008 MB
+[  26/  74]               blk.3.exp_probs_b.bias - [    8,     1,     1,     1], type =    f32, size =    0.000 MB
+[  27/  74]           blk.3.ffn_gate_exps.weight - [  256,   256,     8,     1], type =   bf16, converting to iq4_ks .. size =     1.00 MiB ->     0.27 MiB
+[  28/  74]             blk.3.ffn_up_exps.weight - [  256,   256,     8,     1], type =   bf16, converting to iq4_ks .. size =     1.00 MiB ->     0.27 MiB
+[  29/  74]           blk.3.ffn_down_exps.weight - [  256,   256,     8,     1], type =   bf16, converting to iq4_ks .. size =     1.00 MiB ->     0.27 MiB
+[  30/  74]          blk.3.ffn_gate_shexp.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  31/  74]            blk.3.ffn_up_shexp.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  32/  74]          blk.3.ffn_down_shexp.weight - [  256,   256,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.12 MiB ->     0.03 MiB
+[  33/  74]                   output_norm.weight - [  256,     1,     1,     1], type =    f32, size =    0.001 MB
+[  34/  74]                        output.weight - [  256,   512,     1,     1], type =   bf16, converting to q6_K .. size =     0.25 MiB ->     0.10 MiB
+llama_model_quantize_internal: model size  =     8.74 MB
+llama_model_quantize_internal: quant size  =     2.69 MB
+`, true},
+		{"both shards", split(1, 2), ks, `main: quantizing 'tiny-ds2-bf16-00001-of-00002.gguf' to 'out' as IQ4_KS using 2 threads
+================================ Have weights data with 50 entries
+operator(): split file out-00001-of-00002.gguf exists, skipping
+operator(): split file out-00002-of-00002.gguf exists, skipping
+llama_model_quantize_internal: model size  =     0.00 MB
+llama_model_quantize_internal: quant size  =     0.00 MB
+`, true},
+		{"second shard", split(2), ks, `[  39/  74]                blk.2.attn_q_b.weight - [  256,   384,     1,     1], type =   bf16, converting to iq4_ks .. size =     0.19 MiB ->     0.05 MiB
+[  40/  74]           blk.2.attn_kv_a_mqa.weight - [  256,   320,     1,     1], type =   bf16, converting to q8_0 .. size =     0.16 MiB ->     0.08 MiB
+operator(): split file out-00002-of-00002.gguf exists, skipping
+llama_model_quantize_internal: model size  =     7.05 MB
+llama_model_quantize_internal: quant size  =     2.27 MB
+`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := refLogRun(t, tc.setup, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if tc.whole && stderr != tc.want || !tc.whole && !hasLines(stderr, tc.want) {
+				t.Errorf("stderr:\n%s\nwant the reference's\n%s", stderr, tc.want)
+			}
+		})
 	}
 }
