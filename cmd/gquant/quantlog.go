@@ -77,13 +77,13 @@ func newRunLog(stderr, refOut io.Writer, in *gguf.Model, plan *pipeline.Plan, ha
 	return l
 }
 
-// start prints the reference's opening lines.
-func (l *runLog) start(input, output, fileType string, threads int) {
-	fmt.Fprintf(l.stderr, "main: quantizing '%s' to '%s' as %s", input, output, fileType)
+// startLine prints the reference's opening line, before it opens IN.
+func startLine(stderr io.Writer, input, output, fileType string, threads int) {
+	fmt.Fprintf(stderr, "main: quantizing '%s' to '%s' as %s", input, output, fileType)
 	if threads > 0 {
-		fmt.Fprintf(l.stderr, " using %d threads", threads)
+		fmt.Fprintf(stderr, " using %d threads", threads)
 	}
-	fmt.Fprintln(l.stderr)
+	fmt.Fprintln(stderr)
 }
 
 // haveWeights is the reference's line once the importance data is in.

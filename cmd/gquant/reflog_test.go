@@ -282,3 +282,64 @@ llama_model_quantize_internal: quant size  =     2.27 MB
 		})
 	}
 }
+
+// A bad IN: the reference prints "main: quantizing" (and before it, on
+// stdout, the rules and the importance matrix it loaded) before it opens
+// IN, then fails; a file type that needs an importance matrix, without
+// one, stops it before that line.
+func TestRefLogBadInput(t *testing.T) {
+	write := func(name string, data []byte) func() {
+		return func() {
+			if err := os.WriteFile(name, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	model, err := os.ReadFile(golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		setup        func()
+		args         []string
+		first, last  string // of the reference's stderr ("" for none)
+		stdout       string // the reference's stdout
+		noQuantizing bool
+	}{
+		{"missing", nil, []string{"nosuch.gguf", "out.gguf", "Q8_0", "2"},
+			"main: quantizing 'nosuch.gguf' to 'out.gguf' as Q8_0 using 2 threads\n", "main: failed to quantize model from 'nosuch.gguf'\n", "", false},
+		{"empty", write("e.gguf", nil), []string{"e.gguf", "out.gguf", "Q8_0", "2"},
+			"main: quantizing 'e.gguf' to 'out.gguf' as Q8_0 using 2 threads\n", "main: failed to quantize model from 'e.gguf'\n", "", false},
+		{"text", write("e.gguf", []byte("hello\n")), []string{"e.gguf", "out.gguf", "Q8_0", "2"},
+			"main: quantizing 'e.gguf' to 'out.gguf' as Q8_0 using 2 threads\n", "main: failed to quantize model from 'e.gguf'\n", "", false},
+		{"truncated", write("e.gguf", model[:8000000]), []string{"e.gguf", "out.gguf", "Q8_0", "2"},
+			"main: quantizing 'e.gguf' to 'out.gguf' as Q8_0 using 2 threads\n", "main: failed to quantize model from 'e.gguf'\n", "", false},
+		{"directory", func() { os.Mkdir("dd", 0o755) }, []string{"dd", "out.gguf", "Q8_0"},
+			"main: quantizing 'dd' to 'out.gguf' as Q8_0\n", "main: failed to quantize model from 'dd'\n", "", false},
+		{"missing, with rules and an imatrix", nil, []string{"--imatrix", "imat.dat", "--custom-q", "attn=q8_0", "nosuch.gguf", "out.gguf", "Q8_0", "2"},
+			"main: quantizing 'nosuch.gguf' to 'out.gguf' as Q8_0 using 2 threads\n", "main: failed to quantize model from 'nosuch.gguf'\n",
+			`Adding custom rule attn -> q8_0
+load_imatrix: imatrix dataset='synthetic-calibration.txt'
+load_imatrix: loaded 50 importance matrix entries from imat.dat computed on 100 chunks
+prepare_imatrix: have 50 importance matrix entries
+`, false},
+		{"IQ2_XS without an importance matrix", nil, []string{"in.gguf", "out.gguf", "IQ2_XS", "2"}, "", "", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := refLogRun(t, tc.setup, tc.args...)
+			if code != 1 || stdout != tc.stdout {
+				t.Errorf("exit %d, stdout:\n%s\nwant exit 1, stdout:\n%s", code, stdout, tc.stdout)
+			}
+			if tc.noQuantizing {
+				if strings.Contains(stderr, "main: quantizing") {
+					t.Errorf("stderr:\n%s\nwant no 'main: quantizing' line", stderr)
+				}
+				return
+			}
+			if !strings.HasPrefix(stderr, tc.first) || !strings.HasSuffix(stderr, tc.last) {
+				t.Errorf("stderr:\n%s\nwant the reference's first line %q and last line %q", stderr, tc.first, tc.last)
+			}
+		})
+	}
+}
