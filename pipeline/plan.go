@@ -91,7 +91,21 @@ type Plan struct {
 	// kept as it is); unlike warnings they fail no --strict plan.
 	Notes []string
 
+	// Extra is what came of --extra-output-tensor (nil without it), for
+	// the log.
+	Extra *ExtraOutput
+
 	extra *TensorPlan // --extra-output-tensor, placed by layoutOutputs
+}
+
+// ExtraOutput is what --extra-output-tensor asked for and what came of it.
+type ExtraOutput struct {
+	Source string       // the tensor it duplicates; "" when the model has none to duplicate
+	Type   formats.Type // the type asked for
+	// Bytes is the copy's size in Type, SourceBytes the source tensor's:
+	// the copy is added only if it is smaller (Added).
+	Bytes, SourceBytes int64
+	Added              bool
 }
 
 // Total returns the bytes of all outputs.
@@ -287,6 +301,28 @@ func extraSource(in *gguf.Model, cfg Config) (src int, typ formats.Type, size in
 	return src, typ, size, "", nil
 }
 
+// extraOutcome describes --extra-output-tensor as llama-quantize reports
+// it: the tensor it duplicates, the type asked for and the sizes it
+// compares, the copy's in the type asked for.
+func extraOutcome(in *gguf.Model, typ formats.Type, added bool) *ExtraOutput {
+	e := &ExtraOutput{Type: typ, Added: added}
+	src := in.TensorIndex("output.weight")
+	if src < 0 {
+		src = in.TensorIndex("token_embd.weight")
+	}
+	if src < 0 {
+		return e
+	}
+	t := in.Tensors[src]
+	e.Source, e.SourceBytes = t.Name, t.Size
+	size, err := typ.TensorSize(t.Shape)
+	if err != nil {
+		size, _ = typ.Base().TensorSize(t.Shape)
+	}
+	e.Bytes = size
+	return e
+}
+
 // extraOutput plans --extra-output-tensor: the index of the tensor it
 // duplicates and its plan, or -1.
 func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat []*importanceSource) (extra int, err error) {
@@ -294,8 +330,14 @@ func extraOutput(in *gguf.Model, cfg Config, plan *Plan, imat []*importanceSourc
 	if warning != "" {
 		plan.Warnings = append(plan.Warnings, warning)
 	}
-	if src < 0 || err != nil {
+	if err != nil {
 		return -1, err
+	}
+	if cfg.ExtraOutput != nil {
+		plan.Extra = extraOutcome(in, *cfg.ExtraOutput, src >= 0)
+	}
+	if src < 0 {
+		return -1, nil
 	}
 	t := in.Tensors[src]
 	if imat[src] == nil && cfg.Imatrix != nil && len(cfg.Imatrix.Entries) > 0 {

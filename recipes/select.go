@@ -125,9 +125,14 @@ type Choice struct {
 	Type     formats.Type // type in the output (== Source when not Quantize)
 	Quantize bool         // the data is converted, not copied
 	Reason   Reason
-	Rule     *Rule  // the custom rule that decided, for ReasonCustomRule
-	Option   string // the option that decided, for ReasonOverride ("--attn-v-type")
-	Why      string // one line a planner can print
+	Rule     *Rule // the custom rule that decided, for ReasonCustomRule
+	// RuleApplied is the custom rule whose type was taken at the rules'
+	// step (llama-quantize logs "Using custom type" for it) even where
+	// something after it decided: an option (--output-tensor-type), or
+	// the source type, so that the tensor is copied. nil if none.
+	RuleApplied *Rule
+	Option      string // the option that decided, for ReasonOverride ("--attn-v-type")
+	Why         string // one line a planner can print
 	// Fallbacks lists the substitutions made after the choice because the
 	// tensor does not fit the chosen type (row length, row count, token
 	// embeddings that cannot be interleaved).
@@ -228,7 +233,7 @@ func Select(opts Options, model Model, tensors []gguf.TensorInfo) (*Plan, error)
 			r, err := budget.Match(opts.Rules, name)
 			if r != nil {
 				newType = r.Type
-				c.Reason, c.Rule = ReasonCustomRule, r
+				c.Reason, c.Rule, c.RuleApplied = ReasonCustomRule, r, r
 				c.Why = fmt.Sprintf("%s matches", r)
 			}
 			return err
@@ -266,7 +271,7 @@ func Select(opts Options, model Model, tensors []gguf.TensorInfo) (*Plan, error)
 			newType = res.typ
 			if rule != nil {
 				newType = rule.Type
-				c.Reason, c.Rule, c.Option = ReasonCustomRule, rule, ""
+				c.Reason, c.Rule, c.RuleApplied, c.Option = ReasonCustomRule, rule, rule, ""
 				c.Why = fmt.Sprintf("%s matches", rule)
 			}
 			if err := qs.fallback(&c, &newType, ne); err != nil {

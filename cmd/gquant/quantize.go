@@ -372,12 +372,6 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 
-	in, err := gguf.Open(input)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-
 	cfg := pipeline.Config{Selection: sel, ImatrixPath: q.imatrix, HideImatrix: q.hideImatrix,
 		Overrides: overrides, Output: output, KeepSplit: q.keepSplit, AllowRequantize: q.allowRequantize,
 		PartialRequant: q.partialRequant, Resume: q.iterate.resume}
@@ -417,6 +411,28 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		loaded = n
 		cfg.Imatrix = m
 	}
+	// A real run prints the reference's lines from here on, as it does
+	// before it opens IN: those of the rules and the importance matrix
+	// (stdout), then "main: quantizing" unless the file type needs an
+	// importance matrix and there is none (the reference stops before it).
+	realRun := !q.dryRun && q.verify == nil && !q.repack
+	hasImatrix := cfg.Imatrix != nil && cfg.Imatrix.Len() > 0
+	refOut := stdout // the reference's printf lines
+	if q.jsonOut {
+		refOut = stderr // stdout holds the JSON document alone
+	}
+	if realRun {
+		prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
+		if hasImatrix || q.ignoreImatrixRules || !ft.RequiresImatrix() {
+			startLine(stderr, input, output, recipes.FileTypeArgName(ftArg), threads)
+		}
+	}
+
+	in, err := gguf.Open(input)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	files := &cli.Files{Force: q.force, MakeDirs: true}
 	files.Read(modelPaths(in)...)
 	files.Read(q.imatrix)
@@ -469,17 +485,14 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	// A real run: the reference's opening lines, then every warning the
 	// plan would show (rules that match more than meant, ...), before any
 	// work.
-	hasImatrix := cfg.Imatrix != nil && cfg.Imatrix.Len() > 0
-	refOut := stdout // the reference's printf lines
-	if q.jsonOut {
-		refOut = stderr // stdout holds the JSON document alone
-	}
-	prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
 	log := newRunLog(stderr, refOut, in, plan, hasImatrix)
-	log.start(input, output, recipes.FileTypeArgName(ftArg), threads)
+	if q.partialRequant {
+		log.skipKept(q.keepSplit)
+	}
 	if hasImatrix {
 		log.haveWeights(cfg.Imatrix.Len())
 	}
+	log.opening()
 	rep, err := q.planning.report(in, plan)
 	if err != nil {
 		return err
@@ -501,6 +514,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	if err := files.Check(stderr); err != nil {
 		return err
 	}
+	log.begin()
 	start := time.Now()
 	stop := files.CatchInterrupts("gquant quantize", stderr, cli.DefaultGrace)
 	opts := iter.options(pipeline.Options{Threads: threads, Progress: log.event, Inputs: files.Inputs})

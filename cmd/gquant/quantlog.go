@@ -45,6 +45,13 @@ type runLog struct {
 
 	fallbacks map[int]*pipeline.Fallback // by plan tensor index
 	warnings  []cli.Warning              // of the run (fallback rows)
+
+	// --partial-requant (skipKept): the outputs it keeps are skipped as
+	// the reference skips them.
+	partial, keepSplit bool
+	number             []int // each plan tensor's number in its line, when not i+1
+	announced          int   // outputs before this one had their skip line
+	extraPrinted       bool  // the --extra-output-tensor lines are out
 }
 
 func newRunLog(stderr, refOut io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
@@ -70,18 +77,106 @@ func newRunLog(stderr, refOut io.Writer, in *gguf.Model, plan *pipeline.Plan, ha
 	return l
 }
 
-// start prints the reference's opening lines.
-func (l *runLog) start(input, output, fileType string, threads int) {
-	fmt.Fprintf(l.stderr, "main: quantizing '%s' to '%s' as %s", input, output, fileType)
+// startLine prints the reference's opening line, before it opens IN.
+func startLine(stderr io.Writer, input, output, fileType string, threads int) {
+	fmt.Fprintf(stderr, "main: quantizing '%s' to '%s' as %s", input, output, fileType)
 	if threads > 0 {
-		fmt.Fprintf(l.stderr, " using %d threads", threads)
+		fmt.Fprintf(stderr, " using %d threads", threads)
 	}
-	fmt.Fprintln(l.stderr)
+	fmt.Fprintln(stderr)
 }
 
 // haveWeights is the reference's line once the importance data is in.
 func (l *runLog) haveWeights(entries int) {
 	fmt.Fprintf(l.stderr, "================================ Have weights data with %d entries\n", entries)
+}
+
+// skipKept makes the log of a --partial-requant run the reference's: an
+// output kept (Skip) is announced where its tensors would come ("split
+// file NAME exists, skipping"), and its tensors are not logged nor
+// counted, so that the tensors after it are numbered from 1 on; without
+// --keep-split the one output kept ends the run at once ("output file
+// NAME exists, skipping", no sizes). Call it before the run's first line.
+func (l *runLog) skipKept(keepSplit bool) {
+	l.partial, l.keepSplit = true, keepSplit
+}
+
+// kept reports whether --partial-requant keeps output k.
+func (l *runLog) kept(k int) bool {
+	o := l.plan.Outputs[k]
+	return l.partial && o.Skip && !o.Elsewhere
+}
+
+// wholeKept reports whether --partial-requant keeps the one output of a
+// run without --keep-split: the reference then stops before any tensor.
+func (l *runLog) wholeKept() bool {
+	return l.partial && !l.keepSplit && len(l.plan.Outputs) == 1 && l.kept(0)
+}
+
+// opening prints what the reference prints before the first tensor,
+// after the importance data: the --extra-output-tensor lines, unless the
+// output is kept already as the plan stands.
+func (l *runLog) opening() {
+	if !l.wholeKept() {
+		l.extraOutput()
+	}
+}
+
+// begin prints, just before the tensors, the reference's line of an
+// output --partial-requant keeps without --keep-split (its check comes
+// before the extra output's, which the plan then does not print), or the
+// --extra-output-tensor lines if the output was to be kept but is not
+// after all (its bytes were not the plan's). The outputs kept are known
+// from here on.
+func (l *runLog) begin() {
+	if l.partial {
+		l.number = make([]int, len(l.plan.Tensors))
+		n := 0
+		for i, t := range l.plan.Tensors {
+			if !l.kept(t.Output) {
+				n++
+			}
+			l.number[i] = n
+		}
+	}
+	switch {
+	case l.wholeKept():
+		fmt.Fprintf(l.stderr, "%s: output file %s exists, skipping\n", refFunc, l.plan.Outputs[0].Path)
+	case !l.extraPrinted:
+		l.extraOutput()
+	}
+}
+
+// announceKept prints the reference's line for each output kept before
+// output k, as the reference reaches it; l.mu is held.
+func (l *runLog) announceKept(k int) {
+	if !l.partial || l.wholeKept() {
+		return
+	}
+	for ; l.announced < k && l.announced < len(l.plan.Outputs); l.announced++ {
+		if l.kept(l.announced) {
+			l.print(fmt.Sprintf("operator(): split file %s exists, skipping\n", l.plan.Outputs[l.announced].Path))
+		}
+	}
+	l.announced = max(l.announced, k+1)
+}
+
+// extraOutput prints the reference's lines about --extra-output-tensor,
+// printed before any tensor: the tensor it duplicates and, where the copy
+// would not be smaller, that it is not added.
+func (l *runLog) extraOutput() {
+	l.extraPrinted = true
+	e := l.plan.Extra
+	switch {
+	case e == nil:
+	case e.Source == "":
+		fmt.Fprintln(l.stderr, "Extra output tensor requested, but 'output.weight' or 'token_embd.weight' not found")
+	default:
+		fmt.Fprintf(l.stderr, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX Will duplicate %s as %s\n", e.Source, e.Type)
+		if !e.Added {
+			fmt.Fprintf(l.stderr, "No, duplicating it makes no sense as the new size (%d) is greater than the original size (%d)\n", e.Bytes, e.SourceBytes)
+		}
+	}
 }
 
 // note is pipeline.Options.Notes: the line goes above the bar.
@@ -121,6 +216,7 @@ func (l *runLog) event(ev pipeline.Event) {
 	if i < 0 {
 		return
 	}
+	l.announceKept(l.plan.Tensors[i].Output)
 	if note := embeddingsNote(l.plan.Tensors[i].Fallbacks); note != "" {
 		fmt.Fprint(l.refOut, note)
 	}
@@ -155,9 +251,10 @@ func (l *runLog) finish(ok bool) {
 		}
 		l.bar.Clear()
 	}
-	if !ok {
+	if !ok || l.wholeKept() {
 		return
 	}
+	l.announceKept(len(l.plan.Outputs))
 	var org, quant int64
 	for _, t := range l.plan.Tensors {
 		if l.plan.Outputs[t.Output].Skip {
@@ -187,7 +284,11 @@ func mib(n int64) float64 { return float64(n) / 1024 / 1024 }
 // tensorText is the reference's log of tensor i of the plan, as it writes
 // it on stderr (one line, with its notes on lines of their own).
 func (l *runLog) tensorText(i int) string {
-	return tensorText(l.in, l.plan, i, l.hasImatrix)
+	n := i + 1
+	if l.number != nil {
+		n = l.number[i]
+	}
+	return numberedTensorText(l.in, l.plan, i, n, l.hasImatrix)
 }
 
 // blockFallback reads recipes' note of a row-length fallback.
@@ -199,34 +300,43 @@ var embeddingFallback = regexp.MustCompile(`^(per-layer )?token embeddings canno
 
 // embeddingsNote is what the reference prints on stdout when it keeps the
 // token embeddings from a row-interleaved type ("---> Changed q4_0_r8 to
-// q4_0"), "" if the tensor's fallbacks hold no such change.
+// q4_0"), once per change: it checks in llama_tensor_get_type and again
+// after --token-embedding-type, which sets the interleaved type again, so
+// with that option it prints the note twice. "" if the tensor's fallbacks
+// hold no such change.
 func embeddingsNote(fallbacks []string) string {
+	var b strings.Builder
 	for _, f := range fallbacks {
 		if m := embeddingFallback.FindStringSubmatch(f); m != nil {
 			what := "Token embeddings"
 			if m[1] != "" {
 				what = "Per-layer Token embeddings"
 			}
-			return fmt.Sprintf("\n============ %s cannot be quantized with row-interleaved quants\n---> Changed %s to %s\n", what, m[2], m[3])
+			fmt.Fprintf(&b, "\n============ %s cannot be quantized with row-interleaved quants\n---> Changed %s to %s\n", what, m[2], m[3])
 		}
 	}
-	return ""
+	return b.String()
 }
 
 func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) string {
+	return numberedTensorText(in, plan, i, i+1, hasImatrix)
+}
+
+// numberedTensorText is tensorText with the tensor's number in the line:
+// the reference counts the tensors it logs.
+func numberedTensorText(in *gguf.Model, plan *pipeline.Plan, i, n int, hasImatrix bool) string {
 	t := plan.Tensors[i]
 	src := in.Tensors[t.Index]
 	var b strings.Builder
 	// The reference names the extra output tensor by its source tensor
 	// and counts it past the number of tensors ([  75/  74]).
-	fmt.Fprintf(&b, "[%4d/%4d] %36s - [%s], type = %6s, ", i+1, len(in.Tensors), src.Name, refShape(src.Shape), src.Type)
-	if !t.Quantize {
-		fmt.Fprintf(&b, "size = %8.3f MB\n", mib(src.Size))
-		return b.String()
-	}
+	fmt.Fprintf(&b, "[%4d/%4d] %36s - [%s], type = %6s, ", n, len(in.Tensors), src.Name, refShape(src.Shape), src.Type)
 	if !isExtra(t, in) {
-		if t.Reason == recipes.ReasonCustomRule && t.Rule != nil {
-			fmt.Fprintf(&b, "Using custom type %s for tensor %s\n", t.Rule.Type, src.Name)
+		// The notes of llama_tensor_get_type, printed while it chooses,
+		// also where the type it chose is replaced after it (an option)
+		// or is the source type (the tensor is then copied).
+		if r := t.RuleApplied; r != nil {
+			fmt.Fprintf(&b, "Using custom type %s for tensor %s\n", r.Type, src.Name)
 		}
 		for _, f := range t.Fallbacks {
 			if m := blockFallback.FindStringSubmatch(f); m != nil {
@@ -237,6 +347,18 @@ func tensorText(in *gguf.Model, plan *pipeline.Plan, i int, hasImatrix bool) str
 				fmt.Fprintf(&b, "\n\nchange_type_if_necessary : tensor cols %s x %d are not divisible by 256, required for %s - using fallback quantization %s\n", m[1], ne1, m[2], m[3])
 			}
 		}
+	}
+	if !t.Quantize {
+		if e := plan.Extra; e != nil && e.Added && src.Name == e.Source && !isExtra(t, in) {
+			// The tensor --extra-output-tensor duplicates goes through
+			// the reference's quantizing branch even when its type stays.
+			fmt.Fprintf(&b, "converting to %s .. size = %8.2f MiB -> %8.2f MiB\n", src.Type, mib(src.Size), mib(src.Size))
+			return b.String()
+		}
+		fmt.Fprintf(&b, "size = %8.3f MB\n", mib(src.Size))
+		return b.String()
+	}
+	if !isExtra(t, in) {
 		switch {
 		case hasImatrix && t.ImatrixIgnored != "":
 			fmt.Fprintf(&b, "\n====== %s: %s for %s\n", refFunc, t.ImatrixIgnored, src.Name)
