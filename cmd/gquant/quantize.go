@@ -49,7 +49,9 @@ type quantizeFlags struct {
 	shards  shardFlags   // --only-shards, --shards, --parts (shards.go)
 	threads int          // the THREADS argument (0: every core)
 	pos     []string     // IN [OUT] TYPE [THREADS] (parse)
-	late    []string     // flags given after IN, for quantize's warning
+	// announced: the run printed "main: quantizing" (run).
+	announced bool
+	late      []string // flags given after IN, for quantize's warning
 
 	// verify, when set, takes the plan instead of a run (gquant verify).
 	verify func(in *gguf.Model, plan *pipeline.Plan) error
@@ -139,8 +141,10 @@ func runQuantize(args []string, stdout, stderr io.Writer) int {
 	}
 	q.late = late
 	status = q.exitCode(program, q.run(stdout, stderr), stderr)
-	if status == 1 && !q.dryRun && len(q.pos) > 0 {
-		// llama-quantize's last line when a run fails, which scripts grep.
+	if status == 1 && q.announced {
+		// llama-quantize's last line when a run it started fails, which
+		// scripts grep (not after a failure before "main: quantizing", a
+		// missing importance matrix file, where it stops without it).
 		fmt.Fprintf(stderr, "main: failed to quantize model from '%s'\n", q.pos[0])
 	}
 	return status
@@ -425,6 +429,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		prelude(refOut, sel.Rules, q.imatrix, cfg.Imatrix, loaded)
 		if hasImatrix || q.ignoreImatrixRules || !ft.RequiresImatrix() {
 			startLine(stderr, input, output, recipes.FileTypeArgName(ftArg), threads)
+			q.announced = true
 		}
 	}
 
