@@ -119,7 +119,7 @@ func checkCached(s Stats) error {
 		}
 	}
 	if s.N != math.Trunc(s.N) {
-		return fmt.Errorf("N is %v, not a whole number of rows", s.N)
+		return fmt.Errorf("the row count N is %v, not a whole number", s.N)
 	}
 	if e := s.Err(); !(e <= maxCachedErr) {
 		return fmt.Errorf("relative error Num/Den = %v/%v = %v, more than %g", s.Num, s.Den, e, float64(maxCachedErr))

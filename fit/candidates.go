@@ -303,11 +303,3 @@ func has(cs []Candidate, t formats.Type) bool {
 	}
 	return false
 }
-
-func typeList(ts []formats.Type) string {
-	s := make([]string, len(ts))
-	for i, t := range ts {
-		s[i] = t.String()
-	}
-	return strings.Join(s, ",")
-}
