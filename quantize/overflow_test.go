@@ -10,12 +10,13 @@ import (
 	"github.com/gquant/gquant/quantize/internal/kernel"
 )
 
-// TestOverflowPanicsAreErrors: rows so large that the float32 searches of
-// the grid, split, pair and trellis codebook kernels find no candidate at a
-// finite distance (the reference stops on an assertion there) come back as
-// an *OverflowError naming the type, the largest value and the search
-// (kernel.Overflow), one case for each place a kernel calls it.
-func TestOverflowPanicsAreErrors(t *testing.T) {
+// TestOverflowErrors: rows so large that the float32 searches of the grid,
+// split, pair and trellis codebook kernels find no candidate at a finite
+// distance (the reference stops on an assertion there) come back as an
+// *OverflowError naming the type, the largest value and the search (the
+// kernel's *kernel.OverflowError), one case for each place a kernel
+// returns one.
+func TestOverflowErrors(t *testing.T) {
 	const cols = 256
 	for _, c := range []struct {
 		typ      formats.Type
@@ -61,19 +62,33 @@ func TestOverflowPanicsAreErrors(t *testing.T) {
 	}
 }
 
-// TestRunKernelRecoversOnlyOverflow: runKernel turns the panic of
-// kernel.Overflow into an *OverflowError at the largest magnitude, and
-// lets every other panic (a bug) go on with its value.
-func TestRunKernelRecoversOnlyOverflow(t *testing.T) {
+// TestRunKernel: runKernel turns a kernel's *kernel.OverflowError (wrapped
+// or not) into an *OverflowError at the largest magnitude, returns every
+// other result as it is, and recovers no panic (a bug goes on with its
+// value).
+func TestRunKernel(t *testing.T) {
 	src := []float32{1, -3e20, 2, 5, 1e20, -4, 0, 1}
-	overflows := func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-		kernel.Overflow("test: no candidate")
-		return nil
-	}
-	err := runKernel(overflows, formats.IQ2_S, nil, src, 2, 4, nil)
-	var oe *OverflowError
-	if !errors.As(err, &oe) || *oe != (OverflowError{Type: formats.IQ2_S, Row: 0, Column: 1, Value: -3e20, Cause: "test: no candidate"}) {
-		t.Errorf("overflow: got %#v", err)
+	overflow := &kernel.OverflowError{Cause: "test: no candidate"}
+	other := errors.New("test: another error")
+	for name, c := range map[string]struct {
+		err  error
+		want error
+	}{
+		"overflow":         {overflow, &OverflowError{Type: formats.IQ2_S, Row: 0, Column: 1, Value: -3e20, Cause: "test: no candidate"}},
+		"wrapped overflow": {fmt.Errorf("test: %w", overflow), &OverflowError{Type: formats.IQ2_S, Row: 0, Column: 1, Value: -3e20, Cause: "test: no candidate"}},
+		"other":            {other, other},
+		"none":             {nil, nil},
+	} {
+		f := func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error { return c.err }
+		err := runKernel(f, formats.IQ2_S, nil, src, 2, 4, nil)
+		var oe, want *OverflowError
+		if errors.As(c.want, &want) {
+			if !errors.As(err, &oe) || *oe != *want {
+				t.Errorf("%s: got %#v, want %#v", name, err, want)
+			}
+		} else if err != c.want {
+			t.Errorf("%s: got %#v, want %#v", name, err, c.want)
+		}
 	}
 
 	var indexBug []int
@@ -85,8 +100,8 @@ func TestRunKernelRecoversOnlyOverflow(t *testing.T) {
 		"value": func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
 			panic(fmt.Errorf("a bug"))
 		},
-		"overflow string": func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
-			panic("test: no candidate") // not kernel.Overflow's value
+		"overflow error": func(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+			panic(&kernel.OverflowError{Cause: "test: no candidate"}) // returned, not panicked, by the kernels
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -98,9 +113,6 @@ func TestRunKernelRecoversOnlyOverflow(t *testing.T) {
 			}()
 			if got == nil {
 				t.Fatal("no panic")
-			}
-			if _, ok := kernel.AsOverflow(got); ok {
-				t.Errorf("panic %v reads as an overflow", got)
 			}
 			if name == "index" {
 				if _, ok := got.(interface{ RuntimeError() }); !ok {

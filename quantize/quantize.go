@@ -370,29 +370,23 @@ func (e *OverflowError) Error() string {
 		e.Row, e.Column, e.Value, e.Type, e.Cause)
 }
 
-// runKernel calls a kernel and turns its overflow panic (kernel.Overflow)
-// into an *OverflowError, so that a caller gets an error naming the value
-// instead of a crashed process. Any other panic is a bug: it goes on, with
-// its stack.
-func runKernel(f kernel.Func, t formats.Type, dst []byte, src []float32, nrows, ne0 int, imatrix []float32) (err error) {
-	defer func() {
-		r := recover()
-		if r == nil {
-			return
+// runKernel calls a kernel and turns the *kernel.OverflowError it returns
+// where its float32 searches overflow into an *OverflowError, so that a
+// caller gets an error naming the value. Every other result goes back as
+// it is.
+func runKernel(f kernel.Func, t formats.Type, dst []byte, src []float32, nrows, ne0 int, imatrix []float32) error {
+	err := f(dst, src, nrows, ne0, imatrix)
+	var o *kernel.OverflowError
+	if !errors.As(err, &o) {
+		return err
+	}
+	big := 0
+	for i, v := range src {
+		if math.Abs(float64(v)) > math.Abs(float64(src[big])) {
+			big = i
 		}
-		what, ok := kernel.AsOverflow(r)
-		if !ok {
-			panic(r)
-		}
-		big := 0
-		for i, v := range src {
-			if math.Abs(float64(v)) > math.Abs(float64(src[big])) {
-				big = i
-			}
-		}
-		err = &OverflowError{Type: t, Row: big / ne0, Column: big % ne0, Value: src[big], Cause: what}
-	}()
-	return f(dst, src, nrows, ne0, imatrix)
+	}
+	return &OverflowError{Type: t, Row: big / ne0, Column: big % ne0, Value: src[big], Cause: o.Cause}
 }
 
 // checkFinite returns a *RowError for the first infinity or NaN in src, rows

@@ -68,15 +68,25 @@ func fp16(v float32) uint16 { return formats.FP32ToFP16(v) }
 func clamp(v, lo, hi int) int { return max(lo, min(hi, v)) }
 
 // rowQuantizer quantizes one row (x, ne0 weights) into y; w is nil or the
-// row's sanitised importance weights.
-type rowQuantizer func(y []byte, x []float32, w []float32)
+// row's sanitised importance weights. It returns an error (a
+// *kernel.OverflowError) where the values overflow its float32 searches,
+// which stops the kernel call.
+type rowQuantizer func(y []byte, x []float32, w []float32) error
+
+// total adapts a row quantizer whose searches cannot fail.
+func total(q func(y []byte, x []float32, w []float32)) rowQuantizer {
+	return func(y []byte, x []float32, w []float32) error {
+		q(y, x, w)
+		return nil
+	}
+}
 
 // quantizeRows applies q to every row, handing it importance weights that
 // were sanitised per block of blockSize values: where a block's weights, its
 // values or their product are all (nearly) zero, the reference replaces the
 // block's weights by a tiny uniform 1e-9 so the searches still see a usable
 // weighting.
-func quantizeRows(dst []byte, src []float32, nrows, ne0 int, imatrix []float32, blockSize int, rowBytes int, q rowQuantizer) {
+func quantizeRows(dst []byte, src []float32, nrows, ne0 int, imatrix []float32, blockSize int, rowBytes int, q rowQuantizer) error {
 	var weights []float32
 	if imatrix != nil {
 		weights = make([]float32, ne0)
@@ -86,8 +96,11 @@ func quantizeRows(dst []byte, src []float32, nrows, ne0 int, imatrix []float32, 
 		if imatrix != nil {
 			weights = kernel.GuardWeights(weights, imatrix, x, blockSize, false)
 		}
-		q(dst[r*rowBytes:(r+1)*rowBytes], x, weights)
+		if err := q(dst[r*rowBytes:(r+1)*rowBytes], x, weights); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // sumSquares is the sum of x[j]^2 the reference uses for sigma2. GCC

@@ -44,61 +44,74 @@ var iq2klGrid = func() (g [32][2]float32) {
 }()
 
 // iq2klBest returns the pair grid point for (x1, x2) at inverse scale id.
-func iq2klBest(id, x1, x2, w1, w2 float32) int {
+// ok is false where the pair is off the grid and no neighbour scores below
+// MaxFloat32 (the values overflow the scores; the reference asserts there).
+func iq2klBest(id, x1, x2, w1, w2 float32) (best int, ok bool) {
 	sx1, sx2 := id*x1, id*x2
 	i := int(iq2klIndex[(8*grid3.plain.best(sx1)+grid3.plain.best(sx2))&63])
 	if i >= 0 {
-		return i
+		return i, true
 	}
-	best := float32(math.MaxFloat32)
+	bestScore := float32(math.MaxFloat32)
 	ibest := -1
 	for _, n := range &iq2klNeighbours[-i-1] {
 		diff1 := iq2klGrid[n][0] - sx1
 		diff2 := iq2klGrid[n][1] - sx2
-		if score := kernel.FMA32(w1*diff1, diff1, mul(w2*diff2, diff2)); score < best {
-			best, ibest = score, int(n)
+		if score := kernel.FMA32(w1*diff1, diff1, mul(w2*diff2, diff2)); score < bestScore {
+			bestScore, ibest = score, int(n)
 		}
 	}
-	if ibest < 0 {
-		kernel.Overflow("iqk: iq2_kl pair without a grid neighbour at a finite distance")
-	}
-	return ibest
+	return ibest, ibest >= 0
 }
+
+// errIQ2KLNoNeighbour is quantizeIQ2KL's error where iq2klBest finds no
+// neighbour (see kernel.OverflowError).
+var errIQ2KLNoNeighbour = &kernel.OverflowError{Cause: "iqk: iq2_kl pair without a grid neighbour at a finite distance"}
 
 // iq2klSums accumulates sum w*q*x and sum w*q^2 over a block for the
 // assignment at inverse scale id (pairs summed first, as the reference).
-func iq2klSums(xb, weight []float32, id float32) (sumqx, sumq2 float32) {
+// ok is false where a pair has no neighbour (iq2klBest).
+func iq2klSums(xb, weight []float32, id float32) (sumqx, sumq2 float32, ok bool) {
 	if useIQ2KLSumsFMA {
 		if sumqx, sumq2, ok := iq2klSumsAsm(xb, weight, id, nil); ok {
-			return sumqx, sumq2
+			return sumqx, sumq2, true
 		}
 	}
 	return iq2klSumsGo(xb, weight, id)
 }
 
 // iq2klSumsGo is the portable iq2klSums, the reference for the assembly one.
-func iq2klSumsGo(xb, weight []float32, id float32) (sumqx, sumq2 float32) {
+func iq2klSumsGo(xb, weight []float32, id float32) (sumqx, sumq2 float32, ok bool) {
 	for j := 0; j < len(xb); j += 2 {
 		w1, w2 := weight[j], weight[j+1]
-		g := &iq2klGrid[iq2klBest(id, xb[j], xb[j+1], w1, w2)]
+		i, found := iq2klBest(id, xb[j], xb[j+1], w1, w2)
+		if !found {
+			return 0, 0, false
+		}
+		g := &iq2klGrid[i]
 		q1, q2 := g[0], g[1]
 		sumqx += kernel.FMA32(w1*q1, xb[j], mul(w2*q2, xb[j+1]))
 		sumq2 += kernel.FMA32(w1*q1, q1, mul(w2*q2, q2))
 	}
-	return
+	return sumqx, sumq2, true
 }
 
 // iq2klAssign sets idx[j] to iq2klBest of pair j of the 32-weight block xb
-// at inverse scale id.
-func iq2klAssign(idx *[16]int32, xb, weight []float32, id float32) {
+// at inverse scale id; false where a pair has no neighbour.
+func iq2klAssign(idx *[16]int32, xb, weight []float32, id float32) bool {
 	if useIQ2KLSumsFMA {
 		if _, _, ok := iq2klSumsAsm(xb, weight, id, idx); ok {
-			return
+			return true
 		}
 	}
 	for j := range idx {
-		idx[j] = int32(iq2klBest(id, xb[2*j], xb[2*j+1], weight[2*j], weight[2*j+1]))
+		i, ok := iq2klBest(id, xb[2*j], xb[2*j+1], weight[2*j], weight[2*j+1])
+		if !ok {
+			return false
+		}
+		idx[j] = int32(i)
 	}
+	return true
 }
 
 // iq2klWeights fills the weights of one block: with importance weights,
@@ -118,8 +131,9 @@ func iq2klWeights(weight, xb, qw []float32, sigma2 float32) {
 
 // quantizeIQ2KL quantizes one iq2_kl row: an fp16 row scale, then per 256
 // weights 6-bit block scales (2 high bits in scales_h), 4 low bits of each
-// pair index in qs and the fifth bit in qh.
-func quantizeIQ2KL(y []byte, x, qwRow []float32) {
+// pair index in qs and the fifth bit in qh. It returns errIQ2KLNoNeighbour
+// where the values overflow its pair searches.
+func quantizeIQ2KL(y []byte, x, qwRow []float32) error {
 	const bs, sbs, blockBytes, ntry = 32, 256, 86, 5
 	const sigmaFactor = 2.25 / sbs
 	nblock := len(x) / sbs
@@ -143,7 +157,10 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 				scales[ibl*8+ib] = 0
 				continue
 			}
-			d := iq2klBlockScale(xb, weight[:], maxv, amax)
+			d, ok := iq2klBlockScale(xb, weight[:], maxv, amax)
+			if !ok {
+				return errIQ2KLNoNeighbour
+			}
 			scales[ibl*8+ib] = d
 			if a := abs32(d); a > maxAbsScale {
 				maxAbsScale, maxScale = a, d
@@ -152,7 +169,7 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 	}
 	if maxAbsScale == 0 {
 		put16(y, fp16(0))
-		return
+		return nil
 	}
 	d := -maxScale / 32
 	id := 1 / d
@@ -181,7 +198,9 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 				}
 				var score float32
 				var idx [bs / 2]int32
-				iq2klAssign(&idx, xb, weight[:], idl)
+				if !iq2klAssign(&idx, xb, weight[:], idl) {
+					return errIQ2KLNoNeighbour
+				}
 				if useIQ2KLSumsFMA {
 					score = iq2klScore(xb, weight[:], &idx, dl)
 				} else {
@@ -201,7 +220,9 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 			dl := d * float32(ls)
 			idl := 1 / dl
 			var pairIdx [bs / 2]int32
-			iq2klAssign(&pairIdx, xb, weight[:], idl)
+			if !iq2klAssign(&pairIdx, xb, weight[:], idl) {
+				return errIQ2KLNoNeighbour
+			}
 			for j := 0; j < bs/2; j++ {
 				w1, w2 := weight[2*j], weight[2*j+1]
 				idx := int(pairIdx[j] & 31)
@@ -219,6 +240,7 @@ func quantizeIQ2KL(y []byte, x, qwRow []float32) {
 		d = sumqx / sumq2
 	}
 	put16(y, fp16(1.025*d))
+	return nil
 }
 
 // iq2klTrials is the number of trial scales per block; each is tried with
@@ -241,17 +263,20 @@ func iq2klTrialIDs(ids *[2 * iq2klTrials]float32, maxv float32) {
 }
 
 // iq2klBlockScale is the scale search of one 32-weight block: the best of
-// the least-squares scales of every trial assignment.
-func iq2klBlockScale(xb, weight []float32, maxv, amax float32) float32 {
+// the least-squares scales of every trial assignment. ok is false where a
+// pair has no neighbour (iq2klBest).
+func iq2klBlockScale(xb, weight []float32, maxv, amax float32) (scale float32, ok bool) {
 	var ids [2 * iq2klTrials]float32
 	iq2klTrialIDs(&ids, maxv)
 	var sums [2][2 * iq2klTrials]float32
 	if !(useIQ2KLLanes && iq2klLaneSums(xb, weight, &ids, amax, &sums)) {
 		for m, id := range &ids {
-			sums[0][m], sums[1][m] = iq2klSums(xb, weight, id)
+			if sums[0][m], sums[1][m], ok = iq2klSums(xb, weight, id); !ok {
+				return 0, false
+			}
 		}
 	}
-	return iq2klWalk(&sums)
+	return iq2klWalk(&sums), true
 }
 
 // iq2klWalk picks the best scale from the trial sums (sums[0] = sum w*q*x,

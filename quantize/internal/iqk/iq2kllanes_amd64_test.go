@@ -32,8 +32,8 @@ func TestIQ2KLLanesMatchesGo(t *testing.T) {
 		}
 		used++
 		for m, id := range &ids {
-			qx, q2 := iq2klSumsGo(xb, w, id)
-			if math.Float32bits(qx) != math.Float32bits(sums[0][m]) || math.Float32bits(q2) != math.Float32bits(sums[1][m]) {
+			qx, q2, ok := iq2klSumsGo(xb, w, id)
+			if !ok || math.Float32bits(qx) != math.Float32bits(sums[0][m]) || math.Float32bits(q2) != math.Float32bits(sums[1][m]) {
 				t.Fatalf("iter %d trial %d (id %v): lanes (%v, %v), go (%v, %v); x %v w %v", iter, m, id, sums[0][m], sums[1][m], qx, q2, xb, w)
 			}
 		}

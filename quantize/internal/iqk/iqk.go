@@ -16,16 +16,16 @@ func Kernels(o kernel.Options) kernel.Set {
 		iq2ks = quantizeIQ2KSSlow
 	}
 	set := kernel.Set{
-		formats.IQ2_K:   rowKernel(formats.IQ2_K, 16, quantizeIQ2K),
-		formats.IQ3_K:   rowKernel(formats.IQ3_K, 16, quantizeIQ3K),
-		formats.IQ4_K:   rowKernel(formats.IQ4_K, 16, quantizeIQ4K),
-		formats.IQ5_K:   rowKernel(formats.IQ5_K, 16, quantizeIQ5K),
-		formats.IQ6_K:   rowKernel(formats.IQ6_K, 16, quantizeIQ6K),
-		formats.IQ4_KS:  rowKernel(formats.IQ4_KS, 32, quantizeIQ4KS),
-		formats.IQ2_KS:  rowKernel(formats.IQ2_KS, 32, iq2ks),
-		formats.IQ3_KS:  rowKernel(formats.IQ3_KS, 32, quantizeIQ3KS),
-		formats.IQ5_KS:  rowKernel(formats.IQ5_KS, 32, quantizeIQ5KS),
-		formats.IQ4_KSS: rowKernel(formats.IQ4_KSS, 32, quantizeIQ4KSS),
+		formats.IQ2_K:   rowKernel(formats.IQ2_K, 16, total(quantizeIQ2K)),
+		formats.IQ3_K:   rowKernel(formats.IQ3_K, 16, total(quantizeIQ3K)),
+		formats.IQ4_K:   rowKernel(formats.IQ4_K, 16, total(quantizeIQ4K)),
+		formats.IQ5_K:   rowKernel(formats.IQ5_K, 16, total(quantizeIQ5K)),
+		formats.IQ6_K:   rowKernel(formats.IQ6_K, 16, total(quantizeIQ6K)),
+		formats.IQ4_KS:  rowKernel(formats.IQ4_KS, 32, total(quantizeIQ4KS)),
+		formats.IQ2_KS:  rowKernel(formats.IQ2_KS, 32, total(iq2ks)),
+		formats.IQ3_KS:  rowKernel(formats.IQ3_KS, 32, total(quantizeIQ3KS)),
+		formats.IQ5_KS:  rowKernel(formats.IQ5_KS, 32, total(quantizeIQ5KS)),
+		formats.IQ4_KSS: rowKernel(formats.IQ4_KSS, 32, total(quantizeIQ4KSS)),
 		formats.IQ2_KL:  rowKernel(formats.IQ2_KL, 32, quantizeIQ2KL),
 	}
 	// The _r4 forms quantize four rows of the base type, then interleave them.
@@ -45,8 +45,7 @@ func rowKernel(t formats.Type, blockSize int, q rowQuantizer) kernel.Func {
 		if err != nil {
 			return err
 		}
-		quantizeRows(dst, src, nrows, ne0, imatrix, blockSize, int(rs), q)
-		return nil
+		return quantizeRows(dst, src, nrows, ne0, imatrix, blockSize, int(rs), q)
 	}
 }
 

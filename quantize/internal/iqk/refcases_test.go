@@ -2,6 +2,7 @@ package iqk
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -204,32 +205,27 @@ func readManifest(t *testing.T, path string) []refCase {
 
 // quantizeGroups runs k over rows x cols of input one row group
 // (interleave rows) at a time and returns the bytes and, per group, whether
-// the kernel panicked (the quantize package turns such a panic into an
-// error; it happens where the searches overflow).
-func quantizeGroups(k kernel.Func, rowBytes, interleave, rows, cols int, input, w []float32) (out []byte, panicked []bool, err error) {
+// the kernel returned a *kernel.OverflowError (where the searches
+// overflow); err is the first other error.
+func quantizeGroups(k kernel.Func, rowBytes, interleave, rows, cols int, input, w []float32) (out []byte, overflowed []bool, err error) {
 	out = make([]byte, rows*rowBytes)
 	gb := interleave * rowBytes
 	for g := 0; g < rows/interleave; g++ {
-		func() {
-			defer func() {
-				if recover() != nil {
-					panicked = append(panicked, true)
-				}
-			}()
-			if e := k(out[g*gb:(g+1)*gb], input[g*interleave*cols:(g+1)*interleave*cols], interleave, cols, w); e != nil && err == nil {
-				err = e
-			}
-			panicked = append(panicked, false)
-		}()
+		e := k(out[g*gb:(g+1)*gb], input[g*interleave*cols:(g+1)*interleave*cols], interleave, cols, w)
+		var o *kernel.OverflowError
+		overflowed = append(overflowed, errors.As(e, &o))
+		if e != nil && o == nil && err == nil {
+			err = e
+		}
 	}
-	return out, panicked, err
+	return out, overflowed, err
 }
 
 // TestRefCases quantizes the rows of every set of testdata/refcases with the
 // portable code and the assembly and compares each row group with the
 // reference's (by hash). Where the reference aborts (it stops on an
-// assertion where the searches overflow), we may panic (the quantize
-// package reports an error) or write any encoding. With -refquant it first
+// assertion where the searches overflow), we may return a
+// *kernel.OverflowError or write any encoding. With -refquant it first
 // rewrites the sets.
 func TestRefCases(t *testing.T) {
 	if *refquant != "" {
@@ -285,7 +281,7 @@ func TestRefCases(t *testing.T) {
 				gb := typ.Interleave() * int(rs)
 				for _, asm := range assemblyModes() {
 					restore := setAssembly(asm)
-					got, panicked, err := quantizeGroups(kernels[slow][typ], int(rs), typ.Interleave(), rows, cols, input, w)
+					got, overflowed, err := quantizeGroups(kernels[slow][typ], int(rs), typ.Interleave(), rows, cols, input, w)
 					restore()
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", dir, typ, variant, err)
@@ -295,8 +291,8 @@ func TestRefCases(t *testing.T) {
 						if c.hash == "abort" {
 							continue
 						}
-						if panicked[g] {
-							t.Errorf("%s %s %s asm level %d: row %d (%s): the kernel panicked, the reference did not", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
+						if overflowed[g] {
+							t.Errorf("%s %s %s asm level %d: row %d (%s): the kernel overflowed, the reference did not", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
 						} else if testrows.Digest(got[g*gb:(g+1)*gb]) != c.hash {
 							t.Errorf("%s %s %s asm level %d: row %d (%s) differs from the reference", filepath.Base(dir), typ, variant, asm, c.row, kinds[c.row])
 						}

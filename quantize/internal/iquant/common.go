@@ -64,14 +64,24 @@ func putF16(b []byte, v float32) { binary.LittleEndian.PutUint16(b, formats.FP32
 
 // rowQuantizer quantizes one row of ne0 weights into dst (one row of its
 // type). It returns true when it wrote a substitute encoding for part of the
-// row where the reference stops the process (see FallbackError).
-type rowQuantizer func(dst []byte, x []float32, imatrix []float32) (substituted bool)
+// row where the reference stops the process (see FallbackError), and an
+// error (a *kernel.OverflowError) where the values overflow its float32
+// searches, which stops the kernel call.
+type rowQuantizer func(dst []byte, x []float32, imatrix []float32) (substituted bool, err error)
 
 // total adapts a row quantizer that encodes every input the reference does.
 func total(q func(dst []byte, x, imatrix []float32)) rowQuantizer {
-	return func(dst []byte, x, imatrix []float32) bool {
+	return func(dst []byte, x, imatrix []float32) (bool, error) {
 		q(dst, x, imatrix)
-		return false
+		return false, nil
+	}
+}
+
+// mayOverflow adapts a row quantizer that encodes every input the reference
+// does, except where its searches overflow (an error).
+func mayOverflow(q func(dst []byte, x, imatrix []float32) error) rowQuantizer {
+	return func(dst []byte, x, imatrix []float32) (bool, error) {
+		return false, q(dst, x, imatrix)
 	}
 }
 
@@ -93,7 +103,11 @@ func rowsKernel(t formats.Type, q rowQuantizer) kernel.Func {
 		rs := len(dst) / max(nrows, 1)
 		var substituted []int
 		for r := 0; r < nrows; r++ {
-			if q(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix) {
+			sub, err := q(dst[r*rs:(r+1)*rs], src[r*ne0:(r+1)*ne0], imatrix)
+			if err != nil {
+				return err
+			}
+			if sub {
 				substituted = append(substituted, r)
 			}
 		}
@@ -124,7 +138,11 @@ func repackKernel(t formats.Type, helperBlock int, q rowQuantizer) kernel.Func {
 		for r := 0; r < nrows; r += n {
 			for k := 0; k < n; k++ {
 				x := src[(r+k)*ne0 : (r+k+1)*ne0]
-				if q(tmp[k*int(brs):(k+1)*int(brs)], x, kernel.GuardWeights(w, imatrix, x, helperBlock, true)) {
+				sub, err := q(tmp[k*int(brs):(k+1)*int(brs)], x, kernel.GuardWeights(w, imatrix, x, helperBlock, true))
+				if err != nil {
+					return err
+				}
+				if sub {
 					substituted = append(substituted, r+k)
 				}
 			}

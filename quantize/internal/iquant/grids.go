@@ -234,24 +234,27 @@ func (g *codeGrid) searchJobsScaled(xval, weight []float32, q *[8]float32, jobs 
 }
 
 // findBestNeighbours is findBestNeighbour for several groups of dim values
-// at one scale: each job's group k gets its levels in L[k*dim:].
-func (g *codeGrid) findBestNeighbours(jobs []nbJob, xval, weight []float32, scale float32, L []int8) {
+// at one scale: each job's group k gets its levels in L[k*dim:]. It reports
+// false, with L partly written, where a group has no neighbour at a finite
+// distance (the reference asserts there; the caller returns errNoNeighbour).
+func (g *codeGrid) findBestNeighbours(jobs []nbJob, xval, weight []float32, scale float32, L []int8) bool {
 	if !useNeighbourAVX2 {
 		for _, j := range jobs {
 			o := int(j.group) * g.dim
-			g.findBestNeighbour(int(j.u), xval[o:o+g.dim], weight[o:o+g.dim], scale, L[o:])
+			if g.findBestNeighbour(int(j.u), xval[o:o+g.dim], weight[o:o+g.dim], scale, L[o:]) < 0 {
+				return false
+			}
 		}
-		return
+		return true
 	}
 	g.searchJobs(xval, weight, scale, &g.qvec, jobs)
 	for _, j := range jobs {
 		if j.pos < 0 {
-			// No finite distance: the reference asserts here, the
-			// portable path panics in setLevels.
-			kernel.Overflow("iquant: no grid neighbour at a finite distance")
+			return false
 		}
 		g.setLevels(g.laneIndex(int(j.laneOff+j.pos)), L[int(j.group)*g.dim:])
 	}
+	return true
 }
 
 // neighboursOf returns the candidate grid points of an off-grid level vector.
@@ -315,7 +318,10 @@ func (g *codeGrid) setLevels(k int, L []int8) {
 
 // findBestNeighbour is iq2_find_best_neighbour / iq3_find_best_neighbour:
 // among the neighbours of u, the point closest to xval at this scale in the
-// weighted squared distance; L receives its levels.
+// weighted squared distance; L receives its levels. It returns -1, leaving L
+// as it was, where no neighbour is at a finite distance: the values are so
+// large that every sum overflows, where the reference asserts (its callers
+// then return errNoNeighbour).
 //
 // Per neighbour the reference sums weight*diff*diff over the coordinates with
 // diff = scale*q - x fused and the sum fused. diff and weight*diff depend only
@@ -336,7 +342,7 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 		idx = g.bestNeighbourGo(g.neighboursOf(u), &diffs, &wdiffs, nonNegative)
 	}
 	if idx < 0 {
-		kernel.Overflow("iquant: no grid neighbour at a finite distance")
+		return -1
 	}
 	g.setLevels(idx, L)
 	return idx
@@ -350,8 +356,9 @@ func (g *codeGrid) findBestNeighbour(u int, xval, weight []float32, scale float3
 //
 // The off-grid groups' neighbour searches run as one batch
 // (findBestNeighbours), eight at a time: the groups are disjoint, so the
-// order of the searches does not matter.
-func (g *codeGrid) snapGroups(n int, scale float32, maxL int, xval, weight []float32, L []int8, skip []bool) {
+// order of the searches does not matter. It reports false where a search
+// finds no neighbour at a finite distance (see findBestNeighbours).
+func (g *codeGrid) snapGroups(n int, scale float32, maxL int, xval, weight []float32, L []int8, skip []bool) bool {
 	id := 1 / scale
 	d := g.dim
 	var jobs [8]nbJob
@@ -369,13 +376,15 @@ func (g *codeGrid) snapGroups(n int, scale float32, maxL int, xval, weight []flo
 			continue
 		}
 		if nj == len(jobs) {
-			g.findBestNeighbours(jobs[:nj], xval, weight, scale, L)
+			if !g.findBestNeighbours(jobs[:nj], xval, weight, scale, L) {
+				return false
+			}
 			nj = 0
 		}
 		jobs[nj] = g.job(k, u)
 		nj++
 	}
-	g.findBestNeighbours(jobs[:nj], xval, weight, scale, L)
+	return g.findBestNeighbours(jobs[:nj], xval, weight, scale, L)
 }
 
 // neighbourTables fills diffs and wdiffs ([coordinate*8 + level]) for the

@@ -252,8 +252,9 @@ func iq1sProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 // quantizeIQ1SRow is quantize_row_iq1_s_impl (an importance matrix is
 // required), except where the reference aborts: a block of 32 whose
 // importance is all 0 (and whose values are not negligible) is quantized with
-// uniform importance, and the row reported as substituted.
-func quantizeIQ1SRow(dst []byte, x, imatrix []float32) (substituted bool) {
+// uniform importance, and the row reported as substituted. Where that finds
+// no split either (the values overflow its sums) it returns errIQ1SNoSplit.
+func quantizeIQ1SRow(dst []byte, x, imatrix []float32) (substituted bool, err error) {
 	var s iq1Scratch
 	var scales [8]float32
 	var weight [32]float32
@@ -281,7 +282,7 @@ func quantizeIQ1SRow(dst []byte, x, imatrix []float32) (substituted bool) {
 				blockWeights(weight[:], xb, unitImportance[:32], sigma2, nil)
 				scales[ib], shifts[ib], ok = iq1sProcessBlock(&s, xb, weight[:], L[:], index[:])
 				if !ok {
-					kernel.Overflow("iquant: iq1_s block without a split under uniform importance")
+					return false, errIQ1SNoSplit
 				}
 			}
 			var h uint16
@@ -307,13 +308,15 @@ func quantizeIQ1SRow(dst []byte, x, imatrix []float32) (substituted bool) {
 			binary.LittleEndian.PutUint16(blk[34+2*ib:], h|uint16(l)<<12)
 		}
 	}
-	return substituted
+	return substituted, nil
 }
 
 // iq1mProcessBlock is iq1m_process_1block for a block of 16: the two groups
 // of 8 may each take the plus or minus shift. Returns the scale, the grid
 // index of both groups and the shift combination (0: ++, 1: +-, 2: -+, 3: --).
-func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uint16) (scale float32, bestK int) {
+// ok is false where no split scores above zero (the values overflow the
+// scores), where the reference asserts best_k >= 0.
+func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uint16) (scale float32, bestK int, ok bool) {
 	const bs = 16
 	g := iq1sGrid()
 	order := sortedOrder(xb[:bs], s.order[:])
@@ -342,8 +345,7 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 	besti1, besti2 := int(st.i1), int(st.i2)
 	bestK = int(st.slot)
 	if bestK < 0 {
-		// No split scores above zero: the reference asserts best_k >= 0.
-		kernel.Overflow("iquant: iq1_m block without a split")
+		return 0, 0, false
 	}
 	for j, i := range order {
 		switch {
@@ -408,7 +410,7 @@ func iq1mProcessBlock(s *iq1Scratch, xb, weight []float32, L []int8, index []uin
 			}
 		}
 	}
-	return scale, bestK
+	return scale, bestK, true
 }
 
 var iq1mMasks = [4]uint8{0x00, 0x80, 0x08, 0x88}
@@ -483,7 +485,10 @@ func iq1mKernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) er
 						weight[i] = v * v
 					}
 				}
-				scales[ib], shifts[ib] = iq1mProcessBlock(&s, xb, weight[:], L[:], index[:])
+				var ok bool
+				if scales[ib], shifts[ib], ok = iq1mProcessBlock(&s, xb, weight[:], L[:], index[:]); !ok {
+					return errIQ1MNoSplit
+				}
 				qs[2*ib] = uint8(index[0])
 				qs[2*ib+1] = uint8(index[1])
 				qh[ib] = uint8(index[0]>>8) | uint8(index[1]>>8)<<4
@@ -696,13 +701,19 @@ func iq1mR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 					}
 				}
 				if sumx2l > 1e-14 {
-					scales[8*ibl+2*k], shift1 = iq1mProcessBlock(&s, xb[:16], weight[:16], L[:], index[0:2])
+					var ok bool
+					if scales[8*ibl+2*k], shift1, ok = iq1mProcessBlock(&s, xb[:16], weight[:16], L[:], index[0:2]); !ok {
+						return errIQ1MNoSplit
+					}
 				} else {
 					scales[8*ibl+2*k] = 0
 					index[0], index[1] = 1029, 1029
 				}
 				if sumx2h > 1e-14 {
-					scales[8*ibl+2*k+1], shift2 = iq1mProcessBlock(&s, xb[16:], weight[16:], L[:], index[2:4])
+					var ok bool
+					if scales[8*ibl+2*k+1], shift2, ok = iq1mProcessBlock(&s, xb[16:], weight[16:], L[:], index[2:4]); !ok {
+						return errIQ1MNoSplit
+					}
 				} else {
 					scales[8*ibl+2*k+1] = 0
 					index[2], index[3] = 1029, 1029

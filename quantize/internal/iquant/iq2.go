@@ -24,15 +24,16 @@ func iq2WeightUnfused(sigma2 float32) func(x float32) float32 {
 // iq2xxsRows returns the row quantizer of iq2_xxs whose scale searches
 // are search's (see quantizeIQ2XXSRow).
 func iq2xxsRows(search kernel.Search) rowQuantizer {
-	return func(dst []byte, x, imatrix []float32) bool {
+	return func(dst []byte, x, imatrix []float32) (bool, error) {
 		return quantizeIQ2XXSRow(search, dst, x, imatrix)
 	}
 }
 
 // quantizeIQ2XXSRow is quantize_row_iq2_xxs_impl, except where the
 // reference aborts: there the block is quantized with uniform importance and
-// the row reported as substituted (see iq2xxsBlock.fit).
-func quantizeIQ2XXSRow(search kernel.Search, dst []byte, x, imatrix []float32) (substituted bool) {
+// the row reported as substituted (see iq2xxsBlock.fit). Where the values
+// overflow its searches it returns an error (a *kernel.OverflowError).
+func quantizeIQ2XXSRow(search kernel.Search, dst []byte, x, imatrix []float32) (substituted bool, err error) {
 	g := iq2xxsGrid()
 	b := iq2xxsBlock{search: search}
 	var scales [8]float32
@@ -50,7 +51,10 @@ func quantizeIQ2XXSRow(search kernel.Search, dst []byte, x, imatrix []float32) (
 			if imatrix != nil {
 				qw = imatrix[qkK*ibl+32*ib:]
 			}
-			scale, negligible, ok := b.fit(g, xb, qw, sigma2)
+			scale, negligible, ok, err := b.fit(g, xb, qw, sigma2)
+			if err != nil {
+				return false, err
+			}
 			if !ok {
 				// Every non-zero value of the block has importance 0:
 				// make_qp_quants returns 0/0, no trial scale is taken
@@ -64,9 +68,12 @@ func quantizeIQ2XXSRow(search kernel.Search, dst []byte, x, imatrix []float32) (
 				// callers treat an all-zero importance vector. Every
 				// other block and row keeps the reference's bytes.
 				substituted = true
-				scale, negligible, ok = b.fit(g, xb, unitImportance[:32], sigma2)
+				scale, negligible, ok, err = b.fit(g, xb, unitImportance[:32], sigma2)
+				if err != nil {
+					return false, err
+				}
 				if !ok {
-					kernel.Overflow("iquant: iq2_xxs block off the grid with uniform importance")
+					return false, errIQ2XXSOffGrid
 				}
 			}
 			if negligible {
@@ -96,7 +103,7 @@ func quantizeIQ2XXSRow(search kernel.Search, dst []byte, x, imatrix []float32) (
 			binary.LittleEndian.PutUint32(blk[2+4*i:], v)
 		}
 	}
-	return substituted
+	return substituted, nil
 }
 
 // unitImportance is a super-block of uniform importance weights, for the
@@ -122,8 +129,10 @@ type iq2xxsBlock struct {
 // it returns the block's scale, leaving the grid levels in b.L and the signs
 // in b.signs. negligible reports a block below GROUP_MAX_EPS (the reference
 // writes it as zeros with scale 0); ok is false where the reference aborts
-// (a scale that is not a number, or levels off the grid).
-func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale float32, negligible, ok bool) {
+// (a scale that is not a number, or levels off the grid). err is
+// errNoNeighbour where the values overflow a neighbour search (the reference
+// asserts there too, before it could abort as above).
+func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale float32, negligible, ok bool, err error) {
 	const kMaxQ = 3
 	weight, xval, waux := b.weight[:], b.xval[:], b.waux[:]
 	blockWeights(weight, xb, qw, sigma2, iq2Weight(sigma2))
@@ -134,7 +143,7 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 	max := maxOf(xval)
 	if max < 1e-15 {
 		clear(b.L[:])
-		return 0, true, true
+		return 0, true, true, nil
 	}
 	scale = b.search.MakeQpQuants(kMaxQ+1, xval, b.Lqp[:], weight)
 	for i, l := range b.Lqp {
@@ -154,7 +163,9 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 				nj++
 			}
 		}
-		g.findBestNeighbours(b.jobs[:nj], xval, waux, thisScale, b.Laux[:])
+		if !g.findBestNeighbours(b.jobs[:nj], xval, waux, thisScale, b.Laux[:]) {
+			return 0, false, false, errNoNeighbour
+		}
 		sumqx, sumq2 := trialSums.sums(weight, xval, b.Laux[:])
 		if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
 			scale = sumqx / sumq2
@@ -163,7 +174,9 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 		}
 	}
 	if scale > 0 {
-		g.snapGroups(4, scale, kMaxQ-1, xval, waux, b.L[:], nil)
+		if !g.snapGroups(4, scale, kMaxQ-1, xval, waux, b.L[:], nil) {
+			return 0, false, false, errNoNeighbour
+		}
 		sumqx, sumq2 := sumsOdd(weight, xval, b.L[:])
 		if sumq2 > 0 {
 			scale = sumqx / sumq2
@@ -175,7 +188,7 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 			b.signs[k] = ^b.signs[k] & 127
 		}
 	}
-	return scale, false, scale >= 0 && g.onGrid(b.L[:], kMaxQ-1)
+	return scale, false, scale >= 0 && g.onGrid(b.L[:], kMaxQ-1), nil
 }
 
 // sortedOrder returns the indices of x in increasing order of x, equal values
@@ -220,8 +233,9 @@ func sortedOrder(x []float32, idx []int) []int {
 	return idx
 }
 
-// quantizeIQ2XSRow is quantize_row_iq2_xs_impl.
-func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
+// quantizeIQ2XSRow is quantize_row_iq2_xs_impl. It returns errNoNeighbour
+// where the values overflow its searches.
+func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) error {
 	const kMaxQ = 3
 	g := iq2xsGrid()
 	var scales [16]float32
@@ -285,7 +299,9 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 						nj++
 					}
 				}
-				g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:])
+				if !g.findBestNeighbours(jobs[:nj], xval[:], waux[:], thisScale, Laux[:]) {
+					return errNoNeighbour
+				}
 				for k := 0; k < 2; k++ {
 					auxIndex[k] = int(g.kmap[g.pack(Laux[8*k:])])
 				}
@@ -309,6 +325,9 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 						gi := int(g.kmap[u])
 						if gi < 0 {
 							gi = g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, Laux[8*k:])
+							if gi < 0 {
+								return errNoNeighbour
+							}
 						}
 						auxIndex[k] = gi
 						if gi != index[k] {
@@ -380,13 +399,15 @@ func quantizeIQ2XSRow(dst []byte, x, imatrix []float32) {
 			putF16(blk[0:2], float32(1.05*sumqx)/sumq2)
 		}
 	}
+	return nil
 }
 
 // iq2sTrials is the number of trial scales of iq2_s (is = -9..9).
 const iq2sTrials = 19
 
-// quantizeIQ2SRow is quantize_row_iq2_s_impl.
-func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
+// quantizeIQ2SRow is quantize_row_iq2_s_impl. It returns errNoNeighbour
+// where the values overflow its searches.
+func quantizeIQ2SRow(dst []byte, x, imatrix []float32) error {
 	const kMaxQ = 3
 	g := iq2sGrid()
 	var scales [16]float32
@@ -458,7 +479,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 				g.searchJobsScaled(xval, waux[:], &g.qvec, jobs[:nj])
 				for _, j := range jobs[:nj] {
 					if j.pos < 0 {
-						kernel.Overflow("iquant: no grid neighbour at a finite distance")
+						return errNoNeighbour
 					}
 				}
 			}
@@ -470,8 +491,8 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 					o := 8 * int(j.group)
 					if useNeighbourAVX2 {
 						g.setLevels(g.laneIndex(int(j.laneOff+j.pos)), Lt[o:])
-					} else {
-						g.findBestNeighbour(int(j.u), xval[o:o+8], waux[o:o+8], j.scale, Lt[o:])
+					} else if g.findBestNeighbour(int(j.u), xval[o:o+8], waux[o:o+8], j.scale, Lt[o:]) < 0 {
+						return errNoNeighbour
 					}
 				}
 				first = trialJobsEnd[t]
@@ -502,8 +523,8 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 					for i := 0; i < 8; i++ {
 						L[8*k+i] = levelOf(id, xval[8*k+i], kMaxQ-1)
 					}
-					if u := g.pack(L[8*k:]); g.kmap[u] < 0 {
-						g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, L[8*k:])
+					if u := g.pack(L[8*k:]); g.kmap[u] < 0 && g.findBestNeighbour(u, xval[8*k:8*k+8], waux[8*k:8*k+8], scale, L[8*k:]) < 0 {
+						return errNoNeighbour
 					}
 				}
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
@@ -542,6 +563,7 @@ func quantizeIQ2SRow(dst []byte, x, imatrix []float32) {
 			}
 		}
 	}
+	return nil
 }
 
 // levelOfUnfused is levelOf with id*x rounded before 1 is subtracted. The

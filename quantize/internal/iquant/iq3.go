@@ -112,26 +112,28 @@ func trialSumsIQ3(weight, xval []float32, rows *[32][32]int8, n int, sums *[64]f
 // trials of one block at once, each job at its own trial scale (its scale
 // field): job i puts its group's levels into rows[trial[i]]. One batch gives
 // the vector search independent jobs to overlap, where a call per trial
-// gives it one or two.
-func (g *codeGrid) searchTrials(jobs []nbJob, trial []uint8, xval, weight []float32, rows *[32][32]int8) {
+// gives it one or two. It reports false where a group has no neighbour at
+// a finite distance (see findBestNeighbours).
+func (g *codeGrid) searchTrials(jobs []nbJob, trial []uint8, xval, weight []float32, rows *[32][32]int8) bool {
 	trial = trial[:len(jobs)]
 	if !useNeighbourAVX2 {
 		for i, j := range jobs {
 			o := int(j.group) * g.dim
-			g.findBestNeighbour(int(j.u), xval[o:o+g.dim], weight[o:o+g.dim], j.scale, rows[trial[i]][o:])
+			if g.findBestNeighbour(int(j.u), xval[o:o+g.dim], weight[o:o+g.dim], j.scale, rows[trial[i]][o:]) < 0 {
+				return false
+			}
 		}
-		return
+		return true
 	}
 	g.searchJobsScaled(xval, weight, &g.qvec, jobs)
 	for i := range jobs {
 		j := &jobs[i]
 		if j.pos < 0 {
-			// No finite distance: the reference asserts here, the
-			// portable path panics in setLevels.
-			kernel.Overflow("iquant: no grid neighbour at a finite distance")
+			return false
 		}
 		g.setLevels(g.laneIndex(int(j.laneOff+j.pos)), rows[trial[i]][int(j.group)*g.dim:])
 	}
+	return true
 }
 
 // oddSumsCache remembers the sumsOdd of the last level vector of a block's
@@ -194,8 +196,9 @@ func sumSquares(x []float32) float32 {
 	return s
 }
 
-// quantizeIQ3XXSRow is quantize_row_iq3_xxs_impl with the 256-point grid.
-func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
+// quantizeIQ3XXSRow is quantize_row_iq3_xxs_impl with the 256-point grid. It
+// returns errNoNeighbour where the values overflow its searches.
+func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) error {
 	const kMaxQ = 8
 	g := iq3xxsGrid()
 	var scales [8]float32
@@ -255,7 +258,9 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 			}
-			g.searchTrials(jobs[:nj], jobTrial[:nj], xval[:], waux[:], &trialL)
+			if !g.searchTrials(jobs[:nj], jobTrial[:nj], xval[:], waux[:], &trialL) {
+				return errNoNeighbour
+			}
 			trialSumsIQ3(weight[:], xval[:], &trialL, 31, &trialSums)
 			for t := 0; t < 31; t++ {
 				sumqx, sumq2 := trialSums[t], trialSums[32+t]
@@ -273,7 +278,9 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 				}
 			}
 			if offGrid > 0 && scale > 0 {
-				g.snapGroups(8, scale, kMaxQ-1, xval[:], waux[:], L[:], isOnGrid[:])
+				if !g.snapGroups(8, scale, kMaxQ-1, xval[:], waux[:], L[:], isOnGrid[:]) {
+					return errNoNeighbour
+				}
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
 				if sumq2 > 0 {
 					scale = sumqx / sumq2
@@ -307,6 +314,7 @@ func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) {
 		}
 		copy(blk[2:], q3[:])
 	}
+	return nil
 }
 
 // max32 is the reference's MAX(a, b).
@@ -322,7 +330,9 @@ func max32(a, b float32) float32 {
 // Like the reference, an all-zero sub-block does not advance the write
 // positions of the grid indices and signs: the following sub-blocks land one
 // slot early and the last slots stay zero.
-func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
+//
+// It returns errNoNeighbour where the values overflow its searches.
+func quantizeIQ3SRow(dst []byte, x, imatrix []float32) error {
 	const kMaxQ = 8
 	const bs, bs4, bs8 = 32, 8, 4
 	g := iq3sGrid()
@@ -382,7 +392,9 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 					}
 				}
 			}
-			g.searchTrials(jobs[:nj], jobTrial[:nj], xval[:], waux[:], &trialL)
+			if !g.searchTrials(jobs[:nj], jobTrial[:nj], xval[:], waux[:], &trialL) {
+				return errNoNeighbour
+			}
 			trialSumsIQ3(weight[:], xval[:], &trialL, 19, &trialSums)
 			for t := 0; t < 19; t++ {
 				sumqx, sumq2 := trialSums[t], trialSums[32+t]
@@ -401,7 +413,9 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			}
 			if offGrid > 0 && scale > 0 {
 				// Unlike iq3_xxs, every group is re-fitted, on the grid or not.
-				g.snapGroups(bs4, scale, kMaxQ-1, xval[:], waux[:], L[:], nil)
+				if !g.snapGroups(bs4, scale, kMaxQ-1, xval[:], waux[:], L[:], nil) {
+					return errNoNeighbour
+				}
 				sumqx, sumq2 := sumsOdd(weight[:], xval[:], L[:])
 				if sumq2 > 0 {
 					scale = sumqx / sumq2
@@ -436,6 +450,7 @@ func quantizeIQ3SRow(dst []byte, x, imatrix []float32) {
 			sc[ib/2] = uint8(l1 | l2<<4)
 		}
 	}
+	return nil
 }
 
 var _ = formats.IQ3_S

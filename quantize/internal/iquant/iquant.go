@@ -18,21 +18,31 @@ func Kernels(o kernel.Options) kernel.Set {
 		formats.IQ4_NL_R4:  repackKernel(formats.IQ4_NL_R4, 32, total(quantizeIQ4NLRow)),
 		formats.IQ4_XS_R8:  repackKernel(formats.IQ4_XS_R8, 32, total(quantizeIQ4XSRow)),
 		formats.IQ2_XXS:    rowsKernel(formats.IQ2_XXS, iq2xxsRows(o.Search())),
-		formats.IQ2_XS:     rowsKernel(formats.IQ2_XS, total(quantizeIQ2XSRow)),
-		formats.IQ2_S:      rowsKernel(formats.IQ2_S, total(quantizeIQ2SRow)),
+		formats.IQ2_XS:     rowsKernel(formats.IQ2_XS, mayOverflow(quantizeIQ2XSRow)),
+		formats.IQ2_S:      rowsKernel(formats.IQ2_S, mayOverflow(quantizeIQ2SRow)),
 		formats.IQ2_XXS_R4: repackKernel(formats.IQ2_XXS_R4, 32, iq2xxsRows(o.Search())),
-		formats.IQ2_XS_R4:  repackKernel(formats.IQ2_XS_R4, 16, total(quantizeIQ2XSRow)),
-		formats.IQ2_S_R4:   repackKernel(formats.IQ2_S_R4, 16, total(quantizeIQ2SRow)),
+		formats.IQ2_XS_R4:  repackKernel(formats.IQ2_XS_R4, 16, mayOverflow(quantizeIQ2XSRow)),
+		formats.IQ2_S_R4:   repackKernel(formats.IQ2_S_R4, 16, mayOverflow(quantizeIQ2SRow)),
 		formats.IQ1_S:      rowsKernel(formats.IQ1_S, quantizeIQ1SRow),
 		formats.IQ1_M:      iq1mKernel,
 		formats.IQ1_S_R4:   iq1sR4Kernel,
 		formats.IQ1_M_R4:   iq1mR4Kernel,
-		formats.IQ3_XXS:    rowsKernel(formats.IQ3_XXS, total(quantizeIQ3XXSRow)),
-		formats.IQ3_S:      rowsKernel(formats.IQ3_S, total(quantizeIQ3SRow)),
-		formats.IQ3_XXS_R4: repackKernel(formats.IQ3_XXS_R4, 32, total(quantizeIQ3XXSRow)),
-		formats.IQ3_S_R4:   repackKernel(formats.IQ3_S_R4, 16, total(quantizeIQ3SRow)),
+		formats.IQ3_XXS:    rowsKernel(formats.IQ3_XXS, mayOverflow(quantizeIQ3XXSRow)),
+		formats.IQ3_S:      rowsKernel(formats.IQ3_S, mayOverflow(quantizeIQ3SRow)),
+		formats.IQ3_XXS_R4: repackKernel(formats.IQ3_XXS_R4, 32, mayOverflow(quantizeIQ3XXSRow)),
+		formats.IQ3_S_R4:   repackKernel(formats.IQ3_S_R4, 16, mayOverflow(quantizeIQ3SRow)),
 	}
 }
+
+// The errors the kernels return where the values are so large that a
+// float32 search overflows (see kernel.OverflowError), by the search that
+// found nothing.
+var (
+	errNoNeighbour   = &kernel.OverflowError{Cause: "iquant: no grid neighbour at a finite distance"}
+	errIQ2XXSOffGrid = &kernel.OverflowError{Cause: "iquant: iq2_xxs block off the grid with uniform importance"}
+	errIQ1SNoSplit   = &kernel.OverflowError{Cause: "iquant: iq1_s block without a split under uniform importance"}
+	errIQ1MNoSplit   = &kernel.OverflowError{Cause: "iquant: iq1_m block without a split"}
+)
 
 // FallbackError is what a kernel returns when it wrote every row, but some
 // of them (Rows, indices within the call, ascending) partly by a substitute

@@ -71,13 +71,13 @@ func TestNeighbourAVX2MatchesGo(t *testing.T) {
 				var L [8]int8
 				xx := [3]*[3]float32{&xP, &xM, {0.3, -1, 2.5}}[iter%3]
 				useNeighbourAVX2 = false
-				want := g.findBestNeighbourOrNone(u, xval, weight, scale, L[:])
+				want := g.findBestNeighbour(u, xval, weight, scale, L[:])
 				want2 := -2
 				if g.bits == 2 {
 					want2 = findBestNeighbour2(g, u, xval, weight, scale, xx, L[:])
 				}
 				useNeighbourAVX2 = true
-				got := g.findBestNeighbourOrNone(u, xval, weight, scale, L[:])
+				got := g.findBestNeighbour(u, xval, weight, scale, L[:])
 				got2 := -2
 				if g.bits == 2 {
 					got2 = findBestNeighbour2(g, u, xval, weight, scale, xx, L[:])
@@ -91,17 +91,6 @@ func TestNeighbourAVX2MatchesGo(t *testing.T) {
 			}
 		})
 	}
-}
-
-// findBestNeighbourOrNone is findBestNeighbour returning -1 instead of
-// panicking when no candidate has a sum below math.MaxFloat32.
-func (g *codeGrid) findBestNeighbourOrNone(u int, xval, weight []float32, scale float32, L []int8) (idx int) {
-	defer func() {
-		if recover() != nil {
-			idx = -1
-		}
-	}()
-	return g.findBestNeighbour(u, xval, weight, scale, L)
 }
 
 // TestFindBestNeighboursMatchesGo checks the batched vector search (several
@@ -142,10 +131,10 @@ func TestFindBestNeighboursMatchesGo(t *testing.T) {
 			}
 			var got, want [n]int8
 			useNeighbourAVX2 = false
-			g.findBestNeighbours(jobs, xval, weight, scale, want[:])
+			wantOK := g.findBestNeighbours(jobs, xval, weight, scale, want[:])
 			useNeighbourAVX2 = true
-			g.findBestNeighbours(jobs, xval, weight, scale, got[:])
-			if got != want {
+			gotOK := g.findBestNeighbours(jobs, xval, weight, scale, got[:])
+			if gotOK != wantOK || got != want {
 				t.Fatalf("dim %d: jobs %v x=%v w=%v scale=%g: assembly levels %v, Go %v", g.dim, jobs, xval, weight, scale, got, want)
 			}
 		}

@@ -20,7 +20,7 @@ var iq1ktBook = sync.OnceValue(func() *codebook {
 //
 // As iq2_kt, with a second pair of trial searches per block at a smaller
 // starting scale and the refitted row scale stored 7% larger.
-func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
+func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	cb := iq1ktBook()
 	const ng = blockSize / 8
 	nblock := len(x) / superBlock
@@ -47,8 +47,14 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
 			scale1 := scale0 - 8
 			// The four trial searches, two scales of each sign at a time.
-			dp, scoreP, dp1, scoreP1 := cb.matchAndScale2(amax/scale0, amax/scale1, xb, weight, bestIdx[:ng], bestIdx[2*ng:3*ng])
-			dm, scoreM, dm1, scoreM1 := cb.matchAndScale2(-amax/scale0, -amax/scale1, xb, weight, bestIdx[ng:2*ng], bestIdx[3*ng:])
+			dp, scoreP, dp1, scoreP1, okP := cb.matchAndScale2(amax/scale0, amax/scale1, xb, weight, bestIdx[:ng], bestIdx[2*ng:3*ng])
+			if !okP {
+				return errNoCodeword
+			}
+			dm, scoreM, dm1, scoreM1, okM := cb.matchAndScale2(-amax/scale0, -amax/scale1, xb, weight, bestIdx[ng:2*ng], bestIdx[3*ng:])
+			if !okM {
+				return errNoCodeword
+			}
 			idx := bestIdx[:ng]
 			if scoreP > scoreM {
 				*scale = dp
@@ -75,7 +81,7 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	}
 	if maxScale == 0 {
 		binary.LittleEndian.PutUint32(dst, 0)
-		return
+		return nil
 	}
 
 	d := fitRowScale(x, allWeights, allScales, allIdx, cb, maxScale, sc)
@@ -90,7 +96,7 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	}
 	binary.LittleEndian.PutUint32(dst, math.Float32bits(d))
 	if d == 0 {
-		return
+		return nil
 	}
 
 	var sumqx, sumq2 float32
@@ -102,7 +108,9 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			xb, weight := x[o:o+blockSize], allWeights[o:o+blockSize]
 			ls := float32(tables.KTScaleValues[sh[ib]&0xf])
 			dl := float32(d * ls)
-			cb.findBestMatch(dl, xb, weight, bestIdx[:ng])
+			if !cb.findBestMatch(dl, xb, weight, bestIdx[:ng]) {
+				return errNoCodeword
+			}
 			prev := allIdx[o/8 : o/8+ng]
 			keepPrevious(cb, dl, xb, weight, prev, bestIdx[:ng])
 			for j := 0; j < ng; j++ {
@@ -117,4 +125,5 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	if sumq2 > 0 {
 		binary.LittleEndian.PutUint32(dst, math.Float32bits(float32(sumqx/sumq2)*1.07))
 	}
+	return nil
 }

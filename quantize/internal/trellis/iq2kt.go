@@ -47,7 +47,7 @@ const sigma2Scale = 2.0
 // final search with the quantized block scales keeps, per block, whichever
 // of the old and new index sets has the smaller error, and the row scale is
 // refitted to the result.
-func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
+func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	cb := iq2ktBook()
 	const ng = blockSize / 8
 	nblock := len(x) / superBlock
@@ -71,8 +71,14 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 				continue
 			}
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
-			dp, scoreP := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
-			dm, scoreM := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
+			dp, scoreP, okP := cb.matchAndScale(amax/scale0, xb, weight, bestIdx[:ng])
+			if !okP {
+				return errNoCodeword
+			}
+			dm, scoreM, okM := cb.matchAndScale(-amax/scale0, xb, weight, bestIdx[ng:])
+			if !okM {
+				return errNoCodeword
+			}
 			idx := bestIdx[:ng]
 			if scoreP > scoreM {
 				allScales[ibl*8+ib] = dp
@@ -88,7 +94,7 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	}
 	if maxScale == 0 {
 		binary.LittleEndian.PutUint32(dst, 0)
-		return
+		return nil
 	}
 
 	d := fitRowScale(x, allWeights, allScales, allIdx, cb, maxScale, sc)
@@ -105,7 +111,7 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	}
 	binary.LittleEndian.PutUint32(dst, math.Float32bits(d))
 	if d == 0 {
-		return
+		return nil
 	}
 
 	var sumqx, sumq2 float32
@@ -116,7 +122,9 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			xb, weight := x[o:o+blockSize], allWeights[o:o+blockSize]
 			ls := float32(tables.KTScaleValues[blk[ib%4]>>(4*(ib/4))&0xf])
 			dl := float32(d * ls)
-			cb.findBestMatch(dl, xb, weight, bestIdx[:ng])
+			if !cb.findBestMatch(dl, xb, weight, bestIdx[:ng]) {
+				return errNoCodeword
+			}
 			prev := allIdx[o/8 : o/8+ng]
 			keepPrevious(cb, dl, xb, weight, prev, bestIdx[:ng])
 			for j := 0; j < ng; j++ {
@@ -128,6 +136,7 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	if sumq2 > 0 {
 		binary.LittleEndian.PutUint32(dst, math.Float32bits(sumqx/sumq2))
 	}
+	return nil
 }
 
 // fitRowScale searches the row scale (19 trials around maxScale/-127) that

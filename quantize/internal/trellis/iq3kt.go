@@ -22,7 +22,7 @@ var iq3ktBook = sync.OnceValue(func() *codebook {
 // Each block tries seven scales around its largest magnitude; the row scale
 // is fitted (19 trials) to the block scales rounded to 0..15; a last search
 // with the rounded scales picks the indices and the row scale is refitted.
-func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
+func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	cb := iq3ktBook()
 	const ng = blockSize / 8
 	const step = 8
@@ -31,7 +31,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	amaxRow := rowAbsMax(x)
 	if amaxRow == 0 {
 		clear(dst)
-		return
+		return nil
 	}
 	allScales, allWeights, qtmp := sc.scales, sc.weights, sc.qtmp
 	setWeights(sigma2Scale, x, imatrix, allWeights)
@@ -58,13 +58,17 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			var best float32
 			found := false
 			for itry := -3; itry <= 3; itry++ {
-				if d, s := cb.matchAndScale(amax/kernel.FMA32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng]); s > best {
+				d, s, ok := cb.matchAndScale(amax/kernel.FMA32(step, float32(itry), scale0), xaux[:], weight, bestIdx[:ng])
+				if !ok {
+					return errNoCodeword
+				}
+				if s > best {
 					best, found, *scale = s, true, d
 					copy(bestIdx[ng:], bestIdx[:ng])
 				}
 			}
 			if !found {
-				kernel.Overflow("trellis: iq3_kt found no solution for a block")
+				return errIQ3KTNoSolution
 			}
 			for ig := 0; ig < ng; ig++ {
 				copy(qtmp[o+8*ig:o+8*ig+8], cb.values[8*int(bestIdx[ng+ig]):])
@@ -134,7 +138,9 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			}
 			ls := float32(blk[ib%4] >> (4 * (ib / 4)) & 0xf)
 			dl := float32(d * ls)
-			cb.findBestMatch(dl, xaux[:], weight, bestIdx[:ng])
+			if !cb.findBestMatch(dl, xaux[:], weight, bestIdx[:ng]) {
+				return errNoCodeword
+			}
 			for j := 0; j < ng; j++ {
 				binary.LittleEndian.PutUint16(ql[2*(ib*ng+j):], uint16(bestIdx[j]))
 				sumqx, sumq2 = accumulateFit(cb, bestIdx[j], ls, xaux[8*j:8*j+8], weight[8*j:8*j+8], sumqx, sumq2)
@@ -144,6 +150,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	if sumq2 > 0 {
 		binary.LittleEndian.PutUint32(dst, math.Float32bits(sumqx/sumq2))
 	}
+	return nil
 }
 
 // blockScaleIQ3 is a block's 4-bit scale for the inverse row scale id:

@@ -25,7 +25,7 @@ var (
 // the largest block scale over -64, the block scales are rounded to it, and
 // a last search with the rounded scales fixes the indices before the row
 // scale is refitted.
-func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
+func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	cb1, cb2 := iq4ktBook(), iq4ktBookAlt()
 	const ng = blockSize / 4
 	const ntry = 2
@@ -36,7 +36,7 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	amaxRow := rowAbsMax(x)
 	if amaxRow == 0 {
 		clear(dst)
-		return
+		return nil
 	}
 
 	var bestIdx [ng]int32
@@ -57,24 +57,44 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			scale0 := maxF(90, float32(124*amax)/amaxRow)
 			for itry := -ntry; itry <= ntry; itry++ {
 				den := kernel.FMA32(8, float32(itry), scale0)
-				if dp, s := cb1.matchAndScale(amax/den, xb, weight, bestIdx[:]); s > best {
+				dp, s, ok := cb1.matchAndScale(amax/den, xb, weight, bestIdx[:])
+				if !ok {
+					return errNoCodeword
+				}
+				if s > best {
 					best, *scale = s, dp
 				}
-				if dm, s := cb1.matchAndScale(-amax/den, xb, weight, bestIdx[:]); s > best {
+				dm, s, ok := cb1.matchAndScale(-amax/den, xb, weight, bestIdx[:])
+				if !ok {
+					return errNoCodeword
+				}
+				if s > best {
 					best, *scale = s, dm
 				}
 			}
-			if d, s := cb2.matchAndScale(*scale, xb, weight, bestIdx[:]); s > best {
+			d, s, ok := cb2.matchAndScale(*scale, xb, weight, bestIdx[:])
+			if !ok {
+				return errNoCodeword
+			}
+			if s > best {
 				*scale = d
 				blk[4*ib] = 1
 			}
 			withOffset := false
 			for itry := -ntry; itry <= ntry; itry++ {
 				den := kernel.FMA32(8, float32(itry), scale0)
-				if dp, s := cb2.matchAndScale(amax/den, xb, weight, bestIdx[:]); s > best {
+				dp, s, ok := cb2.matchAndScale(amax/den, xb, weight, bestIdx[:])
+				if !ok {
+					return errNoCodeword
+				}
+				if s > best {
 					best, *scale, withOffset = s, dp, true
 				}
-				if dm, s := cb2.matchAndScale(-amax/den, xb, weight, bestIdx[:]); s > best {
+				dm, s, ok := cb2.matchAndScale(-amax/den, xb, weight, bestIdx[:])
+				if !ok {
+					return errNoCodeword
+				}
+				if s > best {
 					best, *scale, withOffset = s, dm, true
 				}
 			}
@@ -90,7 +110,7 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	d := -maxScale / 64
 	binary.LittleEndian.PutUint32(dst, math.Float32bits(d))
 	if d == 0 {
-		return
+		return nil
 	}
 	id := 1 / d
 	var sumqx, sumq2 float32
@@ -112,7 +132,9 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 			ls := min(kernel.NearestIntMul(id, allScales[ibl*8+ib]), 63)
 			shb = shb&^0xff | uint32(uint8((ls+64)<<1)|uint8(shb&1))
 			dl := float32(d * float32(ls))
-			cb.findBestMatch(dl, xb, weight, bestIdx[:])
+			if !cb.findBestMatch(dl, xb, weight, bestIdx[:]) {
+				return errNoCodeword
+			}
 			for j := 0; j < ng; j++ {
 				bi := uint32(bestIdx[j])
 				shb |= (bi >> 12) << (8 + 3*j)
@@ -126,4 +148,5 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) {
 	if sumq2 > 0 {
 		binary.LittleEndian.PutUint32(dst, math.Float32bits(sumqx/sumq2))
 	}
+	return nil
 }

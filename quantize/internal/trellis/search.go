@@ -56,27 +56,39 @@ var useFilteredSearch = true
 
 // findBestMatch chooses, for each group of the 32-weight block xb, the
 // codeword nearest (in weighted squared distance) to xb/d and writes its
-// index to bestIdx. A zero d gives index 0 everywhere.
-func (cb *codebook) findBestMatch(d float32, xb, weight []float32, bestIdx []int32) {
-	cb.match(d, xb, weight, bestIdx, nil)
+// index to bestIdx. A zero d gives index 0 everywhere. It reports false
+// where a group has no codeword at a finite distance (the values overflow
+// the scores, where the reference asserts); its caller then returns
+// errNoCodeword.
+func (cb *codebook) findBestMatch(d float32, xb, weight []float32, bestIdx []int32) bool {
+	_, ok := cb.match(d, xb, weight, bestIdx, nil)
+	return ok
 }
 
 // matchAndScale is findBestMatch followed by findBestScale; the assembly
-// search adds up the scale's sums in the same call.
-func (cb *codebook) matchAndScale(d float32, xb, weight []float32, bestIdx []int32) (scale, score float32) {
+// search adds up the scale's sums in the same call. ok is false where
+// findBestMatch's is.
+func (cb *codebook) matchAndScale(d float32, xb, weight []float32, bestIdx []int32) (scale, score float32, ok bool) {
 	var sums [16]float32
-	if cb.match(d, xb, weight, bestIdx, &sums) {
-		return scaleFromSums(hsum8((*[8]float32)(sums[:8])), hsum8((*[8]float32)(sums[8:])))
+	summed, ok := cb.match(d, xb, weight, bestIdx, &sums)
+	if summed {
+		scale, score = scaleFromSums(hsum8((*[8]float32)(sums[:8])), hsum8((*[8]float32)(sums[8:])))
+		return scale, score, true
 	}
-	return cb.findBestScale(xb, weight, bestIdx)
+	if !ok {
+		return 0, 0, false
+	}
+	scale, score = cb.findBestScale(xb, weight, bestIdx)
+	return scale, score, true
 }
 
 // matchAndScale2 is matchAndScale at d1 into idx1 and at d2 into idx2 for
 // scales of the same sign: one pass over the codewords (the filtered
 // searchFiltered8x2AVX512, or searchBlock8x2AVX512 where that one hands the
 // block over) where the AVX-512 block search can run at both and each group
-// falls in the same cluster at both, else two searches.
-func (cb *codebook) matchAndScale2(d1, d2 float32, xb, weight []float32, idx1, idx2 []int32) (scale1, score1, scale2, score2 float32) {
+// falls in the same cluster at both, else two searches. ok is false where
+// either search's is (matchAndScale).
+func (cb *codebook) matchAndScale2(d1, d2 float32, xb, weight []float32, idx1, idx2 []int32) (scale1, score1, scale2, score2 float32, ok bool) {
 	if useAVX2 && useBlockSearch && useBlockAVX512 && useFusedSearch && cb.group == 8 && cb.spans != nil && d1 != 0 && d2 != 0 {
 		if p := cb.pairs(); p.spans != nil {
 			var sums1, sums2 [16]float32
@@ -94,27 +106,31 @@ func (cb *codebook) matchAndScale2(d1, d2 float32, xb, weight []float32, idx1, i
 			if rc == 0 {
 				scale1, score1 = scaleFromSums(hsum8((*[8]float32)(sums1[:8])), hsum8((*[8]float32)(sums1[8:])))
 				scale2, score2 = scaleFromSums(hsum8((*[8]float32)(sums2[:8])), hsum8((*[8]float32)(sums2[8:])))
-				return scale1, score1, scale2, score2
+				return scale1, score1, scale2, score2, true
 			}
 		}
 	}
-	scale1, score1 = cb.matchAndScale(d1, xb, weight, idx1)
-	scale2, score2 = cb.matchAndScale(d2, xb, weight, idx2)
-	return scale1, score1, scale2, score2
+	if scale1, score1, ok = cb.matchAndScale(d1, xb, weight, idx1); !ok {
+		return 0, 0, 0, 0, false
+	}
+	if scale2, score2, ok = cb.matchAndScale(d2, xb, weight, idx2); !ok {
+		return 0, 0, 0, 0, false
+	}
+	return scale1, score1, scale2, score2, true
 }
 
-// match is findBestMatch. When it runs the block search in assembly and
-// sums is not nil, it also stores there the lanes of scaleSumsAVX2 for the
-// chosen codewords and reports true.
-func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) bool {
+// match is findBestMatch, whose result it reports as ok. When it runs the
+// block search in assembly and sums is not nil, it also stores there the
+// lanes of scaleSumsAVX2 for the chosen codewords and reports summed.
+func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums *[16]float32) (summed, ok bool) {
 	ng := blockSize / cb.group
 	if d == 0 {
 		clear(bestIdx[:ng])
-		return false
+		return false, true
 	}
 	id := 1 / d
 	if useAVX2 && useBlockSearch && cb.spans != nil && cb.searchBlock(id, xb, weight, bestIdx, sums) {
-		return sums != nil
+		return sums != nil, true
 	}
 	if cb.group == 8 {
 		for l := 0; l < ng; l++ {
@@ -122,18 +138,22 @@ func (cb *codebook) match(d float32, xb, weight []float32, bestIdx []int32, sums
 			for k := range vx {
 				vx[k] = float32(id * xb[8*l+k])
 			}
-			bestIdx[l] = cb.nearest8(cb.clusterOf(vx[:]), &vx, (*[8]float32)(weight[8*l:8*l+8]))
+			if bestIdx[l], ok = cb.nearest8(cb.clusterOf(vx[:]), &vx, (*[8]float32)(weight[8*l:8*l+8])); !ok {
+				return false, false
+			}
 		}
-		return false
+		return false, true
 	}
 	for l := 0; l < ng; l++ {
 		var vx [4]float32
 		for k := range vx {
 			vx[k] = float32(id * xb[4*l+k])
 		}
-		bestIdx[l] = cb.nearest4(cb.clusterOf(vx[:]), &vx, (*[4]float32)(weight[4*l:4*l+4]))
+		if bestIdx[l], ok = cb.nearest4(cb.clusterOf(vx[:]), &vx, (*[4]float32)(weight[4*l:4*l+4])); !ok {
+			return false, false
+		}
 	}
-	return false
+	return false, true
 }
 
 // searchBlock runs the whole of findBestMatch's search (and, with sums not
@@ -190,10 +210,10 @@ func (cb *codebook) searchBlock(id float32, xb, weight []float32, bestIdx []int3
 
 // nearest8 returns the index of the codeword of cluster c (of all codewords
 // if c is empty) nearest to vx in distance weighted by w, using the AVX2
-// search where the CPU has it. The reference stops with an assertion when
-// no score is below infinity; so does this.
-func (cb *codebook) nearest8(c int, vx, w *[8]float32) int32 {
-	var j int32
+// search where the CPU has it. ok is false where no score is below infinity
+// (the values overflow the scores), where the reference stops with an
+// assertion.
+func (cb *codebook) nearest8(c int, vx, w *[8]float32) (j int32, ok bool) {
 	if useAVX2 {
 		lanes := cb.lanes[c]
 		if len(lanes) == 0 {
@@ -211,16 +231,12 @@ func (cb *codebook) nearest8(c int, vx, w *[8]float32) int32 {
 		}
 		_, j = nearest8Go(fl.values, fl.ids, vx, w)
 	}
-	if j < 0 {
-		kernel.Overflow("trellis: codebook search found no codeword")
-	}
-	return j
+	return j, j >= 0
 }
 
 // nearest4 is nearest8 for groups of 4, where the reference requires the
 // cluster to have codewords.
-func (cb *codebook) nearest4(c int, vx, w *[4]float32) int32 {
-	var j int32
+func (cb *codebook) nearest4(c int, vx, w *[4]float32) (j int32, ok bool) {
 	if len(cb.inCluster[c]) == 0 {
 		panic("trellis: empty codebook cluster")
 	}
@@ -234,10 +250,7 @@ func (cb *codebook) nearest4(c int, vx, w *[4]float32) int32 {
 		fl := cb.portableLanes()[c]
 		_, j = nearest4Go(fl.values, fl.ids, vx, w)
 	}
-	if j < 0 {
-		kernel.Overflow("trellis: codebook search found no codeword")
-	}
-	return j
+	return j, j >= 0
 }
 
 // reduceLanes picks the winner of the eight lanes' bests as the reference

@@ -124,9 +124,9 @@ func TestNearest(t *testing.T) {
 			}
 			var gotAsm int32
 			if g == 8 {
-				gotAsm = cb.nearest8(0, (*[8]float32)(vx), (*[8]float32)(w))
+				gotAsm, _ = cb.nearest8(0, (*[8]float32)(vx), (*[8]float32)(w))
 			} else {
-				gotAsm = cb.nearest4(0, (*[4]float32)(vx), (*[4]float32)(w))
+				gotAsm, _ = cb.nearest4(0, (*[4]float32)(vx), (*[4]float32)(w))
 			}
 			if int(gotAsm) != want {
 				t.Fatalf("group %d trial %d: assembly search %d, reference %d", g, trial, gotAsm, want)
@@ -373,21 +373,22 @@ func TestSearchBlock(t *testing.T) {
 			}
 			wantIdx := make([]int32, ng)
 			useBlockSearch = false
-			cb.findBestMatch(d, xb, w, wantIdx)
+			if !cb.findBestMatch(d, xb, w, wantIdx) {
+				t.Fatalf("%s trial %d (kind %d): per-group search found no codeword", tc.name, trial, kind)
+			}
 			wantScale, wantScore := cb.findBestScale(xb, w, wantIdx)
 			useBlockSearch = true
 			for _, level := range asmLevels[1:] {
 				setAsmLevel(level)
 				gotIdx := make([]int32, ng)
-				gotScale, gotScore := cb.matchAndScale(d, xb, w, gotIdx)
-				if !slices.Equal(gotIdx, wantIdx) {
+				gotScale, gotScore, ok := cb.matchAndScale(d, xb, w, gotIdx)
+				if !ok || !slices.Equal(gotIdx, wantIdx) {
 					t.Fatalf("%s trial %d (kind %d) level %d: block search %v, per-group search %v", tc.name, trial, kind, level, gotIdx, wantIdx)
 				}
 				if math.Float32bits(gotScale) != math.Float32bits(wantScale) || math.Float32bits(gotScore) != math.Float32bits(wantScore) {
 					t.Fatalf("%s trial %d (kind %d) level %d: block search scale %v score %v, per-group %v %v", tc.name, trial, kind, level, gotScale, gotScore, wantScale, wantScore)
 				}
-				cb.findBestMatch(d, xb, w, gotIdx)
-				if !slices.Equal(gotIdx, wantIdx) {
+				if !cb.findBestMatch(d, xb, w, gotIdx) || !slices.Equal(gotIdx, wantIdx) {
 					t.Fatalf("%s trial %d (kind %d) level %d: findBestMatch %v, per-group search %v", tc.name, trial, kind, level, gotIdx, wantIdx)
 				}
 			}
@@ -449,12 +450,15 @@ func TestMatchAndScale2(t *testing.T) {
 			}
 			var want1, want2, got1, got2 [blockSize / 8]int32
 			setAsmLevel(4)
-			ws1, we1 := cb.matchAndScale(d1, xb, w, want1[:])
-			ws2, we2 := cb.matchAndScale(d2, xb, w, want2[:])
+			ws1, we1, ok1 := cb.matchAndScale(d1, xb, w, want1[:])
+			ws2, we2, ok2 := cb.matchAndScale(d2, xb, w, want2[:])
+			if !ok1 || !ok2 {
+				t.Fatalf("%s trial %d (d %v, %v): no codeword", tc.name, trial, d1, d2)
+			}
 			for _, level := range []int{5, 6} {
 				setAsmLevel(level)
-				gs1, ge1, gs2, ge2 := cb.matchAndScale2(d1, d2, xb, w, got1[:], got2[:])
-				if got1 != want1 || got2 != want2 || math.Float32bits(gs1) != math.Float32bits(ws1) || math.Float32bits(ge1) != math.Float32bits(we1) ||
+				gs1, ge1, gs2, ge2, ok := cb.matchAndScale2(d1, d2, xb, w, got1[:], got2[:])
+				if !ok || got1 != want1 || got2 != want2 || math.Float32bits(gs1) != math.Float32bits(ws1) || math.Float32bits(ge1) != math.Float32bits(we1) ||
 					math.Float32bits(gs2) != math.Float32bits(ws2) || math.Float32bits(ge2) != math.Float32bits(we2) {
 					t.Fatalf("%s trial %d level %d (d %v, %v): one pass %v %v (scales %v %v, scores %v %v), two searches %v %v (%v %v, %v %v)",
 						tc.name, trial, level, d1, d2, got1, got2, gs1, gs2, ge1, ge2, want1, want2, ws1, ws2, we1, we2)

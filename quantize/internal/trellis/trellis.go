@@ -22,7 +22,17 @@ func Kernels(kernel.Options) kernel.Set {
 	}
 }
 
-type rowFunc func(dst []byte, x, imatrix []float32, sc *rowScratch)
+// rowFunc quantizes one row. It returns an error (a *kernel.OverflowError)
+// where the values overflow its float32 searches, which stops the kernel
+// call.
+type rowFunc func(dst []byte, x, imatrix []float32, sc *rowScratch) error
+
+// The errors the row quantizers return where the values are so large that a
+// float32 search overflows (see kernel.OverflowError).
+var (
+	errNoCodeword      = &kernel.OverflowError{Cause: "trellis: codebook search found no codeword"}
+	errIQ3KTNoSolution = &kernel.OverflowError{Cause: "trellis: iq3_kt found no solution for a block"}
+)
 
 // rowKernel runs a one-row quantizer over all rows, one after the other.
 // Rows are independent, but the pipeline already runs one kernel call per
@@ -39,7 +49,9 @@ func rowKernel(t formats.Type, group int, row rowFunc) kernel.Func {
 		}
 		sc := newRowScratch(ne0, group)
 		for i := 0; i < nrows; i++ {
-			row(dst[i*int(rs):(i+1)*int(rs)], src[i*ne0:(i+1)*ne0], imatrix, sc)
+			if err := row(dst[i*int(rs):(i+1)*int(rs)], src[i*ne0:(i+1)*ne0], imatrix, sc); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
