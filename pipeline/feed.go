@@ -7,6 +7,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 )
 
@@ -89,7 +90,8 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 	if !t.Convert {
 		size := f.in.Tensors[t.Source].Size
 		f.hash.Reset()
-		_, alive, err := f.copyBytes(oi, ti, global, f.in.TensorReader(t.Source), size, func(last *piece) bool {
+		unit := formats.CheckUnit(f.in.Tensors[t.Source].Type)
+		_, alive, err := f.copyBytes(oi, ti, global, f.in.TensorReader(t.Source), size, unit, func(last *piece) bool {
 			last.inSum = f.hash.Sum64()
 			last.outSum = last.inSum
 			last.inBytes = size
@@ -191,7 +193,7 @@ func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint6
 		return false, true
 	}
 	f.hash.Reset()
-	ok, alive, err := f.copyBytes(oi, ti, global, r, size, func(last *piece) bool {
+	ok, alive, err := f.copyBytes(oi, ti, global, r, size, 0, func(last *piece) bool {
 		if f.hash.Sum64() != c.output {
 			f.note("--reuse: %s in %s is not the tensor its sidecar recorded (changed since): quantized instead", t.Name, c.file)
 			return false
@@ -212,12 +214,17 @@ func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint6
 }
 
 // copyBytes sends the size bytes of r as byte pieces of tensor ti,
-// hashing them into f.hash. The last piece is held back until finish,
+// hashing them into f.hash; with a unit (formats.CheckUnit of an input
+// tensor) the pieces are whole units, which the workers check as the
+// reference's loader does. The last piece is held back until finish,
 // called after every byte is read, accepts it (and fills it in); if it
 // does not, or reading fails (err), the pieces sent are rewound and ok is
 // false. alive is false when the run is stopping.
-func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, finish func(last *piece) bool) (ok, alive bool, err error) {
+func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, unit int, finish func(last *piece) bool) (ok, alive bool, err error) {
 	chunk := f.chunkBytes()
+	if unit > 0 {
+		chunk = max(chunk-chunk%int64(unit), int64(unit))
+	}
 	var held *piece
 	sent := false
 	drop := func(err error) (bool, bool, error) {
@@ -231,7 +238,7 @@ func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, finish
 	}
 	for off := int64(0); off < size || off == 0; off += chunk {
 		n := min(chunk, size-off)
-		p := &piece{kind: pieceBytes, out: oi, tensor: ti, global: global}
+		p := &piece{kind: pieceBytes, out: oi, tensor: ti, global: global, check: unit > 0, off: off}
 		if p.buf = f.slot(need{raw: int(n)}); p.buf == nil {
 			if held != nil {
 				f.mem.release(held.buf)

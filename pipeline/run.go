@@ -185,6 +185,11 @@ type piece struct {
 	inSum   uint64 // on the last piece: xxhash64 of the input tensor's bytes
 	outSum  uint64 // on the last byte piece: xxhash64 of the bytes written (the feeder hashed them)
 	inBytes int64
+	// check: a byte piece copied from the input, whose values (or block
+	// scales) are checked as the reference's loader checks them, from its
+	// byte offset off in the tensor (see checkStored).
+	check bool
+	off   int64
 
 	buf      *buffers // borrowed from the pool for the piece's lifetime
 	src      []float32
@@ -423,6 +428,13 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					mem.release(p.buf)
 					close(p.call.done)
 					continue
+				}
+				if p.err == nil && p.kind == pieceBytes && p.check {
+					t := outs[p.out].Tensors[p.tensor]
+					if err := checkStored(in.Tensors[t.Source].TensorInfo, p.off, p.dst); err != nil {
+						src := in.Shards[in.Tensors[t.Source].Shard].Path
+						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
+					}
 				}
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
@@ -1032,7 +1044,67 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 		}
 		return fmt.Errorf("reading rows %d..%d of matrix %d from %s: %w", p.row, p.row+p.rows, p.matrix, path, err)
 	}
-	return nil
+	return checkStored(src.TensorInfo, off, raw)
+}
+
+// ErrInvalidData: an input tensor holds an infinity or a NaN, as a value or
+// as a block scale of the older quantized types, which the reference's
+// loader refuses whether the tensor is converted or copied ("tensor has
+// invalid data", formats.FirstInvalid).
+var ErrInvalidData = errors.New("pipeline: input tensor holds invalid data")
+
+// invalidError locates an ErrInvalidData in the tensor; a value's unwraps
+// to a *quantize.RowError too, as the kernels' check of what they are given
+// (Row counts the rows of the tensor).
+type invalidError struct {
+	msg string
+	row *quantize.RowError
+}
+
+func (e *invalidError) Error() string { return e.msg }
+func (e *invalidError) Unwrap() []error {
+	if e.row == nil {
+		return []error{ErrInvalidData}
+	}
+	return []error{ErrInvalidData, e.row}
+}
+
+// checkStored checks data, the bytes of tensor src from byte off on (whole
+// units of formats.CheckUnit), as the reference's loader does, and names
+// the first value or block it refuses by row, as the kernels' errors do.
+func checkStored(src gguf.TensorInfo, off int64, data []byte) error {
+	unit := formats.CheckUnit(src.Type)
+	if unit == 0 {
+		return nil
+	}
+	i, what := formats.FirstInvalid(src.Type, data)
+	if i < 0 {
+		return nil
+	}
+	ne0, rows, _ := gguf.Dims(src.Shape)
+	rowSize, err := src.Type.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	at := off + int64(i)*int64(unit)
+	group := int64(src.Type.Interleave())
+	row := at / (rowSize * group) * group // the first of an interleaved group
+	within := at % (rowSize * group)
+	if !src.Type.IsQuantized() {
+		v := make([]float32, 1)
+		if err := formats.DequantizeRows(src.Type, 1, data[i*unit:(i+1)*unit], v); err != nil {
+			return err
+		}
+		col := within / int64(unit)
+		return &invalidError{msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is not finite",
+			row, row/rows, row%rows, col, v[0]), row: &quantize.RowError{Row: int(row), Column: int(col), Value: v[0]}}
+	}
+	if group > 1 {
+		return &invalidError{msg: fmt.Sprintf("rows %d..%d (matrix %d, rows %d..%d) block %d: a block scale is %s, which llama-quantize refuses (invalid data)",
+			row, row+group-1, row/rows, row%rows, row%rows+group-1, within/int64(unit), what)}
+	}
+	return &invalidError{msg: fmt.Sprintf("row %d (matrix %d, row %d) block %d: its scale is %s, which llama-quantize refuses (invalid data)",
+		row, row/rows, row%rows, within/int64(unit), what)}
 }
 
 // decodePiece converts the piece's raw input rows to float32.

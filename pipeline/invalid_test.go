@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+)
+
+// The reference's loader checks every tensor it reads, converted or copied
+// (formats.FirstInvalid): a NaN or an infinity in a tensor gquant copies,
+// or converts between float types, stopped nothing, and the file was
+// written with it. Now the run stops naming the tensor, row and column or
+// block, and leaves no output; what the reference does not check (the ik
+// types) is copied as it is.
+func TestRunChecksCopiedTensors(t *testing.T) {
+	const ne0, rows = 256, 24
+	type patch struct {
+		off  int64 // byte in the tensor
+		data []byte
+	}
+	for _, tc := range []struct {
+		name    string
+		typ     formats.Type // input type
+		out     formats.Type // output type; the same: copied
+		patch   patch
+		message string // "" for a run that succeeds
+	}{
+		{"f32 NaN copied", formats.F32, formats.F32, patch{4 * (5*ne0 + 7), []byte{0, 0, 0xc0, 0x7f}}, "row 5 (matrix 0, row 5) column 7: value NaN is not finite"},
+		{"f32 -Inf copied", formats.F32, formats.F32, patch{4 * (23*ne0 + 255), []byte{0, 0, 0x80, 0xff}}, "row 23 (matrix 0, row 23) column 255: value -Inf is not finite"},
+		{"bf16 NaN copied", formats.BF16, formats.BF16, patch{2 * (9*ne0 + 100), []byte{0xc0, 0x7f}}, "row 9 (matrix 0, row 9) column 100: value NaN is not finite"},
+		{"f16 Inf to f32", formats.F16, formats.F32, patch{2 * (2*ne0 + 1), []byte{0x00, 0x7c}}, "row 2 (matrix 0, row 2) column 1: value +Inf is not finite"},
+		{"q8_0 NaN scale copied", formats.Q8_0, formats.Q8_0, patch{34 * (3*8 + 2), []byte{0x00, 0x7e}}, "row 3 (matrix 0, row 3) block 2: its scale is NaN"},
+		{"q4_K infinite dmin copied", formats.Q4_K, formats.Q4_K, patch{144*17 + 2, []byte{0x00, 0x7c}}, "row 17 (matrix 0, row 17) block 0: its scale is infinity"},
+		{"f32 largest finite copied", formats.F32, formats.F32, patch{0, []byte{0xff, 0xff, 0x7f, 0x7f}}, ""},
+		{"iq4_ks bytes not checked", formats.IQ4_KS, formats.IQ4_KS, patch{4, []byte{0x00, 0x7c, 0xff, 0xff}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.gguf")
+			info := gguf.TensorInfo{Name: "blk.0.attn_norm.weight", Shape: []int64{ne0, rows}, Type: tc.typ}
+			size, err := tc.typ.TensorSize(info.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := make([]byte, size) // zeros: finite values, zero scales
+			copy(data[tc.patch.off:], tc.patch.data)
+			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(data); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			m, err := gguf.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			out := filepath.Join(dir, "out.gguf")
+			tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: tc.out, Convert: tc.out != tc.typ}
+			// Small pieces: the bad unit is in a later one.
+			err = Run(context.Background(), m, []Output{{Path: out, Tensors: []Tensor{tensor}}}, Options{Threads: 2, PieceWeights: 64, Memory: 1})
+			if tc.message == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidData) || !strings.Contains(err.Error(), tc.message) || !strings.Contains(err.Error(), "tensor blk.0.attn_norm.weight") {
+				t.Fatalf("error %v, want %q", err, tc.message)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the output was written")
+			}
+		})
+	}
+}
