@@ -127,3 +127,23 @@ func TestFirstInvalidScales(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFirstInvalid: the check runs on every byte a run copies, on the
+// workers; it must stay far above disk speed.
+func BenchmarkFirstInvalid(b *testing.B) {
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = byte(i * 7 % 61)
+	}
+	for _, typ := range []Type{BF16, F16, F32, Q8_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			n := len(data) / CheckUnit(typ) * CheckUnit(typ)
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if i, _ := FirstInvalid(typ, data[:n]); i >= 0 {
+					b.Fatal(i)
+				}
+			}
+		})
+	}
+}
