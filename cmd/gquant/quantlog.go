@@ -10,6 +10,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
@@ -52,7 +53,14 @@ type runLog struct {
 	number             []int // each plan tensor's number in its line, when not i+1
 	announced          int   // outputs before this one had their skip line
 	extraPrinted       bool  // the --extra-output-tensor lines are out
+	clustered          bool  // iq4ktClusterLines are out
 }
+
+// iq4ktClusterLines are what the reference prints on stdout when it first
+// quantizes iq4_kt in a process: building that type's codebook, one of its
+// 625 clusters of grid points stays empty (cluster_points), always the same.
+const iq4ktClusterLines = "cluster_points: Oops. Cluster 4 has no points:  0 1 0 0\n" +
+	"cluster_points: 1 out of 625 clusters dir not have any points\n"
 
 func newRunLog(stderr, refOut io.Writer, in *gguf.Model, plan *pipeline.Plan, hasImatrix bool) *runLog {
 	l := &runLog{stderr: stderr, refOut: refOut, in: in, plan: plan, hasImatrix: hasImatrix, fallbacks: map[int]*pipeline.Fallback{}}
@@ -217,6 +225,10 @@ func (l *runLog) event(ev pipeline.Event) {
 		return
 	}
 	l.announceKept(l.plan.Tensors[i].Output)
+	if t := l.plan.Tensors[i]; t.Quantize && t.Type == formats.IQ4_KT && !l.clustered {
+		fmt.Fprint(l.refOut, iq4ktClusterLines)
+		l.clustered = true
+	}
 	if note := embeddingsNote(l.plan.Tensors[i].Fallbacks); note != "" {
 		fmt.Fprint(l.refOut, note)
 	}

@@ -217,3 +217,29 @@ func TestRunLogFailedLine(t *testing.T) {
 		}
 	}
 }
+
+// The reference prints two lines on stdout when it first quantizes iq4_kt
+// (building the codebook, one cluster stays empty); gquant prints them
+// there too, once, and not for other types.
+func TestRunLogIQ4KTClusterLines(t *testing.T) {
+	in := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		rule  string
+		lines int
+	}{
+		{`blk\.0\.attn_(q_a|kv_a_mqa)\.weight=iq4_kt`, 1},
+		{`blk\.0\.attn_q_a\.weight=iq4_ks`, 0},
+	} {
+		code, stdout, stderr := runStreams("quantize", "--force", "--custom-q", tc.rule, in, filepath.Join(dir, "o.gguf"), "Q8_0")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tc.rule, code, stderr)
+		}
+		if n := strings.Count(stdout, iq4ktClusterLines); n != tc.lines || strings.Count(stdout, "cluster_points") != 2*tc.lines {
+			t.Errorf("%s: %d times\n%s", tc.rule, n, stdout)
+		}
+		if tc.lines > 0 && !strings.Contains(stdout, "prepare_imatrix") && !strings.Contains(stdout, "Adding custom rule") {
+			t.Errorf("%s: stdout lacks the lines before:\n%s", tc.rule, stdout)
+		}
+	}
+}
