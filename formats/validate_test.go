@@ -21,7 +21,7 @@ func TestFirstInvalidFloats(t *testing.T) {
 		{F32, 4, []uint64{0x7f7fffff, 0xff7fffff, 0x80000000, 0x00000001, 0x3f800000}, []uint64{0x7f800000, 0xff800000}, []uint64{0x7fc00000, 0xff800001, 0x7f800001}},
 		{F16, 2, []uint64{0x7bff, 0xfbff, 0x8000, 0x0001, 0x3c00}, []uint64{0x7c00, 0xfc00}, []uint64{0x7e00, 0xfc01, 0x7c01}},
 		{BF16, 2, []uint64{0x7f7f, 0xff7f, 0x8000, 0x0001, 0x3f80}, []uint64{0x7f80, 0xff80}, []uint64{0x7fc0, 0xff81, 0x7f81}},
-		{F64, 8, []uint64{math.Float64bits(math.MaxFloat64), math.Float64bits(-0.0)}, []uint64{math.Float64bits(math.Inf(-1))}, []uint64{math.Float64bits(math.NaN())}},
+		{F64, 8, []uint64{math.Float64bits(math.MaxFloat64), math.Float64bits(math.Copysign(0, -1))}, []uint64{math.Float64bits(math.Inf(-1))}, []uint64{math.Float64bits(math.NaN())}},
 	} {
 		put := func(b []byte, i int, v uint64) {
 			for k := range tc.size {
