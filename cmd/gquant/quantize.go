@@ -220,6 +220,16 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
+// needsImatrixBanner is what llama-quantize prints, on stderr, when it
+// refuses a file type without an importance matrix (gquant's error and
+// advice follow it).
+const needsImatrixBanner = "\n" + banner + "\n" +
+	"Please do not use IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS or Q2_K_S quantization without an importance matrix\n" +
+	banner + "\n\n\n"
+
+// banner is the reference's rule of '=' around needsImatrixBanner.
+const banner = "=========================================================================================================="
+
 // exitCode is the package's exitCode, with a usage error followed by the
 // usage line and the pointer to --help.
 func (q *quantizeFlags) exitCode(program string, err error, stderr io.Writer) int {
@@ -430,6 +440,8 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 		if hasImatrix || q.ignoreImatrixRules || !ft.RequiresImatrix() {
 			startLine(stderr, input, output, recipes.FileTypeArgName(ftArg), threads)
 			q.announced = true
+		} else {
+			fmt.Fprint(stderr, needsImatrixBanner)
 		}
 	}
 

@@ -215,6 +215,13 @@ func TestRunLogFailedLine(t *testing.T) {
 		if code == 0 || strings.Contains(stderr, want) != tc.line {
 			t.Errorf("%q: exit %d, stderr:\n%s", tc.args, code, stderr)
 		}
+		// The reference's banner for a file type refused without an
+		// importance matrix, as it prints it (its stderr, captured).
+		if tc.args[len(tc.args)-1] == "IQ2_XS" && !strings.HasPrefix(stderr, "\n"+strings.Repeat("=", 106)+
+			"\nPlease do not use IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS or Q2_K_S quantization without an importance matrix\n"+
+			strings.Repeat("=", 106)+"\n\n\ngquant quantize: ") {
+			t.Errorf("IQ2_XS without an importance matrix: stderr\n%s", stderr)
+		}
 	}
 }
 
