@@ -428,12 +428,12 @@ func iq1mSearched(xb []float32) bool {
 // iq1mR4HalfSquares are the sums of squares of the two halves of a 32-value
 // block of quantize_iq1_m_r4 (a half is searched when its sum exceeds
 // 1e-14, the block when theirs reaches it). GCC fuses these sums in its
-// clone for a nil importance matrix but not in the general function.
-func iq1mR4HalfSquares(xb []float32, hasImatrix bool) (lo, hi float32) {
-	if hasImatrix {
-		return sumSquaresUnfused(xb[:16]), sumSquaresUnfused(xb[16:32])
-	}
-	return sumSquares(xb[:16]), sumSquares(xb[16:32])
+// clone for a nil importance matrix (quantize_row_iq1_m_r4) but not in the
+// general function, which ggml_quantize_chunk calls with or without
+// importance data (checked in the golden build's object code, and on the
+// float32 rows of ../../testdata/f32rows, where the two differ).
+func iq1mR4HalfSquares(xb []float32) (lo, hi float32) {
+	return sumSquaresUnfused(xb[:16]), sumSquaresUnfused(xb[16:32])
 }
 
 // iq1mKernel is quantize_iq1_m. The reference keeps the shift of each
@@ -563,11 +563,11 @@ func iq1sR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 			blk := y[24*ibl : 24*ibl+24]
 			for k := 0; k < 4; k++ {
 				xb := src[(r+k)*ne0+bs*ibl : (r+k)*ne0+bs*ibl+bs]
-				// As in iq1_m_r4: fused only in GCC's clone for a nil imatrix.
-				sumx2 := sumSquares(xb)
-				if imatrix != nil {
-					sumx2 = sumSquaresUnfused(xb)
-				}
+				// Not fused, with or without importance data: GCC's clone
+				// for a nil imatrix (quantize_row_iq1_s_r4) fuses it, but
+				// ggml_quantize_chunk calls the general function, which
+				// does not (as iq1_m_r4).
+				sumx2 := sumSquaresUnfused(xb)
 				if sumx2 < 1e-14 {
 					// All zero: grid entry 1029 is the all-zero point.
 					const ind = 1029
@@ -659,7 +659,7 @@ func iq1mR4Kernel(dst []byte, src []float32, nrows, ne0 int, imatrix []float32) 
 			qs, qh := blk[0:16], blk[16:24]
 			for k := 0; k < 4; k++ {
 				xb := src[(r+k)*ne0+bs*ibl : (r+k)*ne0+bs*ibl+bs]
-				sumx2l, sumx2h := iq1mR4HalfSquares(xb, imatrix != nil)
+				sumx2l, sumx2h := iq1mR4HalfSquares(xb)
 				sumx2 := sumx2l + sumx2h
 				if sumx2 < 1e-14 {
 					const ind = 1029

@@ -188,14 +188,6 @@ func blockWeights(weight, xb, qw []float32, sigma2 float32, noImatrix func(x flo
 	}
 }
 
-func sumSquares(x []float32) float32 {
-	var s float32
-	for _, v := range x {
-		s = kernel.FMA32(v, v, s)
-	}
-	return s
-}
-
 // quantizeIQ3XXSRow is quantize_row_iq3_xxs_impl with the 256-point grid. It
 // returns errNoNeighbour where the values overflow its searches.
 func quantizeIQ3XXSRow(dst []byte, x, imatrix []float32) error {

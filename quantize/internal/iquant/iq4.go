@@ -66,15 +66,10 @@ type iq4Scratch struct {
 func quantizeIQ4NLImpl(s *iq4Scratch, sbs int, x []float32, dh, q4 []byte, scalesH *uint16, scalesL []byte, qw []float32) {
 	const ntry = 7
 	const bs = 32
-	var sigma2 float32
-	for _, v := range x[:sbs] {
-		r, tie := fmaBits(v, v, sigma2)
-		if tie {
-			sigma2 = kernel.FMA32(v, v, sigma2)
-		} else {
-			sigma2 = float32(r)
-		}
-	}
+	// GCC computes the products x*x as vectors (vmulps, rounded) and adds
+	// them in index order (vaddss): the sum is not fused. With bf16 or f16
+	// values x*x is exact and fused and unfused agree.
+	sigma2 := sumSquaresUnfused(x[:sbs])
 	sigma2 *= 2 / float32(sbs)
 
 	clear(q4[:sbs/2])

@@ -52,7 +52,7 @@ func (l *Lead) Walk(rows []float32, ne0 int, imatrix []float32) (sets, done bool
 		for k := 0; k < 4; k++ {
 			for ibl := 0; ibl < ne0/bs; ibl++ {
 				// iq1mR4Kernel's tests, with its sums.
-				lo, hi := iq1mR4HalfSquares(rows[k*ne0+bs*ibl:k*ne0+bs*ibl+bs], imatrix != nil)
+				lo, hi := iq1mR4HalfSquares(rows[k*ne0+bs*ibl : k*ne0+bs*ibl+bs])
 				if lo+hi < 1e-14 {
 					continue
 				}

@@ -908,7 +908,11 @@ func (s Search) MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, 
 		// result feeds both sums, so neither sum is fused: (w*x)*x is
 		// rounded before it is added (w*x itself is exact). This shows
 		// where the fit is exact (blocks of two values) and the squared
-		// errors compared are rounding noise.
+		// errors compared are rounding noise. This is the golden (Zen 4
+		// flags) build's code; GCC 12.2 with -march=native on an Intel
+		// Xeon with AVX-512 fuses sum_x2 (vfmadd231sd) and writes other
+		// bytes for some such blocks of float32 inputs with full mantissas
+		// (q2_K with an importance matrix on ../../testdata/f32rows).
 		wx := w * float64(v)
 		sumX += wx
 		sumX2 += float64(wx * float64(v))

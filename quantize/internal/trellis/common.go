@@ -69,12 +69,17 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 	for ibl := 0; ibl < len(x)/superBlock; ibl++ {
 		xbl := x[ibl*superBlock : (ibl+1)*superBlock]
 		wbl := w[ibl*superBlock : (ibl+1)*superBlock]
+		// The reference's set_weights (one out-of-line clone that every
+		// trellis type calls) computes the products x*x as vectors
+		// (vmulps, rounded) and adds them in index order (vaddss): this
+		// sum is not fused, unlike the block sums below. With bf16 or f16
+		// values x*x is exact and fused and unfused agree.
 		var sumx2 float32
 		if useAVX2 {
 			sumx2 = sumSquaresAVX2(&xbl[0], len(xbl))
 		} else {
 			for _, v := range xbl {
-				sumx2 = kernel.FMA32(v, v, sumx2)
+				sumx2 += float32(v * v)
 			}
 		}
 		if sumx2 < eps2*superBlock {

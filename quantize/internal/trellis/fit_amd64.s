@@ -118,19 +118,21 @@ DATA weightsAbs<>+0(SB)/4, $0x7fffffff
 GLOBL weightsAbs<>(SB), RODATA|NOPTR, $4
 
 // func sumSquaresAVX2(x *float32, n int) float32
-// Σ x² in index order, each step one fused multiply-add (fma32(v, v, s)),
-// for n > 0.
+// Σ x² in index order, each product rounded before it is added (not fused,
+// as the reference's set_weights), for n > 0. The adds are one dependent
+// chain, as the fused multiply-adds were; the products are off it.
 TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-20
 	MOVQ   x+0(FP), SI
 	MOVQ   n+8(FP), CX
 	VXORPS X0, X0, X0
 
 sqloop:
-	VMOVSS      (SI), X1
-	VFMADD231SS X1, X1, X0
-	ADDQ        $4, SI
-	DECQ        CX
-	JNZ         sqloop
+	VMOVSS (SI), X1
+	VMULSS X1, X1, X1
+	VADDSS X1, X0, X0
+	ADDQ   $4, SI
+	DECQ   CX
+	JNZ    sqloop
 
 	VMOVSS X0, ret+16(FP)
 	RET

@@ -149,8 +149,8 @@ func searchBlock8x2AVX512(lanes *byte, spans *uint32, mid *[8]float32, id1, id2 
 //go:noescape
 func searchFiltered8x2AVX512(pairs *byte, ids, spans *uint32, lanes *byte, lspans *uint32, mid *[8]float32, id1, id2 float32, x, w *[32]float32, idx1, idx2 *[4]int32, values *float32, sums1, sums2 *[16]float32) int
 
-// sumSquaresAVX2 is setWeights' Σx² over x[:n], n > 0, in index order with
-// fused multiply-adds.
+// sumSquaresAVX2 is setWeights' Σx² over x[:n], n > 0, in index order,
+// each product rounded before it is added.
 //
 //go:noescape
 func sumSquaresAVX2(x *float32, n int) float32
