@@ -223,12 +223,12 @@ func isDigits(s string) bool {
 // needsImatrixBanner is what llama-quantize prints, on stderr, when it
 // refuses a file type without an importance matrix (gquant's error and
 // advice follow it).
-const needsImatrixBanner = "\n" + banner + "\n" +
+const needsImatrixBanner = "\n" + imatrixBannerRule + "\n" +
 	"Please do not use IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS or Q2_K_S quantization without an importance matrix\n" +
-	banner + "\n\n\n"
+	imatrixBannerRule + "\n\n\n"
 
-// banner is the reference's rule of '=' around needsImatrixBanner.
-const banner = "=========================================================================================================="
+// imatrixBannerRule is the reference's rule of '=' around needsImatrixBanner.
+const imatrixBannerRule = "=========================================================================================================="
 
 // exitCode is the package's exitCode, with a usage error followed by the
 // usage line and the pointer to --help.
