@@ -37,6 +37,13 @@ var warningKinds = []struct{ phrase, kind string }{
 	{"shard set of another size", "other-shards"},
 	{"--extra-output-tensor", "extra-output"},
 	{"n_attention_wv", "model-shape"},
+	// fit and fit calibrate
+	{"ties nothing", "tie-unused"},
+	{"gives weights that are not finite", "candidate-not-finite"},
+	{"left out:", "candidate-left-out"},
+	{"decides no tensor", "rule-unused"},
+	{"is measured twice", "kld-duplicate"},
+	{"the table does not determine the gains", "kld-too-few"},
 	{"shards", "shards"},
 }
 
