@@ -2,8 +2,13 @@ package formats
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 )
+
+// ErrInvalidData is the error of a tensor that holds what FirstInvalid
+// finds: llama-quantize's loader refuses it ("tensor has invalid data").
+var ErrInvalidData = errors.New("invalid data (an infinity or NaN llama-quantize refuses)")
 
 // The reference's model loader checks every tensor it reads
 // (ggml_validate_row_data, llama-quantize loads with check_tensors), copied

@@ -1051,7 +1051,7 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 // as a block scale of the older quantized types, which the reference's
 // loader refuses whether the tensor is converted or copied ("tensor has
 // invalid data", formats.FirstInvalid).
-var ErrInvalidData = errors.New("pipeline: input tensor holds invalid data")
+var ErrInvalidData = formats.ErrInvalidData
 
 // invalidError locates an ErrInvalidData in the tensor; a value's unwraps
 // to a *quantize.RowError too, as the kernels' check of what they are given

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/splitter"
 )
@@ -242,6 +243,9 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 				return nil, fmt.Errorf("repack: tensor %q (%s -> %s): %w", t.Name, t.From, t.To, err)
 			}
 		} else {
+			if err := checkCopied(m, t); err != nil {
+				return nil, fmt.Errorf("repack: tensor %q: %w", t.Name, err)
+			}
 			src, off := m.TensorFile(t.Index)
 			if err := w.WriteTensorFrom(src, off); err != nil {
 				return nil, fmt.Errorf("repack: tensor %q: %w", t.Name, err)
@@ -278,6 +282,51 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 		paths[i] = f.path
 	}
 	return paths, nil
+}
+
+// checkInput checks data, bytes of a tensor of type typ with rows of ne0
+// weights from byte off on (whole units of formats.CheckUnit), as
+// llama-quantize's loader checks what it reads, --repack too.
+func checkInput(typ formats.Type, ne0, off int64, data []byte) error {
+	unit := formats.CheckUnit(typ)
+	if unit == 0 {
+		return nil
+	}
+	i, what := formats.FirstInvalid(typ, data)
+	if i < 0 {
+		return nil
+	}
+	rowSize, err := typ.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	at := off + int64(i)*int64(unit)
+	return fmt.Errorf("row %d, byte %d of the row: %s in %s data: %w", at/rowSize, at%rowSize, what, typ, formats.ErrInvalidData)
+}
+
+// checkCopied reads a tensor that is copied as it is (the writer copies it
+// between the files) and checks it (checkInput).
+func checkCopied(m *gguf.Model, t TensorPlan) error {
+	unit := formats.CheckUnit(t.From)
+	if unit == 0 {
+		return nil
+	}
+	ne0 := int64(1)
+	if len(t.Shape) > 0 {
+		ne0 = t.Shape[0]
+	}
+	r := m.TensorReader(t.Index)
+	buf := make([]byte, max(int64(unit), chunkBytes/int64(unit)*int64(unit)))
+	for off := int64(0); off < t.InBytes; off += int64(len(buf)) {
+		b := buf[:min(int64(len(buf)), t.InBytes-off)]
+		if _, err := r.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && off+int64(len(b)) == t.InBytes) {
+			return err
+		}
+		if err := checkInput(t.From, ne0, off, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buffers is one chunk's input and output space.
@@ -417,6 +466,9 @@ func (c *converter) start(r io.ReaderAt, t TensorPlan, after <-chan struct{}) *s
 		go func() {
 			defer s.wg.Done()
 			for ch := range jobs {
+				if ch.err == nil {
+					ch.err = checkInput(t.From, ne0, ch.offset, ch.in)
+				}
 				if ch.err == nil {
 					ch.err = shuffle(ch.out, ch.in)
 				}

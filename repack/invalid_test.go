@@ -1,0 +1,84 @@
+package repack
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gquant/gquant/formats"
+	"github.com/gquant/gquant/gguf"
+)
+
+// llama-quantize --repack loads the model with its loader's check of every
+// tensor (formats.FirstInvalid): an infinity or NaN scale in a tensor
+// repacked, or a value in one copied, stops it. Repacking wrote them.
+func TestRunChecksInput(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		typ     formats.Type
+		bad     int64 // byte of the tensor set to an fp16 infinity (0x7c00)
+		message string
+	}{
+		{"q4_0 scale, repacked", formats.Q4_0, 18 * (32*5 + 3), "row 5, byte 54 of the row: infinity in q4_0 data"},
+		{"q8_0 scale, last block", formats.Q8_0, 34*32*8 - 34, "row 7, byte 1054 of the row"},
+		{"f32 value, copied", formats.F32, 4*1024*3 + 2, "row 3, byte 0 of the row: infinity in f32 data"},
+		{"f16 value, copied", formats.F16, 2*1024*8 - 2, "row 7, byte 2046 of the row"},
+		{"iq4_ks bytes, not checked", formats.IQ4_KS, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			size, err := tc.typ.TensorSize([]int64{1024, 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := make([]byte, size)
+			if tc.typ == formats.F32 {
+				copy(data[tc.bad:], []byte{0x80, 0x7f})
+			} else {
+				copy(data[tc.bad:], []byte{0x00, 0x7c})
+			}
+			// A q4_0 tensor to repack first, then the case's tensor (a q4_0
+			// or q8_0 one is repacked too, a float one copied).
+			in := filepath.Join(dir, "in.gguf")
+			infos := []gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{1024, 8}, Type: formats.Q4_0},
+				{Name: "blk.0.ffn_down.weight", Shape: []int64{1024, 8}, Type: tc.typ}}
+			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range [][]byte{make([]byte, 18*32*8), data} {
+				if _, err := w.Write(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			m, err := gguf.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			p, err := NewPlan(m, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out.gguf")
+			_, err = Run(m, p, out)
+			if tc.message == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, formats.ErrInvalidData) || !strings.Contains(err.Error(), tc.message) || !strings.Contains(err.Error(), "blk.0.ffn_down.weight") {
+				t.Fatalf("error %v, want %q", err, tc.message)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the output was written")
+			}
+		})
+	}
+}
