@@ -138,6 +138,7 @@ func TestJSONErrorDocument(t *testing.T) {
 		{[]string{"split", "--json", model}, 2, "gquant split", "want IN and PREFIX"},
 		{[]string{"plan", "--json", model, out, "IQ2_XXS"}, 1, "gquant plan", "importance matrix needed"},
 		{[]string{"repack", "--json", missing, out}, 1, "gquant repack", "missing.gguf"},
+		{[]string{"repack", "--json", "--dry-run", "--pattern", "nomatch", model, out}, 1, "gquant repack", "matches no tensor"}, // printed its table as text
 		{[]string{"fit", "calibrate", "--json"}, 2, "gquant fit calibrate", "need the model"},
 	} {
 		code, stdout, stderr := runStreams(tc.args...)

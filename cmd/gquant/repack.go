@@ -128,7 +128,8 @@ func runRepack(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gquant repack:", refusal)
 		return 1
 	}
-	if *dryRun && plan != nil {
+	if *dryRun && plan != nil && !*asJSON {
+		// (With --json a failed plan is the error document alone.)
 		plan.Describe(stdout)
 		if err == nil {
 			fmt.Fprintf(stdout, "would write %s\n", strings.Join(plan.Outputs(out), ", "))
