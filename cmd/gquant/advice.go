@@ -25,7 +25,7 @@ func advice(err error) string {
 	case errors.Is(err, quantize.ErrImatrixRefused):
 		return "Q4_0_4_4, Q4_0_4_8 and Q4_0_8_8 (q4_0_4x4, q4_0_4x8, q4_0_8x8) store plain q4_0 rows and llama-quantize aborts on importance data for them: leave out --imatrix, or choose Q4_0 or Q4_0_R8, which use it"
 	case errors.Is(err, quantize.ErrUnsupported):
-		return "gquant has no kernel for this type (q8_k_r16): choose another type, or give the tensor another with --custom-q"
+		return "gquant has no kernel for this type: choose another type, or give the tensor another with --custom-q"
 	}
 	return ""
 }

@@ -23,7 +23,8 @@ var ErrorSchema = Schema(1, "error")
 // printing its own: Command is the command as its messages name it
 // ("gquant fit calibrate"), Status the exit status, Error the first
 // message and Details the later ones (advice, the files a failed commit
-// left), without the command's name.
+// left), without the command's name; Warnings are the "warning: " lines it
+// printed, of kind "warning".
 type ErrorReport struct {
 	Schema   string    `json:"schema"`
 	Command  string    `json:"command"`
@@ -59,12 +60,13 @@ const errorTapLimit = 64
 // errorTap passes everything to w and keeps the lines that start with
 // prefix ("gquant quantize") and a ':' after at most one more word.
 type errorTap struct {
-	w       io.Writer
-	prefix  string
-	line    []byte
-	command string
-	lines   []string
-	more    int
+	w        io.Writer
+	prefix   string
+	line     []byte
+	command  string
+	lines    []string
+	more     int
+	warnings []Warning // the "warning: " lines
 }
 
 func (t *errorTap) Write(p []byte) (int, error) {
@@ -83,6 +85,12 @@ func (t *errorTap) Write(p []byte) (int, error) {
 func (t *errorTap) endLine() {
 	line := string(t.line)
 	t.line = t.line[:0]
+	if msg, ok := strings.CutPrefix(line, "warning: "); ok && len(t.warnings) < errorTapLimit {
+		// The command's own kinds are in its document, which it did not
+		// get to print; here a warning is what stderr said.
+		t.warnings = append(t.warnings, Warning{Kind: "warning", Message: msg})
+		return
+	}
 	rest, ok := strings.CutPrefix(line, t.prefix)
 	if !ok {
 		return
@@ -121,7 +129,7 @@ func (t *errorTap) report(status int) ErrorReport {
 	if len(bytes.TrimSpace(t.line)) > 0 {
 		t.endLine()
 	}
-	r := ErrorReport{Schema: ErrorSchema, Command: t.command, Status: status, Details: []string{}, Warnings: []Warning{}}
+	r := ErrorReport{Schema: ErrorSchema, Command: t.command, Status: status, Details: []string{}, Warnings: Warnings(t.warnings)}
 	if r.Command == "" {
 		r.Command = t.prefix
 	}

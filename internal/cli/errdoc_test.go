@@ -72,6 +72,9 @@ func TestErrorReport(t *testing.T) {
 			got.Error != tc.want.Error || got.Warnings == nil || got.Details == nil {
 			t.Errorf("%q: exit %d, %+v", tc.args, code, got)
 		}
+		if tc.args[2] == "sub" && (len(got.Warnings) != 1 || got.Warnings[0] != Warning{Kind: "warning", Message: "x"}) {
+			t.Errorf("%q: warnings %+v, want the stderr warning", tc.args, got.Warnings)
+		}
 		if tc.want.Details != nil && fmt.Sprint(got.Details) != fmt.Sprint(tc.want.Details) {
 			t.Errorf("%q: details %q, want %q", tc.args, got.Details, tc.want.Details)
 		}
