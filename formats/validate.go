@@ -3,6 +3,7 @@ package formats
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -160,4 +161,65 @@ func nanOrInf(nan bool) string {
 		return "NaN"
 	}
 	return "infinity"
+}
+
+// InvalidError locates what FirstInvalid finds in a tensor: Row is the
+// tensor's row (the first of an interleaved group of Rows rows), Column the
+// value's column for a float type (-1 for a block), Block the block in the
+// row (group) for a quantized type, Value the value, What "NaN" or
+// "infinity". It unwraps to ErrInvalidData.
+type InvalidError struct {
+	Type   Type
+	Row    int64
+	Rows   int64
+	Column int64
+	Block  int64
+	Value  float32
+	What   string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Column >= 0 {
+		return fmt.Sprintf("row %d column %d: value %v is not finite", e.Row, e.Column, e.Value)
+	}
+	rows := fmt.Sprintf("row %d", e.Row)
+	if e.Rows > 1 {
+		rows = fmt.Sprintf("rows %d..%d", e.Row, e.Row+e.Rows-1)
+	}
+	return fmt.Sprintf("%s block %d: a %s block scale is %s, which llama-quantize refuses (invalid data)", rows, e.Block, e.Type, e.What)
+}
+
+func (e *InvalidError) Unwrap() error { return ErrInvalidData }
+
+// CheckStored checks data, the bytes of a tensor of type t with rows of ne0
+// weights from byte off on (whole units of CheckUnit), as llama-quantize's
+// loader checks every tensor it reads, and returns an *InvalidError for the
+// first value or block it refuses, or nil.
+func CheckStored(t Type, ne0, off int64, data []byte) error {
+	unit := CheckUnit(t)
+	if unit == 0 {
+		return nil
+	}
+	i, what := FirstInvalid(t, data)
+	if i < 0 {
+		return nil
+	}
+	rowSize, err := t.RowSize(ne0)
+	if err != nil {
+		return err
+	}
+	at := off + int64(i)*int64(unit)
+	group := int64(t.Interleave())
+	e := &InvalidError{Type: t, Row: at / (rowSize * group) * group, Rows: group, Column: -1, What: what}
+	within := at % (rowSize * group)
+	if !t.IsQuantized() {
+		v := make([]float32, 1)
+		if err := DequantizeRows(t, 1, data[i*unit:(i+1)*unit], v); err != nil {
+			return err
+		}
+		e.Column, e.Value = within/int64(unit), v[0]
+		return e
+	}
+	e.Block = within / int64(unit)
+	return e
 }

@@ -1,7 +1,9 @@
 package formats
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -145,5 +147,45 @@ func BenchmarkFirstInvalid(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// CheckStored names the row and the column or block of what it refuses,
+// counting from the tensor's start (off), rows of an interleaved type by
+// their group.
+func TestCheckStoredLocates(t *testing.T) {
+	for _, tc := range []struct {
+		t        Type
+		ne0, off int64
+		bad      int64  // byte of data set to an infinity of t's scales or values
+		want     string // "" for nil
+	}{
+		{F32, 64, 0, 4 * (64*2 + 5), "row 2 column 5: value +Inf is not finite"},
+		{F32, 64, 4 * 64 * 10, 4 * 63, "row 10 column 63: value +Inf is not finite"},
+		{BF16, 64, 0, 2 * 64 * 3, "row 3 column 0: value +Inf is not finite"},
+		{Q8_0, 64, 34 * 2 * 4, 34, "row 4 block 1: a q8_0 block scale is infinity"},
+		{Q4_0_4X4, 64, 0, 72*2 + 6, "rows 4..7 block 0: a q4_0_4x4 block scale is infinity"},
+		{IQ4_KS, 256, 0, 4, ""},
+	} {
+		data := make([]byte, 1024)
+		switch tc.t {
+		case F32:
+			copy(data[tc.bad:], []byte{0, 0, 0x80, 0x7f})
+		case BF16:
+			copy(data[tc.bad:], []byte{0x80, 0x7f})
+		default:
+			copy(data[tc.bad:], []byte{0x00, 0x7c})
+		}
+		if u := CheckUnit(tc.t); u > 0 {
+			data = data[:len(data)/u*u]
+		}
+		err := CheckStored(tc.t, tc.ne0, tc.off, data)
+		var ie *InvalidError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.t, err)
+		case tc.want != "" && (!errors.As(err, &ie) || !errors.Is(err, ErrInvalidData) || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.t, err, tc.want)
+		}
 	}
 }

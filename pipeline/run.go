@@ -1050,61 +1050,46 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 // ErrInvalidData: an input tensor holds an infinity or a NaN, as a value or
 // as a block scale of the older quantized types, which the reference's
 // loader refuses whether the tensor is converted or copied ("tensor has
-// invalid data", formats.FirstInvalid).
+// invalid data", formats.CheckStored).
 var ErrInvalidData = formats.ErrInvalidData
 
-// invalidError locates an ErrInvalidData in the tensor; a value's unwraps
-// to a *quantize.RowError too, as the kernels' check of what they are given
-// (Row counts the rows of the tensor).
+// invalidError is a *formats.InvalidError restated with the row's matrix,
+// as the kernels' errors are; a value's unwraps to a *quantize.RowError
+// too, as the kernels' check of what they are given (Row counts the rows
+// of the tensor).
 type invalidError struct {
 	msg string
+	err *formats.InvalidError
 	row *quantize.RowError
 }
 
 func (e *invalidError) Error() string { return e.msg }
 func (e *invalidError) Unwrap() []error {
 	if e.row == nil {
-		return []error{ErrInvalidData}
+		return []error{e.err}
 	}
-	return []error{ErrInvalidData, e.row}
+	return []error{e.err, e.row}
 }
 
-// checkStored checks data, the bytes of tensor src from byte off on (whole
-// units of formats.CheckUnit), as the reference's loader does, and names
-// the first value or block it refuses by row, as the kernels' errors do.
+// checkStored checks data, the bytes of tensor src from byte off on, as the
+// reference's loader does (formats.CheckStored), naming the row in the
+// tensor and in its matrix.
 func checkStored(src gguf.TensorInfo, off int64, data []byte) error {
-	unit := formats.CheckUnit(src.Type)
-	if unit == 0 {
-		return nil
-	}
-	i, what := formats.FirstInvalid(src.Type, data)
-	if i < 0 {
-		return nil
-	}
 	ne0, rows, _ := gguf.Dims(src.Shape)
-	rowSize, err := src.Type.RowSize(ne0)
-	if err != nil {
+	err := formats.CheckStored(src.Type, ne0, off, data)
+	var ie *formats.InvalidError
+	if !errors.As(err, &ie) {
 		return err
 	}
-	at := off + int64(i)*int64(unit)
-	group := int64(src.Type.Interleave())
-	row := at / (rowSize * group) * group // the first of an interleaved group
-	within := at % (rowSize * group)
-	if !src.Type.IsQuantized() {
-		v := make([]float32, 1)
-		if err := formats.DequantizeRows(src.Type, 1, data[i*unit:(i+1)*unit], v); err != nil {
-			return err
-		}
-		col := within / int64(unit)
-		return &invalidError{msg: fmt.Sprintf("row %d (matrix %d, row %d) column %d: value %v is not finite",
-			row, row/rows, row%rows, col, v[0]), row: &quantize.RowError{Row: int(row), Column: int(col), Value: v[0]}}
+	at := fmt.Sprintf("row %d (matrix %d, row %d)", ie.Row, ie.Row/rows, ie.Row%rows)
+	if ie.Rows > 1 {
+		at = fmt.Sprintf("rows %d..%d (matrix %d, rows %d..%d)", ie.Row, ie.Row+ie.Rows-1, ie.Row/rows, ie.Row%rows, ie.Row%rows+ie.Rows-1)
 	}
-	if group > 1 {
-		return &invalidError{msg: fmt.Sprintf("rows %d..%d (matrix %d, rows %d..%d) block %d: a block scale is %s, which llama-quantize refuses (invalid data)",
-			row, row+group-1, row/rows, row%rows, row%rows+group-1, within/int64(unit), what)}
+	if ie.Column >= 0 {
+		return &invalidError{msg: fmt.Sprintf("%s column %d: value %v is not finite", at, ie.Column, ie.Value), err: ie,
+			row: &quantize.RowError{Row: int(ie.Row), Column: int(ie.Column), Value: ie.Value}}
 	}
-	return &invalidError{msg: fmt.Sprintf("row %d (matrix %d, row %d) block %d: its scale is %s, which llama-quantize refuses (invalid data)",
-		row, row/rows, row%rows, within/int64(unit), what)}
+	return &invalidError{msg: fmt.Sprintf("%s block %d: its scale is %s, which llama-quantize refuses (invalid data)", at, ie.Block, ie.What), err: ie}
 }
 
 // decodePiece converts the piece's raw input rows to float32.

@@ -21,10 +21,10 @@ func TestRunChecksInput(t *testing.T) {
 		bad     int64 // byte of the tensor set to an fp16 infinity (0x7c00)
 		message string
 	}{
-		{"q4_0 scale, repacked", formats.Q4_0, 18 * (32*5 + 3), "row 5, byte 54 of the row: infinity in q4_0 data"},
-		{"q8_0 scale, last block", formats.Q8_0, 34*32*8 - 34, "row 7, byte 1054 of the row"},
-		{"f32 value, copied", formats.F32, 4*1024*3 + 2, "row 3, byte 0 of the row: infinity in f32 data"},
-		{"f16 value, copied", formats.F16, 2*1024*8 - 2, "row 7, byte 2046 of the row"},
+		{"q4_0 scale, repacked", formats.Q4_0, 18 * (32*5 + 3), "row 5 block 3: a q4_0 block scale is infinity"},
+		{"q8_0 scale, last block", formats.Q8_0, 34*32*8 - 34, "row 7 block 31: a q8_0 block scale is infinity"},
+		{"f32 value, copied", formats.F32, 4*1024*3 + 2, "row 3 column 0: value +Inf is not finite"},
+		{"f16 value, copied", formats.F16, 2*1024*8 - 2, "row 7 column 1023: value +Inf is not finite"},
 		{"iq4_ks bytes, not checked", formats.IQ4_KS, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

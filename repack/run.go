@@ -284,28 +284,9 @@ func Run(m *gguf.Model, p *Plan, out string) ([]string, error) {
 	return paths, nil
 }
 
-// checkInput checks data, bytes of a tensor of type typ with rows of ne0
-// weights from byte off on (whole units of formats.CheckUnit), as
-// llama-quantize's loader checks what it reads, --repack too.
-func checkInput(typ formats.Type, ne0, off int64, data []byte) error {
-	unit := formats.CheckUnit(typ)
-	if unit == 0 {
-		return nil
-	}
-	i, what := formats.FirstInvalid(typ, data)
-	if i < 0 {
-		return nil
-	}
-	rowSize, err := typ.RowSize(ne0)
-	if err != nil {
-		return err
-	}
-	at := off + int64(i)*int64(unit)
-	return fmt.Errorf("row %d, byte %d of the row: %s in %s data: %w", at/rowSize, at%rowSize, what, typ, formats.ErrInvalidData)
-}
-
 // checkCopied reads a tensor that is copied as it is (the writer copies it
-// between the files) and checks it (checkInput).
+// between the files) and checks it as llama-quantize's loader does
+// (formats.CheckStored).
 func checkCopied(m *gguf.Model, t TensorPlan) error {
 	unit := formats.CheckUnit(t.From)
 	if unit == 0 {
@@ -322,7 +303,7 @@ func checkCopied(m *gguf.Model, t TensorPlan) error {
 		if _, err := r.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && off+int64(len(b)) == t.InBytes) {
 			return err
 		}
-		if err := checkInput(t.From, ne0, off, b); err != nil {
+		if err := formats.CheckStored(t.From, ne0, off, b); err != nil {
 			return err
 		}
 	}
@@ -467,7 +448,7 @@ func (c *converter) start(r io.ReaderAt, t TensorPlan, after <-chan struct{}) *s
 			defer s.wg.Done()
 			for ch := range jobs {
 				if ch.err == nil {
-					ch.err = checkInput(t.From, ne0, ch.offset, ch.in)
+					ch.err = formats.CheckStored(t.From, ne0, ch.offset, ch.in)
 				}
 				if ch.err == nil {
 					ch.err = shuffle(ch.out, ch.in)
