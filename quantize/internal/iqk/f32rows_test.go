@@ -10,17 +10,7 @@ import (
 // bytes for the float32 rows of ../../testdata/f32rows at each assembly
 // level below the highest (the quantize package's TestF32Rows runs that).
 func TestF32RowsAsmLevels(t *testing.T) {
-	var restore func()
-	defer func() {
-		if restore != nil {
-			restore()
-		}
-	}()
-	setLevel := func(level int) {
-		if restore != nil {
-			restore()
-		}
-		restore = setAssembly(level)
-	}
+	setLevel, restore := levelSetter()
+	defer restore()
 	testrows.CheckF32Levels(t, Kernels, assemblyModes(), setLevel, nil)
 }

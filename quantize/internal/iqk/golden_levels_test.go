@@ -14,17 +14,25 @@ import (
 // purego. On an AVX-512 machine this holds the AVX2 kernels, which other
 // machines run, to the reference's bytes too.
 func TestGoldenAsmLevels(t *testing.T) {
-	var restore func()
-	defer func() {
-		if restore != nil {
-			restore()
-		}
-	}()
-	setLevel := func(level int) {
-		if restore != nil {
-			restore()
-		}
-		restore = setAssembly(level)
-	}
+	setLevel, restore := levelSetter()
+	defer restore()
 	testrows.CheckGoldenLevels(t, Kernels(kernel.Options{}), assemblyModes(), setLevel, nil)
+}
+
+// levelSetter returns the setLevel the testrows checks take, which undoes
+// each level before the next (setAssembly returns its undo), and restore,
+// which undoes the last one.
+func levelSetter() (setLevel func(int), restore func()) {
+	var undo func()
+	restore = func() {
+		if undo != nil {
+			undo()
+			undo = nil
+		}
+	}
+	setLevel = func(level int) {
+		restore()
+		undo = setAssembly(level)
+	}
+	return setLevel, restore
 }

@@ -1,7 +1,6 @@
 package iquant
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/gquant/gquant/quantize/internal/testrows"
@@ -12,9 +11,5 @@ import (
 // level below the highest (the quantize package's TestF32Rows runs that).
 func TestF32RowsAsmLevels(t *testing.T) {
 	defer setAsm(true)
-	fallback := func(err error) bool {
-		var fb *FallbackError
-		return errors.As(err, &fb)
-	}
-	testrows.CheckF32Levels(t, Kernels, asmLevels, setAsmLevel, fallback)
+	testrows.CheckF32Levels(t, Kernels, asmLevels, setAsmLevel, isFallback)
 }
