@@ -69,10 +69,20 @@ type TypeInfo struct {
 	// CUDA: the reference's CUDA backend multiplies matrices stored in this
 	// type (ggml_backend_cuda_supports_op, GGML_OP_MUL_MAT).
 	CUDA bool
+	// NotLoaded: llama-quantize's loader refuses a tensor of this type,
+	// whatever its bytes ("tensor has invalid data"): the check it runs on
+	// every tensor it reads (ggml_validate_row_data) has no case for the
+	// activation types (q8_1, the _x4 forms, q8_K16 ...), which ggml makes
+	// for matrix products and model files do not hold.
+	NotLoaded bool
 }
 
 // ErrUnknownType is returned for type ids or names the reference does not know.
 var ErrUnknownType = errors.New("formats: unknown type")
+
+// ErrNotLoaded is returned for a tensor of a type TypeInfo.NotLoaded: one
+// llama-quantize's loader refuses.
+var ErrNotLoaded = errors.New("formats: a type llama-quantize's loader refuses (invalid data)")
 
 var (
 	byID   = map[Type]*TypeInfo{}
@@ -148,6 +158,10 @@ func (t Type) RowMeta() int { return t.info().RowMeta }
 
 // IsQuantized reports whether t is a block-quantized type.
 func (t Type) IsQuantized() bool { return t.info().Quantized }
+
+// NotLoaded reports TypeInfo.NotLoaded: llama-quantize's loader refuses a
+// tensor of type t.
+func (t Type) NotLoaded() bool { return t.info().NotLoaded }
 
 // Base returns the type whose rows an interleaved type stores, or t itself.
 func (t Type) Base() Type {

@@ -170,3 +170,18 @@ func TestUnknownTypeAccessors(t *testing.T) {
 		}
 	}
 }
+
+// The types llama-quantize's loader refuses whatever their bytes are those
+// ggml_validate_row_data (ggml-quants.c) has no case for: the activation
+// types, which ggml makes for matrix products.
+func TestNotLoaded(t *testing.T) {
+	want := map[Type]bool{Q8_1: true, Q8_0_X4: true, Q8_1_X4: true, Q8_2_X4: true, Q8_K16: true, Q8_K32: true, Q8_K64: true, Q8_K128: true, Q8_KR8: true}
+	for _, typ := range Types() {
+		if typ.NotLoaded() != want[typ] {
+			t.Errorf("%s: NotLoaded %v, want %v", typ, typ.NotLoaded(), want[typ])
+		}
+		if info, _ := typ.Info(); typ.NotLoaded() && (CheckUnit(typ) != 0 || info.Quantizable) {
+			t.Errorf("%s: not loaded, yet checked or written", typ)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
+	"github.com/gquant/gquant/recipes"
 )
 
 // The reference's loader checks every tensor it reads, converted or copied
@@ -80,6 +81,48 @@ func TestRunChecksCopiedTensors(t *testing.T) {
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Error("the output was written")
+			}
+		})
+	}
+}
+
+// A tensor of a type llama-quantize's loader refuses whatever its bytes
+// (q8_1 and the other activation types: formats.TypeInfo.NotLoaded) was
+// copied into the output; the plan now refuses it before any work, naming
+// the tensor and the file.
+func TestBuildRefusesTypesNotLoaded(t *testing.T) {
+	for _, typ := range formats.Types() {
+		if !typ.NotLoaded() {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.gguf")
+			info := gguf.TensorInfo{Name: "blk.0.attn_norm.weight", Shape: []int64{256, 4}, Type: typ}
+			size, err := typ.TensorSize(info.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(make([]byte, size)); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			m, err := gguf.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for _, sel := range []recipes.Options{{FileType: recipes.FileTypeAllF32, CopyOnly: true}, {FileType: recipes.FileTypeQ8_0}} {
+				_, err = Build(m, Config{Selection: sel, Output: filepath.Join(dir, "out.gguf"), AllowRequantize: true})
+				if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.attn_norm.weight in "+in) || !strings.Contains(err.Error(), typ.String()) {
+					t.Errorf("%s: error %v, want formats.ErrNotLoaded naming the tensor, file and type", sel.FileType, err)
+				}
 			}
 		})
 	}

@@ -241,6 +241,9 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 	if cfg.PartialRequant || cfg.Resume {
 		markExisting(plan, in, cfg.PartialRequant)
 	}
+	if err := checkLoaded(plan, in); err != nil {
+		return nil, err
+	}
 	if other := otherShardSets(plan); len(other) > 0 {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d file(s) with the same prefix belong to a shard set of another size and are not part of this output: %s",
 			len(other), strings.Join(other, ", ")))
@@ -456,6 +459,24 @@ func markExisting(plan *Plan, in *gguf.Model, replace bool) {
 		}
 		plan.Notes = append(plan.Notes, keptNote(o.Path)+"kept (--partial-requant"+how+")")
 	}
+}
+
+// checkLoaded refuses, before any work, an input tensor the run would read
+// whose type llama-quantize's loader refuses whatever its bytes
+// (formats.ErrNotLoaded); the tensors of outputs left alone are not read,
+// as the reference does not load those of a split it skips.
+func checkLoaded(plan *Plan, in *gguf.Model) error {
+	for _, o := range plan.Outputs {
+		if o.Skip {
+			continue
+		}
+		for _, t := range o.Tensors {
+			if src := in.Tensors[t.Source]; src.Type.NotLoaded() {
+				return fmt.Errorf("tensor %s in %s: %w: it is %s", src.Name, in.Shards[src.Shard].Path, formats.ErrNotLoaded, src.Type)
+			}
+		}
+	}
+	return nil
 }
 
 // keptNote starts the note of an output the run keeps: VerifyKept takes it

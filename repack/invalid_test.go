@@ -82,3 +82,34 @@ func TestRunChecksInput(t *testing.T) {
 		})
 	}
 }
+
+// A tensor of a type llama-quantize's loader refuses whatever its bytes
+// (formats.TypeInfo.NotLoaded) stops the plan, as it stops
+// llama-quantize --repack; repack copied it.
+func TestPlanRefusesTypesNotLoaded(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	infos := []gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{1024, 8}, Type: formats.Q4_0},
+		{Name: "blk.0.ffn_down.weight", Shape: []int64{1024, 8}, Type: formats.Q8_1}}
+	w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{make([]byte, 18*32*8), make([]byte, 36*32*8)} {
+		if _, err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, err = NewPlan(m, Options{})
+	if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.ffn_down.weight in "+in) {
+		t.Fatalf("error %v, want formats.ErrNotLoaded naming the tensor", err)
+	}
+}

@@ -198,6 +198,11 @@ func NewPlan(m *gguf.Model, opts Options) (*Plan, error) {
 	interleaved := 0
 	budget := recipes.NewBudget(0)
 	for i, t := range m.Tensors {
+		if t.Type.NotLoaded() {
+			// llama-quantize --repack loads every tensor with its loader's
+			// check, which refuses the type whatever the bytes.
+			return nil, fmt.Errorf("tensor %s in %s: %w: it is %s", t.Name, m.Shards[t.Shard].Path, formats.ErrNotLoaded, t.Type)
+		}
 		tp := TensorPlan{Index: i, Name: t.Name, Shard: t.Shard, Shape: t.Shape, From: t.Type, To: t.Type, InBytes: t.Size}
 		if t.Type.IsInterleaved() {
 			interleaved++
