@@ -121,6 +121,26 @@ func TestVerifySet(t *testing.T) {
 		})
 	}
 
+	// A shard cut short is that shard's problem alone: the tensors it
+	// can no longer show are not also a set problem (split.tensors.count
+	// against the sum of the others).
+	for _, p := range []*Plan{nil, plan} {
+		whole, err := os.ReadFile(shard(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(shard(1), int64(len(whole))/2); err != nil {
+			t.Fatal(err)
+		}
+		c := check(shard(0), p)
+		if err := os.WriteFile(shard(1), whole, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c.OK() || len(c.Problems) != 0 || len(c.Files[1].Problems) != 1 {
+			t.Errorf("a truncated shard (plan %v): set problems %q, the shard's %q", p != nil, c.Problems, c.Files[1].Problems)
+		}
+	}
+
 	// No sidecar: checked on the header alone, with a note.
 	undo := move(t, SidecarPath(shard(0)), SidecarPath(shard(0))+".away")
 	c := check(shard(0), plan)
