@@ -426,15 +426,29 @@ func TestReusePartialSet(t *testing.T) {
 	if err := os.Remove(plan.Outputs[0].Path); err != nil {
 		t.Fatal(err)
 	}
+	// Named by a shard present, or by the one missing: every machine of
+	// a job array has the same command line, which names one shard.
+	for _, named := range []string{plan.Outputs[1].Path, plan.Outputs[0].Path} {
+		r, err := OpenReuse([]string{named}, nil)
+		if err != nil {
+			t.Fatalf("a set without its first shard, named by %s: %v", filepath.Base(named), err)
+		}
+		if got := r.Paths(); len(got) != 2 || got[0] != plan.Outputs[1].Path || got[1] != plan.Outputs[2].Path {
+			t.Errorf("named by %s, reads %v, want the two shards present", filepath.Base(named), got)
+		}
+		r.Close()
+	}
+	// None of the set present: a wrong path is an error naming it.
+	if r, err := OpenReuse([]string{filepath.Join(dir, "other-00001-of-00003.gguf")}, nil); err == nil || !strings.Contains(err.Error(), "other-00001-of-00003.gguf") {
+		r.Close()
+		t.Errorf("a set none of whose shards exists: %v", err)
+	}
 	var n notes
 	reuse, err := OpenReuse([]string{plan.Outputs[1].Path}, n.add)
 	if err != nil {
-		t.Fatalf("a set without its first shard: %v", err)
+		t.Fatal(err)
 	}
 	defer reuse.Close()
-	if got := reuse.Paths(); len(got) != 2 || got[0] != plan.Outputs[1].Path || got[1] != plan.Outputs[2].Path {
-		t.Errorf("reads %v, want the two shards present", got)
-	}
 	cfg.Output = filepath.Join(dir, "out.gguf")
 	if _, err := runConfig(t, context.Background(), m, cfg, Options{Reuse: reuse, Notes: n.add}); err != nil {
 		t.Fatal(err)
