@@ -350,8 +350,13 @@ func TestCarryRefusesMixedSet(t *testing.T) {
 	if err := splitter.MergeModel(mixed, out, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := CarrySidecars(mixed, []string{out}); !errors.Is(err, ErrMixedSet) {
+	// The error names the first shard of each run's files (1 and 2), not
+	// the last one of a run that happens to come before the foreign shard.
+	_, _, err = CarrySidecars(mixed, []string{out})
+	if !errors.Is(err, ErrMixedSet) {
 		t.Errorf("carrying a mixed set's sidecars: %v, want ErrMixedSet", err)
+	} else if names := "(" + mixed.Shards[0].Path + ", " + mixed.Shards[1].Path + ")"; !strings.Contains(err.Error(), names) {
+		t.Errorf("carrying a mixed set's sidecars: %v, want it to name %s", err, names)
 	}
 	if _, err := os.Stat(SidecarPath(out)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a sidecar was carried: %v", err)
