@@ -547,3 +547,68 @@ func TestFallbackSurvivesReuseAndResume(t *testing.T) {
 		t.Errorf("resumed: %v, want %v", got, want)
 	}
 }
+
+// Two runs of the same output with --resume (a part started twice by
+// mistake, a retry while the first still runs) both find the temporary
+// file a killed run left; the first to continue it renames it to a name of
+// its own. The other, finding it gone after it listed it, neither fails
+// as if it could not continue it (with advice to start over) nor resumes
+// it: nothing is left for it to continue, and the run's output checks
+// then stop it at the file being written.
+func TestFindResumableTempTakenOver(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	m, cfg := q4kmConfig(t, out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	finished := 0
+	plan, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
+		if ev.Finished {
+			if finished++; finished == ev.Count/2 {
+				cancel()
+			}
+		}
+	}})
+	if err != context.Canceled {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	temps, _ := gguf.TempFiles(out)
+	var tmp string
+	for _, f := range temps {
+		if !strings.HasSuffix(f.Path, ".progress") {
+			tmp = f.Path
+		}
+	}
+	if tmp == "" {
+		t.Fatalf("kept %v, want a temporary file", temps)
+	}
+	for _, tc := range []struct {
+		name  string
+		taken func()
+	}{
+		// gguf.Resume renames the file first, and its progress record
+		// goes only once the new one is written.
+		{"renamed, record still there", func() { os.Rename(tmp, tmp+"-taken") }},
+		{"renamed, record gone", func() { os.Rename(tmp, tmp+"-taken"); os.Remove(journalPath(tmp)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			record, _ := os.ReadFile(journalPath(tmp))
+			defer func() {
+				os.Rename(tmp+"-taken", tmp)
+				os.WriteFile(journalPath(tmp), record, 0o644)
+			}()
+			testHookTempsListed = tc.taken
+			defer func() { testHookTempsListed = nil }()
+			var n notes
+			res, err := FindResumable(context.Background(), m, plan.Outputs, n.add)
+			switch {
+			case err != nil:
+				t.Errorf("FindResumable: %v; notes:\n%s", err, n.String())
+			case res[0] != nil:
+				t.Errorf("FindResumable resumes %s, which is gone", res[0].Temp)
+			case !strings.Contains(n.String(), "is gone: another run took it over"):
+				t.Errorf("notes:\n%s", n.String())
+			}
+		})
+	}
+}
