@@ -75,6 +75,12 @@ func (w *Writer) RewindTensor() error {
 	return nil
 }
 
+// takenOver says why a temporary file of path chosen to be continued is no
+// longer there.
+func takenOver(path string) string {
+	return "it is gone: another run of " + path + " took it over (it writes it now) or removed it"
+}
+
 // Resume continues the write of path from tmp, a temporary file an earlier
 // Writer of path left (see TempFiles), at tensor next: md and tensors must
 // give the very header tmp starts with, and the caller vouches that
@@ -111,6 +117,12 @@ func Resume(path, tmp string, md Metadata, tensors []TensorInfo, next int, opts 
 		end += last.Offset + align(last.Size, a)
 	}
 	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// Between the choice of tmp and now, another run of the same
+		// output (a part started twice) continued it under a name of its
+		// own, or removed it: say so rather than "no such file".
+		return nil, fmt.Errorf("%w %s: %s", ErrResume, tmp, takenOver(path))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
@@ -129,7 +141,7 @@ func Resume(path, tmp string, md Metadata, tensors []TensorInfo, next int, opts 
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	if now, err := os.Lstat(tmp); err != nil || !os.SameFile(st, now) {
-		return nil, fmt.Errorf("%w %s: it was removed", ErrResume, tmp)
+		return nil, fmt.Errorf("%w %s: %s", ErrResume, tmp, takenOver(path))
 	}
 	if st.Size() < end {
 		return nil, fmt.Errorf("%w %s: %d bytes, tensor %d ends at %d", ErrResume, tmp, st.Size(), next, end)

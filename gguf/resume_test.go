@@ -124,6 +124,11 @@ func TestResumeRefusesOtherHeaders(t *testing.T) {
 	if _, err := Resume(out, tmp, md, ts, 3, nil); !errors.Is(err, ErrResume) {
 		t.Errorf("past the end of the file: %v", err)
 	}
+	// Gone since it was chosen (another run of the same output continued
+	// it under its own name): said so, not "no such file".
+	if _, err := Resume(out, tmp+"-gone", md, ts, 1, nil); !errors.Is(err, ErrResume) || !strings.Contains(err.Error(), "another run of "+out+" took it over") {
+		t.Errorf("a file gone: %v", err)
+	}
 	// Held by another writer: refused.
 	held, err := os.Open(tmp)
 	if err != nil {

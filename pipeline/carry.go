@@ -74,8 +74,8 @@ func PrepareCarry(in *gguf.Model, staged, final []string) (*Carry, error) {
 			c.Missing = append(c.Missing, s.Path)
 			continue
 		}
-		if sc.Set != "" {
-			sets[sc.Set] = s.Path
+		if _, seen := sets[sc.Set]; sc.Set != "" && !seen {
+			sets[sc.Set] = s.Path // the first shard of each set names it
 		}
 		for _, r := range sc.Tensors {
 			records[r.Name] = r

@@ -426,15 +426,29 @@ func TestReusePartialSet(t *testing.T) {
 	if err := os.Remove(plan.Outputs[0].Path); err != nil {
 		t.Fatal(err)
 	}
+	// Named by a shard present, or by the one missing: every machine of
+	// a job array has the same command line, which names one shard.
+	for _, named := range []string{plan.Outputs[1].Path, plan.Outputs[0].Path} {
+		r, err := OpenReuse([]string{named}, nil)
+		if err != nil {
+			t.Fatalf("a set without its first shard, named by %s: %v", filepath.Base(named), err)
+		}
+		if got := r.Paths(); len(got) != 2 || got[0] != plan.Outputs[1].Path || got[1] != plan.Outputs[2].Path {
+			t.Errorf("named by %s, reads %v, want the two shards present", filepath.Base(named), got)
+		}
+		r.Close()
+	}
+	// None of the set present: a wrong path is an error naming it.
+	if r, err := OpenReuse([]string{filepath.Join(dir, "other-00001-of-00003.gguf")}, nil); err == nil || !strings.Contains(err.Error(), "other-00001-of-00003.gguf") {
+		r.Close()
+		t.Errorf("a set none of whose shards exists: %v", err)
+	}
 	var n notes
 	reuse, err := OpenReuse([]string{plan.Outputs[1].Path}, n.add)
 	if err != nil {
-		t.Fatalf("a set without its first shard: %v", err)
+		t.Fatal(err)
 	}
 	defer reuse.Close()
-	if got := reuse.Paths(); len(got) != 2 || got[0] != plan.Outputs[1].Path || got[1] != plan.Outputs[2].Path {
-		t.Errorf("reads %v, want the two shards present", got)
-	}
 	cfg.Output = filepath.Join(dir, "out.gguf")
 	if _, err := runConfig(t, context.Background(), m, cfg, Options{Reuse: reuse, Notes: n.add}); err != nil {
 		t.Fatal(err)
@@ -531,5 +545,70 @@ func TestFallbackSurvivesReuseAndResume(t *testing.T) {
 	got := reported(Options{Resume: res}, func(opt Options) error { return Run(context.Background(), m, plan.Outputs, opt) })
 	if !maps.Equal(got, want) {
 		t.Errorf("resumed: %v, want %v", got, want)
+	}
+}
+
+// Two runs of the same output with --resume (a part started twice by
+// mistake, a retry while the first still runs) both find the temporary
+// file a killed run left; the first to continue it renames it to a name of
+// its own. The other, finding it gone after it listed it, neither fails
+// as if it could not continue it (with advice to start over) nor resumes
+// it: nothing is left for it to continue, and the run's output checks
+// then stop it at the file being written.
+func TestFindResumableTempTakenOver(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.gguf")
+	m, cfg := q4kmConfig(t, out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	finished := 0
+	plan, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
+		if ev.Finished {
+			if finished++; finished == ev.Count/2 {
+				cancel()
+			}
+		}
+	}})
+	if err != context.Canceled {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	temps, _ := gguf.TempFiles(out)
+	var tmp string
+	for _, f := range temps {
+		if !strings.HasSuffix(f.Path, ".progress") {
+			tmp = f.Path
+		}
+	}
+	if tmp == "" {
+		t.Fatalf("kept %v, want a temporary file", temps)
+	}
+	for _, tc := range []struct {
+		name  string
+		taken func()
+	}{
+		// gguf.Resume renames the file first, and its progress record
+		// goes only once the new one is written.
+		{"renamed, record still there", func() { os.Rename(tmp, tmp+"-taken") }},
+		{"renamed, record gone", func() { os.Rename(tmp, tmp+"-taken"); os.Remove(journalPath(tmp)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			record, _ := os.ReadFile(journalPath(tmp))
+			defer func() {
+				os.Rename(tmp+"-taken", tmp)
+				os.WriteFile(journalPath(tmp), record, 0o644)
+			}()
+			testHookTempsListed = tc.taken
+			defer func() { testHookTempsListed = nil }()
+			var n notes
+			res, err := FindResumable(context.Background(), m, plan.Outputs, n.add)
+			switch {
+			case err != nil:
+				t.Errorf("FindResumable: %v; notes:\n%s", err, n.String())
+			case res[0] != nil:
+				t.Errorf("FindResumable resumes %s, which is gone", res[0].Temp)
+			case !strings.Contains(n.String(), "is gone: another run took it over"):
+				t.Errorf("notes:\n%s", n.String())
+			}
+		})
 	}
 }

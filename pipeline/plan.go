@@ -495,20 +495,21 @@ func CheckExisting(path string, o Output, size int64) error {
 		return err
 	}
 	defer f.Close()
-	if fileSize != size {
-		return fmt.Errorf("%d bytes, the plan has %d", fileSize, size)
-	}
 	got, err := gguf.Read(f, fileSize)
 	if err != nil {
+		if fileSize != size {
+			return fmt.Errorf("%d bytes, the plan has %d", fileSize, size)
+		}
 		return err
 	}
+	// The causes first, their consequences after: another type, another
+	// key or a value of another length (an importance matrix path spelt
+	// otherwise) moves the tensors' offsets and the file size, and a
+	// message about sizes would hide what differs.
 	infos := o.Headers()
 	dataOffset, want, err := gguf.Layout(o.Metadata, infos)
 	if err != nil {
 		return err
-	}
-	if got.DataOffset != dataOffset {
-		return fmt.Errorf("data starts at byte %d, the plan has %d", got.DataOffset, dataOffset)
 	}
 	if len(got.Tensors) != len(want) {
 		return fmt.Errorf("%d tensors, the plan has %d", len(got.Tensors), len(want))
@@ -522,8 +523,6 @@ func CheckExisting(path string, o Output, size int64) error {
 			return fmt.Errorf("tensor %s is %s, the plan has %s", g.Name, g.Type, w.Type)
 		case !slices.Equal(g.Shape, w.Shape):
 			return fmt.Errorf("tensor %s has shape %v, the plan has %v", g.Name, g.Shape, w.Shape)
-		case g.Offset != w.Offset || g.Size != w.Size:
-			return fmt.Errorf("tensor %s at offset %d (%d bytes), the plan has %d (%d bytes)", g.Name, g.Offset, g.Size, w.Offset, w.Size)
 		}
 	}
 	for _, key := range []string{gguf.KeySplitNo, gguf.KeySplitCount, gguf.KeySplitTensorsCount, "general.file_type"} {
@@ -536,6 +535,20 @@ func CheckExisting(path string, o Output, size int64) error {
 	// The rest of the metadata (an --override-kv, the input's name, the
 	// imatrix keys) must be the plan's too: a kept file is the file this
 	// run would write.
+	if err := metadataDiff(got.Metadata, o.Metadata); err != nil {
+		return err
+	}
+	if got.DataOffset != dataOffset {
+		return fmt.Errorf("data starts at byte %d, the plan has %d", got.DataOffset, dataOffset)
+	}
+	for i, w := range want {
+		if g := got.Tensors[i]; g.Offset != w.Offset || g.Size != w.Size {
+			return fmt.Errorf("tensor %s at offset %d (%d bytes), the plan has %d (%d bytes)", g.Name, g.Offset, g.Size, w.Offset, w.Size)
+		}
+	}
+	if fileSize != size {
+		return fmt.Errorf("%d bytes, the plan has %d", fileSize, size)
+	}
 	header, err := gguf.EncodeHeader(o.Metadata, infos)
 	if err != nil {
 		return err
@@ -545,14 +558,15 @@ func CheckExisting(path string, o Output, size int64) error {
 		return fmt.Errorf("reading its header: %w", err)
 	}
 	if !bytes.Equal(have, header) {
-		return metadataDifference(got.Metadata, o.Metadata)
+		return errors.New("the encoding of its header differs from the plan's")
 	}
 	return nil
 }
 
-// metadataDifference names the first key where a file's metadata got
-// differs from the plan's want (for a header that differs in bytes).
-func metadataDifference(got, want gguf.Metadata) error {
+// metadataDiff names the first key where a file's metadata got differs
+// from the plan's want, and is nil where they are the same keys, in the
+// same order, with the same values.
+func metadataDiff(got, want gguf.Metadata) error {
 	for i, kv := range want {
 		if i >= len(got) {
 			return fmt.Errorf("the file lacks %s and %d more key(s)", kv.Key, len(want)-i-1)
@@ -567,7 +581,7 @@ func metadataDifference(got, want gguf.Metadata) error {
 	if len(got) > len(want) {
 		return fmt.Errorf("the file has %s and %d more key(s) the plan has not", got[len(want)].Key, len(got)-len(want)-1)
 	}
-	return errors.New("the encoding of its header differs from the plan's")
+	return nil
 }
 
 func describeKey(v gguf.Value, present bool) string {

@@ -198,6 +198,9 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		// A complete output a failed commit kept under its temporary name
 		// may be this run's input: it is neither continued nor removed.
 		temps = slices.DeleteFunc(temps, func(t gguf.TempFile) bool { return isInputShard(in, strings.TrimSuffix(t.Path, ".progress")) })
+		if testHookTempsListed != nil {
+			testHookTempsListed()
+		}
 		kept, err := keepPlaced(ctx, in, outs, i, size, header, plan, temps, buf, note)
 		if err != nil {
 			return nil, err
@@ -212,6 +215,14 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 				continue
 			}
 			r, why := resumable(t.Path, o.Path, size, header, plan)
+			if r == nil && gone(t.Path) {
+				// Taken over since it was listed: another run of the same
+				// output with --resume renamed it to a name of its own (and
+				// this run stops at that one, being written), or removed
+				// it. Not a file this run could not continue.
+				note("%s is gone: another run took it over or removed it", t.Path)
+				continue
+			}
 			if r == nil {
 				note("%s cannot be resumed for %s: %s", t.Path, o.Path, why)
 				refused = append(refused, fmt.Sprintf("%s (%s)", t.Path, why))
@@ -247,6 +258,16 @@ func FindResumable(ctx context.Context, in *gguf.Model, outs []Output, notes fun
 		}
 	}
 	return res, nil
+}
+
+// testHookTempsListed, when set by a test, runs after FindResumable lists
+// an output's temporary files: another process may act in between.
+var testHookTempsListed func()
+
+// gone reports whether nothing is at path any more.
+func gone(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // isInputShard reports whether path is a file of the model in.

@@ -60,8 +60,9 @@ func OpenReuse(paths []string, notes func(string)) (*Reuse, error) {
 }
 
 // openReused opens the earlier output at path: its whole shard set, or,
-// where some of its shards are missing (a machine of a job array holds the
-// shards of its own part), each shard present as a model of its own. Every
+// where some of its shards are missing, the one named included (a machine
+// of a job array holds the shards of its own part), each shard present as
+// a model of its own; none present is an error. Every
 // tensor reused is checked against its record whatever the set, so a
 // partial set is as safe as a whole one.
 func openReused(path string, notes func(string)) ([]*gguf.Model, error) {
@@ -69,8 +70,11 @@ func openReused(path string, notes func(string)) ([]*gguf.Model, error) {
 	if err == nil {
 		return []*gguf.Model{m}, nil
 	}
+	// The shard named may be one of those missing: every machine of a job
+	// array runs the same command line, --reuse PREV-00001-of-0000N.gguf
+	// included, and holds the shards of its own part only.
 	prefix, _, n, named := gguf.ParseShardPath(path)
-	if !named || !errors.Is(err, gguf.ErrShard) || !errors.Is(err, os.ErrNotExist) {
+	if !named || !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	var ms []*gguf.Model
@@ -88,6 +92,9 @@ func openReused(path string, notes func(string)) ([]*gguf.Model, error) {
 			return nil, err
 		}
 		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return nil, err // none of the set here: a wrong path, say so
 	}
 	if notes != nil {
 		notes(fmt.Sprintf("--reuse %s: %d of its %d shards are missing: reusing from the %d present", path, missing, n, len(ms)))

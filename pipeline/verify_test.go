@@ -121,6 +121,26 @@ func TestVerifySet(t *testing.T) {
 		})
 	}
 
+	// A shard cut short is that shard's problem alone: the tensors it
+	// can no longer show are not also a set problem (split.tensors.count
+	// against the sum of the others).
+	for _, p := range []*Plan{nil, plan} {
+		whole, err := os.ReadFile(shard(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(shard(1), int64(len(whole))/2); err != nil {
+			t.Fatal(err)
+		}
+		c := check(shard(0), p)
+		if err := os.WriteFile(shard(1), whole, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c.OK() || len(c.Problems) != 0 || len(c.Files[1].Problems) != 1 {
+			t.Errorf("a truncated shard (plan %v): set problems %q, the shard's %q", p != nil, c.Problems, c.Files[1].Problems)
+		}
+	}
+
 	// No sidecar: checked on the header alone, with a note.
 	undo := move(t, SidecarPath(shard(0)), SidecarPath(shard(0))+".away")
 	c := check(shard(0), plan)
@@ -330,8 +350,13 @@ func TestCarryRefusesMixedSet(t *testing.T) {
 	if err := splitter.MergeModel(mixed, out, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := CarrySidecars(mixed, []string{out}); !errors.Is(err, ErrMixedSet) {
+	// The error names the first shard of each run's files (1 and 2), not
+	// the last one of a run that happens to come before the foreign shard.
+	_, _, err = CarrySidecars(mixed, []string{out})
+	if !errors.Is(err, ErrMixedSet) {
 		t.Errorf("carrying a mixed set's sidecars: %v, want ErrMixedSet", err)
+	} else if names := "(" + mixed.Shards[0].Path + ", " + mixed.Shards[1].Path + ")"; !strings.Contains(err.Error(), names) {
+		t.Errorf("carrying a mixed set's sidecars: %v, want it to name %s", err, names)
 	}
 	if _, err := os.Stat(SidecarPath(out)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a sidecar was carried: %v", err)

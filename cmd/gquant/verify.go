@@ -207,7 +207,9 @@ func writeVerifyText(w io.Writer, path string, plan bool, c *pipeline.SetCheck, 
 			if f.Header != "" {
 				fmt.Fprintf(b, ", header %s", f.Header)
 			}
-			fmt.Fprintf(b, ", sidecar %s", f.Sidecar)
+			if f.Sidecar != "" { // none where the file could not be read
+				fmt.Fprintf(b, ", sidecar %s", f.Sidecar)
+			}
 			if f.Hashed > 0 {
 				fmt.Fprintf(b, " (%d tensors re-hashed)", f.Hashed)
 			}

@@ -65,7 +65,7 @@ const (
 // on one node): a gquant built from this tree into shared/bin, each task
 // running
 //
-//	gquant quantize --only-shards K/N --split-max-size 1M IN shared/out/tiny Q4_K_M 1
+//	gquant quantize --only-shards K/N --resume --split-max-size 1M IN shared/out/tiny Q4_K_M 1
 //
 // and a check that runs the same command line without --only-shards into
 // shared/one, compares the two folders file for file and byte for byte
@@ -107,7 +107,7 @@ func quantizeJob(t *testing.T, shared string) arrayJob {
 	}
 	return arrayJob{
 		bin:  bin,
-		args: append([]string{"quantize", "--only-shards", taskShards}, run(out)...),
+		args: append([]string{"quantize", "--only-shards", taskShards, "--resume"}, run(out)...),
 		check: func(t *testing.T, tasks int) {
 			t.Helper()
 			if code, text := gquant(t, append([]string{"quantize"}, run(one)...)...); code != 0 {
