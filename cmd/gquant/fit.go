@@ -200,8 +200,9 @@ func writeFile(path string, replace bool, write func(io.Writer) error) error {
 var beforeCacheSave func()
 
 // saveCache writes the cache back when the run measured anything new. It
-// runs after the run's results are out, and a cache it cannot save is a
-// warning: the new measurements are lost, not the run. The file is read
+// runs after the run's results are out (or after it failed), and a cache
+// it cannot save is a warning: the new measurements are lost, not the
+// run's results. The file is read
 // again first, so that what another run saved there since this one read
 // it (or made it, when it did not exist yet) is merged rather than lost;
 // a file there that is no cache is left alone. No temporary file is left.
@@ -213,7 +214,7 @@ func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 		beforeCacheSave()
 	}
 	warn := func(err error) {
-		fmt.Fprintf(stderr, "warning: --cache %s not saved, so this run's %d new measurements are not kept (the result is): %v\n", f.cache, cache.Added(), err)
+		fmt.Fprintf(stderr, "warning: --cache %s not saved, so this run's %d new measurements are not kept: %v\n", f.cache, cache.Added(), err)
 	}
 	replace := f.force || f.cacheExisted
 	if _, err := os.Lstat(f.cache); err == nil {
@@ -339,14 +340,16 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	var done func()
 	opts.Measure, done = f.measureOptions(stderr)
 	opts.Measure.Cache = cache
+	// Saved on the way out: after the recipe and the report, and also when
+	// the fit fails after measuring (no recipe fits the budgets, a pin whose
+	// type gives no finite weights) or writing the recipe fails: the
+	// measurements made are minutes of work the next try need not redo.
+	defer f.saveCache(cache, stderr)
 	res, err := fit.Fit(in, opts)
 	done()
 	if err != nil {
 		return err
 	}
-	// Saved on the way out: after the recipe and the report, and also when
-	// writing them fails.
-	defer f.saveCache(cache, stderr)
 	elapsed := time.Since(start)
 	command := "gquant fit " + cli.ShellJoin(args)
 	writeRecipe := func(w io.Writer) error { return res.WriteRecipe(w, command) }
@@ -493,14 +496,14 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	}
 	mo, done := f.measureOptions(stderr)
 	mo.Cache = cache
+	// Saved on the way out: after the gains and the report, and also when
+	// calibrating fails after measuring or writing the gains fails (see run).
+	defer f.saveCache(cache, stderr)
 	cal, _, err := fit.Calibrate(in, im, rows, mo, start)
 	done()
 	if err != nil {
 		return err
 	}
-	// Saved on the way out: after the gains and the report, and also when
-	// writing them fails.
-	defer f.saveCache(cache, stderr)
 	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.4g; %d of %d pairs ordered otherwise than measured",
 		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
 	writeGains := func(w io.Writer) error { return fit.WriteGains(w, cal.Gains, comment) }

@@ -18,6 +18,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/gquant/gquant/fit"
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/internal/modelgen"
@@ -637,4 +638,74 @@ func regexpFind(t *testing.T, re, s string) string {
 		return ""
 	}
 	return m[1]
+}
+
+// hugeModel is a copy of the tiny model in dir whose tensor name holds
+// the largest finite bf16 (3.4e38) everywhere: every type the fit measures
+// it in gives weights that are not finite (the f16 block scales overflow),
+// which the fit learns only by measuring.
+func hugeModel(t *testing.T, dir, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := gguf.Open(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := in.TensorIndex(name)
+	if i < 0 || in.Tensors[i].Type != formats.BF16 {
+		in.Close()
+		t.Fatalf("the tiny model has no bf16 tensor %s", name)
+	}
+	_, off := in.TensorFile(i)
+	size := in.Tensors[i].Size
+	in.Close()
+	for k := off; k < off+size; k += 2 {
+		binary.LittleEndian.PutUint16(raw[k:], 0x7f7f) // the largest finite bf16
+	}
+	path := filepath.Join(dir, "huge.gguf")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A fit that fails after measuring (here: one tensor's weights are so
+// large that no candidate gives it finite weights, which only measuring
+// tells)
+// still saves the measurements it made to --cache: they are minutes of
+// work on a real model, and were lost, so that the next try measured
+// everything again. The refit, with that tensor kept as it is, finds
+// every other measurement in the cache.
+func TestFitFailedSavesCache(t *testing.T) {
+	dir := t.TempDir()
+	model := hugeModel(t, dir, "blk.0.ffn_down.weight")
+	cache := filepath.Join(dir, "fit.cache")
+	args := []string{"fit", "--types", "q8_0,q4_K,q5_0", "--budget", "CPU=8MB", "--chunk-weights", "4096", "--max-chunks", "1",
+		"--threads", "2", "--quiet", "--json", "--cache", cache, model}
+	code, _, stderr := gquantOutput(args...)
+	if code != 1 || !strings.Contains(stderr, "no candidate type gives blk.0.ffn_down.weight finite weights") {
+		t.Fatalf("fit of a huge tensor: exit %d, want 1 naming the tensor:\n%s", code, stderr)
+	}
+	got, err := fit.LoadCache(cache)
+	if err != nil {
+		t.Fatalf("the failed fit's cache: %v", err)
+	}
+	if got.Len() == 0 {
+		t.Fatal("the failed fit saved no measurement")
+	}
+	assertNoTemp(t, dir)
+	code, stdout, stderr := gquantOutput(append(args, "--custom-q", `blk\.0\.ffn_down=bf16`)...)
+	if code != 0 {
+		t.Fatalf("refit keeping the huge tensor bf16: exit %d\n%s", code, stderr)
+	}
+	var res fit.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Measured.Measured != 0 || res.Measured.Cached == 0 {
+		t.Errorf("refit measured %d samples and found %d in the cache, want all from the cache", res.Measured.Measured, res.Measured.Cached)
+	}
 }
