@@ -52,7 +52,7 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	fs.StringArrayVar(&f.budgets, "budget", nil, "bytes each device may hold: `DEVICE=SIZE[,...]` (240GiB, 23.5GiB, 500GB)")
 	fs.StringArrayVar(&f.place, "place", nil, "put tensors on a device: `REGEX=DEVICE[,...]` as llama.cpp's -ot takes it (first match wins); repeatable")
 	fs.StringArrayVar(&f.placeFiles, "place-file", nil, "placement rules from `FILE`, one REGEX=DEVICE per line; after the --place rules")
-	fs.StringArrayVar(&f.reserves, "reserve", nil, "memory a device keeps for other things: `DEVICE=SIZE` or DEVICE=kv:CTX:TYPE (KV cache of CTX tokens from the model's own shape)[,...]; repeatable")
+	fs.StringArrayVar(&f.reserves, "reserve", nil, "memory a device keeps for other things: `DEVICE=SIZE` or DEVICE=kv:CTX:TYPE (KV cache of CTX tokens from the model's own shape; TYPE as -ctk takes it: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, q6_0, q8_KV)[,...]; repeatable")
 	fs.StringVar(&f.types, "types", "default", "candidate `TYPES`, comma-separated; 'default' and 'mainline' (types llama.cpp also runs) stand for lists")
 	fs.StringArrayVar(&f.customQ, "custom-q", nil, "pinned rules `regex=type,...`: the tensors they match keep that type; they start the recipe; repeatable")
 	fs.StringArrayVar(&f.ties, "tie", nil, "give tensors whose names differ only in these fragments one type: `FRAG,FRAG` (ffn_gate_exps,ffn_up_exps); repeatable")
