@@ -712,3 +712,47 @@ func TestFitFailedSavesCache(t *testing.T) {
 		t.Errorf("refit measured %d samples and found %d in the cache, want all from the cache", res.Measured.Measured, res.Measured.Cached)
 	}
 }
+
+// fit calibrate on a model where a mix's tensor gives weights that are not
+// finite fails naming the mix, the tensor and the type: its loss was +Inf,
+// every prediction NaN, and the start gains were written as fitted with
+// exit 0. Failing after measuring, it still saves --cache: a second try
+// measures nothing again.
+func TestFitCalibrateBroken(t *testing.T) {
+	dir := t.TempDir()
+	model := hugeModel(t, dir, "blk.0.ffn_down.weight")
+	size := func(ft string) int64 {
+		return planJSON(t, "plan", tinyModel, filepath.Join(dir, "o.gguf"), ft).Files[0].Bytes
+	}
+	tsv := filepath.Join(dir, "kld.tsv")
+	table := "mix\trules\tbytes\tkld_mean\tkld_err\n" +
+		fmt.Sprintf("filetype:Q8_0\t-\t%d\t0.001\t0.0001\n", size("Q8_0")) +
+		fmt.Sprintf("filetype:Q4_K_M\t-\t%d\t0.03\t0.001\n", size("Q4_K_M"))
+	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache, gains := filepath.Join(dir, "fit.cache"), filepath.Join(dir, "gains.txt")
+	args := []string{"fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", "--cache", cache, model, tsv, "-o", gains}
+	code, _, stderr := gquantOutput(args...)
+	want := "fit: mix filetype:Q8_0: blk.0.ffn_down.weight as q8_0 gives weights that are not finite"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("calibrate: exit %d, want 1 with %q:\n%s", code, want, stderr)
+	}
+	if _, err := os.Stat(gains); err == nil {
+		t.Error("the gains were written")
+	}
+	c, err := fit.LoadCache(cache)
+	if err != nil || c.Len() == 0 {
+		t.Fatalf("the failed calibration's cache: %d records, %v", c.Len(), err)
+	}
+	before, _ := os.Stat(cache)
+	if code, _, stderr := gquantOutput(args...); code != 1 {
+		t.Fatalf("second try: exit %d\n%s", code, stderr)
+	}
+	// Nothing new measured: the cache is not written again (a write
+	// renames a new file into place).
+	if after, err := os.Stat(cache); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the second try rewrote the cache (%v): it measured again", err)
+	}
+	assertNoTemp(t, dir)
+}
