@@ -41,6 +41,10 @@ type fitFlags struct {
 	// cacheExisted: the --cache file was there when the checks ran, so
 	// saving replaces it; one that appears later is not replaced.
 	cacheExisted bool
+	// files are the checked outputs, stop catches Ctrl-C once they are
+	// (see catchInterrupts).
+	files *cli.Files
+	stop  *cli.Interrupt
 }
 
 func newFitFlags(stderr io.Writer) *fitFlags {
@@ -88,16 +92,26 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	return f
 }
 
+// The programs that prefix fit's messages.
+const (
+	fitProgram       = "gquant fit"
+	calibrateProgram = "gquant fit calibrate"
+)
+
 func runFit(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "calibrate" {
 		return runCalibrate(args[1:], stdout, stderr)
 	}
-	const program = "gquant fit"
+	const program = fitProgram
 	f := newFitFlags(stderr)
 	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
 		return status
 	}
-	if err := f.run(args, stdout, stderr); err != nil {
+	err := f.run(args, stdout, stderr)
+	if status, interrupted := f.finish(); interrupted {
+		return status
+	}
+	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) || errors.Is(err, planner.ErrBadBudget) {
 			return cli.UsageError(program, f.fs, stderr, err)
@@ -141,8 +155,21 @@ func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func())
 		}
 		done = func() { fmt.Fprint(stderr, "\r\033[K") }
 	}
+	if hook := measuredHook; hook != nil {
+		progress := mo.Progress
+		mo.Progress = func(d, n int) {
+			if progress != nil {
+				progress(d, n)
+			}
+			hook(d, n)
+		}
+	}
 	return mo, done
 }
+
+// measuredHook, when set (by tests), is called after each measurement
+// as Progress is: where a Ctrl-C comes mid-measure.
+var measuredHook func(done, total int)
 
 // checkNumbers refuses measuring options that can mean nothing: a zero or
 // negative sample size or count, negative threads (0 is every core).
@@ -181,7 +208,29 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 		return err
 	}
 	f.cacheExisted = f.cache != "" && files.Existed(f.cache)
+	f.files = files
 	return files.MakeOutputDirs()
+}
+
+// catchInterrupts catches Ctrl-C (and SIGTERM, SIGHUP, SIGPIPE) for the
+// measuring, once the outputs are checked: the first signal stops it, the
+// run returns and saves the cache with what was measured (minutes of work
+// the next try need not redo), and finish reports the interrupt. Left to
+// the runtime, the signal killed the process and every measurement with
+// it.
+func (f *fitFlags) catchInterrupts(program string, mo *fit.MeasureOptions, stderr io.Writer) {
+	f.stop = f.files.CatchInterrupts(program, stderr, cli.DefaultGrace)
+	mo.Context = f.stop.Context()
+}
+
+// finish stops catching signals; after one it says what was left
+// unwritten and gives the exit status for it, and the run's error (the
+// stopped measuring) is not printed.
+func (f *fitFlags) finish() (status int, interrupted bool) {
+	if f.stop == nil {
+		return 0, false
+	}
+	return f.stop.Finish()
 }
 
 // writeFile writes what write gives to path through cli.WriteFile (a
@@ -340,6 +389,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	var done func()
 	opts.Measure, done = f.measureOptions(stderr)
 	opts.Measure.Cache = cache
+	f.catchInterrupts(fitProgram, &opts.Measure, stderr)
 	// Saved on the way out: after the recipe and the report, and also when
 	// the fit fails after measuring (no recipe fits the budgets, a pin whose
 	// type gives no finite weights) or writing the recipe fails: the
@@ -436,7 +486,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 				Line: "gquant fit --gains gains.txt --imatrix imatrix.dat --budget CPU=64GiB --cache fit.cache model-bf16.gguf -o recipe.txt"},
 		)
 	}
-	const program = "gquant fit calibrate"
+	const program = calibrateProgram
 	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
 		return status
 	}
@@ -449,7 +499,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if len(unused) > 0 {
 		return cli.UsageError(program, f.fs, stderr, fmt.Errorf("%s: not an option of fit calibrate", strings.Join(unused, ", ")))
 	}
-	if err := f.calibrate(stdout, stderr); err != nil {
+	err := f.calibrate(stdout, stderr)
+	if status, interrupted := f.finish(); interrupted {
+		return status
+	}
+	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
 			return cli.UsageError(program, f.fs, stderr, err)
@@ -496,6 +550,7 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	}
 	mo, done := f.measureOptions(stderr)
 	mo.Cache = cache
+	f.catchInterrupts(calibrateProgram, &mo, stderr)
 	// Saved on the way out: after the gains and the report, and also when
 	// calibrating fails after measuring or writing the gains fails (see run).
 	defer f.saveCache(cache, stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -755,4 +756,75 @@ func TestFitCalibrateBroken(t *testing.T) {
 		t.Errorf("the second try rewrote the cache (%v): it measured again", err)
 	}
 	assertNoTemp(t, dir)
+}
+
+// Ctrl-C mid-measure stops the fit (and fit calibrate) with status 130,
+// saying what was left unwritten, and saves the measurements made to
+// --cache: the signal killed the process, and every measurement with it.
+// The child sends itself SIGINT after a few measurements and holds the
+// measuring a moment, so that the signal is seen before the rest.
+func TestFitInterruptSavesCache(t *testing.T) {
+	if args := os.Getenv("GQUANT_FIT_INTERRUPT_ARGS"); args != "" {
+		var once bool
+		measuredHook = func(done, total int) {
+			if done == 3 && !once {
+				once = true
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	size := func(ft string) int64 {
+		return planJSON(t, "plan", tinyModel, filepath.Join(dir, "o.gguf"), ft).Files[0].Bytes
+	}
+	tsv := filepath.Join(dir, "kld.tsv")
+	table := "mix\trules\tbytes\tkld_mean\tkld_err\n" +
+		fmt.Sprintf("filetype:Q8_0\t-\t%d\t0.001\t0.0001\n", size("Q8_0")) +
+		fmt.Sprintf("filetype:Q4_K_M\t-\t%d\t0.03\t0.001\n", size("Q4_K_M"))
+	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"fit", []string{"fit", "--budget", "CPU=8MB", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet"}},
+		{"calibrate", []string{"fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := t.TempDir()
+			cache, out := filepath.Join(sub, "fit.cache"), filepath.Join(sub, "out.txt")
+			args := append(tc.args, "--cache", cache, in)
+			if tc.name == "calibrate" {
+				args = append(args, tsv)
+			}
+			args = append(args, "-o", out)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestFitInterruptSavesCache$")
+			cmd.Env = append(os.Environ(), "GQUANT_FIT_INTERRUPT_ARGS="+strings.Join(args, "\x1f"))
+			msg, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit %v, want status 130:\n%s", err, msg)
+			}
+			for _, want := range []string{"interrupted by SIGINT", "not written: " + out, "complete before the interrupt: " + cache} {
+				if !strings.Contains(string(msg), want) {
+					t.Errorf("output does not say %q:\n%s", want, msg)
+				}
+			}
+			if strings.Contains(string(msg), "measuring stopped") {
+				t.Errorf("the stop is printed as an error:\n%s", msg)
+			}
+			c, err := fit.LoadCache(cache)
+			if err != nil || c.Len() < 3 {
+				t.Errorf("the interrupted run's cache: %d records, %v; want the 3 or more measured", c.Len(), err)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the output was written")
+			}
+			assertNoTemp(t, sub)
+		})
+	}
 }
