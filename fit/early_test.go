@@ -50,6 +50,17 @@ func TestEarlyErrors(t *testing.T) {
 			o.Budgets = mustBudgets(t, "CPU=2500000")
 			o.Ties = [][]string{{"attn_k_b", "attn_v_b"}}
 		}, is: ErrInfeasible, says: []string{"device CPU", "needs 2512928 bytes", "2500000 available"}},
+		// Pins the run cannot produce: measuring them failed in the
+		// kernel, after the other tensors' measurements.
+		{name: "pin gquant cannot quantize", set: func(o *Options) {
+			o.Pins = mustCustomQ(t, "exps=q8_1")
+			o.Budgets = mustBudgets(t, "CPU=20MiB")
+		}, says: []string{"blk.1.ffn_gate_exps.weight: pinned to q8_1 by rule 1", "cannot quantize"}},
+		{name: "pin needing importance data", set: func(o *Options) {
+			o.Imatrix = nil
+			o.Pins = mustCustomQ(t, "exps=iq2_xxs")
+			o.Budgets = mustBudgets(t, "CPU=20MiB")
+		}, says: []string{"pinned to iq2_xxs by rule 1", "needs importance data"}},
 		{name: "quantized input", model: quantized, set: func(o *Options) { o.Imatrix = nil; o.Budgets = mustBudgets(t, "CPU=1MiB") },
 			is: ErrQuantizedInput, says: []string{"already", "unquantized"}},
 		{name: "interleaved off CPU", set: func(o *Options) {
