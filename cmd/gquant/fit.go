@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -360,6 +361,17 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 		frags := strings.Split(t, ",")
 		if len(frags) < 2 {
 			return usageError{fmt.Errorf("--tie %q: give two or more name fragments, like ffn_gate_exps,ffn_up_exps", t)}
+		}
+		// An empty or repeated fragment ties nothing to anything: it was
+		// only warned of as a --tie that ties nothing (or not at all,
+		// beside fragments that tie), after the measuring.
+		for k, fr := range frags {
+			if fr == "" {
+				return usageError{fmt.Errorf("--tie %q: fragment %d is empty", t, k+1)}
+			}
+			if slices.Contains(frags[:k], fr) {
+				return usageError{fmt.Errorf("--tie %q: fragment %q is given twice", t, fr)}
+			}
 		}
 		opts.Ties = append(opts.Ties, frags)
 	}

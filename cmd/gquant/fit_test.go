@@ -195,6 +195,9 @@ func TestFitErrors(t *testing.T) {
 		{[]string{"fit", "--budget", "CPU=1MB", "--reserve", "CPU=kv:512:q4_K", tinyModel}, 2,
 			`--reserve: fit: bad reserve: "CPU=kv:512:q4_K": q4_K is no KV cache type: llama.cpp's -ctk and -ctv take f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, q6_0, q8_KV`},
 		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_gate_exps", tinyModel}, 2, "two or more name fragments"},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_gate_exps,", tinyModel}, 2, `--tie "ffn_gate_exps,": fragment 2 is empty`},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", ",", tinyModel}, 2, `--tie ",": fragment 1 is empty`},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_up_exps,ffn_gate_exps,ffn_up_exps", tinyModel}, 2, `fragment "ffn_up_exps" is given twice`},
 		{[]string{"fit", "--place", "exps=CPU", "--budget", "CPU=1MB", tinyModel}, 1, "matches no placement rule"},
 		{[]string{"fit", "calibrate", tinyModel}, 2, "need the model and the KLD table"},
 	} {
