@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -247,7 +248,10 @@ func writeFile(path string, replace bool, write func(io.Writer) error) error {
 
 // beforeCacheSave, when set (by tests), runs just before saveCache reads
 // the cache file again: where another run would have saved it.
-var beforeCacheSave func()
+// whileCacheLocked runs once saveCache holds the lock, before it looks at
+// the file: where another run's save would come between the look and the
+// rename.
+var beforeCacheSave, whileCacheLocked func()
 
 // saveCache writes the cache back when the run measured anything new. It
 // runs after the run's results are out (or after it failed), and a cache
@@ -256,12 +260,23 @@ var beforeCacheSave func()
 // again first, so that what another run saved there since this one read
 // it (or made it, when it did not exist yet) is merged rather than lost;
 // a file there that is no cache is left alone. No temporary file is left.
+//
+// The read, merge and rename hold a lock on the cache's directory, so
+// that two fits saving one cache at once take turns: the second merges
+// what the first saved. Without it, a save landing between the other's
+// read and rename was lost (replaced), or made the other's rename fail
+// ("file exists", where neither found a cache) and its measurements with
+// it.
 func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if cache == nil || cache.Added() == 0 {
 		return
 	}
 	if beforeCacheSave != nil {
 		beforeCacheSave()
+	}
+	defer lockDir(filepath.Dir(f.cache))()
+	if whileCacheLocked != nil {
+		whileCacheLocked()
 	}
 	warn := func(err error) {
 		fmt.Fprintf(stderr, "warning: --cache %s not saved, so this run's %d new measurements are not kept: %v\n", f.cache, cache.Added(), err)

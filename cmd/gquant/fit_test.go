@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -828,6 +830,58 @@ func TestFitInterruptSavesCache(t *testing.T) {
 				t.Error("the output was written")
 			}
 			assertNoTemp(t, sub)
+		})
+	}
+}
+
+// Two fits saving one --cache at once take turns (a lock on its
+// directory): the second merges what the first saved. Where neither found
+// a cache, the save of one landing between the other's look and rename
+// made that rename fail ("file exists") and lost its measurements; where
+// both did, the later rename dropped the earlier save's. Here run B saves
+// while run A holds the lock; without it B's save lands first.
+func TestFitCacheSavedAtOnce(t *testing.T) {
+	for _, existed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("existed=%v", existed), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "fit.cache")
+			if existed {
+				if err := writeFile(path, false, func(w io.Writer) error { _, err := fit.NewCache().WriteTo(w); return err }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			entry := fit.Stats{N: 2, Num: 0.2, Den: 2, Num2: 0.03, Den2: 2.5, NumDen: 0.25}
+			a, b := fit.NewCache(), fit.NewCache()
+			a.Put(1, entry)
+			b.Put(2, entry)
+			var errA, errB strings.Builder
+			done := make(chan struct{})
+			var once sync.Once
+			whileCacheLocked = func() {
+				once.Do(func() {
+					go func() {
+						defer close(done)
+						(&fitFlags{cache: path, cacheExisted: existed}).saveCache(b, &errB)
+					}()
+					time.Sleep(300 * time.Millisecond) // B's save, unlocked, is done by now
+				})
+			}
+			defer func() { whileCacheLocked = nil }()
+			(&fitFlags{cache: path, cacheExisted: existed}).saveCache(a, &errA)
+			<-done
+			if errA.Len()+errB.Len() > 0 {
+				t.Errorf("warnings:\n%s%s", errA.String(), errB.String())
+			}
+			got, err := fit.LoadCache(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, okA := got.Get(1)
+			_, okB := got.Get(2)
+			if !okA || !okB {
+				t.Errorf("the cache holds A's measurement: %v, B's: %v; want both", okA, okB)
+			}
+			assertNoTemp(t, dir)
 		})
 	}
 }
