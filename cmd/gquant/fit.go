@@ -312,7 +312,11 @@ func (f *fitFlags) cacheOf() (*fit.Cache, error) {
 	if f.cache == "" {
 		return nil, nil
 	}
-	return fit.LoadCache(f.cache)
+	c, err := fit.LoadCache(f.cache)
+	if err != nil {
+		return nil, fmt.Errorf("--cache: %w", err) // the library's error names the file, not the flag
+	}
+	return c, nil
 }
 
 func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
@@ -393,7 +397,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	if f.gains != "" {
 		g, err := fit.LoadGains(f.gains)
 		if err != nil {
-			return err
+			return fmt.Errorf("--gains: %w", err) // the library's error names the file, not the flag
 		}
 		opts.Gains = &g
 	}
@@ -562,7 +566,7 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	start := fit.DefaultGains()
 	if f.gains != "" {
 		if start, err = fit.LoadGains(f.gains); err != nil {
-			return err
+			return fmt.Errorf("--gains: %w", err)
 		}
 	}
 	if err := f.checkNumbers(); err != nil {

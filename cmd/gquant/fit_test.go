@@ -202,6 +202,8 @@ func TestFitErrors(t *testing.T) {
 		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_up_exps,ffn_gate_exps,ffn_up_exps", tinyModel}, 2, `fragment "ffn_up_exps" is given twice`},
 		{[]string{"fit", "--place", "exps=CPU", "--budget", "CPU=1MB", tinyModel}, 1, "matches no placement rule"},
 		{[]string{"fit", "calibrate", tinyModel}, 2, "need the model and the KLD table"},
+		// File errors name the flag as well as the file.
+		{[]string{"fit", "--budget", "CPU=1MB", "--gains", "no-such-gains.txt", tinyModel}, 1, "gquant fit: --gains: fit: stat no-such-gains.txt: no such file"},
 	} {
 		code, _, stderr := gquantOutput(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -478,7 +480,7 @@ func TestFitDamagedCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, _, stderr := gquantOutput("fit", "--quiet", "--budget", "CPU=6MiB", "--cache", path, tinyModel)
-		want := path + ": fit: bad cache file: " + tc.want
+		want := "gquant fit: --cache: " + path + ": fit: bad cache file: " + tc.want
 		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "panic") {
 			t.Errorf("%s: exit %d, want 1 with %q:\n%s", tc.name, code, want, stderr)
 		}
