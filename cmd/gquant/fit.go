@@ -256,10 +256,10 @@ var beforeCacheSave, whileCacheLocked func()
 // saveCache writes the cache back when the run measured anything new. It
 // runs after the run's results are out (or after it failed), and a cache
 // it cannot save is a warning: the new measurements are lost, not the
-// run's results. The file is read
-// again first, so that what another run saved there since this one read
-// it (or made it, when it did not exist yet) is merged rather than lost;
-// a file there that is no cache is left alone. No temporary file is left.
+// run's results. The file is read again first, so that what another run
+// saved there since this one read it (or made it, when it did not exist
+// yet) is merged rather than lost; a file there that is no cache is left
+// alone. No temporary file is left.
 //
 // The read, merge and rename hold a lock on the cache's directory, so
 // that two fits saving one cache at once take turns: the second merges
