@@ -182,6 +182,13 @@ func mixTerms(m model, hasIm bool, row KLDRow, errs errorTable) (terms []mixTerm
 			need[i] = append(need[i], mt)
 			continue
 		}
+		if math.IsInf(e, 1) {
+			// A broken measurement: the quant the row measured holds
+			// weights that are not finite, and its loss would be +Inf,
+			// which made every prediction and the fit NaN (and the
+			// start gains were written as fitted).
+			return nil, nil, fmt.Errorf("fit: mix %s: %s as %s gives weights that are not finite (the kernel fails on its data or importance)", row.Mix, c.Name, c.Type)
+		}
 		terms = append(terms, mixTerm{class: cls, layer: layer, err: e, quant: true, big: c.Type.BlockSize() >= 256})
 	}
 	if len(need) > 0 {

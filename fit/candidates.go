@@ -209,6 +209,17 @@ func candidates(m model, hasData []bool, pins *recipes.RuleSet, types []formats.
 			}
 			t.Cands = []Candidate{{Type: c.Type, Bytes: bytes}}
 		}
+		// A pin the run cannot produce is refused here, as a candidate
+		// type would be left out: measuring it failed in the kernel,
+		// after the other tensors' measurements.
+		if t.Pin != nil {
+			switch {
+			case !exact(src.Type, c.Type) && !quantize.Supported(measureType(c.Type)):
+				return nil, nil, fmt.Errorf("fit: %s: pinned to %s by %s, a type gquant cannot quantize", src.Name, c.Type, t.Pin)
+			case !hasData[i] && (c.NeedsImatrix || c.Type.Known() && mustNeedsImatrix(c.Type)):
+				return nil, nil, fmt.Errorf("fit: %s: pinned to %s by %s, which needs importance data, and the run has none for this tensor", src.Name, c.Type, t.Pin)
+			}
+		}
 		out[i] = t
 	}
 	for k, used := range pinned {

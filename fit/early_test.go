@@ -41,6 +41,26 @@ func TestEarlyErrors(t *testing.T) {
 			o.Budgets = mustBudgets(t, "CPU=10MiB,GPU=10MiB")
 			o.Ties = [][]string{{"ffn_gate_exps", "ffn_up_exps"}}
 		}, is: ErrTie, says: []string{"on CPU", "on GPU"}},
+		// attn_k_b's rows of 128 take no q4_K (the reference writes q5_0),
+		// attn_v_b's of 256 do: tied, both take q5_0, 24576 bytes more
+		// than each at its smallest, which the check once summed (2488352
+		// bytes) and so measured everything before failing.
+		{name: "tied tensors above their own smallest", set: func(o *Options) {
+			o.Types = typeNames("q4_K q5_0")
+			o.Budgets = mustBudgets(t, "CPU=2500000")
+			o.Ties = [][]string{{"attn_k_b", "attn_v_b"}}
+		}, is: ErrInfeasible, says: []string{"device CPU", "needs 2512928 bytes", "2500000 available"}},
+		// Pins the run cannot produce: measuring them failed in the
+		// kernel, after the other tensors' measurements.
+		{name: "pin gquant cannot quantize", set: func(o *Options) {
+			o.Pins = mustCustomQ(t, "exps=q8_1")
+			o.Budgets = mustBudgets(t, "CPU=20MiB")
+		}, says: []string{"blk.1.ffn_gate_exps.weight: pinned to q8_1 by rule 1", "cannot quantize"}},
+		{name: "pin needing importance data", set: func(o *Options) {
+			o.Imatrix = nil
+			o.Pins = mustCustomQ(t, "exps=iq2_xxs")
+			o.Budgets = mustBudgets(t, "CPU=20MiB")
+		}, says: []string{"pinned to iq2_xxs by rule 1", "needs importance data"}},
 		{name: "quantized input", model: quantized, set: func(o *Options) { o.Imatrix = nil; o.Budgets = mustBudgets(t, "CPU=1MiB") },
 			is: ErrQuantizedInput, says: []string{"already", "unquantized"}},
 		{name: "interleaved off CPU", set: func(o *Options) {

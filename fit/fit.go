@@ -351,8 +351,17 @@ func CheckBudgets(opts Options, devices []string) (map[string]*planner.Budget, e
 
 // checkFeasible refuses, before anything is measured, a budget that even
 // the smallest candidate of every tensor on its device exceeds, with its
-// reserves (measuring only ever takes candidates away).
+// reserves (measuring only ever takes candidates away). Tied tensors
+// count as the knapsack takes them, at the smallest type all of them can
+// take (a tensor whose rows are no multiple of 256 takes no K type, so
+// the group may need more than each member's smallest): counted one by
+// one, such a budget passed here and failed after all the measuring. A
+// group no type fits is refused here too (makeItems).
 func checkFeasible(ts []Tensor, devices []string, budgets map[string]*planner.Budget, opts Options) error {
+	items, _, err := makeItems(ts, opts.Ties)
+	if err != nil {
+		return err
+	}
 	for _, dev := range devices {
 		b := budgets[dev]
 		if b == nil {
@@ -360,13 +369,20 @@ func checkFeasible(ts []Tensor, devices []string, budgets map[string]*planner.Bu
 		}
 		var need, fixed, reserved int64
 		for i := range ts {
-			if ts[i].Device != dev {
-				continue
-			}
-			need += ts[i].Cands[0].Bytes // fewest bytes first
-			if ts[i].Fixed() {
+			if ts[i].Device == dev && ts[i].Fixed() {
 				fixed += ts[i].Cands[0].Bytes
 			}
+		}
+		need = fixed
+		for _, it := range items {
+			if ts[it.members[0]].Device != dev {
+				continue
+			}
+			least := it.opts[0].bytes
+			for _, o := range it.opts[1:] {
+				least = min(least, o.bytes)
+			}
+			need += least
 		}
 		for _, r := range opts.Reserves {
 			if r.Device == dev {

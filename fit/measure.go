@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -40,6 +41,17 @@ type MeasureOptions struct {
 	// Progress, if set, is called after each finished measurement with the
 	// counts of measurements done and known so far.
 	Progress func(done, total int)
+	// Context, if set, stops the measuring when it is done (Ctrl-C):
+	// Measure returns its error, and what was measured is in Cache.
+	Context context.Context
+}
+
+// stopped is the error of a measuring stopped by its context.
+func (o *MeasureOptions) stopped() error {
+	if o.Context == nil || o.Context.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("fit: measuring stopped: %w", context.Cause(o.Context))
 }
 
 // Request asks for the errors of one tensor in some types.
@@ -292,7 +304,7 @@ func measureChunk(in *gguf.Model, im *imatrix.Matrix, samplers map[int]sampler, 
 				mu.Lock()
 				failed := firstErr != nil
 				mu.Unlock()
-				if failed {
+				if failed || opts.stopped() != nil {
 					continue
 				}
 				s, err := j.c.measure(j.typ, &scratch)
@@ -315,6 +327,9 @@ func measureChunk(in *gguf.Model, im *imatrix.Matrix, samplers map[int]sampler, 
 	for _, r := range pending {
 		if k >= samplers[r.Tensor].chunks() {
 			continue
+		}
+		if readErr = opts.stopped(); readErr != nil {
+			break
 		}
 		st, err := newTensorState(in, im, r.Tensor, samplers[r.Tensor])
 		if err != nil {
@@ -347,7 +362,12 @@ func measureChunk(in *gguf.Model, im *imatrix.Matrix, samplers map[int]sampler, 
 	if readErr != nil {
 		return readErr
 	}
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	// Jobs skipped for a stop have no measurement: the results are not
+	// whole.
+	return opts.stopped()
 }
 
 // readChunk reads the source bytes of chunk k.

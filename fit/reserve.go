@@ -55,6 +55,9 @@ func ParseReserves(s string, md gguf.Metadata) ([]Reserve, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: %q: %w", ErrBadReserve, item, err)
 			}
+			if !IsKVCacheType(typ) {
+				return nil, fmt.Errorf("%w: %q: %s is no KV cache type: llama.cpp's -ctk and -ctv take %s", ErrBadReserve, item, typ, kvTypeNames())
+			}
 			r.Bytes, r.Why, err = KVBytes(md, ctx, typ)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %q: %w", ErrBadReserve, item, err)
@@ -73,6 +76,31 @@ func ParseReserves(s string, md gguf.Metadata) ([]Reserve, error) {
 		return nil, fmt.Errorf("%w: %q names no device", ErrBadReserve, s)
 	}
 	return out, nil
+}
+
+// KVCacheTypes are the types the reference's -ctk and -ctv accept
+// (kv_cache_type_from_str in ik_llama.cpp's common/common.cpp; any other
+// name is "Invalid cache type"), in its order. A reserve for a cache in
+// another type sizes a cache no run can make.
+var KVCacheTypes = []formats.Type{formats.F32, formats.F16, formats.BF16, formats.Q8_0, formats.Q4_0, formats.Q4_1,
+	formats.IQ4_NL, formats.Q5_0, formats.Q5_1, formats.Q6_0, formats.Q8_KV}
+
+// IsKVCacheType reports whether t is one of KVCacheTypes.
+func IsKVCacheType(t formats.Type) bool {
+	for _, k := range KVCacheTypes {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+func kvTypeNames() string {
+	names := make([]string, len(KVCacheTypes))
+	for i, t := range KVCacheTypes {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // maxHyper is the largest hyper-parameter KVBytes accepts, the bound
@@ -118,9 +146,10 @@ func addBytes(a, b int64) (int64, bool) {
 // head sizes default to embedding_length / head_count; per-layer arrays
 // are read layer by layer). Each row is sized as the type stores it.
 //
-// Every hyper-parameter must lie in 0..2^31-1 (block_count in 1..2^31-1),
-// the range recipes.ModelParams accepts, and a cache above bytesize.Max
-// is an error: the size never wraps. The work is bounded by the lengths
+// typ must be one of KVCacheTypes. Every hyper-parameter must lie in
+// 0..2^31-1 (block_count in 1..2^31-1), the range recipes.ModelParams
+// accepts, and a cache above bytesize.Max is an error: the size never
+// wraps. The work is bounded by the lengths
 // of the per-layer arrays, not by block_count.
 func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, error) {
 	arch, _ := md.Text("general.architecture")
@@ -129,6 +158,9 @@ func KVBytes(md gguf.Metadata, ctx int64, typ formats.Type) (int64, string, erro
 	}
 	if ctx <= 0 || ctx > bytesize.Max {
 		return 0, "", fmt.Errorf("a context of %d tokens", ctx)
+	}
+	if !IsKVCacheType(typ) {
+		return 0, "", fmt.Errorf("%s is no KV cache type (those are %s)", typ, kvTypeNames())
 	}
 	key := func(k string) string { return arch + "." + k }
 	inRange := func(k string, n int64) error {

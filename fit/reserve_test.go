@@ -152,3 +152,66 @@ func TestReservesWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestReserveKVTypes: kv:CTX:TYPE takes the cache types llama.cpp's -ctk
+// and -ctv take (kv_cache_type_from_str) and refuses any other type,
+// naming the value and listing those; it once sized caches of q4_K or
+// q8_0_r8, which no run can make.
+func TestReserveKVTypes(t *testing.T) {
+	var mla, gqa gguf.Metadata
+	mla.Set("general.architecture", gguf.StringValue("deepseek2"))
+	mla.Set("deepseek2.block_count", gguf.Uint32Value(6))
+	mla.Set("deepseek2.attention.kv_lora_rank", gguf.Uint32Value(512))
+	mla.Set("deepseek2.rope.dimension_count", gguf.Uint32Value(64))
+	gqa.Set("general.architecture", gguf.StringValue("llama"))
+	gqa.Set("llama.block_count", gguf.Uint32Value(2))
+	gqa.Set("llama.embedding_length", gguf.Uint32Value(4096))
+	gqa.Set("llama.attention.head_count", gguf.Uint32Value(32))
+	gqa.Set("llama.attention.head_count_kv", gguf.Uint32Value(8))
+	const list = "llama.cpp's -ctk and -ctv take f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, q6_0, q8_KV"
+	for _, tc := range []struct {
+		typ  string
+		want int64  // bytes of the MLA cache of 10 tokens (6 layers x 576 values), when no error
+		err  string // part of the error
+	}{
+		{"f32", 6 * 10 * 576 * 4, ""},
+		{"f16", 6 * 10 * 576 * 2, ""},
+		{"bf16", 6 * 10 * 576 * 2, ""},
+		{"q8_0", 6 * 10 * 18 * 34, ""},
+		{"q4_0", 6 * 10 * 18 * 18, ""},
+		{"q4_1", 6 * 10 * 18 * 20, ""},
+		{"iq4_nl", 6 * 10 * 18 * 18, ""},
+		{"q5_0", 6 * 10 * 18 * 22, ""},
+		{"q5_1", 6 * 10 * 18 * 24, ""},
+		{"q6_0", 6 * 10 * 18 * 26, ""},
+		{"q8_KV", 6 * 10 * (576 + 8), ""},
+		{"Q8_0", 6 * 10 * 18 * 34, ""}, // gquant's type names are read in any case
+		{"q4_K", 0, `"GPU=kv:10:q4_K": q4_K is no KV cache type: ` + list},
+		{"q8_0_r8", 0, "q8_0_r8 is no KV cache type: " + list},
+		{"q8_KV_r8", 0, "q8_KV_r8 is no KV cache type"},
+		{"q8_1", 0, "q8_1 is no KV cache type"},
+		{"iq4_ks", 0, "iq4_ks is no KV cache type"},
+		{"q6_K", 0, "q6_K is no KV cache type"},
+		{"iq2_xxs", 0, "iq2_xxs is no KV cache type"},
+		{"nope", 0, `unknown type "nope"`},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			for k, md := range []gguf.Metadata{mla, gqa} {
+				item := "GPU=kv:10:" + tc.typ
+				rs, err := ParseReserves(item, md)
+				switch {
+				case tc.err == "" && err != nil:
+					t.Errorf("ParseReserves(%q): %v", item, err)
+				case tc.err == "" && k == 0 && rs[0].Bytes != tc.want:
+					t.Errorf("ParseReserves(%q): %d bytes, want %d", item, rs[0].Bytes, tc.want)
+				case tc.err != "" && (!errors.Is(err, ErrBadReserve) || !strings.Contains(err.Error(), tc.err)):
+					t.Errorf("ParseReserves(%q): %v; want a bad reserve with %q", item, err, tc.err)
+				}
+			}
+		})
+	}
+	// KVBytes itself refuses a type no cache takes.
+	if _, _, err := KVBytes(mla, 10, formats.Q4_K); err == nil || !strings.Contains(err.Error(), "q4_K is no KV cache type") {
+		t.Errorf("KVBytes as q4_K: %v", err)
+	}
+}

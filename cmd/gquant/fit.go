@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +43,10 @@ type fitFlags struct {
 	// cacheExisted: the --cache file was there when the checks ran, so
 	// saving replaces it; one that appears later is not replaced.
 	cacheExisted bool
+	// files are the checked outputs, stop catches Ctrl-C once they are
+	// (see catchInterrupts).
+	files *cli.Files
+	stop  *cli.Interrupt
 }
 
 func newFitFlags(stderr io.Writer) *fitFlags {
@@ -52,7 +58,7 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	fs.StringArrayVar(&f.budgets, "budget", nil, "bytes each device may hold: `DEVICE=SIZE[,...]` (240GiB, 23.5GiB, 500GB)")
 	fs.StringArrayVar(&f.place, "place", nil, "put tensors on a device: `REGEX=DEVICE[,...]` as llama.cpp's -ot takes it (first match wins); repeatable")
 	fs.StringArrayVar(&f.placeFiles, "place-file", nil, "placement rules from `FILE`, one REGEX=DEVICE per line; after the --place rules")
-	fs.StringArrayVar(&f.reserves, "reserve", nil, "memory a device keeps for other things: `DEVICE=SIZE` or DEVICE=kv:CTX:TYPE (KV cache of CTX tokens from the model's own shape)[,...]; repeatable")
+	fs.StringArrayVar(&f.reserves, "reserve", nil, "memory a device keeps for other things: `DEVICE=SIZE` or DEVICE=kv:CTX:TYPE (KV cache of CTX tokens from the model's own shape; TYPE as -ctk takes it: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, q6_0, q8_KV)[,...]; repeatable")
 	fs.StringVar(&f.types, "types", "default", "candidate `TYPES`, comma-separated; 'default' and 'mainline' (types llama.cpp also runs) stand for lists")
 	fs.StringArrayVar(&f.customQ, "custom-q", nil, "pinned rules `regex=type,...`: the tensors they match keep that type; they start the recipe; repeatable")
 	fs.StringArrayVar(&f.ties, "tie", nil, "give tensors whose names differ only in these fragments one type: `FRAG,FRAG` (ffn_gate_exps,ffn_up_exps); repeatable")
@@ -88,16 +94,26 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	return f
 }
 
+// The programs that prefix fit's messages.
+const (
+	fitProgram       = "gquant fit"
+	calibrateProgram = "gquant fit calibrate"
+)
+
 func runFit(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "calibrate" {
 		return runCalibrate(args[1:], stdout, stderr)
 	}
-	const program = "gquant fit"
+	const program = fitProgram
 	f := newFitFlags(stderr)
 	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
 		return status
 	}
-	if err := f.run(args, stdout, stderr); err != nil {
+	err := f.run(args, stdout, stderr)
+	if status, interrupted := f.finish(); interrupted {
+		return status
+	}
+	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) || errors.Is(err, planner.ErrBadBudget) {
 			return cli.UsageError(program, f.fs, stderr, err)
@@ -141,8 +157,21 @@ func (f *fitFlags) measureOptions(stderr io.Writer) (fit.MeasureOptions, func())
 		}
 		done = func() { fmt.Fprint(stderr, "\r\033[K") }
 	}
+	if hook := measuredHook; hook != nil {
+		progress := mo.Progress
+		mo.Progress = func(d, n int) {
+			if progress != nil {
+				progress(d, n)
+			}
+			hook(d, n)
+		}
+	}
 	return mo, done
 }
+
+// measuredHook, when set (by tests), is called after each measurement
+// as Progress is: where a Ctrl-C comes mid-measure.
+var measuredHook func(done, total int)
 
 // checkNumbers refuses measuring options that can mean nothing: a zero or
 // negative sample size or count, negative threads (0 is every core).
@@ -181,7 +210,29 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 		return err
 	}
 	f.cacheExisted = f.cache != "" && files.Existed(f.cache)
+	f.files = files
 	return files.MakeOutputDirs()
+}
+
+// catchInterrupts catches Ctrl-C (and SIGTERM, SIGHUP, SIGPIPE) for the
+// measuring, once the outputs are checked: the first signal stops it, the
+// run returns and saves the cache with what was measured (minutes of work
+// the next try need not redo), and finish reports the interrupt. Left to
+// the runtime, the signal killed the process and every measurement with
+// it.
+func (f *fitFlags) catchInterrupts(program string, mo *fit.MeasureOptions, stderr io.Writer) {
+	f.stop = f.files.CatchInterrupts(program, stderr, cli.DefaultGrace)
+	mo.Context = f.stop.Context()
+}
+
+// finish stops catching signals; after one it says what was left
+// unwritten and gives the exit status for it, and the run's error (the
+// stopped measuring) is not printed.
+func (f *fitFlags) finish() (status int, interrupted bool) {
+	if f.stop == nil {
+		return 0, false
+	}
+	return f.stop.Finish()
 }
 
 // writeFile writes what write gives to path through cli.WriteFile (a
@@ -197,14 +248,25 @@ func writeFile(path string, replace bool, write func(io.Writer) error) error {
 
 // beforeCacheSave, when set (by tests), runs just before saveCache reads
 // the cache file again: where another run would have saved it.
-var beforeCacheSave func()
+// whileCacheLocked runs once saveCache holds the lock, before it looks at
+// the file: where another run's save would come between the look and the
+// rename.
+var beforeCacheSave, whileCacheLocked func()
 
 // saveCache writes the cache back when the run measured anything new. It
-// runs after the run's results are out, and a cache it cannot save is a
-// warning: the new measurements are lost, not the run. The file is read
-// again first, so that what another run saved there since this one read
-// it (or made it, when it did not exist yet) is merged rather than lost;
-// a file there that is no cache is left alone. No temporary file is left.
+// runs after the run's results are out (or after it failed), and a cache
+// it cannot save is a warning: the new measurements are lost, not the
+// run's results. The file is read again first, so that what another run
+// saved there since this one read it (or made it, when it did not exist
+// yet) is merged rather than lost; a file there that is no cache is left
+// alone. No temporary file is left.
+//
+// The read, merge and rename hold a lock on the cache's directory, so
+// that two fits saving one cache at once take turns: the second merges
+// what the first saved. Without it, a save landing between the other's
+// read and rename was lost (replaced), or made the other's rename fail
+// ("file exists", where neither found a cache) and its measurements with
+// it.
 func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if cache == nil || cache.Added() == 0 {
 		return
@@ -212,8 +274,12 @@ func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if beforeCacheSave != nil {
 		beforeCacheSave()
 	}
+	defer lockDir(filepath.Dir(f.cache))()
+	if whileCacheLocked != nil {
+		whileCacheLocked()
+	}
 	warn := func(err error) {
-		fmt.Fprintf(stderr, "warning: --cache %s not saved, so this run's %d new measurements are not kept (the result is): %v\n", f.cache, cache.Added(), err)
+		fmt.Fprintf(stderr, "warning: --cache %s not saved, so this run's %d new measurements are not kept: %v\n", f.cache, cache.Added(), err)
 	}
 	replace := f.force || f.cacheExisted
 	if _, err := os.Lstat(f.cache); err == nil {
@@ -246,7 +312,11 @@ func (f *fitFlags) cacheOf() (*fit.Cache, error) {
 	if f.cache == "" {
 		return nil, nil
 	}
-	return fit.LoadCache(f.cache)
+	c, err := fit.LoadCache(f.cache)
+	if err != nil {
+		return nil, fmt.Errorf("--cache: %w", err) // the library's error names the file, not the flag
+	}
+	return c, nil
 }
 
 func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
@@ -311,12 +381,23 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 		if len(frags) < 2 {
 			return usageError{fmt.Errorf("--tie %q: give two or more name fragments, like ffn_gate_exps,ffn_up_exps", t)}
 		}
+		// An empty or repeated fragment ties nothing to anything: it was
+		// only warned of as a --tie that ties nothing (or not at all,
+		// beside fragments that tie), after the measuring.
+		for k, fr := range frags {
+			if fr == "" {
+				return usageError{fmt.Errorf("--tie %q: fragment %d is empty", t, k+1)}
+			}
+			if slices.Contains(frags[:k], fr) {
+				return usageError{fmt.Errorf("--tie %q: fragment %q is given twice", t, fr)}
+			}
+		}
 		opts.Ties = append(opts.Ties, frags)
 	}
 	if f.gains != "" {
 		g, err := fit.LoadGains(f.gains)
 		if err != nil {
-			return err
+			return fmt.Errorf("--gains: %w", err) // the library's error names the file, not the flag
 		}
 		opts.Gains = &g
 	}
@@ -339,14 +420,17 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	var done func()
 	opts.Measure, done = f.measureOptions(stderr)
 	opts.Measure.Cache = cache
+	f.catchInterrupts(fitProgram, &opts.Measure, stderr)
+	// Saved on the way out: after the recipe and the report, and also when
+	// the fit fails after measuring (no recipe fits the budgets, a pin whose
+	// type gives no finite weights) or writing the recipe fails: the
+	// measurements made are minutes of work the next try need not redo.
+	defer f.saveCache(cache, stderr)
 	res, err := fit.Fit(in, opts)
 	done()
 	if err != nil {
 		return err
 	}
-	// Saved on the way out: after the recipe and the report, and also when
-	// writing them fails.
-	defer f.saveCache(cache, stderr)
 	elapsed := time.Since(start)
 	command := "gquant fit " + cli.ShellJoin(args)
 	writeRecipe := func(w io.Writer) error { return res.WriteRecipe(w, command) }
@@ -433,7 +517,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 				Line: "gquant fit --gains gains.txt --imatrix imatrix.dat --budget CPU=64GiB --cache fit.cache model-bf16.gguf -o recipe.txt"},
 		)
 	}
-	const program = "gquant fit calibrate"
+	const program = calibrateProgram
 	if status, done := cli.ParseFlags(program, f.fs, args, stdout, stderr); done {
 		return status
 	}
@@ -446,7 +530,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	if len(unused) > 0 {
 		return cli.UsageError(program, f.fs, stderr, fmt.Errorf("%s: not an option of fit calibrate", strings.Join(unused, ", ")))
 	}
-	if err := f.calibrate(stdout, stderr); err != nil {
+	err := f.calibrate(stdout, stderr)
+	if status, interrupted := f.finish(); interrupted {
+		return status
+	}
+	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
 			return cli.UsageError(program, f.fs, stderr, err)
@@ -478,7 +566,7 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	start := fit.DefaultGains()
 	if f.gains != "" {
 		if start, err = fit.LoadGains(f.gains); err != nil {
-			return err
+			return fmt.Errorf("--gains: %w", err)
 		}
 	}
 	if err := f.checkNumbers(); err != nil {
@@ -493,14 +581,15 @@ func (f *fitFlags) calibrate(stdout, stderr io.Writer) error {
 	}
 	mo, done := f.measureOptions(stderr)
 	mo.Cache = cache
+	f.catchInterrupts(calibrateProgram, &mo, stderr)
+	// Saved on the way out: after the gains and the report, and also when
+	// calibrating fails after measuring or writing the gains fails (see run).
+	defer f.saveCache(cache, stderr)
 	cal, _, err := fit.Calibrate(in, im, rows, mo, start)
 	done()
 	if err != nil {
 		return err
 	}
-	// Saved on the way out: after the gains and the report, and also when
-	// writing them fails.
-	defer f.saveCache(cache, stderr)
 	comment := fmt.Sprintf("gains fitted by gquant fit calibrate to %s (%d quants of %s)\nlog-RMS error %.4g; %d of %d pairs ordered otherwise than measured",
 		pos[1], len(rows), pos[0], cal.RMSLog, cal.Discordant, cal.Pairs)
 	writeGains := func(w io.Writer) error { return fit.WriteGains(w, cal.Gains, comment) }

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/gquant/gquant/fit"
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/internal/cli"
 	"github.com/gquant/gquant/internal/modelgen"
@@ -189,9 +193,17 @@ func TestFitErrors(t *testing.T) {
 		{[]string{"fit", "--budget", "CPU=1KB", "--types", "q8_0", tinyModel}, 1, "budget too small"},
 		{[]string{"fit", "--budget", "CPU=1MB", "--types", "nope", tinyModel}, 2, "unknown type"},
 		{[]string{"fit", "--budget", "CPU=1MB", "--reserve", "CPU=kv:x:f16", tinyModel}, 2, "bad reserve"},
+		// A type llama.cpp's -ctk/-ctv refuse: a usage error listing those it takes.
+		{[]string{"fit", "--budget", "CPU=1MB", "--reserve", "CPU=kv:512:q4_K", tinyModel}, 2,
+			`--reserve: fit: bad reserve: "CPU=kv:512:q4_K": q4_K is no KV cache type: llama.cpp's -ctk and -ctv take f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1, q6_0, q8_KV`},
 		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_gate_exps", tinyModel}, 2, "two or more name fragments"},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_gate_exps,", tinyModel}, 2, `--tie "ffn_gate_exps,": fragment 2 is empty`},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", ",", tinyModel}, 2, `--tie ",": fragment 1 is empty`},
+		{[]string{"fit", "--budget", "CPU=1MB", "--tie", "ffn_up_exps,ffn_gate_exps,ffn_up_exps", tinyModel}, 2, `fragment "ffn_up_exps" is given twice`},
 		{[]string{"fit", "--place", "exps=CPU", "--budget", "CPU=1MB", tinyModel}, 1, "matches no placement rule"},
 		{[]string{"fit", "calibrate", tinyModel}, 2, "need the model and the KLD table"},
+		// File errors name the flag as well as the file.
+		{[]string{"fit", "--budget", "CPU=1MB", "--gains", "no-such-gains.txt", tinyModel}, 1, "gquant fit: --gains: fit: stat no-such-gains.txt: no such file"},
 	} {
 		code, _, stderr := gquantOutput(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -468,7 +480,7 @@ func TestFitDamagedCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, _, stderr := gquantOutput("fit", "--quiet", "--budget", "CPU=6MiB", "--cache", path, tinyModel)
-		want := path + ": fit: bad cache file: " + tc.want
+		want := "gquant fit: --cache: " + path + ": fit: bad cache file: " + tc.want
 		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "panic") {
 			t.Errorf("%s: exit %d, want 1 with %q:\n%s", tc.name, code, want, stderr)
 		}
@@ -637,4 +649,244 @@ func regexpFind(t *testing.T, re, s string) string {
 		return ""
 	}
 	return m[1]
+}
+
+// hugeModel is a copy of the tiny model in dir whose tensor name holds
+// the largest finite bf16 (3.4e38) everywhere: every type the fit measures
+// it in gives weights that are not finite (the f16 block scales overflow),
+// which the fit learns only by measuring.
+func hugeModel(t *testing.T, dir, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := gguf.Open(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := in.TensorIndex(name)
+	if i < 0 || in.Tensors[i].Type != formats.BF16 {
+		in.Close()
+		t.Fatalf("the tiny model has no bf16 tensor %s", name)
+	}
+	_, off := in.TensorFile(i)
+	size := in.Tensors[i].Size
+	in.Close()
+	for k := off; k < off+size; k += 2 {
+		binary.LittleEndian.PutUint16(raw[k:], 0x7f7f) // the largest finite bf16
+	}
+	path := filepath.Join(dir, "huge.gguf")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A fit that fails after measuring (here: one tensor's weights are so
+// large that no candidate gives it finite weights, which only measuring
+// tells)
+// still saves the measurements it made to --cache: they are minutes of
+// work on a real model, and were lost, so that the next try measured
+// everything again. The refit, with that tensor kept as it is, finds
+// every other measurement in the cache.
+func TestFitFailedSavesCache(t *testing.T) {
+	dir := t.TempDir()
+	model := hugeModel(t, dir, "blk.0.ffn_down.weight")
+	cache := filepath.Join(dir, "fit.cache")
+	args := []string{"fit", "--types", "q8_0,q4_K,q5_0", "--budget", "CPU=8MB", "--chunk-weights", "4096", "--max-chunks", "1",
+		"--threads", "2", "--quiet", "--json", "--cache", cache, model}
+	code, _, stderr := gquantOutput(args...)
+	if code != 1 || !strings.Contains(stderr, "no candidate type gives blk.0.ffn_down.weight finite weights") {
+		t.Fatalf("fit of a huge tensor: exit %d, want 1 naming the tensor:\n%s", code, stderr)
+	}
+	got, err := fit.LoadCache(cache)
+	if err != nil {
+		t.Fatalf("the failed fit's cache: %v", err)
+	}
+	if got.Len() == 0 {
+		t.Fatal("the failed fit saved no measurement")
+	}
+	assertNoTemp(t, dir)
+	code, stdout, stderr := gquantOutput(append(args, "--custom-q", `blk\.0\.ffn_down=bf16`)...)
+	if code != 0 {
+		t.Fatalf("refit keeping the huge tensor bf16: exit %d\n%s", code, stderr)
+	}
+	var res fit.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Measured.Measured != 0 || res.Measured.Cached == 0 {
+		t.Errorf("refit measured %d samples and found %d in the cache, want all from the cache", res.Measured.Measured, res.Measured.Cached)
+	}
+}
+
+// fit calibrate on a model where a mix's tensor gives weights that are not
+// finite fails naming the mix, the tensor and the type: its loss was +Inf,
+// every prediction NaN, and the start gains were written as fitted with
+// exit 0. Failing after measuring, it still saves --cache: a second try
+// measures nothing again.
+func TestFitCalibrateBroken(t *testing.T) {
+	dir := t.TempDir()
+	model := hugeModel(t, dir, "blk.0.ffn_down.weight")
+	size := func(ft string) int64 {
+		return planJSON(t, "plan", tinyModel, filepath.Join(dir, "o.gguf"), ft).Files[0].Bytes
+	}
+	tsv := filepath.Join(dir, "kld.tsv")
+	table := "mix\trules\tbytes\tkld_mean\tkld_err\n" +
+		fmt.Sprintf("filetype:Q8_0\t-\t%d\t0.001\t0.0001\n", size("Q8_0")) +
+		fmt.Sprintf("filetype:Q4_K_M\t-\t%d\t0.03\t0.001\n", size("Q4_K_M"))
+	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache, gains := filepath.Join(dir, "fit.cache"), filepath.Join(dir, "gains.txt")
+	args := []string{"fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--quiet", "--cache", cache, model, tsv, "-o", gains}
+	code, _, stderr := gquantOutput(args...)
+	want := "fit: mix filetype:Q8_0: blk.0.ffn_down.weight as q8_0 gives weights that are not finite"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("calibrate: exit %d, want 1 with %q:\n%s", code, want, stderr)
+	}
+	if _, err := os.Stat(gains); err == nil {
+		t.Error("the gains were written")
+	}
+	c, err := fit.LoadCache(cache)
+	if err != nil || c.Len() == 0 {
+		t.Fatalf("the failed calibration's cache: %d records, %v", c.Len(), err)
+	}
+	before, _ := os.Stat(cache)
+	if code, _, stderr := gquantOutput(args...); code != 1 {
+		t.Fatalf("second try: exit %d\n%s", code, stderr)
+	}
+	// Nothing new measured: the cache is not written again (a write
+	// renames a new file into place).
+	if after, err := os.Stat(cache); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the second try rewrote the cache (%v): it measured again", err)
+	}
+	assertNoTemp(t, dir)
+}
+
+// Ctrl-C mid-measure stops the fit (and fit calibrate) with status 130,
+// saying what was left unwritten, and saves the measurements made to
+// --cache: the signal killed the process, and every measurement with it.
+// The child sends itself SIGINT after a few measurements and holds the
+// measuring a moment, so that the signal is seen before the rest.
+func TestFitInterruptSavesCache(t *testing.T) {
+	if args := os.Getenv("GQUANT_FIT_INTERRUPT_ARGS"); args != "" {
+		var once bool
+		measuredHook = func(done, total int) {
+			if done == 3 && !once {
+				once = true
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	dir := t.TempDir()
+	in, _ := filepath.Abs(tinyModel)
+	size := func(ft string) int64 {
+		return planJSON(t, "plan", tinyModel, filepath.Join(dir, "o.gguf"), ft).Files[0].Bytes
+	}
+	// Types with quick kernels: a measurement under way is finished
+	// before the run stops, and under the race detector the searching
+	// kernels (iq3_ks, iq4_ks) took more than the 5 s grace.
+	tsv := filepath.Join(dir, "kld.tsv")
+	table := "mix\trules\tbytes\tkld_mean\tkld_err\n" +
+		fmt.Sprintf("filetype:Q8_0\t-\t%d\t0.001\t0.0001\n", size("Q8_0")) +
+		fmt.Sprintf("filetype:Q4_0\t-\t%d\t0.03\t0.001\n", size("Q4_0"))
+	if err := os.WriteFile(tsv, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"fit", []string{"fit", "--types", "q8_0,q5_0,q4_0", "--budget", "CPU=8MB", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet"}},
+		{"calibrate", []string{"fit", "calibrate", "--chunk-weights", "4096", "--max-chunks", "1", "--threads", "2", "--quiet"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := t.TempDir()
+			cache, out := filepath.Join(sub, "fit.cache"), filepath.Join(sub, "out.txt")
+			args := append(tc.args, "--cache", cache, in)
+			if tc.name == "calibrate" {
+				args = append(args, tsv)
+			}
+			args = append(args, "-o", out)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestFitInterruptSavesCache$")
+			cmd.Env = append(os.Environ(), "GQUANT_FIT_INTERRUPT_ARGS="+strings.Join(args, "\x1f"))
+			msg, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit %v, want status 130:\n%s", err, msg)
+			}
+			for _, want := range []string{"interrupted by SIGINT", "not written: " + out, "complete before the interrupt: " + cache} {
+				if !strings.Contains(string(msg), want) {
+					t.Errorf("output does not say %q:\n%s", want, msg)
+				}
+			}
+			if strings.Contains(string(msg), "measuring stopped") {
+				t.Errorf("the stop is printed as an error:\n%s", msg)
+			}
+			c, err := fit.LoadCache(cache)
+			if err != nil || c.Len() < 3 {
+				t.Errorf("the interrupted run's cache: %d records, %v; want the 3 or more measured", c.Len(), err)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the output was written")
+			}
+			assertNoTemp(t, sub)
+		})
+	}
+}
+
+// Two fits saving one --cache at once take turns (a lock on its
+// directory): the second merges what the first saved. Where neither found
+// a cache, the save of one landing between the other's look and rename
+// made that rename fail ("file exists") and lost its measurements; where
+// both did, the later rename dropped the earlier save's. Here run B saves
+// while run A holds the lock; without it B's save lands first.
+func TestFitCacheSavedAtOnce(t *testing.T) {
+	for _, existed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("existed=%v", existed), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "fit.cache")
+			if existed {
+				if err := writeFile(path, false, func(w io.Writer) error { _, err := fit.NewCache().WriteTo(w); return err }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			entry := fit.Stats{N: 2, Num: 0.2, Den: 2, Num2: 0.03, Den2: 2.5, NumDen: 0.25}
+			a, b := fit.NewCache(), fit.NewCache()
+			a.Put(1, entry)
+			b.Put(2, entry)
+			var errA, errB strings.Builder
+			done := make(chan struct{})
+			var once sync.Once
+			whileCacheLocked = func() {
+				once.Do(func() {
+					go func() {
+						defer close(done)
+						(&fitFlags{cache: path, cacheExisted: existed}).saveCache(b, &errB)
+					}()
+					time.Sleep(300 * time.Millisecond) // B's save, unlocked, is done by now
+				})
+			}
+			defer func() { whileCacheLocked = nil }()
+			(&fitFlags{cache: path, cacheExisted: existed}).saveCache(a, &errA)
+			<-done
+			if errA.Len()+errB.Len() > 0 {
+				t.Errorf("warnings:\n%s%s", errA.String(), errB.String())
+			}
+			got, err := fit.LoadCache(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, okA := got.Get(1)
+			_, okB := got.Get(2)
+			if !okA || !okB {
+				t.Errorf("the cache holds A's measurement: %v, B's: %v; want both", okA, okB)
+			}
+			assertNoTemp(t, dir)
+		})
+	}
 }
