@@ -202,9 +202,11 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 	files.Read(inputs...)
 	if f.output != "" {
 		files.Write(f.output, -1)
+		files.NameFlag(f.output, "-o")
 	}
 	if f.cache != "" {
 		files.Replace(f.cache, -1)
+		files.NameFlag(f.cache, "--cache")
 	}
 	if err := files.Check(stderr); err != nil {
 		return err

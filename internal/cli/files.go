@@ -80,6 +80,10 @@ type Output struct {
 	// regular file, and their temporary files are swept and removed on an
 	// interrupt as the output's are.
 	Beside []string
+	// Flag is the option that names the output ("--cache", "-o"), which
+	// Check's errors then start with: a command with several outputs
+	// says which option to change. Empty for a positional argument.
+	Flag string
 }
 
 // paths lists the output and the files beside it.
@@ -104,6 +108,17 @@ func (f *Files) Write(path string, size int64, beside ...string) {
 // Output.Replace).
 func (f *Files) Replace(path string, size int64, beside ...string) {
 	f.Outputs = append(f.Outputs, Output{Path: path, Size: size, Replace: true, Beside: beside})
+}
+
+// NameFlag says that option flag names the output at path last added
+// (see Output.Flag).
+func (f *Files) NameFlag(path, flag string) {
+	for i := len(f.Outputs) - 1; i >= 0; i-- {
+		if f.Outputs[i].Path == path {
+			f.Outputs[i].Flag = flag
+			return
+		}
+	}
 }
 
 // Paths lists the outputs' paths.
@@ -133,6 +148,9 @@ func (f *Files) Check(log io.Writer) error {
 	f.before = make([]os.FileInfo, len(f.Outputs))
 	for i, o := range f.Outputs {
 		if err := f.checkOne(i, o); err != nil {
+			if o.Flag != "" {
+				return fmt.Errorf("%s: %w", o.Flag, err)
+			}
 			return err
 		}
 	}

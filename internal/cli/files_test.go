@@ -518,3 +518,41 @@ func TestFilesKeptSweep(t *testing.T) {
 		t.Errorf("the live file: %v", err)
 	}
 }
+
+// An output named by an option is refused naming the option: fit has two
+// (-o and --cache), and "cannot write output /tmp: it is a directory"
+// left the user to guess which to change.
+func TestFilesCheckNamesFlag(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.gguf")
+	if err := os.WriteFile(in, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		out  string
+		want error
+	}{
+		{"a directory", dir, ErrOutputPath},
+		{"the input", in, gguf.ErrSameFile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Files{}
+			f.Read(in)
+			f.Write(filepath.Join(dir, "recipe.txt"), -1)
+			f.NameFlag(filepath.Join(dir, "recipe.txt"), "-o")
+			f.Replace(tc.out, -1)
+			f.NameFlag(tc.out, "--cache")
+			err := f.Check(io.Discard)
+			if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "--cache: ") {
+				t.Errorf("error %v, want %v starting with the flag", err, tc.want)
+			}
+		})
+	}
+	// A positional output is named as before.
+	f := &Files{}
+	f.Write(dir, -1)
+	if err := f.Check(io.Discard); !errors.Is(err, ErrOutputPath) || !strings.HasPrefix(err.Error(), ErrOutputPath.Error()) {
+		t.Errorf("positional: %v", err)
+	}
+}
