@@ -511,7 +511,7 @@ func TestReadGains(t *testing.T) {
 	if err != nil || !strings.Contains(string(js), `"attn_kv":0.42,`) || !strings.Contains(string(js), `"saturation":0.799}`) {
 		t.Errorf("JSON: %s, %v", js, err)
 	}
-	for _, bad := range []string{"attn\n", "nope 1\n", "ffn -1\n", "ffn NaN\n", "first 0\n", "ffn 1\nffn 2\n", "ffn 1 2\n"} {
+	for _, bad := range []string{"attn\n", "nope 1\n", "ffn -1\n", "ffn NaN\n", "first 0\n", "ffn 1\nffn 2\n", "ffn 1 2\n", "", "\n# a comment only\n"} {
 		if _, err := ReadGains(strings.NewReader(bad), "bad.txt"); !errors.Is(err, ErrBadGains) {
 			t.Errorf("%q: %v, want ErrBadGains", bad, err)
 		}

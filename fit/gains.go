@@ -186,7 +186,7 @@ func (g *Gains) field(key string) *float64 {
 
 // ReadGains reads a gains file: `NAME VALUE` per line (NAME one of the
 // classes, first, last or floor), # comments. Names not given keep their
-// DefaultGains value.
+// DefaultGains value; a file that gives none is an error.
 func ReadGains(r io.Reader, path string) (Gains, error) {
 	g := DefaultGains()
 	sc := bufio.NewScanner(r)
@@ -230,6 +230,12 @@ func ReadGains(r io.Reader, path string) (Gains, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return g, fmt.Errorf("fit: reading %s: %w", path, err)
+	}
+	if len(seen) == 0 {
+		// A file with no gain at all is not a partial table but a mistake
+		// (an empty or cut file, the wrong file): it gave the built-in
+		// gains without a word.
+		return g, fmt.Errorf("%w: %s holds no gains (NAME VALUE lines; names: %s)", ErrBadGains, path, strings.Join(gainKeys(), " "))
 	}
 	return g, nil
 }
