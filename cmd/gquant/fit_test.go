@@ -247,7 +247,7 @@ func TestFitOutputs(t *testing.T) {
 	readOnly := filepath.Join(dir, "ro.txt")
 	os.WriteFile(readOnly, earlier, 0o444)
 	gains := filepath.Join(dir, "gains.txt")
-	gainsText := []byte("# the built-in gains\n")
+	gainsText := []byte("# the built-in gains\nsaturation 0.799\n")
 	os.WriteFile(gains, gainsText, 0o644)
 	place := filepath.Join(dir, "place.txt")
 	placeText := []byte(".*=CPU\n")
