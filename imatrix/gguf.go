@@ -85,6 +85,14 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	m.Chunks = int(n)
+	cs, _, err := g.Metadata.LookupUint(keyChunkSize)
+	if err == nil && cs > math.MaxInt32 {
+		err = fmt.Errorf("%s is %d, out of range", keyChunkSize, cs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	m.ChunkSize = int(cs)
 	for i, t := range g.Tensors {
 		name, ok := strings.CutSuffix(t.Name, suffixSums)
 		if !ok {
@@ -203,11 +211,36 @@ func readF32(r io.Reader, n int64) ([]float32, error) {
 // number (a .dat entry); entries not in it are written as one matrix.
 // Tensors are written in name order, as llama-imatrix does. A file at path
 // is replaced only with replace (see gguf.CreateOptions.NoReplace).
+//
+// A matrix of a .dat file (Format dat) counts calls, a GGUF file tokens:
+// as llama-imatrix converts one, its values and counts are multiplied by
+// chunkSize (the tokens per call), which is recorded as imatrix.chunk_size,
+// and the chunk count is the largest call count. The means stay exact for
+// a power-of-two chunkSize. Another matrix keeps its counts, its chunk
+// count and the chunk size it records (chunkSize when it records none).
 func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, replace bool) error {
+	if chunkSize <= 0 {
+		return fmt.Errorf("imatrix: chunk size %d: must be positive", chunkSize)
+	}
+	fromDat := m.Format == FormatDat
+	chunks := m.Chunks
+	if fromDat {
+		chunks = 0
+		for _, e := range m.Entries {
+			for _, c := range e.Counts {
+				chunks = max(chunks, int(c))
+			}
+		}
+	} else if m.ChunkSize > 0 {
+		chunkSize = m.ChunkSize
+	}
+	if uint64(chunks) > math.MaxUint32 {
+		return fmt.Errorf("imatrix: chunk count %d does not fit imatrix.chunk_count", chunks)
+	}
 	md := gguf.Metadata{}
 	md.Set(keyType, gguf.StringValue("imatrix"))
 	md.Set(keyDatasets, gguf.ArrayValue(append([]string{}, m.Datasets...)))
-	md.Set(keyChunkCount, gguf.Uint32Value(uint32(m.Chunks)))
+	md.Set(keyChunkCount, gguf.Uint32Value(uint32(chunks)))
 	md.Set(keyChunkSize, gguf.Uint32Value(uint32(chunkSize)))
 	entries := append([]Entry(nil), m.Entries...)
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
@@ -226,17 +259,30 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, repla
 		}
 		counts := make([]float32, n)
 		for j := range counts {
-			if len(e.Counts) == 1 {
-				counts[j] = float32(e.Counts[0])
-			} else {
-				counts[j] = float32(e.Counts[j])
+			c := e.Counts[0]
+			if len(e.Counts) > 1 {
+				c = e.Counts[j]
+			}
+			if fromDat {
+				c *= float64(chunkSize) // the reference: ncall * chunk_size, in integers
+			}
+			counts[j] = float32(c)
+		}
+		sums := e.Sums
+		if fromDat {
+			sums = make([]float32, len(e.Sums))
+			for i, v := range e.Sums {
+				sums[i] = v * float32(chunkSize)
+				if math.IsInf(float64(sums[i]), 0) {
+					return fmt.Errorf("imatrix: entry %s: value %d (%v) times the chunk size %d overflows float32", e.Name, i, v, chunkSize)
+				}
 			}
 		}
 		ne0 := int64(len(e.Sums) / n)
 		infos = append(infos,
 			gguf.TensorInfo{Name: e.Name + suffixSums, Type: formats.F32, Shape: []int64{ne0, int64(n)}},
 			gguf.TensorInfo{Name: e.Name + suffixCounts, Type: formats.F32, Shape: []int64{1, int64(n)}})
-		payload = append(payload, data{e.Sums, counts})
+		payload = append(payload, data{sums, counts})
 	}
 	w, err := gguf.Create(path, md, infos, &gguf.CreateOptions{NoReplace: !replace})
 	if err != nil {

@@ -23,6 +23,11 @@ const (
 	FormatGGUF Format = "gguf" // GGUF with <name>.in_sum2 / <name>.counts tensors
 )
 
+// DefaultChunkSize is llama-imatrix's default context per chunk (tokens):
+// the scale between a .dat file's call counts and a GGUF file's token
+// counts when a GGUF file does not record its own (imatrix.chunk_size).
+const DefaultChunkSize = 512
+
 // ErrFormat reports a file that is not a well-formed importance matrix.
 var ErrFormat = errors.New("imatrix: malformed file")
 
@@ -146,12 +151,17 @@ func (e *Entry) Mean() []float32 {
 
 // Matrix is a whole importance-matrix file.
 type Matrix struct {
-	Format   Format
-	Entries  []Entry // file order
-	Chunks   int     // calibration chunks processed (0 when the file does not say)
-	Datasets []string
-	index    map[string]int
-	closer   io.Closer // the file of an index (OpenIndex)
+	Format  Format
+	Entries []Entry // file order
+	Chunks  int     // calibration chunks processed (0 when the file does not say)
+	// ChunkSize is the tokens per chunk a GGUF file records
+	// (imatrix.chunk_size; 0 when it does not, and for a .dat file). A GGUF
+	// file counts tokens, a .dat file calls (chunks): converting between
+	// them scales by it, as llama-imatrix does.
+	ChunkSize int
+	Datasets  []string
+	index     map[string]int
+	closer    io.Closer // the file of an index (OpenIndex)
 }
 
 // Lookup returns the entry stored under exactly name.

@@ -2,7 +2,9 @@ package imatrix
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -104,29 +106,104 @@ func TestMergeMismatch(t *testing.T) {
 	}
 }
 
-// A .dat file has one count per entry: writing per-expert counts into one
-// must keep every expert's mean exactly (the reference's converter divides
-// every expert by expert 0's count instead).
-func TestWriteDatKeepsMeansExactly(t *testing.T) {
+// A GGUF matrix written as a .dat file is converted as llama-imatrix
+// converts it (save_imatrix_legacy): token counts become calls (ceil of the
+// largest count over the chunk size), each value (value/count)*calls in
+// float32, a matrix without data a mean of 1, an entry without any data
+// left out, entries in name order, the trailer's chunk count the largest
+// count over the chunk size and its dataset the last one. It used to write
+// a power of two near the token count as the call count, so a .dat made
+// from a GGUF file weighed hundreds of times more than a real one in a
+// merge (llama-imatrix --in-file or ours), and zeros for an expert
+// without data.
+func TestWriteDatFromGGUFAsReference(t *testing.T) {
 	const per, nexp = 64, 7
 	sums := make([]float32, per*nexp)
-	counts := []float64{3, 1000, 0, 7, 999, 1, 12345}
+	counts := []float64{3 * 512, 1000 * 512, 0, 7 * 512, 999*512 + 1, 1, 12345}
 	for i := range sums {
 		if counts[i/per] != 0 {
 			sums[i] = float32(math.Pow(1.37, float64(i%41))) * float32(counts[i/per]) / 3
 		}
 	}
-	m := &Matrix{Format: FormatGGUF, Entries: []Entry{{Name: "blk.0.ffn_up_exps.weight", Sums: sums, Counts: counts}}, Chunks: 5, Datasets: []string{"a", "b"}}
-	var buf bytes.Buffer
-	if err := WriteDat(&buf, m); err != nil {
-		t.Fatal(err)
+	entries := []Entry{
+		{Name: "blk.1.ffn_up_exps.weight", Sums: sums, Counts: counts},
+		{Name: "blk.0.attn_q.weight", Sums: []float32{3, 0.1, 7e-3}, Counts: []float64{2560}},
+		{Name: "blk.0.attn_k.weight", Sums: []float32{0, 0}, Counts: []float64{0}}, // no data: left out
 	}
-	back, err := ReadDat(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
+	for _, cs := range []int{0, 512, 4096} {
+		m := &Matrix{Format: FormatGGUF, Entries: entries, Chunks: 5, ChunkSize: cs, Datasets: []string{"a", "b"}}
+		var buf bytes.Buffer
+		if err := WriteDat(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		want := referenceLegacy(m.Entries, cs, m.Datasets)
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("chunk size %d: the .dat differs from the reference's conversion", cs)
+		}
+		if got := DatSkipped(m); len(got) != 1 || got[0] != "blk.0.attn_k.weight" {
+			t.Errorf("DatSkipped = %q", got)
+		}
+		back, err := ReadDat(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Len() != 2 || back.Datasets[0] != "b" {
+			t.Errorf("chunk size %d: %d entries, datasets %q", cs, back.Len(), back.Datasets)
+		}
 	}
-	equalMeans(t, "round trip", back.Entries[0].Mean(), m.Entries[0].Mean())
-	if back.Chunks != 5 || back.Datasets[0] != "a, b" {
-		t.Errorf("chunks %d datasets %q", back.Chunks, back.Datasets)
+}
+
+// referenceLegacy transliterates llama-imatrix's save_imatrix_legacy for a
+// matrix loaded from GGUF files (chunk size cs, 512 by default).
+func referenceLegacy(entries []Entry, cs int, datasets []string) []byte {
+	if cs == 0 {
+		cs = 512
 	}
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	var names []string
+	byName := map[string]Entry{}
+	var maxCount int64
+	for _, e := range entries {
+		n0 := 0
+		for _, c := range e.Counts {
+			maxCount = max(maxCount, int64(math.Round(c)))
+			if c == 0 {
+				n0++
+			}
+		}
+		if n0 == len(e.Counts) {
+			continue
+		}
+		names = append(names, e.Name)
+		byName[e.Name] = e
+	}
+	slices.Sort(names)
+	binary.Write(&b, le, int32(len(names)))
+	for _, name := range names {
+		e := byName[name]
+		binary.Write(&b, le, int32(len(name)))
+		b.WriteString(name)
+		var top int64
+		for _, c := range e.Counts {
+			top = max(top, int64(math.Round(c)))
+		}
+		ncall := int32((top + int64(cs) - 1) / int64(cs))
+		binary.Write(&b, le, ncall)
+		nval, nmat := len(e.Sums), len(e.Counts)
+		binary.Write(&b, le, int32(nval))
+		for i := 0; i < nval; i++ {
+			count := float32(int64(math.Round(e.Counts[i/(nval/nmat)])))
+			value := e.Sums[i]
+			if count == 0 {
+				value, count = 1, 1
+			}
+			binary.Write(&b, le, float32(value/count)*float32(ncall))
+		}
+	}
+	binary.Write(&b, le, int32(maxCount/int64(cs)))
+	ds := datasets[len(datasets)-1]
+	binary.Write(&b, le, int32(len(ds)))
+	b.WriteString(ds)
+	return b.Bytes()
 }

@@ -95,23 +95,39 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 			fmt.Fprintf(stderr, "warning: %s\n", line)
 		}
 	case imatrix.FormatDat:
-		scaled := 0
+		if m.Format != imatrix.FormatGGUF {
+			return
+		}
+		// The conversion llama-imatrix makes (imatrix.WriteDat): what it
+		// leaves out or fills in, the user should hear of.
+		var ws []cli.Warning
+		for _, name := range imatrix.DatSkipped(m) {
+			ws = append(ws, cli.Warning{Kind: "no-data", Tensor: name, Message: "no data at all: left out of the .dat, as llama-imatrix leaves it out"})
+		}
 		for _, e := range m.Entries {
-			if len(e.Counts) > 1 && !allEqual(e.Counts) {
-				scaled++
+			if n := zeros(e.Counts); n > 0 && n < len(e.Counts) {
+				ws = append(ws, cli.Warning{Kind: "partial-data", Tensor: e.Name,
+					Message: fmt.Sprintf("%d of %d matrices without data: stored with importance 1 (neutral), as llama-imatrix stores them", n, len(e.Counts))})
 			}
 		}
-		if scaled > 0 {
-			fmt.Fprintf(stderr, "note: %d entries have different counts per expert; each expert's values were scaled to the entry's largest count so its mean is kept\n", scaled)
+		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
+			fmt.Fprintf(stderr, "warning: %s\n", line)
 		}
+		chunkSize := m.ChunkSize
+		if chunkSize <= 0 {
+			chunkSize = imatrix.DefaultChunkSize
+		}
+		fmt.Fprintf(stderr, "note: token counts become call counts of %d tokens each (the file's chunk size%s), as llama-imatrix converts them\n",
+			chunkSize, map[bool]string{true: "", false: " is not recorded: llama-imatrix's default"}[m.ChunkSize > 0])
 	}
 }
 
-func allEqual(v []float64) bool {
+func zeros(v []float64) int {
+	n := 0
 	for _, x := range v {
-		if x != v[0] {
-			return false
+		if x == 0 {
+			n++
 		}
 	}
-	return true
+	return n
 }
