@@ -160,8 +160,10 @@ type Matrix struct {
 	// them scales by it, as llama-imatrix does.
 	ChunkSize int
 	Datasets  []string
-	index     map[string]int
-	closer    io.Closer // the file of an index (OpenIndex)
+	// Dropped lists the entries Merge left out: no calls in any input.
+	Dropped []string
+	index   map[string]int
+	closer  io.Closer // the file of an index (OpenIndex)
 }
 
 // Lookup returns the entry stored under exactly name.
