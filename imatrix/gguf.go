@@ -129,7 +129,7 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		for j, v := range counts32 {
 			counts[j] = float64(v)
 		}
-		e := Entry{Name: name, Sums: sums, Counts: counts}
+		e := Entry{Name: name, Sums: sums, Counts: counts, tokens: true}
 		if index {
 			e.src, e.n = src, int(t.Elements())
 			if bad == nil {

@@ -1,6 +1,7 @@
 package imatrix
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -93,5 +94,55 @@ func TestWriteGGUFChunkSize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A matrix of a GGUF file that never saw data (count 0) has the mean 1, as
+// mainline's llama-quantize takes it and as the .dat WriteDat makes of the
+// file stores it, so quantizing with the GGUF file or with its .dat gives
+// the same result; it used to be all zeros. Stats still report it as empty
+// zero columns; a .dat entry without calls keeps its values (ik_llama.cpp).
+func TestGGUFNoDataMeanIsOne(t *testing.T) {
+	m := &Matrix{Format: FormatGGUF, Entries: []Entry{{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{4, 8, 0, 0, 3, 6}, Counts: []float64{2, 0, 3}}}}
+	path := filepath.Join(t.TempDir(), "im.gguf")
+	if err := WriteGGUF(path, m, nil, 512, false); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := OpenIndex(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	var buf bytes.Buffer
+	if err := WriteDat(&buf, whole); err != nil {
+		t.Fatal(err)
+	}
+	dat, err := ReadDat(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := Merge(nil, 0, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{2, 4, 1, 1, 1, 2}
+	for name, im := range map[string]*Matrix{"GGUF": whole, "index": idx, "converted .dat": dat, "merged": merged} {
+		e := &im.Entries[0]
+		if got := e.Mean(); !slices.Equal(got, want) {
+			t.Errorf("%s: means %v, want %v", name, got, want)
+		}
+	}
+	st := whole.Entries[0].Stats(0)
+	if !slices.Equal(st.Empty, []int{1}) || st.ZeroColumns != 2 || st.Min != 0 {
+		t.Errorf("stats: empty %v, zero columns %d, min %v", st.Empty, st.ZeroColumns, st.Min)
+	}
+	// A .dat entry without calls: its values as stored.
+	d := Entry{Name: "x", Sums: []float32{0, 5}, Counts: []float64{0}}
+	if got := d.Mean(); !slices.Equal(got, []float32{0, 5}) {
+		t.Errorf(".dat entry without calls: means %v", got)
 	}
 }

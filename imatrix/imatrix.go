@@ -41,6 +41,13 @@ type Entry struct {
 	// count for all its matrices (len 1); a GGUF entry has one per matrix.
 	Counts []float64
 
+	// tokens marks the counts of a GGUF file: a matrix whose count is zero
+	// never saw data and has the mean 1 (neutral), as mainline's
+	// llama-quantize takes it, and as a .dat file made from the GGUF file
+	// (WriteDat) stores it; a .dat entry without calls keeps its values,
+	// as ik_llama.cpp's llama-quantize takes them.
+	tokens bool
+
 	// An entry of an index (ReadIndex) has no Sums: its n values are read
 	// from src at byte at when asked for (ReadSums).
 	src io.ReaderAt
@@ -106,7 +113,8 @@ func (e *Entry) ReadMean(from int, dst []float32) error {
 }
 
 // divide turns the stored values [from, from+len(v)) in v into means: each
-// divided by its matrix's call count (a count of zero leaves it as stored).
+// divided by its matrix's call count (a count of zero leaves it as stored,
+// or makes it 1 for a GGUF entry: see Entry.tokens).
 func (e *Entry) divide(from int, v []float32) {
 	per := e.Values() / max(1, len(e.Counts))
 	for j := range v {
@@ -116,6 +124,8 @@ func (e *Entry) divide(from int, v []float32) {
 		}
 		if c > 0 {
 			v[j] /= float32(c) // the reference divides in float32
+		} else if e.tokens {
+			v[j] = 1
 		}
 	}
 }
@@ -131,7 +141,8 @@ func (e *Entry) Matrices() int {
 
 // Mean returns the per-column mean of squared activations, as the reference
 // computes it: each stored value divided by its call count (a count of zero
-// leaves the values as stored, all zeros for a matrix that never saw data).
+// leaves the values of a .dat entry as stored, all zeros for a matrix that
+// never saw data, and makes those of a GGUF entry 1).
 // For an entry of an index it reads them from the file (see ReadMean for a
 // part of them).
 func (e *Entry) Mean() []float32 {

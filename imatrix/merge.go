@@ -107,7 +107,7 @@ func Merge(names []string, chunkSize int, ms ...*Matrix) (*Matrix, error) {
 	var top float64
 	for _, name := range order {
 		a := accs[name]
-		e := Entry{Name: name, Sums: a.sums, Counts: a.counts}
+		e := Entry{Name: name, Sums: a.sums, Counts: a.counts, tokens: out.Format == FormatGGUF}
 		if out.Format == FormatDat && len(e.Counts) == 1 {
 			n := float32(e.Counts[0])
 			if n == 0 {

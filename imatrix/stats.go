@@ -142,6 +142,15 @@ func (e *Entry) Stats(nmat int) EntryStats {
 	st := EntryStats{Name: e.Name, Values: len(e.Sums), Matrices: nmat, Calls: e.Counts, Min: math.Inf(1), Max: math.Inf(-1)}
 	mean := e.Mean()
 	per := len(mean) / nmat
+	if e.tokens {
+		// A GGUF matrix without data is used as 1s, but reported as what
+		// it is: no data, zero columns.
+		for j, c := range e.Counts {
+			if c == 0 && len(e.Counts) == nmat {
+				clear(mean[j*per : (j+1)*per])
+			}
+		}
+	}
 	var total float64
 	for j := 0; j < nmat; j++ {
 		var sum float64
