@@ -207,6 +207,12 @@ func WriteDat(w io.Writer, m *Matrix) error {
 		}
 		return bw.Flush()
 	}
+	if len(m.Entries) == 0 {
+		return errNoEntries
+	}
+	if m.Chunks < 0 || m.Chunks > math.MaxInt32 {
+		return fmt.Errorf("imatrix: chunk count %d does not fit a .dat file", m.Chunks)
+	}
 	put(int32(len(m.Entries)))
 	for _, e := range m.Entries {
 		put(int32(len(e.Name)))
@@ -227,6 +233,10 @@ func WriteDat(w io.Writer, m *Matrix) error {
 	bw.WriteString(ds)
 	return bw.Flush()
 }
+
+// errNoEntries refuses a .dat file without entries, which every reader
+// refuses ("no data in file").
+var errNoEntries = errors.New("imatrix: no entry to write: a .dat file needs one at least")
 
 // chunkSize returns the tokens per chunk that converts m's counts.
 func (m *Matrix) chunkSize() int64 {
@@ -255,7 +265,7 @@ func DatSkipped(m *Matrix) []string {
 	}
 	var out []string
 	for _, e := range m.Entries {
-		if slices.Max(append(e.tokenCounts(), 0)) == 0 {
+		if !slices.ContainsFunc(e.Counts, func(c float64) bool { return math.Round(c) > 0 }) {
 			out = append(out, e.Name)
 		}
 	}
@@ -278,12 +288,18 @@ func writeDatFromGGUF(bw *bufio.Writer, m *Matrix) error {
 		if len(e.Counts) == 0 || len(e.Sums)%len(e.Counts) != 0 {
 			return fmt.Errorf("imatrix: entry %s: %d values do not split into %d matrices", e.Name, len(e.Sums), len(e.Counts))
 		}
+		// Checked before any conversion to an integer, which would wrap.
+		for _, c := range e.Counts {
+			if c > float64(math.MaxInt32)*float64(cs) {
+				return fmt.Errorf("imatrix: entry %s: count %v is more than a .dat file's calls (int32) of %d tokens", e.Name, c, cs)
+			}
+		}
 		top = max(top, slices.Max(e.tokenCounts()))
 		entries = append(entries, e)
 	}
 	slices.SortStableFunc(entries, func(a, b *Entry) int { return strings.Compare(a.Name, b.Name) })
-	if top/cs > math.MaxInt32 {
-		return fmt.Errorf("imatrix: chunk count %d does not fit a .dat file", top/cs)
+	if len(entries) == 0 {
+		return errNoEntries
 	}
 	put(int32(len(entries)))
 	for _, e := range entries {

@@ -26,6 +26,10 @@ const (
 	suffixCounts  = ".counts"
 )
 
+// maxTensorName is ggml's GGML_MAX_NAME: llama.cpp refuses a GGUF file with
+// a tensor name of this many bytes or more.
+const maxTensorName = 64
+
 // ErrNotImatrix is returned for a GGUF file that holds no importance data
 // (a model, say).
 var ErrNotImatrix = errors.New("imatrix: not an importance-matrix file")
@@ -277,6 +281,10 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, repla
 					return fmt.Errorf("imatrix: entry %s: value %d (%v) times the chunk size %d overflows float32", e.Name, i, v, chunkSize)
 				}
 			}
+		}
+		if len(e.Name)+len(suffixSums) >= maxTensorName {
+			return fmt.Errorf("imatrix: entry %s: the tensor name %s is %d bytes, llama.cpp reads names of %d at most",
+				e.Name, e.Name+suffixSums, len(e.Name)+len(suffixSums), maxTensorName-1)
 		}
 		ne0 := int64(len(e.Sums) / n)
 		infos = append(infos,
