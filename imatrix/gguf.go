@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -229,12 +230,7 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, repla
 	fromDat := m.Format == FormatDat
 	chunks := m.Chunks
 	if fromDat {
-		chunks = 0
-		for _, e := range m.Entries {
-			for _, c := range e.Counts {
-				chunks = max(chunks, int(c))
-			}
-		}
+		chunks = m.datChunks()
 	} else if m.ChunkSize > 0 {
 		chunkSize = m.ChunkSize
 	}
@@ -309,4 +305,34 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, repla
 		}
 	}
 	return w.Close()
+}
+
+// Written returns the entry and chunk counts a file of format f made from m
+// (WriteDat, WriteGGUF) records: a .dat from a GGUF matrix leaves out the
+// entries without data and counts chunks of its chunk size, a GGUF file
+// from a .dat matrix records the largest call count.
+func Written(m *Matrix, f Format) (entries, chunks int) {
+	switch {
+	case f == FormatDat && m.Format == FormatGGUF:
+		var top float64
+		for _, e := range m.Entries {
+			top = max(top, slices.Max(append([]float64{0}, e.Counts...)))
+		}
+		return m.Len() - len(DatSkipped(m)), int(math.Round(top)) / int(m.chunkSize())
+	case f == FormatGGUF && m.Format == FormatDat:
+		return m.Len(), m.datChunks()
+	}
+	return m.Len(), m.Chunks
+}
+
+// datChunks returns the chunk count of a GGUF file made from the .dat
+// matrix m: its largest call count, as llama-imatrix counts it.
+func (m *Matrix) datChunks() int {
+	chunks := 0
+	for _, e := range m.Entries {
+		for _, c := range e.Counts {
+			chunks = max(chunks, int(c))
+		}
+	}
+	return chunks
 }

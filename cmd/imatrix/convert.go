@@ -73,7 +73,8 @@ func convert(in, out, to, modelPath string, chunkSize int, force, verbose bool, 
 	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize, force) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, m.Len(), m.Chunks)
+	entries, chunks := imatrix.Written(m, format)
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, entries, chunks)
 	return nil
 }
 

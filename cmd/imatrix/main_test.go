@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -399,6 +400,43 @@ func TestBadInput(t *testing.T) {
 	for _, args := range [][]string{{"inspect"}, {"convert", "a"}, {"merge", "a"}, {"check", "a"}, {"convert", "a", "b", "--to", "xml"}, {"nosuch"}} {
 		if status, _, _ := runCmd(t, args...); status != 2 {
 			t.Errorf("%v: status %d, want 2", args, status)
+		}
+	}
+}
+
+// convert and merge report the entries and chunks of the file they wrote,
+// which a conversion changes: a .dat from a GGUF file leaves out entries
+// without data and counts chunks of its chunk size, a GGUF file from a
+// .dat counts the largest call count. They reported the input's.
+func TestWroteLineIsTheOutput(t *testing.T) {
+	dir := t.TempDir()
+	src := &imatrix.Matrix{Format: imatrix.FormatGGUF, Chunks: 99, ChunkSize: 4, Entries: []imatrix.Entry{
+		{Name: "blk.0.attn_q.weight", Sums: []float32{1, 2}, Counts: []float64{41}},
+		{Name: "blk.0.attn_k.weight", Sums: []float32{0, 0}, Counts: []float64{0}},
+	}}
+	in := filepath.Join(dir, "in.gguf")
+	if err := imatrix.WriteGGUF(in, src, nil, 4, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"convert", in, filepath.Join(dir, "a.dat")}, "a.dat"},
+		{[]string{"convert", filepath.Join(dir, "a.dat"), filepath.Join(dir, "b.gguf")}, "b.gguf"},
+		{[]string{"merge", in, "-o", filepath.Join(dir, "c.dat")}, "c.dat"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: status %d: %s", tc.args, code, stderr.String())
+		}
+		m, err := imatrix.Open(filepath.Join(dir, tc.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("(%s, %d entries, %d chunks", m.Format, m.Len(), m.Chunks)
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("%v: %q, want %q", tc.args, stdout.String(), want)
 		}
 	}
 }

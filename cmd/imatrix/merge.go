@@ -95,6 +95,7 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, force, ver
 	if err := writeGuarded(files, "imatrix merge", stderr, func() error { return writeMatrix(out, format, merged, l, chunkSize, force) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, merged.Len(), merged.Chunks, len(merged.Datasets))
+	entries, chunks := imatrix.Written(merged, format)
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, entries, chunks, len(merged.Datasets))
 	return nil
 }
