@@ -22,12 +22,15 @@ const defaultChunkSize = 512
 
 func runConvert(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("convert", "convert IN OUT [--to dat|gguf] [--model MODEL.gguf]",
-		"Converts an importance matrix between the legacy .dat and the GGUF format, keeping\n"+
-			"each tensor's per-column means, the chunk count and the dataset names. The output\n"+
-			"format comes from OUT's extension (.gguf) or --to. A .dat file has one call count\n"+
-			"per tensor: GGUF per-expert counts are folded into it by scaling each expert's\n"+
-			"values, and an expert without data stays all zeros. For .dat -> GGUF the number\n"+
-			"of experts of each entry comes from --model, or is inferred (inspect shows how).",
+		"Converts an importance matrix between the legacy .dat and the GGUF format as\n"+
+			"llama-imatrix converts it, keeping each tensor's per-column means and the dataset\n"+
+			"names. The output format comes from OUT's extension (.gguf) or --to. A .dat file\n"+
+			"counts calls (chunks), a GGUF file tokens: .dat -> GGUF multiplies values and counts\n"+
+			"by --chunk-size; GGUF -> .dat gives each tensor ceil(tokens / chunk size) calls (the\n"+
+			"file's imatrix.chunk_size), stores each expert's mean times that, 1 for an expert\n"+
+			"without data, and leaves out tensors without any, with a warning. For .dat -> GGUF\n"+
+			"the number of experts of each entry comes from --model, or is inferred (inspect\n"+
+			"shows how).",
 		stderr,
 		cli.Example{About: "a legacy .dat to GGUF, with the model's shapes for per-expert counts",
 			Line: "imatrix convert --model model-bf16.gguf imatrix.dat imatrix.gguf"},
@@ -36,7 +39,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	)
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
-	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")
+	chunkSize := fs.Int("chunk-size", defaultChunkSize, "tokens per call of a .dat input: scales it to a GGUF output, which records it")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
 	if status, done := parseFlags(fs, args, stdout, stderr); done {

@@ -22,9 +22,10 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			"accumulates them: per tensor the stored values and the call counts are summed (per\n"+
 			"expert where a file has per-expert counts), so the merged mean is the call-weighted\n"+
 			"mean. .dat inputs merged with GGUF ones count tokens (times the chunk size), as\n"+
-			"llama-imatrix loads them. Chunk counts add up; every dataset name is kept (joined with\n"+
-			"\", \" in a .dat). Entries found in only some files are kept; entries without any calls\n"+
-			"are left out, as llama-imatrix leaves them out.",
+			"llama-imatrix loads them. Chunk counts add up (.dat inputs only) or are the largest\n"+
+			"count over the chunk size; every dataset name is kept (joined with \", \" in a .dat).\n"+
+			"Entries found in only some files are kept; entries without any calls are left out\n"+
+			"of a .dat, as llama-imatrix leaves them out.",
 		stderr,
 		cli.Example{About: "two calibration runs on different text, as llama-imatrix --in-file would combine them",
 			Line: "imatrix merge code.dat chat.dat -o imatrix.dat"},
