@@ -39,7 +39,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	)
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
-	chunkSize := fs.Int("chunk-size", defaultChunkSize, "tokens per call of a .dat input: scales it to a GGUF output, which records it")
+	chunkSize := fs.Int("chunk-size", defaultChunkSize, "tokens per call: scales a .dat input to a GGUF output (recorded there), and a GGUF input that records none to a .dat")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
 	if status, done := parseFlags(fs, args, stdout, stderr); done {
@@ -71,8 +71,19 @@ func convert(in, out, to, modelPath string, chunkSize int, force, verbose bool, 
 	if err != nil {
 		return err
 	}
+	recorded := m.ChunkSize > 0
+	if m.Format == imatrix.FormatGGUF && !recorded {
+		m.ChunkSize = chunkSize // the file does not say: --chunk-size (512, llama-imatrix's default)
+	}
 	l := imatrix.NewLayout(m, ne2)
 	warnLayout(m, l, format, verbose, stderr)
+	if format == imatrix.FormatDat && m.Format == imatrix.FormatGGUF {
+		from := "the file's imatrix.chunk_size"
+		if !recorded {
+			from = "--chunk-size: the file records none"
+		}
+		fmt.Fprintf(stderr, "note: token counts become call counts of %d tokens each (%s), as llama-imatrix converts them\n", m.ChunkSize, from)
+	}
 	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize, force) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
@@ -117,12 +128,6 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
 			fmt.Fprintf(stderr, "warning: %s\n", line)
 		}
-		chunkSize := m.ChunkSize
-		if chunkSize <= 0 {
-			chunkSize = imatrix.DefaultChunkSize
-		}
-		fmt.Fprintf(stderr, "note: token counts become call counts of %d tokens each (the file's chunk size%s), as llama-imatrix converts them\n",
-			chunkSize, map[bool]string{true: "", false: " is not recorded: llama-imatrix's default"}[m.ChunkSize > 0])
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/golden"
@@ -437,6 +439,51 @@ func TestWroteLineIsTheOutput(t *testing.T) {
 		want := fmt.Sprintf("(%s, %d entries, %d chunks", m.Format, m.Len(), m.Chunks)
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("%v: %q, want %q", tc.args, stdout.String(), want)
+		}
+	}
+}
+
+// GGUF -> .dat divides token counts by the file's chunk size, or by
+// --chunk-size where the file records none (it took 512 whatever the flag).
+func TestConvertChunkSizeForGGUFWithout(t *testing.T) {
+	dir := t.TempDir()
+	// A GGUF file without imatrix.chunk_size: written by hand.
+	md := gguf.Metadata{}
+	md.Set("general.type", gguf.StringValue("imatrix"))
+	in := filepath.Join(dir, "in.gguf")
+	w, err := gguf.Create(in, md, []gguf.TensorInfo{
+		{Name: "blk.0.attn_q.weight.counts", Type: formats.F32, Shape: []int64{1, 1}},
+		{Name: "blk.0.attn_q.weight.in_sum2", Type: formats.F32, Shape: []int64{2, 1}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float32{4096, 8192, 4096} {
+		if err := binary.Write(w, binary.LittleEndian, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		calls float64
+	}{
+		{nil, 8},
+		{[]string{"--chunk-size", "4096"}, 1},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("out%v.dat", tc.calls))
+		var stdout, stderr bytes.Buffer
+		if code := run(append(append([]string{"convert"}, tc.flags...), in, out), &stdout, &stderr); code != 0 {
+			t.Fatalf("status %d: %s", code, stderr.String())
+		}
+		m, err := imatrix.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := m.Entries[0]; e.Counts[0] != tc.calls || e.Mean()[0] != 2 {
+			t.Errorf("%v: calls %v, means %v", tc.flags, e.Counts, e.Mean())
 		}
 	}
 }
