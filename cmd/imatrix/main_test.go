@@ -487,3 +487,59 @@ func TestConvertChunkSizeForGGUFWithout(t *testing.T) {
 		}
 	}
 }
+
+// Names and datasets from a hostile file: inspect's table keeps one aligned
+// row per entry (a 0xff byte is the tabwriter's escape character, a tab or
+// newline a cell or row: the row came out unaligned, with raw tabs), and
+// the SVG of stats stays well-formed XML (control characters were written
+// raw, which XML does not allow).
+func TestOddNamesInspectAndSVG(t *testing.T) {
+	dir := t.TempDir()
+	m := &imatrix.Matrix{Format: imatrix.FormatDat, Chunks: 3, Datasets: []string{"evil\x01\x1b[31m<&>\xff"}, Entries: []imatrix.Entry{
+		{Name: "blk.0.attn_q\x1b[2J\x01.weight", Sums: []float32{1, 2, 3, 4}, Counts: []float64{3}},
+		{Name: "blk.1.attn_q.weight\xff", Sums: []float32{1, 2, 3, 4}, Counts: []float64{3}},
+		{Name: "blk.2.attn_q\tx\ny.weight", Sums: []float32{1, 2, 3, 4}, Counts: []float64{3}},
+	}}
+	var buf bytes.Buffer
+	if err := imatrix.WriteDat(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "odd.dat")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, out, errOut := runCmd(t, "inspect", in)
+	if status != 0 {
+		t.Fatalf("inspect: status %d: %s", status, errOut)
+	}
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "blk.") {
+			rows = append(rows, line)
+		}
+	}
+	if len(rows) != 3 || strings.Contains(out, "\t") {
+		t.Fatalf("inspect table:\n%s", out)
+	}
+	for _, r := range rows {
+		if len(r) != len(rows[0]) || !strings.HasSuffix(r, "-") {
+			t.Errorf("row not aligned with the others:\n%s", out)
+		}
+	}
+	svg := filepath.Join(dir, "odd.svg")
+	if status, _, errOut := runCmd(t, "stats", "--svg", svg, in); status != 0 {
+		t.Fatalf("stats: status %d: %s", status, errOut)
+	}
+	raw, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(raw))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+	}
+}
