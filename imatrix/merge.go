@@ -11,7 +11,8 @@ import (
 // values are summed (in float32, in input order) and the call counts are
 // summed, so the merged mean is the call-weighted mean of the inputs'
 // means. Entries found in only some inputs are kept as they are; dataset
-// names are kept in order, each once. names labels the inputs in errors
+// names are kept in order (each once unless a GGUF file is among the
+// inputs: see below). names labels the inputs in errors
 // (file paths); it may be nil.
 //
 // When every input is a .dat file the result is what ik_llama.cpp's
@@ -26,7 +27,8 @@ import (
 // that records one, else chunkSize (DefaultChunkSize when not positive);
 // counts are summed matrix by matrix, a .dat count applying to each of its
 // entry's matrices; the chunk count is the largest count over the chunk
-// size. The result is FormatGGUF, with that ChunkSize.
+// size; the datasets are every input's, in order, a dataset used by two
+// inputs listed twice. The result is FormatGGUF, with that ChunkSize.
 func Merge(names []string, chunkSize int, ms ...*Matrix) (*Matrix, error) {
 	label := func(i int) string {
 		if i < len(names) {
@@ -60,7 +62,10 @@ func Merge(names []string, chunkSize int, ms ...*Matrix) (*Matrix, error) {
 	for i, m := range ms {
 		out.Chunks += m.Chunks
 		for _, d := range m.Datasets {
-			if !slices.Contains(out.Datasets, d) {
+			// Mainline lists every input's datasets, in order, a dataset
+			// used twice twice; a .dat keeps them joined in one string,
+			// each once.
+			if out.Format == FormatGGUF || !slices.Contains(out.Datasets, d) {
 				out.Datasets = append(out.Datasets, d)
 			}
 		}

@@ -118,8 +118,9 @@ func TestMergeCallWeighted(t *testing.T) {
 		// (b's chunk size) and apply to each of its matrices; the second
 		// matrix of b has no calls, so it keeps a's mean. The chunk count
 		// is the largest count (50 tokens of only-b) over the chunk size.
-		{"dat+gguf", []*Matrix{a, b}, []float64{42, 40}, []float32{42.0 / 42, 84.0 / 42, 120.0 / 40, 160.0 / 40}, FormatGGUF, []string{"x", "only-a", "only-b"}, "a|b", 12},
-		{"gguf+dat", []*Matrix{b, a}, []float64{42, 40}, []float32{42.0 / 42, 84.0 / 42, 120.0 / 40, 160.0 / 40}, FormatGGUF, []string{"x", "only-b", "only-a"}, "b|a", 12},
+		// The datasets are every input's, as mainline lists them.
+		{"dat+gguf", []*Matrix{a, b}, []float64{42, 40}, []float32{42.0 / 42, 84.0 / 42, 120.0 / 40, 160.0 / 40}, FormatGGUF, []string{"x", "only-a", "only-b"}, "a|b|a", 12},
+		{"gguf+dat", []*Matrix{b, a}, []float64{42, 40}, []float32{42.0 / 42, 84.0 / 42, 120.0 / 40, 160.0 / 40}, FormatGGUF, []string{"x", "only-b", "only-a"}, "b|a|a", 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Merge(nil, 0, tc.in...)
