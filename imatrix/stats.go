@@ -128,6 +128,9 @@ type EntryStats struct {
 	// Empty lists the matrices (experts, heads) that never received data:
 	// a zero count or all values zero.
 	Empty []int
+	// Uniform lists those of Empty that are quantized with importance 1
+	// all the same: a GGUF file's matrices with a zero count (see Mean).
+	Uniform []int
 }
 
 // Stats summarises e taken as nmat matrices (nmat < 1 or not dividing the
@@ -171,6 +174,9 @@ func (e *Entry) Stats(nmat int) EntryStats {
 		countZero := len(e.Counts) > 1 && e.Counts[j] == 0 || len(e.Counts) == 1 && e.Counts[0] == 0
 		if allZero || countZero {
 			st.Empty = append(st.Empty, j)
+			if countZero && e.tokens {
+				st.Uniform = append(st.Uniform, j)
+			}
 		}
 	}
 	if len(mean) > 0 {
