@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
@@ -134,7 +135,7 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 func zeros(v []float64) int {
 	n := 0
 	for _, x := range v {
-		if x == 0 {
+		if math.Round(x) == 0 { // as the conversion rounds counts (std::lround)
 			n++
 		}
 	}

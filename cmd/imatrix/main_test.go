@@ -543,3 +543,22 @@ func TestOddNamesInspectAndSVG(t *testing.T) {
 		}
 	}
 }
+
+// GGUF -> .dat says what the conversion leaves out (an entry without any
+// data) and fills in (an expert without data stored as importance 1).
+func TestConvertWarnsNoData(t *testing.T) {
+	dir := t.TempDir()
+	src := &imatrix.Matrix{Format: imatrix.FormatGGUF, ChunkSize: 512, Entries: []imatrix.Entry{
+		{Name: "blk.0.attn_k.weight", Sums: []float32{0, 0}, Counts: []float64{0}},
+		{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{1, 2, 0, 0}, Counts: []float64{0.4, 512}},
+	}}
+	in := filepath.Join(dir, "in.gguf")
+	if err := imatrix.WriteGGUF(in, src, nil, 512, false); err != nil {
+		t.Fatal(err)
+	}
+	status, _, errOut := runCmd(t, "convert", in, filepath.Join(dir, "out.dat"))
+	if status != 0 || !strings.Contains(errOut, "blk.0.attn_k.weight: no data at all: left out of the .dat") ||
+		!strings.Contains(errOut, "blk.0.ffn_up_exps.weight: 1 of 2 matrices without data: stored with importance 1") {
+		t.Errorf("status %d:\n%s", status, errOut)
+	}
+}
