@@ -227,3 +227,43 @@ func TestWriteRefusesUnrepresentable(t *testing.T) {
 		t.Errorf("a name of 63 bytes: %v", err)
 	}
 }
+
+// Any .dat file the reader takes converts to GGUF and back to a .dat file
+// the readers take, or is refused with an error (a name llama.cpp cannot
+// read, values the chunk size overflows, no entry with data left, calls
+// that do not fit int32 after the float32 token counts round them up).
+func FuzzConvertRoundTrip(f *testing.F) {
+	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true))
+	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{0}}, {Name: "b", Sums: []float32{3e38}, Counts: []float64{1}}}, false))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ReadDat(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		path := filepath.Join(dir, "x.gguf")
+		if err := WriteGGUF(path, m, nil, 512, true); err != nil {
+			return
+		}
+		g, err := Open(path)
+		if err != nil {
+			t.Fatalf("re-read of the GGUF file written: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := WriteDat(&buf, g); err != nil {
+			// No entry with data left, or a call count near 2^31 that
+			// float32 token counts round past int32 calls: refused.
+			if errors.Is(err, errNoEntries) || strings.Contains(err.Error(), "is more than a .dat file's calls") {
+				return
+			}
+			t.Fatalf("GGUF -> .dat: %v", err)
+		}
+		back, err := ReadDat(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatalf("re-read of the .dat written: %v", err)
+		}
+		if want, _ := Written(g, FormatDat); back.Len() != want {
+			t.Fatalf("%d entries, Written says %d", back.Len(), want)
+		}
+	})
+}
