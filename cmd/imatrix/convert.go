@@ -108,7 +108,7 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 			}
 		}
 		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
-			fmt.Fprintf(stderr, "warning: %s\n", line)
+			fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 		}
 	case imatrix.FormatDat:
 		if m.Format != imatrix.FormatGGUF {
@@ -127,7 +127,7 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 			}
 		}
 		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
-			fmt.Fprintf(stderr, "warning: %s\n", line)
+			fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 		}
 	}
 }

@@ -562,3 +562,27 @@ func TestConvertWarnsNoData(t *testing.T) {
 		t.Errorf("status %d:\n%s", status, errOut)
 	}
 }
+
+// A finding about an entry whose name holds a newline is one line: the
+// name made a line of its own ("ok all good" below a real finding).
+func TestCheckNameWithNewline(t *testing.T) {
+	m := mustOpen(t, golden.Path(t, "e2e", "tiny-ds2.imatrix.dat"))
+	m.Entries = append(m.Entries, imatrix.Entry{Name: "blk.9.fake\nok all good: FAKE", Sums: []float32{1}, Counts: []float64{1}})
+	var buf bytes.Buffer
+	if err := imatrix.WriteDat(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nl.dat")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := runCmd(t, "check", "-v", "--model", golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"), path, "Q4_K_M")
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "ok all good") {
+			t.Fatalf("a name made a line of its own:\n%s", out)
+		}
+	}
+	if !strings.Contains(out, `blk.9.fake\x0aok all good: FAKE`) {
+		t.Errorf("the name is not shown escaped:\n%s", out)
+	}
+}

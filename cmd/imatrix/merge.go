@@ -85,7 +85,7 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, force, ver
 		ws = append(ws, cli.Warning{Kind: "no-data", Tensor: name, Message: "no calls in any input: left out, as llama-imatrix leaves it out"})
 	}
 	for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
-		fmt.Fprintf(stderr, "warning: %s\n", line)
+		fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 	}
 	ne2, err := modelShapes(modelPath)
 	if err != nil {
