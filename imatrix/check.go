@@ -192,7 +192,9 @@ func Check(m *Matrix, plan []PlannedTensor) *CheckReport {
 			if from != t.Name {
 				msg += " in " + from
 			}
-			if info, _ := t.Type.Info(); info.ZeroImportanceFails {
+			if len(st.Uniform) == len(st.Empty) {
+				msg += fmt.Sprintf(": quantized as %s with uniform importance there (a GGUF file's matrix without calls counts as 1s, as llama.cpp's quantize takes it)", t.Type)
+			} else if info, _ := t.Type.Info(); info.ZeroImportanceFails {
 				msg += fmt.Sprintf(": the reference's %s kernel gives NaN or unreproducible output on an all-zero importance slice (gquant uses uniform importance there)", t.Type)
 			} else {
 				msg += fmt.Sprintf(": quantized as %s with all-zero importance there", t.Type)

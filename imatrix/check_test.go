@@ -176,3 +176,26 @@ func FuzzReadGGUF(f *testing.F) {
 		}
 	})
 }
+
+// An expert of a GGUF file without calls is quantized with importance 1
+// (Mean): check says so, not "all-zero importance".
+func TestCheckGGUFEmptyExpertIsUniform(t *testing.T) {
+	plan := []PlannedTensor{{Name: "blk.0.ffn_up_exps.weight", Shape: []int64{2, 4, 3}, Type: formats.Q4_K, Quantize: true}}
+	for _, tc := range []struct {
+		name string
+		m    *Matrix
+		want string
+	}{
+		{"gguf", &Matrix{Format: FormatGGUF, Entries: []Entry{{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{1, 2, 0, 0, 5, 6}, Counts: []float64{1, 0, 2}, tokens: true}}},
+			"with uniform importance there"},
+		{"dat", &Matrix{Format: FormatDat, Entries: []Entry{{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{1, 2, 0, 0, 5, 6}, Counts: []float64{1}}}},
+			""},
+	} {
+		r := Check(tc.m, plan)
+		gguf := "a GGUF file's matrix without calls counts as 1s"
+		if len(r.Findings) != 1 || r.Findings[0].Kind != KindEmpty || !strings.Contains(r.Findings[0].Message, tc.want) ||
+			strings.Contains(r.Findings[0].Message, gguf) != (tc.want != "") {
+			t.Errorf("%s: %+v, want %q", tc.name, r.Findings, tc.want)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 )
 
 // The legacy .dat layout, all little-endian int32 / float32:
@@ -183,13 +185,34 @@ func unexpected(err error) error {
 	return err
 }
 
-// WriteDat writes m in the legacy layout. An entry with one count per matrix
-// (from a GGUF file) is stored with a single call count: each matrix's values
-// are scaled so that values / count still gives that matrix's mean. A matrix
-// that never saw data stays all zeros. Several datasets are joined with ", ".
+// WriteDat writes m in the legacy layout. A matrix read from a GGUF file
+// (Format GGUF: token counts, one per matrix) is converted as llama-imatrix
+// converts one (its save_imatrix_legacy), byte for byte: entries in name
+// order, each with the call count ceil(largest count / chunk size) and
+// every value stored as (value / its matrix's count) * that call count in
+// float32; a matrix that never saw data stores 1 (a mean of 1, neutral, as
+// the reference's quantizers take a GGUF matrix without data); an entry
+// without any data is left out (DatSkipped lists them); the trailer's chunk
+// count is the largest count / chunk size, its dataset the last one. The
+// chunk size is m.ChunkSize, DefaultChunkSize when the file did not record
+// one. Other matrices are written as they are: one call count per entry
+// (an entry with one count per matrix is scaled to a single count), the
+// chunk count, and the datasets joined with ", ".
 func WriteDat(w io.Writer, m *Matrix) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	put := func(v int32) { binary.Write(bw, binary.LittleEndian, v) }
+	if m.Format == FormatGGUF {
+		if err := writeDatFromGGUF(bw, m); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	if len(m.Entries) == 0 {
+		return errNoEntries
+	}
+	if m.Chunks < 0 || m.Chunks > math.MaxInt32 {
+		return fmt.Errorf("imatrix: chunk count %d does not fit a .dat file", m.Chunks)
+	}
 	put(int32(len(m.Entries)))
 	for _, e := range m.Entries {
 		put(int32(len(e.Name)))
@@ -209,6 +232,103 @@ func WriteDat(w io.Writer, m *Matrix) error {
 	put(int32(len(ds)))
 	bw.WriteString(ds)
 	return bw.Flush()
+}
+
+// errNoEntries refuses a .dat file without entries, which every reader
+// refuses ("no data in file").
+var errNoEntries = errors.New("imatrix: no entry to write: a .dat file needs one at least")
+
+// chunkSize returns the tokens per chunk that converts m's counts.
+func (m *Matrix) chunkSize() int64 {
+	if m.ChunkSize > 0 {
+		return int64(m.ChunkSize)
+	}
+	return DefaultChunkSize
+}
+
+// tokenCounts returns the entry's counts as the reference holds a GGUF
+// file's (int64, each rounded to the nearest integer: std::lround).
+func (e *Entry) tokenCounts() []int64 {
+	out := make([]int64, len(e.Counts))
+	for i, c := range e.Counts {
+		out[i] = int64(math.Round(c))
+	}
+	return out
+}
+
+// DatSkipped lists the entries WriteDat leaves out of a .dat file made from
+// m: for a matrix of a GGUF file, those whose counts are all zero (no data
+// at all), as llama-imatrix does when it writes the legacy format.
+func DatSkipped(m *Matrix) []string {
+	if m.Format != FormatGGUF {
+		return nil
+	}
+	var out []string
+	for _, e := range m.Entries {
+		if !slices.ContainsFunc(e.Counts, func(c float64) bool { return math.Round(c) > 0 }) {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// writeDatFromGGUF writes the GGUF matrix m as a .dat file, as WriteDat
+// describes.
+func writeDatFromGGUF(bw *bufio.Writer, m *Matrix) error {
+	put := func(v int32) { binary.Write(bw, binary.LittleEndian, v) }
+	cs := m.chunkSize()
+	skip := DatSkipped(m)
+	entries := make([]*Entry, 0, len(m.Entries))
+	var top int64 // the largest count of all: the trailer's chunk count
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		if slices.Contains(skip, e.Name) {
+			continue
+		}
+		if len(e.Counts) == 0 || len(e.Sums)%len(e.Counts) != 0 {
+			return fmt.Errorf("imatrix: entry %s: %d values do not split into %d matrices", e.Name, len(e.Sums), len(e.Counts))
+		}
+		// Checked before any conversion to an integer, which would wrap.
+		for _, c := range e.Counts {
+			if c > float64(math.MaxInt32)*float64(cs) {
+				return fmt.Errorf("imatrix: entry %s: count %v is more than a .dat file's calls (int32) of %d tokens", e.Name, c, cs)
+			}
+		}
+		top = max(top, slices.Max(e.tokenCounts()))
+		entries = append(entries, e)
+	}
+	slices.SortStableFunc(entries, func(a, b *Entry) int { return strings.Compare(a.Name, b.Name) })
+	if len(entries) == 0 {
+		return errNoEntries
+	}
+	put(int32(len(entries)))
+	for _, e := range entries {
+		counts := e.tokenCounts()
+		ncall := (slices.Max(counts) + cs - 1) / cs // ceiling: no accidental zeros
+		if ncall > math.MaxInt32 {
+			return fmt.Errorf("imatrix: entry %s: call count %d does not fit a .dat file", e.Name, ncall)
+		}
+		put(int32(len(e.Name)))
+		bw.WriteString(e.Name)
+		put(int32(ncall))
+		put(int32(len(e.Sums)))
+		per := len(e.Sums) / len(counts)
+		for i, v := range e.Sums {
+			c := float32(counts[i/per])
+			if c == 0 {
+				v, c = 1, 1 // a matrix without data: mean 1
+			}
+			binary.Write(bw, binary.LittleEndian, math.Float32bits(float32(v/c)*float32(ncall)))
+		}
+	}
+	put(int32(top / cs))
+	ds := ""
+	if len(m.Datasets) > 0 {
+		ds = m.Datasets[len(m.Datasets)-1] // the reference keeps the last
+	}
+	put(int32(len(ds)))
+	bw.WriteString(ds)
+	return nil
 }
 
 // singleCount returns one call count for the entry and the values scaled to it.

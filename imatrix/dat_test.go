@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gquant/gquant/internal/golden"
@@ -183,4 +186,84 @@ func TestReadDatNameNUL(t *testing.T) {
 	if got.Entries[0].Name != "blk.0.attn_q.weight" || len(got.Datasets) != 1 || got.Datasets[0] != "abc" {
 		t.Errorf("name %q, datasets %q", got.Entries[0].Name, got.Datasets)
 	}
+}
+
+// What a .dat or GGUF file cannot hold is refused, naming the entry, and
+// leaves no file: a GGUF token count beyond int32 calls (it wrapped to a
+// negative count, and the entry was then left out as empty), a file whose
+// every entry is left out (a .dat of zero entries, which every reader
+// refuses), a chunk count beyond int32 (a merge's sum; it wrapped), and a
+// tensor name llama.cpp cannot read (64 bytes or more).
+func TestWriteRefusesUnrepresentable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    *Matrix
+		want string
+	}{
+		{"huge token count", &Matrix{Format: FormatGGUF, Entries: []Entry{{Name: "x.weight", Sums: []float32{1, 2}, Counts: []float64{1e30}}}},
+			"entry x.weight: count 1e+30"},
+		{"no entry with data", &Matrix{Format: FormatGGUF, Entries: []Entry{{Name: "x.weight", Sums: []float32{1, 2}, Counts: []float64{0}}}},
+			"no entry to write"},
+		{"no entry", &Matrix{Format: FormatDat}, "no entry to write"},
+		{"chunk count", &Matrix{Format: FormatDat, Chunks: 1 << 32, Entries: []Entry{{Name: "x.weight", Sums: []float32{1}, Counts: []float64{1}}}},
+			"chunk count 4294967296"},
+	} {
+		var buf bytes.Buffer
+		if err := WriteDat(&buf, tc.m); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: WriteDat: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	long := strings.Repeat("n", 56) // + ".in_sum2" is 64 bytes
+	path := filepath.Join(t.TempDir(), "long.gguf")
+	m := &Matrix{Format: FormatDat, Entries: []Entry{{Name: long, Sums: []float32{1}, Counts: []float64{1}}}}
+	if err := WriteGGUF(path, m, nil, 512, false); err == nil || !strings.Contains(err.Error(), "entry "+long) {
+		t.Errorf("long name: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a file was left: %v", err)
+	}
+	m.Entries[0].Name = long[1:]
+	if err := WriteGGUF(path, m, nil, 512, false); err != nil {
+		t.Errorf("a name of 63 bytes: %v", err)
+	}
+}
+
+// Any .dat file the reader takes converts to GGUF and back to a .dat file
+// the readers take, or is refused with an error (a name llama.cpp cannot
+// read, values the chunk size overflows, no entry with data left, calls
+// that do not fit int32 after the float32 token counts round them up).
+func FuzzConvertRoundTrip(f *testing.F) {
+	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{2}}}, true))
+	f.Add(datBytes([]Entry{{Name: "a.weight", Sums: []float32{1, 2}, Counts: []float64{0}}, {Name: "b", Sums: []float32{3e38}, Counts: []float64{1}}}, false))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ReadDat(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		path := filepath.Join(dir, "x.gguf")
+		if err := WriteGGUF(path, m, nil, 512, true); err != nil {
+			return
+		}
+		g, err := Open(path)
+		if err != nil {
+			t.Fatalf("re-read of the GGUF file written: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := WriteDat(&buf, g); err != nil {
+			// No entry with data left, or a call count near 2^31 that
+			// float32 token counts round past int32 calls: refused.
+			if errors.Is(err, errNoEntries) || strings.Contains(err.Error(), "is more than a .dat file's calls") {
+				return
+			}
+			t.Fatalf("GGUF -> .dat: %v", err)
+		}
+		back, err := ReadDat(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatalf("re-read of the .dat written: %v", err)
+		}
+		if want, _ := Written(g, FormatDat); back.Len() != want {
+			t.Fatalf("%d entries, Written says %d", back.Len(), want)
+		}
+	})
 }

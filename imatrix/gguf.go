@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +26,10 @@ const (
 	suffixSums    = ".in_sum2"
 	suffixCounts  = ".counts"
 )
+
+// maxTensorName is ggml's GGML_MAX_NAME: llama.cpp refuses a GGUF file with
+// a tensor name of this many bytes or more.
+const maxTensorName = 64
 
 // ErrNotImatrix is returned for a GGUF file that holds no importance data
 // (a model, say).
@@ -85,6 +90,14 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	m.Chunks = int(n)
+	cs, _, err := g.Metadata.LookupUint(keyChunkSize)
+	if err == nil && cs > math.MaxInt32 {
+		err = fmt.Errorf("%s is %d, out of range", keyChunkSize, cs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	m.ChunkSize = int(cs)
 	for i, t := range g.Tensors {
 		name, ok := strings.CutSuffix(t.Name, suffixSums)
 		if !ok {
@@ -121,7 +134,7 @@ func readGGUF(r io.ReaderAt, size int64, index bool) (*Matrix, error) {
 		for j, v := range counts32 {
 			counts[j] = float64(v)
 		}
-		e := Entry{Name: name, Sums: sums, Counts: counts}
+		e := Entry{Name: name, Sums: sums, Counts: counts, tokens: true}
 		if index {
 			e.src, e.n = src, int(t.Elements())
 			if bad == nil {
@@ -203,11 +216,31 @@ func readF32(r io.Reader, n int64) ([]float32, error) {
 // number (a .dat entry); entries not in it are written as one matrix.
 // Tensors are written in name order, as llama-imatrix does. A file at path
 // is replaced only with replace (see gguf.CreateOptions.NoReplace).
+//
+// A matrix of a .dat file (Format dat) counts calls, a GGUF file tokens:
+// as llama-imatrix converts one, its values and counts are multiplied by
+// chunkSize (the tokens per call), which is recorded as imatrix.chunk_size,
+// and the chunk count is the largest call count. The means stay exact for
+// a power-of-two chunkSize. Another matrix keeps its counts, its chunk
+// count and the chunk size it records (chunkSize when it records none).
 func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, replace bool) error {
+	if chunkSize <= 0 {
+		return fmt.Errorf("imatrix: chunk size %d: must be positive", chunkSize)
+	}
+	fromDat := m.Format == FormatDat
+	chunks := m.Chunks
+	if fromDat {
+		chunks = m.datChunks()
+	} else if m.ChunkSize > 0 {
+		chunkSize = m.ChunkSize
+	}
+	if uint64(chunks) > math.MaxUint32 {
+		return fmt.Errorf("imatrix: chunk count %d does not fit imatrix.chunk_count", chunks)
+	}
 	md := gguf.Metadata{}
 	md.Set(keyType, gguf.StringValue("imatrix"))
 	md.Set(keyDatasets, gguf.ArrayValue(append([]string{}, m.Datasets...)))
-	md.Set(keyChunkCount, gguf.Uint32Value(uint32(m.Chunks)))
+	md.Set(keyChunkCount, gguf.Uint32Value(uint32(chunks)))
 	md.Set(keyChunkSize, gguf.Uint32Value(uint32(chunkSize)))
 	entries := append([]Entry(nil), m.Entries...)
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
@@ -226,17 +259,34 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, repla
 		}
 		counts := make([]float32, n)
 		for j := range counts {
-			if len(e.Counts) == 1 {
-				counts[j] = float32(e.Counts[0])
-			} else {
-				counts[j] = float32(e.Counts[j])
+			c := e.Counts[0]
+			if len(e.Counts) > 1 {
+				c = e.Counts[j]
 			}
+			if fromDat {
+				c *= float64(chunkSize) // the reference: ncall * chunk_size, in integers
+			}
+			counts[j] = float32(c)
+		}
+		sums := e.Sums
+		if fromDat {
+			sums = make([]float32, len(e.Sums))
+			for i, v := range e.Sums {
+				sums[i] = v * float32(chunkSize)
+				if math.IsInf(float64(sums[i]), 0) {
+					return fmt.Errorf("imatrix: entry %s: value %d (%v) times the chunk size %d overflows float32", e.Name, i, v, chunkSize)
+				}
+			}
+		}
+		if len(e.Name)+len(suffixSums) >= maxTensorName {
+			return fmt.Errorf("imatrix: entry %s: the tensor name %s is %d bytes, llama.cpp reads names of %d at most",
+				e.Name, e.Name+suffixSums, len(e.Name)+len(suffixSums), maxTensorName-1)
 		}
 		ne0 := int64(len(e.Sums) / n)
 		infos = append(infos,
 			gguf.TensorInfo{Name: e.Name + suffixSums, Type: formats.F32, Shape: []int64{ne0, int64(n)}},
 			gguf.TensorInfo{Name: e.Name + suffixCounts, Type: formats.F32, Shape: []int64{1, int64(n)}})
-		payload = append(payload, data{e.Sums, counts})
+		payload = append(payload, data{sums, counts})
 	}
 	w, err := gguf.Create(path, md, infos, &gguf.CreateOptions{NoReplace: !replace})
 	if err != nil {
@@ -255,4 +305,34 @@ func WriteGGUF(path string, m *Matrix, nmat map[string]int, chunkSize int, repla
 		}
 	}
 	return w.Close()
+}
+
+// Written returns the entry and chunk counts a file of format f made from m
+// (WriteDat, WriteGGUF) records: a .dat from a GGUF matrix leaves out the
+// entries without data and counts chunks of its chunk size, a GGUF file
+// from a .dat matrix records the largest call count.
+func Written(m *Matrix, f Format) (entries, chunks int) {
+	switch {
+	case f == FormatDat && m.Format == FormatGGUF:
+		var top float64
+		for _, e := range m.Entries {
+			top = max(top, slices.Max(append([]float64{0}, e.Counts...)))
+		}
+		return m.Len() - len(DatSkipped(m)), int(math.Round(top)) / int(m.chunkSize())
+	case f == FormatGGUF && m.Format == FormatDat:
+		return m.Len(), m.datChunks()
+	}
+	return m.Len(), m.Chunks
+}
+
+// datChunks returns the chunk count of a GGUF file made from the .dat
+// matrix m: its largest call count, as llama-imatrix counts it.
+func (m *Matrix) datChunks() int {
+	chunks := 0
+	for _, e := range m.Entries {
+		for _, c := range e.Counts {
+			chunks = max(chunks, int(c))
+		}
+	}
+	return chunks
 }

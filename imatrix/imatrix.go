@@ -23,6 +23,11 @@ const (
 	FormatGGUF Format = "gguf" // GGUF with <name>.in_sum2 / <name>.counts tensors
 )
 
+// DefaultChunkSize is llama-imatrix's default context per chunk (tokens):
+// the scale between a .dat file's call counts and a GGUF file's token
+// counts when a GGUF file does not record its own (imatrix.chunk_size).
+const DefaultChunkSize = 512
+
 // ErrFormat reports a file that is not a well-formed importance matrix.
 var ErrFormat = errors.New("imatrix: malformed file")
 
@@ -35,6 +40,13 @@ type Entry struct {
 	// Counts holds the number of calls per matrix. A legacy .dat entry has one
 	// count for all its matrices (len 1); a GGUF entry has one per matrix.
 	Counts []float64
+
+	// tokens marks the counts of a GGUF file: a matrix whose count is zero
+	// never saw data and has the mean 1 (neutral), as mainline's
+	// llama-quantize takes it, and as a .dat file made from the GGUF file
+	// (WriteDat) stores it; a .dat entry without calls keeps its values,
+	// as ik_llama.cpp's llama-quantize takes them.
+	tokens bool
 
 	// An entry of an index (ReadIndex) has no Sums: its n values are read
 	// from src at byte at when asked for (ReadSums).
@@ -101,7 +113,8 @@ func (e *Entry) ReadMean(from int, dst []float32) error {
 }
 
 // divide turns the stored values [from, from+len(v)) in v into means: each
-// divided by its matrix's call count (a count of zero leaves it as stored).
+// divided by its matrix's call count (a count of zero leaves it as stored,
+// or makes it 1 for a GGUF entry: see Entry.tokens).
 func (e *Entry) divide(from int, v []float32) {
 	per := e.Values() / max(1, len(e.Counts))
 	for j := range v {
@@ -111,6 +124,8 @@ func (e *Entry) divide(from int, v []float32) {
 		}
 		if c > 0 {
 			v[j] /= float32(c) // the reference divides in float32
+		} else if e.tokens {
+			v[j] = 1
 		}
 	}
 }
@@ -126,7 +141,8 @@ func (e *Entry) Matrices() int {
 
 // Mean returns the per-column mean of squared activations, as the reference
 // computes it: each stored value divided by its call count (a count of zero
-// leaves the values as stored, all zeros for a matrix that never saw data).
+// leaves the values of a .dat entry as stored, all zeros for a matrix that
+// never saw data, and makes those of a GGUF entry 1).
 // For an entry of an index it reads them from the file (see ReadMean for a
 // part of them).
 func (e *Entry) Mean() []float32 {
@@ -146,12 +162,19 @@ func (e *Entry) Mean() []float32 {
 
 // Matrix is a whole importance-matrix file.
 type Matrix struct {
-	Format   Format
-	Entries  []Entry // file order
-	Chunks   int     // calibration chunks processed (0 when the file does not say)
-	Datasets []string
-	index    map[string]int
-	closer   io.Closer // the file of an index (OpenIndex)
+	Format  Format
+	Entries []Entry // file order
+	Chunks  int     // calibration chunks processed (0 when the file does not say)
+	// ChunkSize is the tokens per chunk a GGUF file records
+	// (imatrix.chunk_size; 0 when it does not, and for a .dat file). A GGUF
+	// file counts tokens, a .dat file calls (chunks): converting between
+	// them scales by it, as llama-imatrix does.
+	ChunkSize int
+	Datasets  []string
+	// Dropped lists the entries Merge left out: no calls in any input.
+	Dropped []string
+	index   map[string]int
+	closer  io.Closer // the file of an index (OpenIndex)
 }
 
 // Lookup returns the entry stored under exactly name.

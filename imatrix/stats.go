@@ -128,6 +128,9 @@ type EntryStats struct {
 	// Empty lists the matrices (experts, heads) that never received data:
 	// a zero count or all values zero.
 	Empty []int
+	// Uniform lists those of Empty that are quantized with importance 1
+	// all the same: a GGUF file's matrices with a zero count (see Mean).
+	Uniform []int
 }
 
 // Stats summarises e taken as nmat matrices (nmat < 1 or not dividing the
@@ -142,6 +145,15 @@ func (e *Entry) Stats(nmat int) EntryStats {
 	st := EntryStats{Name: e.Name, Values: len(e.Sums), Matrices: nmat, Calls: e.Counts, Min: math.Inf(1), Max: math.Inf(-1)}
 	mean := e.Mean()
 	per := len(mean) / nmat
+	if e.tokens {
+		// A GGUF matrix without data is used as 1s, but reported as what
+		// it is: no data, zero columns.
+		for j, c := range e.Counts {
+			if c == 0 && len(e.Counts) == nmat {
+				clear(mean[j*per : (j+1)*per])
+			}
+		}
+	}
 	var total float64
 	for j := 0; j < nmat; j++ {
 		var sum float64
@@ -162,6 +174,9 @@ func (e *Entry) Stats(nmat int) EntryStats {
 		countZero := len(e.Counts) > 1 && e.Counts[j] == 0 || len(e.Counts) == 1 && e.Counts[0] == 0
 		if allZero || countZero {
 			st.Empty = append(st.Empty, j)
+			if countZero && e.tokens {
+				st.Uniform = append(st.Uniform, j)
+			}
 		}
 	}
 	if len(mean) > 0 {

@@ -216,7 +216,7 @@ func (c *checkFlags) print(w io.Writer, path string, m *imatrix.Matrix, ft recip
 		lines = append(lines, cli.Warning{Kind: f.Kind, Message: f.String()})
 	}
 	for _, l := range cli.SummarizeWarnings(lines, cli.SummaryLimit, c.verbose) {
-		fmt.Fprintln(w, l)
+		fmt.Fprintln(w, cli.EscapeInline(l)) // a name with a newline must not make a line of its own
 	}
 	if len(lines) > 0 {
 		fmt.Fprintln(w)

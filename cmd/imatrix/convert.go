@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
@@ -22,12 +23,15 @@ const defaultChunkSize = 512
 
 func runConvert(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("convert", "convert IN OUT [--to dat|gguf] [--model MODEL.gguf]",
-		"Converts an importance matrix between the legacy .dat and the GGUF format, keeping\n"+
-			"each tensor's per-column means, the chunk count and the dataset names. The output\n"+
-			"format comes from OUT's extension (.gguf) or --to. A .dat file has one call count\n"+
-			"per tensor: GGUF per-expert counts are folded into it by scaling each expert's\n"+
-			"values, and an expert without data stays all zeros. For .dat -> GGUF the number\n"+
-			"of experts of each entry comes from --model, or is inferred (inspect shows how).",
+		"Converts an importance matrix between the legacy .dat and the GGUF format as\n"+
+			"llama-imatrix converts it, keeping each tensor's per-column means and the dataset\n"+
+			"names. The output format comes from OUT's extension (.gguf) or --to. A .dat file\n"+
+			"counts calls (chunks), a GGUF file tokens: .dat -> GGUF multiplies values and counts\n"+
+			"by --chunk-size; GGUF -> .dat gives each tensor ceil(tokens / chunk size) calls (the\n"+
+			"file's imatrix.chunk_size), stores each expert's mean times that, 1 for an expert\n"+
+			"without data, and leaves out tensors without any, with a warning. For .dat -> GGUF\n"+
+			"the number of experts of each entry comes from --model, or is inferred (inspect\n"+
+			"shows how).",
 		stderr,
 		cli.Example{About: "a legacy .dat to GGUF, with the model's shapes for per-expert counts",
 			Line: "imatrix convert --model model-bf16.gguf imatrix.dat imatrix.gguf"},
@@ -36,7 +40,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	)
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count")
-	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output made from a .dat")
+	chunkSize := fs.Int("chunk-size", defaultChunkSize, "tokens per call: scales a .dat input to a GGUF output (recorded there), and a GGUF input that records none to a .dat")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
 	if status, done := parseFlags(fs, args, stdout, stderr); done {
@@ -68,12 +72,24 @@ func convert(in, out, to, modelPath string, chunkSize int, force, verbose bool, 
 	if err != nil {
 		return err
 	}
+	recorded := m.ChunkSize > 0
+	if m.Format == imatrix.FormatGGUF && !recorded {
+		m.ChunkSize = chunkSize // the file does not say: --chunk-size (512, llama-imatrix's default)
+	}
 	l := imatrix.NewLayout(m, ne2)
 	warnLayout(m, l, format, verbose, stderr)
+	if format == imatrix.FormatDat && m.Format == imatrix.FormatGGUF {
+		from := "the file's imatrix.chunk_size"
+		if !recorded {
+			from = "--chunk-size: the file records none"
+		}
+		fmt.Fprintf(stderr, "note: token counts become call counts of %d tokens each (%s), as llama-imatrix converts them\n", m.ChunkSize, from)
+	}
 	if err := writeGuarded(files, "imatrix convert", stderr, func() error { return writeMatrix(out, format, m, l, chunkSize, force) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, m.Len(), m.Chunks)
+	entries, chunks := imatrix.Written(m, format)
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks)\n", out, format, entries, chunks)
 	return nil
 }
 
@@ -92,26 +108,36 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 			}
 		}
 		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
-			fmt.Fprintf(stderr, "warning: %s\n", line)
+			fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 		}
 	case imatrix.FormatDat:
-		scaled := 0
+		if m.Format != imatrix.FormatGGUF {
+			return
+		}
+		// The conversion llama-imatrix makes (imatrix.WriteDat): what it
+		// leaves out or fills in, the user should hear of.
+		var ws []cli.Warning
+		for _, name := range imatrix.DatSkipped(m) {
+			ws = append(ws, cli.Warning{Kind: "no-data", Tensor: name, Message: "no data at all: left out of the .dat, as llama-imatrix leaves it out"})
+		}
 		for _, e := range m.Entries {
-			if len(e.Counts) > 1 && !allEqual(e.Counts) {
-				scaled++
+			if n := zeros(e.Counts); n > 0 && n < len(e.Counts) {
+				ws = append(ws, cli.Warning{Kind: "partial-data", Tensor: e.Name,
+					Message: fmt.Sprintf("%d of %d matrices without data: stored with importance 1 (neutral), as llama-imatrix stores them", n, len(e.Counts))})
 			}
 		}
-		if scaled > 0 {
-			fmt.Fprintf(stderr, "note: %d entries have different counts per expert; each expert's values were scaled to the entry's largest count so its mean is kept\n", scaled)
+		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
+			fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 		}
 	}
 }
 
-func allEqual(v []float64) bool {
+func zeros(v []float64) int {
+	n := 0
 	for _, x := range v {
-		if x != v[0] {
-			return false
+		if math.Round(x) == 0 { // as the conversion rounds counts (std::lround)
+			n++
 		}
 	}
-	return true
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
@@ -107,9 +108,12 @@ func inspect(path, modelPath string, asJSON bool, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Names are escaped here, not only by the output's escaping writer:
+	// the tabwriter takes a 0xff byte for its escape character and a tab
+	// or newline for a cell or row, which broke the table.
 	width := len("name")
 	for _, t := range rep.Tensors {
-		width = max(width, len(t.Name))
+		width = max(width, utf8.RuneCountInString(cli.EscapeInline(t.Name)))
 	}
 	fmt.Fprintf(tw, "%-*s\tvalues\tmatrices\tcalls\tmin\tmean\tmax\tzero cols\tno data\t\n", width, "name")
 	var gaps []string
@@ -122,7 +126,7 @@ func inspect(path, modelPath string, asJSON bool, stdout io.Writer) error {
 			}
 			gaps = append(gaps, t.Name)
 		}
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%.4g\t%.4g\t%.4g\t%s\t%s\t\n", width, t.Name, t.Values, t.Matrices,
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%.4g\t%.4g\t%.4g\t%s\t%s\t\n", width, cli.EscapeInline(t.Name), t.Values, t.Matrices,
 			callsText(t.Calls), t.Min, t.Mean, t.Max, share(t.ZeroShare), empty)
 	}
 	tw.Flush()

@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/golden"
@@ -400,5 +403,186 @@ func TestBadInput(t *testing.T) {
 		if status, _, _ := runCmd(t, args...); status != 2 {
 			t.Errorf("%v: status %d, want 2", args, status)
 		}
+	}
+}
+
+// convert and merge report the entries and chunks of the file they wrote,
+// which a conversion changes: a .dat from a GGUF file leaves out entries
+// without data and counts chunks of its chunk size, a GGUF file from a
+// .dat counts the largest call count. They reported the input's.
+func TestWroteLineIsTheOutput(t *testing.T) {
+	dir := t.TempDir()
+	src := &imatrix.Matrix{Format: imatrix.FormatGGUF, Chunks: 99, ChunkSize: 4, Entries: []imatrix.Entry{
+		{Name: "blk.0.attn_q.weight", Sums: []float32{1, 2}, Counts: []float64{41}},
+		{Name: "blk.0.attn_k.weight", Sums: []float32{0, 0}, Counts: []float64{0}},
+	}}
+	in := filepath.Join(dir, "in.gguf")
+	if err := imatrix.WriteGGUF(in, src, nil, 4, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"convert", in, filepath.Join(dir, "a.dat")}, "a.dat"},
+		{[]string{"convert", filepath.Join(dir, "a.dat"), filepath.Join(dir, "b.gguf")}, "b.gguf"},
+		{[]string{"merge", in, "-o", filepath.Join(dir, "c.dat")}, "c.dat"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: status %d: %s", tc.args, code, stderr.String())
+		}
+		m, err := imatrix.Open(filepath.Join(dir, tc.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("(%s, %d entries, %d chunks", m.Format, m.Len(), m.Chunks)
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("%v: %q, want %q", tc.args, stdout.String(), want)
+		}
+	}
+}
+
+// GGUF -> .dat divides token counts by the file's chunk size, or by
+// --chunk-size where the file records none (it took 512 whatever the flag).
+func TestConvertChunkSizeForGGUFWithout(t *testing.T) {
+	dir := t.TempDir()
+	// A GGUF file without imatrix.chunk_size: written by hand.
+	md := gguf.Metadata{}
+	md.Set("general.type", gguf.StringValue("imatrix"))
+	in := filepath.Join(dir, "in.gguf")
+	w, err := gguf.Create(in, md, []gguf.TensorInfo{
+		{Name: "blk.0.attn_q.weight.counts", Type: formats.F32, Shape: []int64{1, 1}},
+		{Name: "blk.0.attn_q.weight.in_sum2", Type: formats.F32, Shape: []int64{2, 1}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float32{4096, 8192, 4096} {
+		if err := binary.Write(w, binary.LittleEndian, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		calls float64
+	}{
+		{nil, 8},
+		{[]string{"--chunk-size", "4096"}, 1},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("out%v.dat", tc.calls))
+		var stdout, stderr bytes.Buffer
+		if code := run(append(append([]string{"convert"}, tc.flags...), in, out), &stdout, &stderr); code != 0 {
+			t.Fatalf("status %d: %s", code, stderr.String())
+		}
+		m, err := imatrix.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := m.Entries[0]; e.Counts[0] != tc.calls || e.Mean()[0] != 2 {
+			t.Errorf("%v: calls %v, means %v", tc.flags, e.Counts, e.Mean())
+		}
+	}
+}
+
+// Names and datasets from a hostile file: inspect's table keeps one aligned
+// row per entry (a 0xff byte is the tabwriter's escape character, a tab or
+// newline a cell or row: the row came out unaligned, with raw tabs), and
+// the SVG of stats stays well-formed XML (control characters were written
+// raw, which XML does not allow).
+func TestOddNamesInspectAndSVG(t *testing.T) {
+	dir := t.TempDir()
+	m := &imatrix.Matrix{Format: imatrix.FormatDat, Chunks: 3, Datasets: []string{"evil\x01\x1b[31m<&>\xff"}, Entries: []imatrix.Entry{
+		{Name: "blk.0.attn_q\x1b[2J\x01.weight", Sums: []float32{1, 2, 3, 4}, Counts: []float64{3}},
+		{Name: "blk.1.attn_q.weight\xff", Sums: []float32{1, 2, 3, 4}, Counts: []float64{3}},
+		{Name: "blk.2.attn_q\tx\ny.weight", Sums: []float32{1, 2, 3, 4}, Counts: []float64{3}},
+	}}
+	var buf bytes.Buffer
+	if err := imatrix.WriteDat(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "odd.dat")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, out, errOut := runCmd(t, "inspect", in)
+	if status != 0 {
+		t.Fatalf("inspect: status %d: %s", status, errOut)
+	}
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "blk.") {
+			rows = append(rows, line)
+		}
+	}
+	if len(rows) != 3 || strings.Contains(out, "\t") {
+		t.Fatalf("inspect table:\n%s", out)
+	}
+	for _, r := range rows {
+		if len(r) != len(rows[0]) || !strings.HasSuffix(r, "-") {
+			t.Errorf("row not aligned with the others:\n%s", out)
+		}
+	}
+	svg := filepath.Join(dir, "odd.svg")
+	if status, _, errOut := runCmd(t, "stats", "--svg", svg, in); status != 0 {
+		t.Fatalf("stats: status %d: %s", status, errOut)
+	}
+	raw, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(raw))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+	}
+}
+
+// GGUF -> .dat says what the conversion leaves out (an entry without any
+// data) and fills in (an expert without data stored as importance 1).
+func TestConvertWarnsNoData(t *testing.T) {
+	dir := t.TempDir()
+	src := &imatrix.Matrix{Format: imatrix.FormatGGUF, ChunkSize: 512, Entries: []imatrix.Entry{
+		{Name: "blk.0.attn_k.weight", Sums: []float32{0, 0}, Counts: []float64{0}},
+		{Name: "blk.0.ffn_up_exps.weight", Sums: []float32{1, 2, 0, 0}, Counts: []float64{0.4, 512}},
+	}}
+	in := filepath.Join(dir, "in.gguf")
+	if err := imatrix.WriteGGUF(in, src, nil, 512, false); err != nil {
+		t.Fatal(err)
+	}
+	status, _, errOut := runCmd(t, "convert", in, filepath.Join(dir, "out.dat"))
+	if status != 0 || !strings.Contains(errOut, "blk.0.attn_k.weight: no data at all: left out of the .dat") ||
+		!strings.Contains(errOut, "blk.0.ffn_up_exps.weight: 1 of 2 matrices without data: stored with importance 1") {
+		t.Errorf("status %d:\n%s", status, errOut)
+	}
+}
+
+// A finding about an entry whose name holds a newline is one line: the
+// name made a line of its own ("ok all good" below a real finding).
+func TestCheckNameWithNewline(t *testing.T) {
+	m := mustOpen(t, golden.Path(t, "e2e", "tiny-ds2.imatrix.dat"))
+	m.Entries = append(m.Entries, imatrix.Entry{Name: "blk.9.fake\nok all good: FAKE", Sums: []float32{1}, Counts: []float64{1}})
+	var buf bytes.Buffer
+	if err := imatrix.WriteDat(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nl.dat")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := runCmd(t, "check", "-v", "--model", golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"), path, "Q4_K_M")
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "ok all good") {
+			t.Fatalf("a name made a line of its own:\n%s", out)
+		}
+	}
+	if !strings.Contains(out, `blk.9.fake\x0aok all good: FAKE`) {
+		t.Errorf("the name is not shown escaped:\n%s", out)
 	}
 }

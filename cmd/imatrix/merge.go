@@ -21,8 +21,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		"Combines importance matrices computed on different data, as llama-imatrix --in-file\n"+
 			"accumulates them: per tensor the stored values and the call counts are summed (per\n"+
 			"expert where a file has per-expert counts), so the merged mean is the call-weighted\n"+
-			"mean. Chunk counts add up; every dataset name is kept (joined with \", \" in a .dat).\n"+
-			"Entries found in only some files are kept.",
+			"mean. .dat inputs merged with GGUF ones count tokens (times the chunk size), as\n"+
+			"llama-imatrix loads them. Chunk counts add up (.dat inputs only) or are the largest\n"+
+			"count over the chunk size; every dataset name is kept (joined with \", \" in a .dat).\n"+
+			"Entries found in only some files are kept; entries without any calls are left out\n"+
+			"of a .dat, as llama-imatrix leaves them out.",
 		stderr,
 		cli.Example{About: "two calibration runs on different text, as llama-imatrix --in-file would combine them",
 			Line: "imatrix merge code.dat chat.dat -o imatrix.dat"},
@@ -32,7 +35,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	out := fs.StringP("output", "o", "", "output `FILE` (required)")
 	to := fs.String("to", "", "output format: dat or gguf (default: from OUT's extension)")
 	model := fs.String("model", "", "model `GGUF` whose tensor shapes give each entry's matrix count (GGUF output)")
-	chunkSize := fs.Int("chunk-size", defaultChunkSize, "imatrix.chunk_size to record in a GGUF output")
+	chunkSize := fs.Int("chunk-size", defaultChunkSize, "tokens per call: scales .dat inputs merged with GGUF ones that record none, and is recorded in a GGUF output made from .dat files")
 	force := fs.Bool("force", false, "replace OUT if it exists (never an input, never a read-only file)")
 	verbose := fs.BoolP("verbose", "v", false, "list each per-entry warning (else one line stands for many of a kind)")
 	if status, done := parseFlags(fs, args, stdout, stderr); done {
@@ -70,12 +73,19 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, force, ver
 		formats[m.Format] = true
 		fmt.Fprintln(stdout, describe(in, m))
 	}
-	if len(formats) > 1 {
-		fmt.Fprintln(stderr, "note: merging .dat and GGUF files: a .dat counts calls (chunks), a GGUF file usually tokens, so the weights follow each file's own counts")
-	}
-	merged, err := imatrix.Merge(inputs, ms...)
+	merged, err := imatrix.Merge(inputs, chunkSize, ms...)
 	if err != nil {
 		return err
+	}
+	if len(formats) > 1 {
+		fmt.Fprintf(stderr, "note: merging .dat and GGUF files: a .dat counts calls, a GGUF file tokens; the .dat values and calls were multiplied by the chunk size %d, as llama-imatrix does\n", merged.ChunkSize)
+	}
+	var ws []cli.Warning
+	for _, name := range merged.Dropped {
+		ws = append(ws, cli.Warning{Kind: "no-data", Tensor: name, Message: "no calls in any input: left out, as llama-imatrix leaves it out"})
+	}
+	for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
+		fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 	}
 	ne2, err := modelShapes(modelPath)
 	if err != nil {
@@ -86,6 +96,7 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, force, ver
 	if err := writeGuarded(files, "imatrix merge", stderr, func() error { return writeMatrix(out, format, merged, l, chunkSize, force) }); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, merged.Len(), merged.Chunks, len(merged.Datasets))
+	entries, chunks := imatrix.Written(merged, format)
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, entries, chunks, len(merged.Datasets))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gquant/gquant/imatrix"
+	"github.com/gquant/gquant/internal/cli"
 )
 
 // groupColors are the bar colours of the layer parts (Tableau 10).
@@ -212,10 +213,10 @@ func renderSVG(path string, m *imatrix.Matrix, layers []imatrix.LayerSummary) st
 	if len(m.Datasets) > 0 {
 		ds = ", dataset " + strings.Join(m.Datasets, ", ")
 	}
-	b.p(`<text x="%d" y="24" font-size="16" font-weight="bold">Importance matrix %s</text>`+"\n", margin, html.EscapeString(filepath.Base(path)))
-	b.p(`<text x="%d" y="44" fill="#555">%d entries, %d chunks%s</text>`+"\n", margin, m.Len(), m.Chunks, html.EscapeString(ds))
+	b.p(`<text x="%d" y="24" font-size="16" font-weight="bold">Importance matrix %s</text>`+"\n", margin, svgText(filepath.Base(path)))
+	b.p(`<text x="%d" y="44" fill="#555">%d entries, %d chunks%s</text>`+"\n", margin, m.Len(), m.Chunks, svgText(ds))
 	if nexp > 0 {
-		b.p(`<text x="%d" y="62" fill="#555">%s</text>`+"\n", margin, html.EscapeString(expertSummary(layers)))
+		b.p(`<text x="%d" y="62" fill="#555">%s</text>`+"\n", margin, svgText(expertSummary(layers)))
 	}
 	y0 := float64(titleH)
 	rowY := func(r int) float64 {
@@ -392,4 +393,12 @@ func expertSummary(layers []imatrix.LayerSummary) string {
 // trimFloat prints an axis value without trailing zeros.
 func trimFloat(v float64) string {
 	return fmt.Sprintf("%.4g", v)
+}
+
+// svgText makes text from a file (a dataset name, a file name) safe in the
+// SVG's XML: control characters and bytes that are not UTF-8, which XML
+// 1.0 does not allow even escaped, are written as visible escapes (\x01)
+// as on the terminal, then the markup characters are escaped.
+func svgText(s string) string {
+	return html.EscapeString(cli.EscapeInline(s))
 }
