@@ -669,7 +669,14 @@ func outputMetadata(in gguf.Metadata, cfg Config, ft recipes.FileType) gguf.Meta
 func ConfigKeys(cfg Config) []KV {
 	kvs := append([]KV(nil), cfg.Overrides...)
 	if m := cfg.Imatrix; m != nil && len(m.Entries) > 0 {
-		file, dataset := truncate127(cfg.ImatrixPath), truncate127(strings.Join(m.Datasets, ", "))
+		// A GGUF importance matrix may list several datasets (a merge);
+		// mainline llama-quantize, the reader of that format, records the
+		// first. A .dat file has one.
+		var dataset string
+		if len(m.Datasets) > 0 {
+			dataset = truncate127(m.Datasets[0])
+		}
+		file := truncate127(cfg.ImatrixPath)
 		entries, chunks := int32(m.Len()), int32(m.Chunks)
 		if cfg.HideImatrix {
 			file, dataset, entries, chunks = "top_secret", "top_secret", 0, 0

@@ -158,3 +158,25 @@ func TestMLAImportanceForEveryHead(t *testing.T) {
 	}
 	t.Fatal("blk.1.attn_v_b.weight not in the plan")
 }
+
+// The dataset key of a GGUF importance matrix that lists several (a merge)
+// is the first, as mainline llama-quantize (the reader of that format)
+// records it; gquant joined them. --hide-imatrix hides it.
+func TestConfigKeysDataset(t *testing.T) {
+	m := &imatrix.Matrix{Format: imatrix.FormatGGUF, Chunks: 3, Datasets: []string{"wiki.txt", "code.txt"},
+		Entries: []imatrix.Entry{{Name: "blk.0.ffn_up.weight", Sums: []float32{1}, Counts: []float64{1}}}}
+	for _, tc := range []struct {
+		hide bool
+		want string
+	}{{false, "wiki.txt"}, {true, "top_secret"}} {
+		var got string
+		for _, kv := range ConfigKeys(Config{Imatrix: m, ImatrixPath: "im.gguf", HideImatrix: tc.hide}) {
+			if kv.Key == "quantize.imatrix.dataset" {
+				got, _ = kv.Value.Text()
+			}
+		}
+		if got != tc.want {
+			t.Errorf("hide %v: dataset %q, want %q", tc.hide, got, tc.want)
+		}
+	}
+}
