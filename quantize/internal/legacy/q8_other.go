@@ -36,3 +36,7 @@ func quantizeQ4_1RefSIMD(dst []byte, x []float32) int { return 0 }
 func quantizeQ5_0RefSIMD(dst []byte, x []float32) int { return 0 }
 
 func quantizeQ5_1RefSIMD(dst []byte, x []float32) int { return 0 }
+
+func bf16MaxSIMD(src []byte) (int, uint16) { return 0, 0 }
+
+func quantizeQ8KVBF16SIMD(q, src, next []byte, mul float32) (int, int32) { return 0, 0 }
