@@ -106,7 +106,7 @@ func BenchmarkConvertPiece(b *testing.B) {
 		v := float32(math.Sin(float64(i))) * 0.02
 		binary.LittleEndian.PutUint16(raw[2*i:], formats.FP32ToBF16(v))
 	}
-	for _, typ := range []formats.Type{formats.F16, formats.Q8_0, formats.Q8_KV, formats.BF16_R16, formats.Q4_K} {
+	for _, typ := range []formats.Type{formats.F16, formats.Q8_0, formats.Q8_KV, formats.Q8_KV_R8, formats.BF16_R16, formats.Q4_K} {
 		t := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: typ, Convert: true}
 		for _, whole := range []bool{false, true} {
 			var quantize func(Tensor, *piece) error

@@ -40,6 +40,7 @@ func TestRunChecksCopiedTensors(t *testing.T) {
 		{"bf16 NaN to q8_KV", formats.BF16, formats.Q8_KV, patch{2 * (9*ne0 + 100), []byte{0xc0, 0x7f}}, "row 9 (matrix 0, row 9) column 100: value NaN is not finite"},
 		{"bf16 -Inf to q8_KV", formats.BF16, formats.Q8_KV, patch{2 * (23*ne0 + 255), []byte{0x80, 0xff}}, "row 23 (matrix 0, row 23) column 255: value -Inf is not finite"},
 		{"bf16 Inf to f16", formats.BF16, formats.F16, patch{2 * (4*ne0 + 31), []byte{0x80, 0x7f}}, "row 4 (matrix 0, row 4) column 31: value +Inf is not finite"},
+		{"bf16 NaN to q8_KV_r8", formats.BF16, formats.Q8_KV_R8, patch{2 * (17*ne0 + 64), []byte{0x81, 0xff}}, "row 17 (matrix 0, row 17) column 64: value NaN is not finite"},
 		{"bf16 largest finite to q8_KV", formats.BF16, formats.Q8_KV, patch{2 * (3*ne0 + 5), []byte{0x7f, 0xff}}, ""},
 		{"f16 Inf to f32", formats.F16, formats.F32, patch{2 * (2*ne0 + 1), []byte{0x00, 0x7c}}, "row 2 (matrix 0, row 2) column 1: value +Inf is not finite"},
 		{"q8_0 NaN scale copied", formats.Q8_0, formats.Q8_0, patch{34 * (3*8 + 2), []byte{0x00, 0x7e}}, "row 3 (matrix 0, row 3) block 2: its scale is NaN"},

@@ -1160,10 +1160,10 @@ func decodeRows(typ formats.Type, ne0 int64, raw []byte, dst []float32) (bool, e
 }
 
 // convertOnePass converts a piece of bf16 rows in one pass, without
-// float32 rows, where its type has such a kernel (f16, q8_KV), and reports
-// whether it did: it refuses pieces with a magnitude of overflowGate or
-// more (or an infinity or a NaN), which go the usual way (convertRows),
-// whose checks name the value.
+// float32 rows, where its type has such a kernel (f16, q8_KV, q8_KV_r8),
+// and reports whether it did: it refuses pieces with a magnitude of
+// overflowGate or more (or an infinity or a NaN), which go the usual way
+// (convertRows), whose checks name the value.
 func convertOnePass(in *gguf.Model, t Tensor, p *piece) bool {
 	if in.Tensors[t.Source].Type != formats.BF16 {
 		return false
@@ -1171,14 +1171,14 @@ func convertOnePass(in *gguf.Model, t Tensor, p *piece) bool {
 	switch t.Type {
 	case formats.F16:
 		return convertBF16ToF16(t, p)
-	case formats.Q8_KV:
+	case formats.Q8_KV, formats.Q8_KV_R8:
 		return convertBF16ToQ8KV(t, p)
 	}
 	return false
 }
 
-// convertBF16ToQ8KV converts a piece of bf16 rows to q8_KV in one pass
-// (quantize.Q8KVFromBF16), and reports whether it did, as
+// convertBF16ToQ8KV converts a piece of bf16 rows to q8_KV or q8_KV_r8 in
+// one pass (quantize.Q8KVFromBF16), and reports whether it did, as
 // convertBF16ToF16. Pieces whose importance data checkOutput would read the
 // output back for (riskyImportance; q8_KV's kernel ignores the data) go the
 // usual way too. In a run of the medium model to q8_KV the widening was a
@@ -1192,7 +1192,7 @@ func convertBF16ToQ8KV(t Tensor, p *piece) bool {
 		return false // the usual way reports the error
 	}
 	ne0, _, _ := gguf.Dims(t.Shape)
-	return quantize.Q8KVFromBF16(p.dst, p.buf.raw, int(ne0), bf16Gate)
+	return quantize.Q8KVFromBF16(t.Type, p.dst, p.buf.raw, int(ne0), bf16Gate)
 }
 
 // convertBF16ToF16 converts a piece of bf16 rows to f16 in one pass,

@@ -294,23 +294,29 @@ func TestConvertBF16ToF16(t *testing.T) {
 // infinity or a NaN in any row it declines, for the usual way; with
 // importance data that checkOutput reads the output back for too.
 func TestConvertBF16ToQ8KV(t *testing.T) {
-	const ne0, rows = 256, 4
-	tn := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: formats.Q8_KV, Convert: true}
+	for _, typ := range []formats.Type{formats.Q8_KV, formats.Q8_KV_R8} {
+		t.Run(typ.String(), func(t *testing.T) { testConvertBF16ToQ8KV(t, typ) })
+	}
+}
+
+func testConvertBF16ToQ8KV(t *testing.T, typ formats.Type) {
+	const ne0, rows = 256, 16
+	tn := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: typ, Convert: true}
 	for _, tc := range []struct {
 		big     float32
 		at      int
 		onePass bool
 	}{
-		{4080, 300, true}, {-4080, 1023, true}, {1e-40, 0, true}, {4096, 300, false}, {-70000, 1023, false},
-		{float32(math.Inf(1)), 0, false}, {float32(math.NaN()), 700, false},
+		{4080, 300, true}, {-4080, 4095, true}, {1e-40, 0, true}, {4096, 300, false}, {-70000, 4095, false},
+		{float32(math.Inf(1)), 0, false}, {float32(math.NaN()), 2100, false},
 	} {
 		raw := make([]byte, 2*ne0*rows)
 		for i := range ne0 * rows {
 			v := float32(math.Sin(float64(i))) * 0.02
-			switch {
-			case i/ne0 == 1:
+			switch i / ne0 {
+			case 1, 9:
 				v = 0
-			case i/ne0 == 2:
+			case 2, 10:
 				v *= 1e-37 // denormals
 			}
 			if i == tc.at {

@@ -161,3 +161,17 @@ func quantizeQ8KVBF16SIMD(q, src, next []byte, mul float32) (int, int32) {
 	}
 	return n, quantizeQ8KVBF16AVX2(&q[0], &src[0], &next[0], n, mul)
 }
+
+//go:noescape
+func quantizeQ8Rows8BF16AVX2(dst, src *byte, stride, n int, muls *[8]float32)
+
+// quantizeQ8Rows8BF16SIMD is quantizeQ8Rows8SIMD on little-endian bfloat16
+// rows (row k is src[2*k*stride : 2*(k*stride+n)]), widened in the
+// registers.
+func quantizeQ8Rows8BF16SIMD(q, src []byte, stride, n int, muls *[8]float32) bool {
+	if !useAVX2 || n == 0 || n%32 != 0 || len(q) < 8*n || len(src) < 2*(7*stride+n) {
+		return false
+	}
+	quantizeQ8Rows8BF16AVX2(&q[0], &src[0], stride, n, muls)
+	return true
+}

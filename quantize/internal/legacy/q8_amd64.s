@@ -860,3 +860,66 @@ done:
 	SUM_LANES
 	MOVL AX, ret+40(FP)
 	RET
+
+// Q8_ROW_BF16 is Q8_ROW on 32 little-endian bfloat16 values at R8, each
+// widened in the register (VPMOVZXWD, VPSLLD) as formats.BF16RowToFP32 does.
+#define Q8_ROW_BF16(off, out) \
+	VBROADCASTSS off(DX), Y14; \
+	VPMOVZXWD    (R8), Y8; \
+	VPMOVZXWD    16(R8), Y9; \
+	VPMOVZXWD    32(R8), Y10; \
+	VPMOVZXWD    48(R8), Y11; \
+	VPSLLD       $16, Y8, Y8; \
+	VPSLLD       $16, Y9, Y9; \
+	VPSLLD       $16, Y10, Y10; \
+	VPSLLD       $16, Y11, Y11; \
+	VMULPS       Y8, Y14, Y8; \
+	VMULPS       Y9, Y14, Y9; \
+	VMULPS       Y10, Y14, Y10; \
+	VMULPS       Y11, Y14, Y11; \
+	VCVTPS2DQ    Y8, Y8; \
+	VCVTPS2DQ    Y9, Y9; \
+	VCVTPS2DQ    Y10, Y10; \
+	VCVTPS2DQ    Y11, Y11; \
+	VPACKSSDW    Y9, Y8, Y8; \
+	VPACKSSDW    Y11, Y10, Y10; \
+	VPACKSSWB    Y10, Y8, Y8; \
+	VPERMD       Y8, Y15, out; \
+	ADDQ         BX, R8
+
+// func quantizeQ8Rows8BF16AVX2(dst, src *byte, stride, n int, muls *[8]float32)
+// quantizeQ8Rows8AVX2 on little-endian bfloat16 rows (row k at src +
+// 2*stride*k bytes), widened in the registers: q8_KV_r8 from a bf16 model
+// without float32 rows.
+TEXT ·quantizeQ8Rows8BF16AVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    src+8(FP), SI
+	MOVQ    stride+16(FP), BX
+	SHLQ    $1, BX
+	MOVQ    n+24(FP), CX
+	MOVQ    muls+32(FP), DX
+	VMOVDQU q8perm<>(SB), Y15
+	SHRQ    $5, CX
+	JZ      done
+
+loop:
+	MOVQ SI, R8
+	Q8_ROW_BF16(0, Y0)
+	Q8_ROW_BF16(4, Y1)
+	Q8_ROW_BF16(8, Y2)
+	Q8_ROW_BF16(12, Y3)
+	Q8_ROW_BF16(16, Y4)
+	Q8_ROW_BF16(20, Y5)
+	Q8_ROW_BF16(24, Y6)
+	Q8_ROW_BF16(28, Y7)
+	TRANSPOSE_WORDS_8X8
+	STORE_COLUMNS(DI, 0, 32, 64, 96, 128, 160, 192, 224)
+
+	ADDQ $64, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VZEROUPPER
+	RET

@@ -108,3 +108,47 @@ func quantizeQ8KVBF16Go(q, src []byte, mul float32) int32 {
 	}
 	return isum
 }
+
+// QuantizeQ8KVR8BF16 is QuantizeQ8KVBF16 for q8_KV_r8, 8 rows at a time: the
+// rows' scales from their largest bf16 magnitude patterns, then the 8 rows
+// quantized into their interleaved layout with the widening in the
+// registers (quantizeQ8Rows8BF16SIMD, which replays the reference's
+// conversions for every multiplier, as quantizeQ8KVR8Direct's kernel:
+// q8_KV_r8 keeps no row sums). Without the assembly (no AVX2, rows not a
+// multiple of 32 values) each group of rows is widened and quantized the
+// float32 way (quantizeQ8KVR8). nrows must be a multiple of 8.
+func QuantizeQ8KVR8BF16(dst, src []byte, ne0 int, limit uint16) bool {
+	const rows = 8
+	limit = min(limit, 0x7f80)
+	in, groupBytes := 2*ne0, rows*(4+ne0)
+	var wide []float32 // a group of rows without the assembly, widened
+	for g := 0; g < len(src)/(rows*in); g++ {
+		x := src[g*rows*in : (g+1)*rows*in]
+		y := dst[g*groupBytes : (g+1)*groupBytes]
+		// An all-zero row gets scale 0 and multiplier 0, so zero quants.
+		var muls [rows]float32
+		for k := 0; k < rows; k++ {
+			m := bf16MaxMagnitude(x[k*in : (k+1)*in])
+			if m >= limit {
+				return false
+			}
+			var d float32
+			if m != 0 {
+				d = formats.BF16ToFP32(m) / 127
+				muls[k] = 1 / d
+			}
+			binary.LittleEndian.PutUint32(y[4*k:], math.Float32bits(d))
+		}
+		if quantizeQ8Rows8BF16SIMD(y[4*rows:], x, ne0, ne0, &muls) {
+			continue
+		}
+		if wide == nil {
+			wide = make([]float32, rows*ne0)
+		}
+		formats.BF16RowToFP32(wide, x)
+		if quantizeQ8KVR8(y, wide, rows, ne0, nil) != nil {
+			return false // finite rows: not reached
+		}
+	}
+	return true
+}

@@ -220,6 +220,9 @@ func TestQuantizeQ8KVBF16MatchesFloat32(t *testing.T) {
 					src = binary.LittleEndian.AppendUint16(src, h)
 				}
 			}
+			for len(src)/(2*ne0)%8 != 0 {
+				src = append(src, bf16Row(ne0, 2, uint64(len(src)))...) // whole groups for q8_KV_r8
+			}
 			checkQ8KVBF16(t, fmt.Sprintf("level %d ne0 %d", level, ne0), src, ne0)
 		}
 		var all []byte
@@ -235,11 +238,23 @@ func TestQuantizeQ8KVBF16MatchesFloat32(t *testing.T) {
 }
 
 // checkQ8KVBF16 checks QuantizeQ8KVBF16 on the finite rows src against
-// quantizeQ8KV and q8KVSlow.
+// quantizeQ8KV and q8KVSlow, and QuantizeQ8KVR8BF16 against quantizeQ8KVR8
+// (src holds groups of 8 rows).
 func checkQ8KVBF16(t *testing.T, name string, src []byte, ne0 int) {
 	t.Helper()
 	nrows := len(src) / (2 * ne0)
 	x := widenBF16(src)
+	r8 := make([]byte, nrows*(4+ne0))
+	wantR8 := make([]byte, nrows*(4+ne0))
+	if !QuantizeQ8KVR8BF16(r8, src, ne0, 0x7f80) {
+		t.Fatalf("%s: q8_KV_r8 refused finite rows", name)
+	}
+	if err := quantizeQ8KVR8(wantR8, x, nrows, ne0, nil); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !bytes.Equal(r8, wantR8) {
+		t.Fatalf("%s: q8_KV_r8 differs from quantizeQ8KVR8 at byte %d", name, firstDiff(r8, wantR8))
+	}
 	rowSize := 8 + ne0
 	got := make([]byte, nrows*rowSize)
 	want := make([]byte, nrows*rowSize)
@@ -302,6 +317,66 @@ func TestQuantizeQ8KVBF16Limit(t *testing.T) {
 						t.Fatalf("level %d %#x at row %d column %d: the rows before differ at byte %d", level, c.h, row, col, firstDiff(g, want))
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestQuantizeQ8KVR8BF16Limit is TestQuantizeQ8KVBF16Limit for
+// QuantizeQ8KVR8BF16, which stops at the group of 8 rows that reaches the
+// limit, having written the groups before it.
+func TestQuantizeQ8KVR8BF16Limit(t *testing.T) {
+	const nrows, ne0 = 24, 96
+	defer setAsmLevel(asmLevels[len(asmLevels)-1])
+	for _, level := range asmLevels {
+		setAsmLevel(level)
+		for _, c := range []struct {
+			h, limit uint16
+			ok       bool
+		}{{0x4580, 0x4580, false}, {0xc57f, 0x4580, true}, {0x7f7f, 0x7f80, true}, {0xff80, 0xffff, false}, {0x7fc0, 0x7f80, false}} {
+			for _, row := range []int{0, 9, nrows - 1} {
+				src := bf16Row(nrows*ne0, 2, 5)
+				binary.LittleEndian.PutUint16(src[2*(row*ne0+ne0/2):], c.h)
+				dst := make([]byte, nrows*(4+ne0))
+				if ok := QuantizeQ8KVR8BF16(dst, src, ne0, c.limit); ok != c.ok {
+					t.Fatalf("level %d %#x (limit %#x) in row %d: %v, want %v", level, c.h, c.limit, row, ok, c.ok)
+				}
+				done := nrows
+				if !c.ok {
+					done = row / 8 * 8
+				}
+				want := make([]byte, done*(4+ne0))
+				if err := quantizeQ8KVR8(want, widenBF16(src[:2*done*ne0]), done, ne0, nil); err != nil {
+					t.Fatal(err)
+				}
+				if g := dst[:len(want)]; !bytes.Equal(g, want) {
+					t.Fatalf("level %d %#x in row %d: the groups before differ at byte %d", level, c.h, row, firstDiff(g, want))
+				}
+			}
+		}
+	}
+}
+
+// TestQ8Rows8BF16MatchesFloat32 holds the 8-row bf16 kernel to the float32
+// one (quantizeQ8Rows8SIMD on the widened rows) bit for bit, for any
+// multipliers (zero, huge, infinite, NaN) and values of every class, NaNs
+// and infinities included, at strides past the row length.
+func TestQ8Rows8BF16MatchesFloat32(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	for _, n := range []int{32, 64, 96, 4096} {
+		for kind := 0; kind <= 4; kind++ {
+			stride := n + 32
+			src := bf16Row(8*stride, kind, uint64(n))
+			x := widenBF16(src)
+			muls := [8]float32{1, 0, 127, 1e-30, 3e38, float32(math.Inf(1)), float32(math.NaN()), 127 / 3.3895314e38}
+			got, want := make([]byte, 8*n), make([]byte, 8*n)
+			if !quantizeQ8Rows8BF16SIMD(got, src, stride, n, &muls) || !quantizeQ8Rows8SIMD(want, x, stride, n, &muls) {
+				t.Fatal("a kernel declined")
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("n %d kind %d: differs at byte %d", n, kind, firstDiff(got, want))
 			}
 		}
 	}
