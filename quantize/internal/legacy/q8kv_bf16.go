@@ -24,7 +24,8 @@ func QuantizeQ8KVBF16(dst, src []byte, ne0 int, limit uint16) bool {
 	for r := 0; r < nrows; r++ {
 		x := src[r*in : (r+1)*in]
 		y := dst[r*rowSize : (r+1)*rowSize]
-		// The next row: its first half is prefetched while x is quantized.
+		// The next row, prefetched into L1 while x is quantized, for its
+		// maximum pass.
 		next := x
 		if r+1 < nrows {
 			next = src[(r+1)*in : (r+2)*in]
@@ -80,7 +81,7 @@ func bf16MaxGo(src []byte) uint16 {
 // (widened, multiplied by mul, rounded half to even) in q and returns their
 // sum, as quantizeQ8KVRow's normal-scale paths do: mul must keep every
 // |mul*v| below 127.5. The assembly takes the longest prefix that is a
-// multiple of 32 values (prefetching the first half of next, the row that
+// multiple of 32 values (prefetching as many bytes of next, the row that
 // comes next, as it goes), Go the rest.
 func quantizeQ8KVBF16Row(q, src, next []byte, mul float32) int32 {
 	n := len(src) / 2
