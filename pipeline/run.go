@@ -438,13 +438,11 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				}
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
-					if done, err := readConvertOnePass(in, t, p, opt.quantize == nil); err != nil {
-						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, err)
-					} else if done {
-						// Converted as it was read.
-					} else if err := convertRows(in, t, p, opt.quantize, &deq); err != nil {
+					if readErr, convErr := readConvert(in, t, p, opt.quantize, &deq); readErr != nil {
+						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, readErr)
+					} else if convErr != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
-						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
+						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, convErr)
 					}
 				}
 				p.src = nil
@@ -920,7 +918,7 @@ func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *pie
 func convertRows(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
 	if quantize == nil {
 		if n := chunkRows(t, p); n > 0 {
-			return convertChunks(in, t, p, n, deq)
+			return convertChunks(in, t, p, n, deq, nil)
 		}
 		quantize = quantizePiece
 	}
@@ -1042,23 +1040,43 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 	return checkStored(in.Tensors[t.Source].TensorInfo, off, p.buf.raw)
 }
 
-// readConvertOnePass reads the piece's rows as readPiece does and, where
-// onePass is set and convertOnePass takes them, converts them, reporting
-// whether it did; the caller converts the others (convertRows). A piece
-// convertOnePass takes is not checked apart: its kernels take only
-// magnitudes below overflowGate, so no infinity or NaN, which is all the
-// loader's check looks for in bf16 rows, and the check was a tenth of the
-// CPU time of a run of the medium model to q8_KV. A piece they refuse is
-// checked as readPiece checks it, so its error is the same.
-func readConvertOnePass(in *gguf.Model, t Tensor, p *piece, onePass bool) (bool, error) {
+// readConvert reads the piece's rows and converts them, in a worker, and
+// returns what failed: the reading (readPiece's errors, the loader's check
+// among them) or the conversion (convertPiece's). The loader's check of
+// bf16 rows, a tenth of the CPU time of a run of the medium model to q8_KV
+// or q8_0, looks for infinities and NaNs only, which the conversions find
+// anyway: a piece a one-pass kernel takes (convertOnePass) has no value
+// at overflowGate or beyond, so none, and one converted in chunks is
+// checked from the first chunk that reaches the gate on, or, where its
+// conversion fails first, after the chunks converted (convertChunks). The
+// error is then the one the check before the conversion found.
+func readConvert(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) (readErr, convErr error) {
 	off, err := readRaw(in, t, p)
 	if err != nil {
-		return false, err
+		return err, nil
 	}
-	if onePass && convertOnePass(in, t, p) {
-		return true, nil
+	info := in.Tensors[t.Source].TensorInfo
+	if quantize == nil {
+		if convertOnePass(in, t, p) {
+			return nil, nil
+		}
+		if n := chunkRows(t, p); n > 0 && info.Type == formats.BF16 {
+			ne0, _, _ := gguf.Dims(t.Shape)
+			var stored error
+			err := convertChunks(in, t, p, n, deq, func(from int64) error {
+				stored = checkStored(info, off+2*ne0*from, p.buf.raw[2*ne0*from:])
+				return stored
+			})
+			if stored != nil {
+				return stored, nil
+			}
+			return nil, err
+		}
 	}
-	return false, checkStored(in.Tensors[t.Source].TensorInfo, off, p.buf.raw)
+	if err := checkStored(info, off, p.buf.raw); err != nil {
+		return err, nil
+	}
+	return nil, convertRows(in, t, p, quantize, deq)
 }
 
 // readRaw reads the piece's rows into p.buf.raw and returns their offset in
@@ -1239,7 +1257,21 @@ func chunkRows(t Tensor, p *piece) int64 {
 // convertChunks is convertPiece for a piece converted n rows at a time
 // (chunkRows): each chunk is widened, quantized and checked before the
 // next, in a float32 buffer of n rows.
-func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) error {
+//
+// check, if set, is the loader's check of the piece's bf16 rows from row
+// from on, which the caller has not run (readConvert): it runs from the
+// first chunk whose widening reaches overflowGate (every infinity and NaN
+// does) on, or, if the conversion fails first, from the rows after those
+// converted, and its error replaces the conversion's.
+func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32, check func(from int64) error) (err error) {
+	finite := int64(0) // rows before it are finite: no check needed
+	defer func() {
+		if err != nil && check != nil {
+			if cerr := check(finite); cerr != nil {
+				err = cerr
+			}
+		}
+	}()
 	typ := in.Tensors[t.Source].Type
 	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, err := typ.RowSize(ne0)
@@ -1258,6 +1290,17 @@ func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) 
 		c.dst = p.dst[at*rowSize : (at+k)*rowSize]
 		if c.overGate, err = decodeRows(typ, ne0, p.buf.raw[at*srcRow:(at+k)*srcRow], c.src); err != nil {
 			return err
+		}
+		if check != nil {
+			if c.overGate {
+				if err := check(at); err != nil {
+					check = nil
+					return err
+				}
+				check = nil // the rest of the piece is checked
+			} else {
+				finite = at + k
+			}
 		}
 		if err := quantizeCall(t, &c, 0, k, rowSize, im); err != nil {
 			return err
