@@ -93,10 +93,10 @@ func BenchmarkQuantizeModel(b *testing.B) {
 
 // BenchmarkConvertPiece converts one piece of 512 rows of 4096 bf16 weights
 // (a run's piece size) as a worker does ("run": in chunks of rows whose
-// float32 stays in the core's L2 cache, convertChunks, and f16 in one pass,
-// convertBF16ToF16) and whole (one float32 copy of the piece, 8 MB), for
-// the types whose kernels are fast enough for the difference to show. MB/s
-// of bf16 input, one thread.
+// float32 stays in the core's L2 cache, convertChunks, and f16 and q8_KV
+// in one pass, convertOnePass) and whole (one float32 copy of the piece,
+// 8 MB), for the types whose kernels are fast enough for the difference to
+// show. MB/s of bf16 input, one thread.
 // Run with: go test ./pipeline -run XXX -bench ConvertPiece -count 5
 func BenchmarkConvertPiece(b *testing.B) {
 	const ne0, rows = 4096, 512
@@ -106,7 +106,7 @@ func BenchmarkConvertPiece(b *testing.B) {
 		v := float32(math.Sin(float64(i))) * 0.02
 		binary.LittleEndian.PutUint16(raw[2*i:], formats.FP32ToBF16(v))
 	}
-	for _, typ := range []formats.Type{formats.F16, formats.Q8_0, formats.Q8_KV, formats.BF16_R16, formats.Q4_K} {
+	for _, typ := range []formats.Type{formats.F16, formats.Q8_0, formats.Q8_KV, formats.Q8_KV_R8, formats.BF16_R16, formats.Q4_K} {
 		t := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: typ, Convert: true}
 		for _, whole := range []bool{false, true} {
 			var quantize func(Tensor, *piece) error

@@ -131,7 +131,7 @@ type Options struct {
 	// quantize, if set, replaces quantizePiece (benchmarks: a stand-in
 	// kernel that measures the pipeline rather than the kernels); its
 	// pieces are converted whole, never in chunks (convertChunks) or in
-	// one pass (convertBF16ToF16).
+	// one pass (convertOnePass).
 	quantize func(t Tensor, p *piece) error
 	// stats, if set, receives the CPU time of the reader and the writer.
 	stats *pipeStats
@@ -438,11 +438,11 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 				}
 				if p.err == nil && p.kind == pieceQuantize {
 					t := outs[p.out].Tensors[p.tensor]
-					if err := readPiece(in, t, p); err != nil {
-						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, err)
-					} else if err := convertPiece(in, t, p, opt.quantize, &deq); err != nil {
+					if readErr, convErr := readConvert(in, t, p, opt.quantize, &deq); readErr != nil {
+						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, t.Name, readErr)
+					} else if convErr != nil {
 						src := in.Shards[in.Tensors[t.Source].Shard].Path
-						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, err)
+						p.err = fmt.Errorf("%s: tensor %s (in %s): %w", outs[p.out].Path, t.Name, src, convErr)
 					}
 				}
 				p.src = nil
@@ -903,16 +903,22 @@ func scanCall(ctx context.Context, in *gguf.Model, t Tensor, p *piece) error {
 	return nil
 }
 
-// convertPiece converts the piece's input rows to float32, quantizes them
+// convertPiece converts the piece's input rows: in one pass where it can
+// (convertOnePass), otherwise with convertRows.
+func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
+	if quantize == nil && convertOnePass(in, t, p) {
+		return nil
+	}
+	return convertRows(in, t, p, quantize, deq)
+}
+
+// convertRows converts the piece's input rows to float32, quantizes them
 // (with quantize: quantizePiece, or a benchmark's stand-in) and checks the
 // output.
-func convertPiece(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
+func convertRows(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) error {
 	if quantize == nil {
-		if t.Type == formats.F16 && in.Tensors[t.Source].Type == formats.BF16 && convertBF16ToF16(t, p) {
-			return nil
-		}
 		if n := chunkRows(t, p); n > 0 {
-			return convertChunks(in, t, p, n, deq)
+			return convertChunks(in, t, p, n, deq, nil)
 		}
 		quantize = quantizePiece
 	}
@@ -1024,14 +1030,63 @@ func pieceImportance(t Tensor, p *piece, ne0 int64) []float32 {
 	return p.im
 }
 
-// readPiece reads the piece's rows, in a worker: reads of many pieces are
-// under way at once.
+// readPiece reads the piece's rows, in a worker (reads of many pieces are
+// under way at once), and checks them as the reference's loader does.
 func readPiece(in *gguf.Model, t Tensor, p *piece) error {
+	off, err := readRaw(in, t, p)
+	if err != nil {
+		return err
+	}
+	return checkStored(in.Tensors[t.Source].TensorInfo, off, p.buf.raw)
+}
+
+// readConvert reads the piece's rows and converts them, in a worker, and
+// returns what failed: the reading (readPiece's errors, the loader's check
+// among them) or the conversion (convertPiece's). The loader's check of
+// bf16 rows, a tenth of the CPU time of a run of the medium model to q8_KV
+// or q8_0, looks for infinities and NaNs only, which the conversions find
+// anyway: a piece a one-pass kernel takes (convertOnePass) has no value
+// at overflowGate or beyond, so none, and one converted in chunks is
+// checked from the first chunk that reaches the gate on, or, where its
+// conversion fails first, after the chunks converted (convertChunks). The
+// error is then the one the check before the conversion found.
+func readConvert(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piece) error, deq *[]float32) (readErr, convErr error) {
+	off, err := readRaw(in, t, p)
+	if err != nil {
+		return err, nil
+	}
+	info := in.Tensors[t.Source].TensorInfo
+	if quantize == nil {
+		if convertOnePass(in, t, p) {
+			return nil, nil
+		}
+		if n := chunkRows(t, p); n > 0 && info.Type == formats.BF16 {
+			ne0, _, _ := gguf.Dims(t.Shape)
+			var stored error
+			err := convertChunks(in, t, p, n, deq, func(from int64) error {
+				stored = checkStored(info, off+2*ne0*from, p.buf.raw[2*ne0*from:])
+				return stored
+			})
+			if stored != nil {
+				return stored, nil
+			}
+			return nil, err
+		}
+	}
+	if err := checkStored(info, off, p.buf.raw); err != nil {
+		return err, nil
+	}
+	return nil, convertRows(in, t, p, quantize, deq)
+}
+
+// readRaw reads the piece's rows into p.buf.raw and returns their offset in
+// the tensor's data.
+func readRaw(in *gguf.Model, t Tensor, p *piece) (int64, error) {
 	src := in.Tensors[t.Source]
 	ne0, rows, _ := gguf.Dims(t.Shape)
 	rowSize, err := src.Type.RowSize(ne0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p.buf.raw = grow(p.buf.raw, int(p.rows*rowSize))
 	raw := p.buf.raw
@@ -1042,9 +1097,9 @@ func readPiece(in *gguf.Model, t Tensor, p *piece) error {
 			// The header was read whole when the run started.
 			err = fmt.Errorf("%w: the file is shorter than when the run opened it", gguf.ErrTruncated)
 		}
-		return fmt.Errorf("reading rows %d..%d of matrix %d from %s: %w", p.row, p.row+p.rows, p.matrix, path, err)
+		return 0, fmt.Errorf("reading rows %d..%d of matrix %d from %s: %w", p.row, p.row+p.rows, p.matrix, path, err)
 	}
-	return checkStored(src.TensorInfo, off, raw)
+	return off, nil
 }
 
 // ErrInvalidData: an input tensor holds an infinity or a NaN, as a value or
@@ -1122,6 +1177,42 @@ func decodeRows(typ formats.Type, ne0 int64, raw []byte, dst []float32) (bool, e
 	}
 }
 
+// convertOnePass converts a piece of bf16 rows in one pass, without
+// float32 rows, where its type has such a kernel (f16, q8_KV, q8_KV_r8),
+// and reports whether it did: it refuses pieces with a magnitude of
+// overflowGate or more (or an infinity or a NaN), which go the usual way
+// (convertRows), whose checks name the value.
+func convertOnePass(in *gguf.Model, t Tensor, p *piece) bool {
+	if in.Tensors[t.Source].Type != formats.BF16 {
+		return false
+	}
+	switch t.Type {
+	case formats.F16:
+		return convertBF16ToF16(t, p)
+	case formats.Q8_KV, formats.Q8_KV_R8:
+		return convertBF16ToQ8KV(t, p)
+	}
+	return false
+}
+
+// convertBF16ToQ8KV converts a piece of bf16 rows to q8_KV or q8_KV_r8 in
+// one pass (quantize.Q8KVFromBF16), and reports whether it did, as
+// convertBF16ToF16. Pieces whose importance data checkOutput would read the
+// output back for (riskyImportance; q8_KV's kernel ignores the data) go the
+// usual way too. In a run of the medium model to q8_KV the widening was a
+// tenth of the CPU time.
+func convertBF16ToQ8KV(t Tensor, p *piece) bool {
+	if p.call != nil || p.callRows > 0 {
+		return false
+	}
+	_, im, err := startOutput(t, p)
+	if err != nil || im != nil && riskyImportance(im) {
+		return false // the usual way reports the error
+	}
+	ne0, _, _ := gguf.Dims(t.Shape)
+	return quantize.Q8KVFromBF16(t.Type, p.dst, p.buf.raw, int(ne0), bf16Gate)
+}
+
 // convertBF16ToF16 converts a piece of bf16 rows to f16 in one pass,
 // without float32 rows (formats.BF16RowToFP16Magnitude), and reports
 // whether it did: a piece with a value that reaches overflowGate, or is not
@@ -1166,7 +1257,21 @@ func chunkRows(t Tensor, p *piece) int64 {
 // convertChunks is convertPiece for a piece converted n rows at a time
 // (chunkRows): each chunk is widened, quantized and checked before the
 // next, in a float32 buffer of n rows.
-func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) error {
+//
+// check, if set, is the loader's check of the piece's bf16 rows from row
+// from on, which the caller has not run (readConvert): it runs from the
+// first chunk whose widening reaches overflowGate (every infinity and NaN
+// does) on, or, if the conversion fails first, from the rows after those
+// converted, and its error replaces the conversion's.
+func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32, check func(from int64) error) (err error) {
+	finite := int64(0) // rows before it are finite: no check needed
+	defer func() {
+		if err != nil && check != nil {
+			if cerr := check(finite); cerr != nil {
+				err = cerr
+			}
+		}
+	}()
 	typ := in.Tensors[t.Source].Type
 	ne0, _, _ := gguf.Dims(t.Shape)
 	srcRow, err := typ.RowSize(ne0)
@@ -1185,6 +1290,17 @@ func convertChunks(in *gguf.Model, t Tensor, p *piece, n int64, deq *[]float32) 
 		c.dst = p.dst[at*rowSize : (at+k)*rowSize]
 		if c.overGate, err = decodeRows(typ, ne0, p.buf.raw[at*srcRow:(at+k)*srcRow], c.src); err != nil {
 			return err
+		}
+		if check != nil {
+			if c.overGate {
+				if err := check(at); err != nil {
+					check = nil
+					return err
+				}
+				check = nil // the rest of the piece is checked
+			} else {
+				finite = at + k
+			}
 		}
 		if err := quantizeCall(t, &c, 0, k, rowSize, im); err != nil {
 			return err

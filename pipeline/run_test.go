@@ -287,3 +287,63 @@ func TestConvertBF16ToF16(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertBF16ToQ8KV checks q8_KV's one pass as TestConvertBF16ToF16
+// does f16's: below the gate it writes the float32 way's bytes, rows of
+// zeros and of denormals (a subnormal scale) among them; at the gate, an
+// infinity or a NaN in any row it declines, for the usual way; with
+// importance data that checkOutput reads the output back for too.
+func TestConvertBF16ToQ8KV(t *testing.T) {
+	for _, typ := range []formats.Type{formats.Q8_KV, formats.Q8_KV_R8} {
+		t.Run(typ.String(), func(t *testing.T) { testConvertBF16ToQ8KV(t, typ) })
+	}
+}
+
+func testConvertBF16ToQ8KV(t *testing.T, typ formats.Type) {
+	const ne0, rows = 256, 16
+	tn := Tensor{Name: "blk.0.ffn_up.weight", Shape: []int64{ne0, rows}, Type: typ, Convert: true}
+	for _, tc := range []struct {
+		big     float32
+		at      int
+		onePass bool
+	}{
+		{4080, 300, true}, {-4080, 4095, true}, {1e-40, 0, true}, {4096, 300, false}, {-70000, 4095, false},
+		{float32(math.Inf(1)), 0, false}, {float32(math.NaN()), 2100, false},
+	} {
+		raw := make([]byte, 2*ne0*rows)
+		for i := range ne0 * rows {
+			v := float32(math.Sin(float64(i))) * 0.02
+			switch i / ne0 {
+			case 1, 9:
+				v = 0
+			case 2, 10:
+				v *= 1e-37 // denormals
+			}
+			if i == tc.at {
+				v = tc.big
+			}
+			binary.LittleEndian.PutUint16(raw[2*i:], formats.FP32ToBF16(v))
+		}
+		p := &piece{rows: rows, buf: &buffers{raw: raw}}
+		if got := convertBF16ToQ8KV(tn, p); got != tc.onePass {
+			t.Errorf("%v: one pass %v, want %v", tc.big, got, tc.onePass)
+			continue
+		}
+		if !tc.onePass {
+			continue
+		}
+		want := &piece{rows: rows, buf: &buffers{raw: raw}, src: make([]float32, ne0*rows)}
+		formats.BF16RowToFP32(want.src, raw)
+		if err := quantizePiece(tn, want); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p.dst, want.dst) {
+			t.Errorf("%v: one pass wrote other bytes than the float32 way", tc.big)
+		}
+		risky := make([]float32, ne0) // zero importance
+		p = &piece{rows: rows, buf: &buffers{raw: raw}, im: risky}
+		if convertBF16ToQ8KV(tn, p) {
+			t.Errorf("%v: one pass with zero importance", tc.big)
+		}
+	}
+}

@@ -117,3 +117,61 @@ func quantizeQ8KVRowSIMD(q []byte, x, next []float32, mul float32) (int32, bool)
 	}
 	return quantizeQ8KVRowAVX2(&q[0], &x[0], &next[0], len(x), mul), true
 }
+
+//go:noescape
+func bf16MaxAVX2(src *byte, n int) uint16
+
+//go:noescape
+func bf16MaxAVX512(src *byte, n int) uint16
+
+//go:noescape
+func quantizeQ8KVBF16AVX2(dst, src, next *byte, n int, mul float32) int32
+
+//go:noescape
+func quantizeQ8KVBF16AVX512(dst, src, next *byte, n int, mul float32) int32
+
+// bf16MaxSIMD returns how many values of src (little-endian bfloat16) it
+// looked at, the longest prefix that is a multiple of 32 (0 without AVX2),
+// and their largest bit pattern v & 0x7fff, as bf16MaxGo does.
+func bf16MaxSIMD(src []byte) (int, uint16) {
+	n := len(src) / 2 &^ 31
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	if useAVX512 {
+		return n, bf16MaxAVX512(&src[0], n)
+	}
+	return n, bf16MaxAVX2(&src[0], n)
+}
+
+// quantizeQ8KVBF16SIMD quantizes the longest prefix of the bfloat16 values
+// in src that is a multiple of 32 (and fits q and next) as
+// quantizeQ8KVBF16Go does, and returns its length (0 without AVX2) and the
+// sum of its quants. The stored quants are cvtRoundSat's for every mul; the
+// sum is right only while every |mul*v| stays below 127.5 (the AVX2 kernel
+// sums them as saturated int16). While it works it prefetches as many bytes
+// of next as it reads of src.
+func quantizeQ8KVBF16SIMD(q, src, next []byte, mul float32) (int, int32) {
+	n := min(len(src)/2, len(q), len(next)/2) &^ 31
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	if useAVX512 {
+		return n, quantizeQ8KVBF16AVX512(&q[0], &src[0], &next[0], n, mul)
+	}
+	return n, quantizeQ8KVBF16AVX2(&q[0], &src[0], &next[0], n, mul)
+}
+
+//go:noescape
+func quantizeQ8Rows8BF16AVX2(dst, src *byte, stride, n int, muls *[8]float32)
+
+// quantizeQ8Rows8BF16SIMD is quantizeQ8Rows8SIMD on little-endian bfloat16
+// rows (row k is src[2*k*stride : 2*(k*stride+n)]), widened in the
+// registers.
+func quantizeQ8Rows8BF16SIMD(q, src []byte, stride, n int, muls *[8]float32) bool {
+	if !useAVX2 || n == 0 || n%32 != 0 || len(q) < 8*n || len(src) < 2*(7*stride+n) {
+		return false
+	}
+	quantizeQ8Rows8BF16AVX2(&q[0], &src[0], stride, n, muls)
+	return true
+}

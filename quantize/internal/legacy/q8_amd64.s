@@ -672,3 +672,254 @@ done:
 	SUM_LANES
 	MOVL AX, ret+40(FP)
 	RET
+
+// BF16_WORD_MAX leaves in AX the largest unsigned word of Y5 (VPHMINPOSUW
+// finds the smallest of the complements), clobbering Y1 and ending the AVX
+// code.
+#define BF16_WORD_MAX \
+	VEXTRACTI128 $1, Y5, X1; \
+	VPMAXUW      X1, X5, X5; \
+	VPCMPEQW     X1, X1, X1; \
+	VPXOR        X1, X5, X5; \
+	VPHMINPOSUW  X5, X5; \
+	VMOVD        X5, AX; \
+	NOTL         AX; \
+	VZEROUPPER
+
+// func bf16MaxAVX2(src *byte, n int) uint16
+// The largest bit pattern v & 0x7fff of n little-endian bfloat16 values
+// (n a multiple of 32): a bf16 row's largest magnitude while it is finite,
+// infinity's 0x7f80 or more if it is not. 32 values per step, in two
+// running maxima.
+TEXT ·bf16MaxAVX2(SB), NOSPLIT, $0-18
+	MOVQ     src+0(FP), SI
+	MOVQ     n+8(FP), CX
+	VPCMPEQW Y4, Y4, Y4
+	VPSRLW   $1, Y4, Y4 // 0x7fff in every word
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	SHRQ     $5, CX
+	JZ       done
+
+loop:
+	VPAND   (SI), Y4, Y0
+	VPAND   32(SI), Y4, Y1
+	VPMAXUW Y0, Y5, Y5
+	VPMAXUW Y1, Y6, Y6
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VPMAXUW Y6, Y5, Y5
+	BF16_WORD_MAX
+	MOVW AX, ret+16(FP)
+	RET
+
+// func bf16MaxAVX512(src *byte, n int) uint16
+// bf16MaxAVX2 with 512-bit vectors, 32 values per step.
+TEXT ·bf16MaxAVX512(SB), NOSPLIT, $0-18
+	MOVQ       src+0(FP), SI
+	MOVQ       n+8(FP), CX
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLW     $1, Z4, Z4 // 0x7fff in every word
+	VPXORD     Z5, Z5, Z5
+	SHRQ       $5, CX
+	JZ         done
+
+loop:
+	VPANDD  (SI), Z4, Z0
+	VPMAXUW Z0, Z5, Z5
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VEXTRACTI64X4 $1, Z5, Y1
+	VPMAXUW       Y1, Y5, Y5
+	BF16_WORD_MAX
+	MOVW AX, ret+16(FP)
+	RET
+
+// func quantizeQ8KVBF16AVX2(dst, src, next *byte, n int, mul float32) int32
+// quantizeQ8KVRowAVX2 on n little-endian bfloat16 values (n a multiple of
+// 32), each widened in the register (VPMOVZXWD, VPSLLD) as
+// formats.BF16RowToFP32 does, so no float32 row is stored. The quants are
+// cvtRoundSat's (saturating packs) for every mul; the sum, of int16 lanes
+// widened every 128 steps, is right while every |mul*v| < 127.5. It
+// prefetches one line of next per 64 bytes of src: the whole next row, for
+// the maximum pass that comes next.
+TEXT ·quantizeQ8KVBF16AVX2(SB), NOSPLIT, $0-44
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         next+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS mul+32(FP), Y8
+	VMOVDQU      q8perm<>(SB), Y9
+	MOVL         $0x00010001, AX
+	VMOVQ        AX, X13
+	VPBROADCASTD X13, Y13
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	SHRQ         $5, CX
+	JZ           done
+
+chunk:
+	MOVQ CX, BX
+	CMPQ BX, $128
+	JBE  sized
+	MOVQ $128, BX
+
+sized:
+	SUBQ BX, CX
+
+loop:
+	PREFETCHT0 (DX)
+	VPMOVZXWD  (SI), Y0
+	VPMOVZXWD  16(SI), Y1
+	VPMOVZXWD  32(SI), Y2
+	VPMOVZXWD  48(SI), Y3
+	VPSLLD     $16, Y0, Y0
+	VPSLLD     $16, Y1, Y1
+	VPSLLD     $16, Y2, Y2
+	VPSLLD     $16, Y3, Y3
+	VMULPS     Y0, Y8, Y0
+	VMULPS     Y1, Y8, Y1
+	VMULPS     Y2, Y8, Y2
+	VMULPS     Y3, Y8, Y3
+	VCVTPS2DQ  Y0, Y0
+	VCVTPS2DQ  Y1, Y1
+	VCVTPS2DQ  Y2, Y2
+	VCVTPS2DQ  Y3, Y3
+	VPACKSSDW  Y1, Y0, Y0
+	VPACKSSDW  Y3, Y2, Y2
+	VPADDW     Y2, Y0, Y1
+	VPADDW     Y1, Y11, Y11
+	VPACKSSWB  Y2, Y0, Y0
+	VPERMD     Y0, Y9, Y0
+	VMOVDQU    Y0, (DI)
+	ADDQ       $64, SI
+	ADDQ       $64, DX
+	ADDQ       $32, DI
+	DECQ       BX
+	JNZ        loop
+
+	VPMADDWD Y13, Y11, Y1
+	VPADDD   Y1, Y10, Y10
+	VPXOR    Y11, Y11, Y11
+	TESTQ    CX, CX
+	JNZ      chunk
+
+done:
+	SUM_LANES
+	MOVL AX, ret+40(FP)
+	RET
+
+// func quantizeQ8KVBF16AVX512(dst, src, next *byte, n int, mul float32) int32
+// quantizeQ8KVBF16AVX2 with 512-bit vectors, 32 values per step: VPMOVSDB
+// saturates each int32 to int8 as the two packs do, in order (no
+// permutation), and the int32 lanes are summed as they are, so the sum is
+// the quants' whatever mul.
+TEXT ·quantizeQ8KVBF16AVX512(SB), NOSPLIT, $0-44
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         next+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS mul+32(FP), Z8
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	SHRQ         $5, CX
+	JZ           done
+
+loop:
+	PREFETCHT0 (DX)
+	VPMOVZXWD  (SI), Z0
+	VPMOVZXWD  32(SI), Z1
+	VPSLLD     $16, Z0, Z0
+	VPSLLD     $16, Z1, Z1
+	VMULPS     Z0, Z8, Z0
+	VMULPS     Z1, Z8, Z1
+	VCVTPS2DQ  Z0, Z0
+	VCVTPS2DQ  Z1, Z1
+	VPADDD     Z0, Z10, Z10
+	VPADDD     Z1, Z11, Z11
+	VPMOVSDB   Z0, X0
+	VPMOVSDB   Z1, X1
+	VMOVDQU    X0, (DI)
+	VMOVDQU    X1, 16(DI)
+	ADDQ       $64, SI
+	ADDQ       $64, DX
+	ADDQ       $32, DI
+	DECQ       CX
+	JNZ        loop
+
+done:
+	VPADDD        Z11, Z10, Z10
+	VEXTRACTI64X4 $1, Z10, Y1
+	VPADDD        Y1, Y10, Y10
+	SUM_LANES
+	MOVL AX, ret+40(FP)
+	RET
+
+// Q8_ROW_BF16 is Q8_ROW on 32 little-endian bfloat16 values at R8, each
+// widened in the register (VPMOVZXWD, VPSLLD) as formats.BF16RowToFP32 does.
+#define Q8_ROW_BF16(off, out) \
+	VBROADCASTSS off(DX), Y14; \
+	VPMOVZXWD    (R8), Y8; \
+	VPMOVZXWD    16(R8), Y9; \
+	VPMOVZXWD    32(R8), Y10; \
+	VPMOVZXWD    48(R8), Y11; \
+	VPSLLD       $16, Y8, Y8; \
+	VPSLLD       $16, Y9, Y9; \
+	VPSLLD       $16, Y10, Y10; \
+	VPSLLD       $16, Y11, Y11; \
+	VMULPS       Y8, Y14, Y8; \
+	VMULPS       Y9, Y14, Y9; \
+	VMULPS       Y10, Y14, Y10; \
+	VMULPS       Y11, Y14, Y11; \
+	VCVTPS2DQ    Y8, Y8; \
+	VCVTPS2DQ    Y9, Y9; \
+	VCVTPS2DQ    Y10, Y10; \
+	VCVTPS2DQ    Y11, Y11; \
+	VPACKSSDW    Y9, Y8, Y8; \
+	VPACKSSDW    Y11, Y10, Y10; \
+	VPACKSSWB    Y10, Y8, Y8; \
+	VPERMD       Y8, Y15, out; \
+	ADDQ         BX, R8
+
+// func quantizeQ8Rows8BF16AVX2(dst, src *byte, stride, n int, muls *[8]float32)
+// quantizeQ8Rows8AVX2 on little-endian bfloat16 rows (row k at src +
+// 2*stride*k bytes), widened in the registers: q8_KV_r8 from a bf16 model
+// without float32 rows.
+TEXT ·quantizeQ8Rows8BF16AVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    src+8(FP), SI
+	MOVQ    stride+16(FP), BX
+	SHLQ    $1, BX
+	MOVQ    n+24(FP), CX
+	MOVQ    muls+32(FP), DX
+	VMOVDQU q8perm<>(SB), Y15
+	SHRQ    $5, CX
+	JZ      done
+
+loop:
+	MOVQ SI, R8
+	Q8_ROW_BF16(0, Y0)
+	Q8_ROW_BF16(4, Y1)
+	Q8_ROW_BF16(8, Y2)
+	Q8_ROW_BF16(12, Y3)
+	Q8_ROW_BF16(16, Y4)
+	Q8_ROW_BF16(20, Y5)
+	Q8_ROW_BF16(24, Y6)
+	Q8_ROW_BF16(28, Y7)
+	TRANSPOSE_WORDS_8X8
+	STORE_COLUMNS(DI, 0, 32, 64, 96, 128, 160, 192, 224)
+
+	ADDQ $64, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VZEROUPPER
+	RET
