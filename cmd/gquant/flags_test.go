@@ -275,6 +275,31 @@ func TestHelpExamples(t *testing.T) {
 	}
 }
 
+// Every example of every help parses with its command's own flag set and
+// arguments: run in an empty folder, each gets as far as its files (exit 1,
+// or 0 for those that need none), never a usage error, except one that only
+// says a file the example names is not there. Absolute paths are taken
+// into the folder.
+func TestHelpExamplesParse(t *testing.T) {
+	t.Chdir(t.TempDir())
+	runs := commands.ExampleRuns()
+	if len(runs) < 2*len(commandNames()) {
+		t.Fatalf("%d example lines, want two or more for each of %d commands", len(runs), len(commandNames()))
+	}
+	for _, ex := range runs {
+		args := slices.Clone(ex.Args)
+		for i, a := range args {
+			if filepath.IsAbs(a) {
+				args[i] = filepath.Base(a)
+			}
+		}
+		code, _, stderr := runStreams(args...)
+		if code == 2 && !strings.Contains(stderr, "no such file or directory") {
+			t.Errorf("%s --help: example %q is a usage error:\n%s", ex.Help, ex.Line, stderr)
+		}
+	}
+}
+
 // quantize --help lists every file type as llama-quantize's usage does,
 // marking the ones its command line does not offer.
 func TestQuantizeHelpFileTypes(t *testing.T) {

@@ -57,7 +57,7 @@ func runHash(args []string, stdout, stderr io.Writer) int {
 		cli.PrintExamples(stderr,
 			cli.Example{About: "xxh64 of each tensor and of each file, as llama-gguf-hash prints them",
 				Line: "gquant hash model-Q4_K_M.gguf > model-Q4_K_M.manifest"},
-			cli.Example{About: "check a download of a shard set (any shard names it) against its manifest",
+			cli.Example{About: "check a download of a shard set (any shard names it) against the manifest hash --set made of that set",
 				Line: "gquant hash --set -c model-Q4_K_M.manifest model-Q4_K_M-00001-of-00003.gguf"},
 			cli.Example{About: "only the whole-file sha256, for a model card",
 				Line: "gquant hash --sha256 --no-layer model-Q4_K_M.gguf"},

@@ -358,11 +358,15 @@ func (s *Set) writeFish(w io.Writer) error {
 	p("function %s_at\n    test (count (commandline -opc)) -eq $argv[1]\nend\n\n", fn)
 	p("complete -c %s -n '%s_at 1' -f -a help -d 'show the commands or a command'\\''s options'\n", prog, fn)
 	p("complete -c %s -n '%s_at 1' -f -l version -d 'print the version'\n", prog, fn)
+	var top []string
 	for _, c := range comps {
 		if !strings.Contains(c.Name, " ") {
 			p("complete -c %s -n '%s_at 1' -f -a %s -d '%s'\n", prog, fn, c.Name, fishText(c.Summary))
+			top = append(top, c.Name)
 		}
 	}
+	// help takes a command and nothing else, as in the bash and zsh scripts.
+	p("complete -c %s -n '%s_is help; and %s_at 2' -f -a '%s'\n", prog, fn, fn, strings.Join(top, " "))
 	for _, c := range comps {
 		cond := fmt.Sprintf("%s_is %s", fn, c.Name)
 		for _, f := range c.Flags {

@@ -160,6 +160,11 @@ func TestCompletionScripts(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "--output\toutput FILE") || !strings.Contains(string(out), "a\n") {
 			t.Errorf("fish: %v\n%s", err, out)
 		}
+		// After help, the commands only, as bash and zsh complete them.
+		out, err = exec.Command("fish", "--no-config", "-c", "cd "+dir+"; source "+path+"; complete -C 'prog help '").CombinedOutput()
+		if got := strings.Fields(string(out)); err != nil || !reflect.DeepEqual(got, []string{"completion", "make", "tool"}) {
+			t.Errorf("fish: prog help: %v, %q, want the commands", err, got)
+		}
 	}
 	var out, errOut bytes.Buffer
 	if code := s.Run([]string{"completion", "tcsh"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown shell") {

@@ -134,3 +134,100 @@ func helpListsFlag(help, flag string) bool {
 	}
 	return false
 }
+
+// ExampleRun is one example line of a command's help as the program
+// receives it.
+type ExampleRun struct {
+	Help string   // the command whose help shows it ("rows quantize")
+	Line string   // the line as the help prints it
+	Args []string // the words after the program's name
+}
+
+// ExampleRuns returns every example line of every help, read as a shell
+// reads it: quotes removed, up to the first operator (|, >, <, ;, &), a
+// process substitution <(...) as the command inside it. Lines that run
+// no command of this program are left out (CheckExamples reports them).
+// Tests run the Args to see that each example parses with its command's
+// own flag set and arguments.
+func (s *Set) ExampleRuns() []ExampleRun {
+	var runs []ExampleRun
+	for _, c := range s.completions() {
+		parts := strings.SplitN(c.Name, " ", 2)
+		var buf bytes.Buffer
+		s.commands[parts[0]].Run(append(parts[1:len(parts):len(parts)], "--help"), &buf, &buf)
+		help := buf.String()
+		i := strings.LastIndex(help, "\nexamples:\n")
+		if i < 0 {
+			continue
+		}
+		for _, l := range strings.Split(help[i+len("\nexamples:\n"):], "\n") {
+			line, ok := strings.CutPrefix(strings.TrimSpace(l), "$ ")
+			if !ok {
+				continue
+			}
+			words := shellWords(line)
+			for j, w := range words {
+				if w == s.Program {
+					runs = append(runs, ExampleRun{Help: c.Name, Line: line, Args: words[j+1:]})
+					break
+				}
+			}
+		}
+	}
+	return runs
+}
+
+// shellWords splits a command line into words as a POSIX shell does for
+// the simple cases of help examples: single and double quotes and
+// backslashes, stopping at an unquoted operator. "<(" opens a process
+// substitution, whose command is read in its place up to ")".
+func shellWords(line string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	end := func() {
+		if inWord {
+			words = append(words, w.String())
+		}
+		w.Reset()
+		inWord = false
+	}
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == ' ' || c == '\t':
+			end()
+		case c == '<' && i+1 < len(line) && line[i+1] == '(' && !inWord:
+			words = words[:0]
+			line = strings.TrimSuffix(line, ")")
+			i++
+		case strings.IndexByte("|><;&", c) >= 0:
+			end()
+			return words
+		case c == '\'':
+			inWord = true
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				j = len(line) - i - 1
+			}
+			w.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			inWord = true
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte(`"\$`+"`", line[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(line[i])
+			}
+		case c == '\\' && i+1 < len(line):
+			inWord = true
+			i++
+			w.WriteByte(line[i])
+		default:
+			inWord = true
+			w.WriteByte(c)
+		}
+	}
+	end()
+	return words
+}
