@@ -346,7 +346,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, p := range f.placeFiles {
 			if err := pl.AddFile(p); err != nil {
-				return usageError{err}
+				return usageUnlessFile(err)
 			}
 		}
 		opts.Placement = pl

@@ -33,7 +33,8 @@ func (p *planFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.strict, "strict", false, "with --dry-run: exit status 1 when the plan has any warning (a rule that matches nothing or more than meant, ...), for CI")
 }
 
-// options turns the flags into planner options; errors are usage errors.
+// options turns the flags into planner options; errors are usage errors,
+// but for a --place-file that cannot be read (usageUnlessFile).
 func (p *planFlags) options() (planner.Options, error) {
 	var opts planner.Options
 	if len(p.place) > 0 || len(p.placeFiles) > 0 {
@@ -45,7 +46,7 @@ func (p *planFlags) options() (planner.Options, error) {
 		}
 		for _, f := range p.placeFiles {
 			if err := pl.AddFile(f); err != nil {
-				return opts, usageError{err}
+				return opts, usageUnlessFile(err)
 			}
 		}
 		opts.Placement = pl

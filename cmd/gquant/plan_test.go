@@ -332,13 +332,17 @@ func TestPlanRecipeReport(t *testing.T) {
 }
 
 // TestPlanBadInput checks that bad placements, budgets and rules fail with
-// a message pointing at the offending value.
+// a message pointing at the offending value: usage errors (2), but for a
+// file a flag names that cannot be read (1, as for a missing --imatrix).
 func TestPlanBadInput(t *testing.T) {
 	goldenWorkDir(t)
 	if err := os.WriteFile("place.txt", []byte("# experts\nexps=CPU\n\n.*=GPU\nffn_up_exps=GPU\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile("twice.txt", []byte("exps=CPU\nexps=GPU\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("bad.txt", []byte("exps=q9_9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{"tiny-ds2-bf16.gguf", "out.gguf", "Q8_0"}
@@ -360,7 +364,10 @@ func TestPlanBadInput(t *testing.T) {
 		{"fully shadowed in file", []string{"--place-file", "place.txt"}, 2, []string{"place.txt:5", "ffn_up_exps=GPU", "already placed by place.txt:2 exps=CPU"}},
 		{"bad regex", []string{"--place", "blk.(=CPU"}, 2, []string{"--place item 1", "invalid regex"}},
 		{"no device", []string{"--place", "exps"}, 2, []string{"want regex=DEVICE"}},
-		{"missing place file", []string{"--place-file", "nope.txt"}, 2, []string{"nope.txt"}},
+		{"missing place file", []string{"--place-file", "nope.txt"}, 1, []string{"nope.txt"}},
+		{"missing recipe", []string{"--recipe", "nope.txt"}, 1, []string{"nope.txt"}},
+		{"missing tensor type file", []string{"--tensor-type-file", "nope.txt"}, 1, []string{"nope.txt"}},
+		{"bad line in recipe", []string{"--recipe", "bad.txt"}, 2, []string{"bad.txt:1"}},
 		{"recipe error", []string{"--custom-q", "exps=q4_0,attn=q9_9"}, 2, []string{"--custom-q", "item 2", "q9_9"}},
 		{"split with keep-split", []string{"--keep-split", "--split-max-size", "2M"}, 2, []string{"--keep-split", "cannot be used together"}},
 	} {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -242,6 +243,19 @@ func (q *quantizeFlags) exitCode(program string, err error, stderr io.Writer) in
 
 type usageError struct{ error }
 
+// usageUnlessFile makes err, from reading a file a flag names (a recipe, a
+// --tensor-type-file, a --place-file), a usage error where the file's
+// contents are wrong, and leaves it a plain error (exit 1) where the file
+// could not be opened or read: a missing file is no wrong command line, as
+// a missing --imatrix or --gains is not.
+func usageUnlessFile(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return usageError{err}
+}
+
 // exitStatus is returned by a command stopped by a signal: the message is
 // printed already, the status is 128 + the signal's number.
 type exitStatus int
@@ -366,12 +380,12 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	}
 	rules, err := q.rules.ruleSet()
 	if err != nil {
-		return usageError{err}
+		return usageUnlessFile(err)
 	}
 	for _, path := range q.recipes {
 		rs, err := recipes.LoadRecipe(path)
 		if err != nil {
-			return usageError{err}
+			return usageUnlessFile(err)
 		}
 		rules.Append(rs)
 	}

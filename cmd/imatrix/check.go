@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/gquant/gquant/gguf"
 	"github.com/gquant/gquant/imatrix"
@@ -177,6 +179,10 @@ func (c *checkFlags) plan(model *gguf.Model, ft recipes.FileType, haveData bool)
 	}
 	for _, p := range c.recipes {
 		rs, err := recipes.LoadRecipe(p)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, err // a recipe that cannot be read is no wrong command line (exit 1, as gquant's)
+		}
 		if err != nil {
 			return nil, usageError{err}
 		}
@@ -225,6 +231,10 @@ func (c *checkFlags) print(w io.Writer, path string, m *imatrix.Matrix, ft recip
 	switch {
 	case nerr > 0:
 		fmt.Fprintf(w, "FAIL: the quantize would stop: %d error(s), %d warning(s)\n", nerr, nwarn)
+	case nwarn > 0 && c.strict:
+		// The run would go on, but --strict makes the check fail: say
+		// that the status comes from the option.
+		fmt.Fprintf(w, "FAIL (--strict): %d warning(s); the quantize runs, the tensors above get less or no weighting\n", nwarn)
 	case nwarn > 0:
 		fmt.Fprintf(w, "ok with %d warning(s): the quantize runs, the tensors above get less or no weighting\n", nwarn)
 	default:

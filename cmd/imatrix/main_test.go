@@ -281,8 +281,22 @@ func TestCheckCommand(t *testing.T) {
 	if status != 0 || len(kinds) != 1 || len(kinds[imatrix.KindNotNeeded]) != 1 {
 		t.Errorf("full file: status %d findings %v", status, kinds)
 	}
-	if status, _, _ := runCmd(t, "check", "--strict", "--model", model, golden.Path(t, "e2e", "tiny-ds2.imatrix.dat")); status != 1 {
-		t.Errorf("--strict with warnings: status %d", status)
+	if status, out, _ := runCmd(t, "check", "--strict", "--model", model, golden.Path(t, "e2e", "tiny-ds2.imatrix.dat")); status != 1 || !strings.Contains(out, "FAIL (--strict)") {
+		t.Errorf("--strict with warnings: status %d, output:\n%s", status, out)
+	}
+	// A recipe that cannot be read is no usage error: exit 1, as for a
+	// missing importance matrix; one that cannot be parsed is (exit 2).
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	if err := os.WriteFile(bad, []byte("exps=q9_9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		recipe string
+		status int
+	}{{filepath.Join(t.TempDir(), "nope.txt"), 1}, {bad, 2}} {
+		if status, _, errOut := runCmd(t, "check", "--recipe", tc.recipe, "--model", model, golden.Path(t, "e2e", "tiny-ds2.imatrix.dat")); status != tc.status {
+			t.Errorf("--recipe %s: status %d, want %d: %s", tc.recipe, status, tc.status, errOut)
+		}
 	}
 
 	// A file computed with standard attention: no attn_k_b / attn_v_b data.
