@@ -219,7 +219,12 @@ func (l shardList) writeText(w io.Writer, summary bool) error {
 			fmt.Fprintf(b, "  %d/%d to %d/%d: no shards (more parts than shards)\n", first, l.Parts, l.Parts, l.Parts)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	// The tabwriter pads a row's last cell too: no line ends in spaces.
+	lines := strings.Split(b.String(), "\n")
+	for i, line := range lines {
+		lines[i] = strings.TrimRight(line, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
 }
 

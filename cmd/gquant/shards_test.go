@@ -142,6 +142,11 @@ func TestShardFlags(t *testing.T) {
 			t.Errorf("plan --shards lacks %q:\n%s", want, text)
 		}
 	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("plan --shards: a line ends in spaces: %q", line)
+		}
+	}
 	var doc struct {
 		Schema string `json:"schema"`
 		Parts  int    `json:"parts"`
