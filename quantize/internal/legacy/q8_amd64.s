@@ -14,6 +14,48 @@ DATA q8perm<>+24(SB)/4, $3
 DATA q8perm<>+28(SB)/4, $7
 GLOBL q8perm<>(SB), RODATA|NOPTR, $32
 
+// The AVX2 q8_KV row kernels (float32 and bfloat16 rows) share their
+// frame: Q8KV_ENTRY loads the arguments (dst DI, src SI, next DX, n/32
+// steps CX, mul broadcast in Y8) and the constants (the packs' lane order
+// Y9, words of one Y13 for VPMADDWD), clears the int32 sums Y10 and the
+// int16 sums Y11, and jumps to done for an empty row. Q8KV_STORE32 turns
+// the 32 scaled values in Y0-Y3 into int8 quants with saturating packs,
+// adds them to the int16 sums and stores them at DI. Q8KV_WIDEN folds the
+// int16 sums into the int32 ones (every 128 steps, before a lane can
+// overflow).
+#define Q8KV_ENTRY \
+	MOVQ         dst+0(FP), DI; \
+	MOVQ         src+8(FP), SI; \
+	MOVQ         next+16(FP), DX; \
+	MOVQ         n+24(FP), CX; \
+	VBROADCASTSS mul+32(FP), Y8; \
+	VMOVDQU      q8perm<>(SB), Y9; \
+	MOVL         $0x00010001, AX; \
+	VMOVQ        AX, X13; \
+	VPBROADCASTD X13, Y13; \
+	VPXOR        Y10, Y10, Y10; \
+	VPXOR        Y11, Y11, Y11; \
+	SHRQ         $5, CX; \
+	JZ           done
+
+#define Q8KV_STORE32 \
+	VCVTPS2DQ Y0, Y0; \
+	VCVTPS2DQ Y1, Y1; \
+	VCVTPS2DQ Y2, Y2; \
+	VCVTPS2DQ Y3, Y3; \
+	VPACKSSDW Y1, Y0, Y0; \
+	VPACKSSDW Y3, Y2, Y2; \
+	VPADDW    Y2, Y0, Y1; \
+	VPADDW    Y1, Y11, Y11; \
+	VPACKSSWB Y2, Y0, Y0; \
+	VPERMD    Y0, Y9, Y0; \
+	VMOVDQU   Y0, (DI)
+
+#define Q8KV_WIDEN \
+	VPMADDWD Y13, Y11, Y1; \
+	VPADDD   Y1, Y10, Y10; \
+	VPXOR    Y11, Y11, Y11
+
 // func absMaxAVX2(x *float32, n int) float32
 // The largest magnitude of n values (n a multiple of 32), taken as the
 // largest bit pattern bits & 0x7fffffff (VPMAXUD): for finite values that
@@ -616,19 +658,7 @@ reduce:
 // as int16 lanes (at most 254 per lane and step) and widened with VPMADDWD
 // every 128 steps, before a lane can pass 32767.
 TEXT ·quantizeQ8KVRowAVX2(SB), NOSPLIT, $0-44
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         next+16(FP), DX
-	MOVQ         n+24(FP), CX
-	VBROADCASTSS mul+32(FP), Y8
-	VMOVDQU      q8perm<>(SB), Y9
-	MOVL         $0x00010001, AX
-	VMOVQ         AX, X13
-	VPBROADCASTD X13, Y13
-	VPXOR        Y10, Y10, Y10
-	VPXOR        Y11, Y11, Y11
-	SHRQ         $5, CX
-	JZ           done
+	Q8KV_ENTRY
 
 chunk:
 	MOVQ CX, BX
@@ -645,26 +675,14 @@ loop:
 	VMULPS     32(SI), Y8, Y1
 	VMULPS     64(SI), Y8, Y2
 	VMULPS     96(SI), Y8, Y3
-	VCVTPS2DQ  Y0, Y0
-	VCVTPS2DQ  Y1, Y1
-	VCVTPS2DQ  Y2, Y2
-	VCVTPS2DQ  Y3, Y3
-	VPACKSSDW  Y1, Y0, Y0
-	VPACKSSDW  Y3, Y2, Y2
-	VPADDW     Y2, Y0, Y1
-	VPADDW     Y1, Y11, Y11
-	VPACKSSWB  Y2, Y0, Y0
-	VPERMD     Y0, Y9, Y0
-	VMOVDQU    Y0, (DI)
+	Q8KV_STORE32
 	ADDQ       $128, SI
 	ADDQ       $64, DX
 	ADDQ       $32, DI
 	DECQ       BX
 	JNZ        loop
 
-	VPMADDWD Y13, Y11, Y1
-	VPADDD   Y1, Y10, Y10
-	VPXOR    Y11, Y11, Y11
+	Q8KV_WIDEN
 	TESTQ    CX, CX
 	JNZ      chunk
 
@@ -750,19 +768,7 @@ done:
 // prefetches one line of next per 64 bytes of src: the whole next row, for
 // the maximum pass that comes next.
 TEXT ·quantizeQ8KVBF16AVX2(SB), NOSPLIT, $0-44
-	MOVQ         dst+0(FP), DI
-	MOVQ         src+8(FP), SI
-	MOVQ         next+16(FP), DX
-	MOVQ         n+24(FP), CX
-	VBROADCASTSS mul+32(FP), Y8
-	VMOVDQU      q8perm<>(SB), Y9
-	MOVL         $0x00010001, AX
-	VMOVQ        AX, X13
-	VPBROADCASTD X13, Y13
-	VPXOR        Y10, Y10, Y10
-	VPXOR        Y11, Y11, Y11
-	SHRQ         $5, CX
-	JZ           done
+	Q8KV_ENTRY
 
 chunk:
 	MOVQ CX, BX
@@ -787,26 +793,14 @@ loop:
 	VMULPS     Y1, Y8, Y1
 	VMULPS     Y2, Y8, Y2
 	VMULPS     Y3, Y8, Y3
-	VCVTPS2DQ  Y0, Y0
-	VCVTPS2DQ  Y1, Y1
-	VCVTPS2DQ  Y2, Y2
-	VCVTPS2DQ  Y3, Y3
-	VPACKSSDW  Y1, Y0, Y0
-	VPACKSSDW  Y3, Y2, Y2
-	VPADDW     Y2, Y0, Y1
-	VPADDW     Y1, Y11, Y11
-	VPACKSSWB  Y2, Y0, Y0
-	VPERMD     Y0, Y9, Y0
-	VMOVDQU    Y0, (DI)
+	Q8KV_STORE32
 	ADDQ       $64, SI
 	ADDQ       $64, DX
 	ADDQ       $32, DI
 	DECQ       BX
 	JNZ        loop
 
-	VPMADDWD Y13, Y11, Y1
-	VPADDD   Y1, Y10, Y10
-	VPXOR    Y11, Y11, Y11
+	Q8KV_WIDEN
 	TESTQ    CX, CX
 	JNZ      chunk
 
