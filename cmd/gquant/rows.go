@@ -149,6 +149,17 @@ func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string, replace
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
+	// Some kernels give a non-finite block scale for a block whose
+	// importance weights are all zero or tiny; the reference's kernel then
+	// aborts or llama-quantize stops ("quantized data validation failed").
+	// Such bytes are no row anything can load: write none of them.
+	if err := formats.CheckStored(t, int64(cols), 0, q); err != nil {
+		hint := ""
+		if imatrix != nil {
+			hint = " (zero or tiny importance weights give some kernels non-finite scales)"
+		}
+		return fmt.Errorf("%s: the %s kernel's output is not valid: %w%s", in, t, err, hint)
+	}
 	return cli.WriteFile(out, q, replace)
 }
 
