@@ -94,6 +94,14 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 	if notTargets[t] {
 		return cli.UsageError(program, fs, stderr, fmt.Errorf("%s is not a gquant target (ARM-only or run-time repack layout)", t))
 	}
+	// A type gquant has no kernel for is a wrong --type like an unknown
+	// one, told before any file is read.
+	if mode == "quantize" && !quantize.Supported(t) {
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--type: %w %s", quantize.ErrUnsupported, t))
+	}
+	if mode == "dequantize" && !formats.CanDequantize(t) {
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--type: no dequantizer for %s", t))
+	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	files := &cli.Files{Force: *force, MakeDirs: true}
 	files.Read(in)
@@ -125,9 +133,6 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 }
 
 func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string, replace bool) error {
-	if !quantize.Supported(t) {
-		return fmt.Errorf("%w %s", quantize.ErrUnsupported, t)
-	}
 	src, err := rowsReadF32(in)
 	if err != nil {
 		return err

@@ -80,6 +80,10 @@ func TestRowsErrors(t *testing.T) {
 		{"no mode", []string{"rows"}, 2, "usage"},
 		{"unknown type", []string{"rows", "quantize", "--type", "q4_9", "--cols", "32", f32, out}, 2, "q4_9"},
 		{"not a target", []string{"rows", "quantize", "--type", "q4_0_4x4", "--cols", "32", f32, out}, 2, "not a gquant target"},
+		// Types without a kernel are usage errors like unknown ones (they
+		// were exit 1, after the input was read).
+		{"no quantizer", []string{"rows", "quantize", "--type", "f32", "--cols", "32", f32, out}, 2, "f32"},
+		{"no dequantizer", []string{"rows", "dequantize", "--type", "i32", "--cols", "32", f32, out}, 2, "i32"},
 		{"missing input", []string{"rows", "quantize", "--type", "q8_0", "--cols", "32", filepath.Join(dir, "nope.f32"), out}, 1, "nope.f32"},
 		{"odd input", []string{"rows", "quantize", "--type", "q8_0", "--cols", "32", odd, out}, 1, "odd.f32"},
 		{"partial row", []string{"rows", "quantize", "--type", "q8_0", "--cols", "96", f32, out}, 1, "in.f32"},
