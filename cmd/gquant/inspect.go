@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -318,7 +319,7 @@ func (kv inspectKV) text() string {
 	if kv.Len == nil {
 		if s, ok := kv.Value.(string); ok {
 			if len(s) > inspectTextMax {
-				return strconv.Quote(s[:inspectTextMax]) + fmt.Sprintf("... (%d bytes)", len(s))
+				return strconv.Quote(cutText(s, inspectTextMax)) + fmt.Sprintf("... (%d bytes)", len(s))
 			}
 			return strconv.Quote(s)
 		}
@@ -338,7 +339,7 @@ func (v *inspectValue) elemsText() string {
 		case string:
 			if v.ElemType == "str" {
 				if len(e) > 32 {
-					e = e[:32] + "..."
+					e = cutText(e, 32) + "..."
 				}
 				e = strconv.Quote(e)
 			}
@@ -351,6 +352,22 @@ func (v *inspectValue) elemsText() string {
 		parts = append(parts, "...")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cutText returns s cut to at most n bytes, not inside a UTF-8 sequence
+// (cut in one, the rest of the character showed as \x escapes).
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && cut > n-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if cut == 0 || !utf8.RuneStart(s[cut]) {
+		return s[:n] // not UTF-8 here: cut where asked
+	}
+	return s[:cut]
 }
 
 func shapeText(shape []int64) string {

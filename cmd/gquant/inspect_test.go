@@ -269,6 +269,35 @@ func TestInspectNestedArrays(t *testing.T) {
 	}
 }
 
+// TestInspectTextCutsWholeCharacters: long strings are cut in the text
+// output at a character boundary; cut inside a UTF-8 sequence, the rest of
+// the character showed as \x escapes.
+func TestInspectTextCutsWholeCharacters(t *testing.T) {
+	md := gguf.Metadata{
+		{Key: "x.long", Value: gguf.StringValue("a" + strings.Repeat("é", 100))},
+		{Key: "x.tokens", Value: gguf.ArrayValue([]string{strings.Repeat("文", 20)})},
+	}
+	path := filepath.Join(t.TempDir(), "utf8.gguf")
+	w, err := gguf.Create(path, md, []gguf.TensorInfo{{Name: "w", Shape: []int64{32}, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 128))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	run([]string{"inspect", path}, &out, &out)
+	for _, want := range []string{
+		`"a` + strings.Repeat("é", 59) + `"... (201 bytes)`,
+		`[str x 1] ["` + strings.Repeat("文", 10) + `..."]`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
 func nan() float64 { var z float64; return z / z }
 
 func TestInspectErrors(t *testing.T) {
