@@ -325,6 +325,11 @@ type converter struct {
 
 func newConverter(threads int) *converter {
 	sets := min(threads+2, max(3, memoryBudget/(2*chunkBytes)))
+	// No more chunks than buffer sets are ever in flight, so shufflers
+	// beyond that only wait: --threads 100000 started 100000 goroutines per
+	// tensor (seconds and hundreds of MB for nothing; a few million ran
+	// out of memory).
+	threads = max(1, min(threads, sets))
 	c := &converter{threads: threads, free: make(chan *buffers, sets)}
 	for range sets {
 		c.free <- &buffers{}

@@ -74,3 +74,15 @@ func TestRunReadFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestConverterBoundsShufflers: no more shuffling goroutines than buffer
+// sets, whatever Options.Threads asks (--threads 100000 started that many
+// per tensor, and a few million ran out of memory).
+func TestConverterBoundsShufflers(t *testing.T) {
+	for _, threads := range []int{1, 2, 16, 1000, 1 << 24} {
+		c := newConverter(threads)
+		if c.threads < 1 || c.threads > cap(c.free) || c.threads > threads {
+			t.Errorf("Threads %d: %d shufflers for %d buffer sets", threads, c.threads, cap(c.free))
+		}
+	}
+}

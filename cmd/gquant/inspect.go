@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -100,11 +101,18 @@ type inspectShard struct {
 	DataOffset int64  `json:"data_offset"`
 }
 
-// inspectKV is one metadata key. Scalars have Value; arrays have ElemType,
-// Len and their first few elements in Head, or all of them in Values
-// (--full).
+// inspectKV is one metadata key and its value.
 type inspectKV struct {
-	Key      string `json:"key"`
+	Key string `json:"key"`
+	inspectValue
+}
+
+// inspectValue is a metadata value. Scalars have Value; arrays have
+// ElemType, Len and their first few elements in Head, or all of them in
+// Values (--full). An element of an array of arrays is itself an
+// inspectValue (an object), so that --full gives every element at every
+// depth and a script reads nested arrays as JSON, not as text.
+type inspectValue struct {
 	Type     string `json:"type"`
 	Value    any    `json:"value,omitempty"`
 	ElemType string `json:"elem_type,omitempty"`
@@ -191,8 +199,12 @@ func bitsPerWeight(bytes, weights int64) float64 {
 }
 
 func newInspectKV(kv gguf.KV, full bool) inspectKV {
-	v := kv.Value
-	out := inspectKV{Key: kv.Key, Type: v.Type().String()}
+	return inspectKV{Key: kv.Key, inspectValue: newInspectValue(kv.Value, full)}
+}
+
+// newInspectValue describes v; the reader bounds how deep arrays nest.
+func newInspectValue(v gguf.Value, full bool) inspectValue {
+	out := inspectValue{Type: v.Type().String()}
 	if v.Type() != gguf.TypeArray {
 		out.Value = jsonScalar(v)
 		return out
@@ -208,7 +220,8 @@ func newInspectKV(kv gguf.KV, full bool) inspectKV {
 	for i := 0; i < n && i < limit; i++ {
 		e := v.Elem(i)
 		if e.Type() == gguf.TypeArray {
-			*elems = append(*elems, e.String())
+			inner := newInspectValue(e, full)
+			*elems = append(*elems, &inner)
 		} else {
 			*elems = append(*elems, jsonScalar(e))
 		}
@@ -306,27 +319,55 @@ func (kv inspectKV) text() string {
 	if kv.Len == nil {
 		if s, ok := kv.Value.(string); ok {
 			if len(s) > inspectTextMax {
-				return strconv.Quote(s[:inspectTextMax]) + fmt.Sprintf("... (%d bytes)", len(s))
+				return strconv.Quote(cutText(s, inspectTextMax)) + fmt.Sprintf("... (%d bytes)", len(s))
 			}
 			return strconv.Quote(s)
 		}
 		return fmt.Sprint(kv.Value)
 	}
-	parts := make([]string, 0, len(kv.Head)+1)
-	for _, e := range kv.Head {
-		if s, ok := e.(string); ok && kv.ElemType == "str" {
-			if len(s) > 32 {
-				s = s[:32] + "..."
+	return fmt.Sprintf("[%s x %d] [%s]", kv.ElemType, *kv.Len, kv.elemsText())
+}
+
+// elemsText lists an array's first elements, comma-separated, with "..."
+// when there are more; an inner array reads [TYPE x LEN: ELEMENTS].
+func (v *inspectValue) elemsText() string {
+	parts := make([]string, 0, len(v.Head)+1)
+	for _, e := range v.Head {
+		switch e := e.(type) {
+		case *inspectValue:
+			parts = append(parts, fmt.Sprintf("[%s x %d: %s]", e.ElemType, *e.Len, e.elemsText()))
+		case string:
+			if v.ElemType == "str" {
+				if len(e) > 32 {
+					e = cutText(e, 32) + "..."
+				}
+				e = strconv.Quote(e)
 			}
-			parts = append(parts, strconv.Quote(s))
-		} else {
+			parts = append(parts, e)
+		default:
 			parts = append(parts, fmt.Sprint(e))
 		}
 	}
-	if *kv.Len > len(kv.Head) {
+	if *v.Len > len(v.Head) {
 		parts = append(parts, "...")
 	}
-	return fmt.Sprintf("[%s x %d] %s", kv.ElemType, *kv.Len, "["+strings.Join(parts, ", ")+"]")
+	return strings.Join(parts, ", ")
+}
+
+// cutText returns s cut to at most n bytes, not inside a UTF-8 sequence
+// (cut in one, the rest of the character showed as \x escapes).
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && cut > n-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if cut == 0 || !utf8.RuneStart(s[cut]) {
+		return s[:n] // not UTF-8 here: cut where asked
+	}
+	return s[:cut]
 }
 
 func shapeText(shape []int64) string {

@@ -200,6 +200,104 @@ func TestInspectArrays(t *testing.T) {
 	}
 }
 
+// TestInspectNestedArrays checks that an array of arrays comes out as JSON
+// arrays at every depth, every element of them with --full: an inner array
+// was a text summary of its first 8 elements, so --full lost the rest.
+func TestInspectNestedArrays(t *testing.T) {
+	inner := make([]uint32, 10)
+	for i := range inner {
+		inner[i] = uint32(i)
+	}
+	md := gguf.Metadata{{Key: "x.nested", Value: gguf.ArrayValue([]gguf.Value{gguf.ArrayValue(inner), gguf.ArrayValue([]string{"a"})})}}
+	path := filepath.Join(t.TempDir(), "nested.gguf")
+	w, err := gguf.Create(path, md, []gguf.TensorInfo{{Name: "w", Shape: []int64{32}, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 128))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	type value struct {
+		Type     string `json:"type"`
+		ElemType string `json:"elem_type"`
+		Len      int    `json:"len"`
+		Head     []any  `json:"head"`
+		Values   []any  `json:"values"`
+	}
+	for _, full := range []bool{false, true} {
+		args := []string{"inspect", "--json", path}
+		if full {
+			args = append(args, "--full")
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		var doc struct {
+			Metadata []struct {
+				Head   []value `json:"head"`
+				Values []value `json:"values"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatalf("%v: nested arrays are not JSON objects: %v\n%s", args, err, out.String())
+		}
+		outer := doc.Metadata[0].Head
+		if full {
+			outer = doc.Metadata[0].Values
+		}
+		if len(outer) != 2 {
+			t.Fatalf("%v: outer elements %+v", args, outer)
+		}
+		first := outer[0]
+		elems, want := first.Head, inspectArrayHead
+		if full {
+			elems, want = first.Values, 10
+		}
+		if first.Type != "arr" || first.ElemType != "u32" || first.Len != 10 || len(elems) != want || elems[want-1] != float64(want-1) {
+			t.Errorf("%v: inner array %+v", args, first)
+		}
+		if s := outer[1]; s.ElemType != "str" || s.Len != 1 {
+			t.Errorf("%v: inner array %+v", args, s)
+		}
+	}
+	var out bytes.Buffer
+	run([]string{"inspect", path}, &out, &out)
+	if !strings.Contains(out.String(), `[arr x 2] [[u32 x 10: 0, 1, 2, 3, 4, 5, 6, 7, ...], [str x 1: "a"]]`) {
+		t.Errorf("text output:\n%s", out.String())
+	}
+}
+
+// TestInspectTextCutsWholeCharacters: long strings are cut in the text
+// output at a character boundary; cut inside a UTF-8 sequence, the rest of
+// the character showed as \x escapes.
+func TestInspectTextCutsWholeCharacters(t *testing.T) {
+	md := gguf.Metadata{
+		{Key: "x.long", Value: gguf.StringValue("a" + strings.Repeat("é", 100))},
+		{Key: "x.tokens", Value: gguf.ArrayValue([]string{strings.Repeat("文", 20)})},
+	}
+	path := filepath.Join(t.TempDir(), "utf8.gguf")
+	w, err := gguf.Create(path, md, []gguf.TensorInfo{{Name: "w", Shape: []int64{32}, Type: formats.F32}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 128))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	run([]string{"inspect", path}, &out, &out)
+	for _, want := range []string{
+		`"a` + strings.Repeat("é", 59) + `"... (201 bytes)`,
+		`[str x 1] ["` + strings.Repeat("文", 10) + `..."]`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
 func nan() float64 { var z float64; return z / z }
 
 func TestInspectErrors(t *testing.T) {

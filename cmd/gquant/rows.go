@@ -94,6 +94,14 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 	if notTargets[t] {
 		return cli.UsageError(program, fs, stderr, fmt.Errorf("%s is not a gquant target (ARM-only or run-time repack layout)", t))
 	}
+	// A type gquant has no kernel for is a wrong --type like an unknown
+	// one, told before any file is read.
+	if mode == "quantize" && !quantize.Supported(t) {
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--type: %w %s", quantize.ErrUnsupported, t))
+	}
+	if mode == "dequantize" && !formats.CanDequantize(t) {
+		return cli.UsageError(program, fs, stderr, fmt.Errorf("--type: no dequantizer for %s", t))
+	}
 	in, out := fs.Arg(0), fs.Arg(1)
 	files := &cli.Files{Force: *force, MakeDirs: true}
 	files.Read(in)
@@ -125,9 +133,6 @@ func runRows(args []string, stdout, stderr io.Writer) int {
 }
 
 func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string, replace bool) error {
-	if !quantize.Supported(t) {
-		return fmt.Errorf("%w %s", quantize.ErrUnsupported, t)
-	}
 	src, err := rowsReadF32(in)
 	if err != nil {
 		return err
@@ -148,6 +153,17 @@ func rowsQuantize(t formats.Type, cols int, imatrixPath, in, out string, replace
 	q, err := quantize.QuantizeRows(t, rows, cols, src, imatrix)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
+	}
+	// Some kernels give a non-finite block scale for a block whose
+	// importance weights are all zero or tiny; the reference's kernel then
+	// aborts or llama-quantize stops ("quantized data validation failed").
+	// Such bytes are no row anything can load: write none of them.
+	if err := formats.CheckStored(t, int64(cols), 0, q); err != nil {
+		hint := ""
+		if imatrix != nil {
+			hint = " (zero or tiny importance weights give some kernels non-finite scales)"
+		}
+		return fmt.Errorf("%s: the %s kernel's output is not valid: %w%s", in, t, err, hint)
 	}
 	return cli.WriteFile(out, q, replace)
 }

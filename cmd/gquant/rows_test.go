@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +80,10 @@ func TestRowsErrors(t *testing.T) {
 		{"no mode", []string{"rows"}, 2, "usage"},
 		{"unknown type", []string{"rows", "quantize", "--type", "q4_9", "--cols", "32", f32, out}, 2, "q4_9"},
 		{"not a target", []string{"rows", "quantize", "--type", "q4_0_4x4", "--cols", "32", f32, out}, 2, "not a gquant target"},
+		// Types without a kernel are usage errors like unknown ones (they
+		// were exit 1, after the input was read).
+		{"no quantizer", []string{"rows", "quantize", "--type", "f32", "--cols", "32", f32, out}, 2, "f32"},
+		{"no dequantizer", []string{"rows", "dequantize", "--type", "i32", "--cols", "32", f32, out}, 2, "i32"},
 		{"missing input", []string{"rows", "quantize", "--type", "q8_0", "--cols", "32", filepath.Join(dir, "nope.f32"), out}, 1, "nope.f32"},
 		{"odd input", []string{"rows", "quantize", "--type", "q8_0", "--cols", "32", odd, out}, 1, "odd.f32"},
 		{"partial row", []string{"rows", "quantize", "--type", "q8_0", "--cols", "96", f32, out}, 1, "in.f32"},
@@ -99,5 +105,46 @@ func TestRowsErrors(t *testing.T) {
 				t.Errorf("%s written on failure", out)
 			}
 		})
+	}
+}
+
+// TestRowsRefusesInvalidOutput: a kernel output with a non-finite block
+// scale (q4_K with all-zero importance weights, q8_0 of values near the
+// float32 limit) is an error naming the row and block, and nothing is
+// written; it used to be written with exit 0, rows the reference's kernel
+// aborts on and llama-quantize refuses to load.
+func TestRowsRefusesInvalidOutput(t *testing.T) {
+	dir := t.TempDir()
+	f32 := func(name string, v func(i int) float32) string {
+		b := make([]byte, 4*256)
+		for i := range 256 {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v(i)))
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	rows := f32("rows.f32", func(i int) float32 { return float32(i%17) - 8 })
+	zero := f32("zero.f32", func(int) float32 { return 0 })
+	huge := f32("huge.f32", func(i int) float32 { return 3e38 * float32(1-2*(i%2)) })
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--type", "q4_K", "--imatrix", zero, rows}, "row 0 block 0: a q4_K block scale is NaN"},
+		{[]string{"--type", "q8_0", huge}, "row 0 block 0: a q8_0 block scale is infinity"},
+	} {
+		out := filepath.Join(dir, "out.bin")
+		args := append([]string{"rows", "quantize", "--cols", "256"}, tt.args...)
+		args = append(args, out)
+		var stderr bytes.Buffer
+		if code := run(args, &bytes.Buffer{}, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 mentioning %q", args, code, stderr.String(), tt.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: output written (%v)", args, err)
+		}
 	}
 }
