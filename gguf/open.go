@@ -1,9 +1,26 @@
 package gguf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
+
+// ErrNotRegular is wrapped by OpenRegular's error for a path that is not a
+// regular file (a directory, a named pipe, a device): like a missing file,
+// a file that cannot be read, which callers tell from one whose contents
+// are wrong.
+var ErrNotRegular = errors.New("not a regular file")
+
+// notRegularError keeps OpenRegular's message ("PATH is not a regular file
+// (a directory)") while it wraps ErrNotRegular.
+type notRegularError struct{ path, kind string }
+
+func (e *notRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (%s)", e.path, e.kind)
+}
+
+func (e *notRegularError) Unwrap() error { return ErrNotRegular }
 
 // OpenRegular opens path for reading after checking that it is a regular
 // file (following links): a named pipe, a device or a directory is an
@@ -15,7 +32,7 @@ func OpenRegular(path string) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, 0, &notRegularError{path, fileKind(st.Mode())}
 	}
 	// Non-blocking where the system has it, in case the file was replaced
 	// by a named pipe since the check; a regular file is unaffected.
@@ -30,7 +47,7 @@ func OpenRegular(path string) (*os.File, int64, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, 0, &notRegularError{path, fileKind(st.Mode())}
 	}
 	return f, st.Size(), nil
 }

@@ -72,6 +72,9 @@ type FileCheck struct {
 	Notes        []string
 
 	set string // its sidecar's Set, "" when it has none
+	// notPlans: its header or its sidecar's records are not the plan's,
+	// which makes the set its sidecar names another than the plan's.
+	notPlans bool
 }
 
 func (f *FileCheck) problem(format string, args ...any) {
@@ -270,6 +273,7 @@ func checkFile(fc *FileCheck, count int, o *Output, size int64) (*gguf.File, err
 	fc.Header = "ok"
 	if fileSize != size || !slices.Equal(got, want) {
 		fc.Header = "differs"
+		fc.notPlans = true
 		why := CheckExisting(fc.Path, *o, size)
 		if why == nil {
 			why = errors.New("it changed while it was read")
@@ -349,6 +353,7 @@ func checkSidecar(ctx context.Context, fc *FileCheck, h *gguf.File, in *gguf.Mod
 		}
 		for i := range recs {
 			if why := sc.Tensors[i].differs(&recs[i]); why != "" {
+				fc.notPlans = true
 				fc.problem("its sidecar says %s", why)
 				return nil
 			}
@@ -416,6 +421,43 @@ func alignUp(n, a int64) int64 {
 	return (n + a - 1) / a * a
 }
 
+// writtenTogether handles, for checkSets with a plan whose set is want, the
+// files whose sidecars all name one set, not the plan's, where some of them
+// differ from the plan by themselves (a header, a sidecar's records, which
+// the set's hash covers; not bytes changed since): their
+// set is another because those files are, as when one machine of a job
+// array spelt the importance matrix's path otherwise, which only the first
+// shard's header records. Those files' own problems say what differs; the
+// others, the plan's to the byte, were written with them, by the same run,
+// and get a note, not the problem "a file of another run", which named
+// every file of the set for one key of one header. It reports whether it
+// handled the set.
+func writtenTogether(c *SetCheck, want string) bool {
+	set, failing := "", ""
+	for _, f := range c.Files {
+		switch {
+		case f.set == "":
+			continue
+		case set == "":
+			set = f.set
+		case f.set != set:
+			return false // files of two runs: checkSets says so
+		}
+		if f.notPlans && failing == "" {
+			failing = f.Path
+		}
+	}
+	if set == "" || set == want || failing == "" {
+		return false
+	}
+	for i := range c.Files {
+		if f := &c.Files[i]; f.set != "" && len(f.Problems) == 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("its sidecar names the set of files it was written with, which is not this plan's because %s is not the plan's (see there)", failing))
+		}
+	}
+	return true
+}
+
 // shardsOfOtherCounts lists the files of prefix's directory that are shards
 // of prefix with another count than n.
 func shardsOfOtherCounts(prefix string, n int) []string {
@@ -441,6 +483,9 @@ func shardsOfOtherCounts(prefix string, n int) []string {
 // killed while putting its files in place removes a file's old sidecar
 // before replacing it).
 func checkSets(c *SetCheck, want string) {
+	if want != "" && writtenTogether(c, want) {
+		return
+	}
 	first := -1
 	for i := range c.Files {
 		f := &c.Files[i]

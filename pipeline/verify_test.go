@@ -318,6 +318,54 @@ func TestVerifySetMixedRuns(t *testing.T) {
 	}
 }
 
+// A set written by one run whose first shard's header is not the plan's
+// (an importance matrix path spelt otherwise on the machine that verifies:
+// only the first shard records it) fails on that shard alone. The others
+// are the plan's to the byte, but their sidecars name the set they were
+// written with, which holds the first shard's header: each was reported
+// as "a file of another run" beside the real difference.
+func TestVerifySetOneHeaderDiffers(t *testing.T) {
+	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	dir := t.TempDir()
+	build := func(value string) *Plan {
+		t.Helper()
+		f, _, _ := recipes.ParseFileType("Q8_0")
+		plan, err := Build(in, Config{Selection: recipes.Options{FileType: f}, Output: filepath.Join(dir, "out"),
+			Split: &splitter.Limits{MaxTensors: 12}, Overrides: []KV{{Key: "quantize.imatrix.file", Value: gguf.StringValue(value)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	written := build("imatrix.dat")
+	if err := Run(context.Background(), in, written.Outputs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := VerifySet(context.Background(), written.Outputs[0].Path, in, build("../imatrix.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Files) < 3 {
+		t.Fatalf("%d files: the test needs three or more", len(c.Files))
+	}
+	if c.OK() || c.Files[0].Header != "differs" || !strings.Contains(strings.Join(c.Files[0].Problems, "\n"), "quantize.imatrix.file") ||
+		strings.Contains(strings.Join(c.Files[0].Problems, "\n"), "another run") {
+		t.Errorf("the first shard: %+v", c.Files[0])
+	}
+	for _, f := range c.Files[1:] {
+		if len(f.Problems) > 0 || !strings.Contains(strings.Join(f.Notes, "\n"), "because "+c.Files[0].Path+" is not the plan's") {
+			t.Errorf("%s: problems %q, notes %q; want none, and a note naming the first shard", f.Path, f.Problems, f.Notes)
+		}
+	}
+	if len(c.Problems) > 0 {
+		t.Errorf("the set's problems: %q", c.Problems)
+	}
+}
+
 // Splitting or merging a set whose sidecars name different sets (shards of
 // two runs) carries no sidecars and says why: the outputs must not be
 // trusted as one set.

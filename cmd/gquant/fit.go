@@ -276,7 +276,10 @@ func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if beforeCacheSave != nil {
 		beforeCacheSave()
 	}
-	defer lockDir(filepath.Dir(f.cache))()
+	dir := filepath.Dir(f.cache)
+	defer lockDir(dir, func() {
+		fmt.Fprintf(stderr, "note: --cache %s: waiting for another run saving a cache in %s to finish (it holds a lock on the directory)\n", f.cache, dir)
+	})()
 	if whileCacheLocked != nil {
 		whileCacheLocked()
 	}

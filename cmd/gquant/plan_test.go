@@ -367,6 +367,10 @@ func TestPlanBadInput(t *testing.T) {
 		{"missing place file", []string{"--place-file", "nope.txt"}, 1, []string{"nope.txt"}},
 		{"missing recipe", []string{"--recipe", "nope.txt"}, 1, []string{"nope.txt"}},
 		{"missing tensor type file", []string{"--tensor-type-file", "nope.txt"}, 1, []string{"nope.txt"}},
+		// A directory cannot be read either, as for --imatrix.
+		{"place file a directory", []string{"--place-file", "."}, 1, []string{"is not a regular file (a directory)"}},
+		{"recipe a directory", []string{"--recipe", "."}, 1, []string{"is not a regular file (a directory)"}},
+		{"tensor type file a directory", []string{"--tensor-type-file", "."}, 1, []string{"is not a regular file (a directory)"}},
 		{"bad line in recipe", []string{"--recipe", "bad.txt"}, 2, []string{"bad.txt:1"}},
 		{"recipe error", []string{"--custom-q", "exps=q4_0,attn=q9_9"}, 2, []string{"--custom-q", "item 2", "q9_9"}},
 		{"split with keep-split", []string{"--keep-split", "--split-max-size", "2M"}, 2, []string{"--keep-split", "cannot be used together"}},

@@ -247,10 +247,12 @@ type usageError struct{ error }
 // --tensor-type-file, a --place-file), a usage error where the file's
 // contents are wrong, and leaves it a plain error (exit 1) where the file
 // could not be opened or read: a missing file is no wrong command line, as
-// a missing --imatrix or --gains is not.
+// a missing --imatrix or --gains is not. A directory or a named pipe given
+// for the file (gguf.ErrNotRegular) cannot be read either, as --imatrix
+// and --gains take it (exit 1).
 func usageUnlessFile(err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) || errors.Is(err, gguf.ErrNotRegular) {
 		return err
 	}
 	return usageError{err}

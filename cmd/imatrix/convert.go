@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/gquant/gquant/imatrix"
 	"github.com/gquant/gquant/internal/cli"
@@ -129,7 +130,25 @@ func warnLayout(m *imatrix.Matrix, l *imatrix.Layout, format imatrix.Format, ver
 		for _, line := range cli.SummarizeWarnings(ws, cli.SummaryLimit, verbose) {
 			fmt.Fprintf(stderr, "warning: %s\n", cli.EscapeInline(line)) // one line whatever the names hold
 		}
+		// A .dat file has room for one dataset name, and llama-imatrix
+		// writes the last of a GGUF file's: the others were dropped
+		// without a word.
+		if n := len(m.Datasets); n > 1 {
+			fmt.Fprintf(stderr, "note: a .dat file records one dataset: %s, the last, as llama-imatrix writes it; the %d other(s) are not recorded\n",
+				cli.EscapeInline(strconv.Quote(m.Datasets[n-1])), n-1)
+		}
 	}
+}
+
+// datasetsWritten returns how many dataset names the file of format made
+// from m records: one at most in a .dat made from a GGUF matrix (the last,
+// imatrix.WriteDat), every one otherwise (a .dat from .dat files joins
+// them into its one name).
+func datasetsWritten(m *imatrix.Matrix, format imatrix.Format) int {
+	if format == imatrix.FormatDat && m.Format == imatrix.FormatGGUF {
+		return min(len(m.Datasets), 1)
+	}
+	return len(m.Datasets)
 }
 
 func zeros(v []float64) int {

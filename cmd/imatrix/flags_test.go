@@ -1,6 +1,8 @@
 package main
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,28 @@ func TestFlagErrors(t *testing.T) {
 func TestHelpExamples(t *testing.T) {
 	for _, p := range commands.CheckExamples() {
 		t.Error(p)
+	}
+}
+
+// Every example of every subcommand's help parses with its flag set and
+// arguments, as gquant's do (TestHelpExamplesParse there): run in an empty
+// folder, each gets as far as its files (exit 1), never a usage error.
+// Absolute paths are taken into the folder.
+func TestHelpExamplesParse(t *testing.T) {
+	t.Chdir(t.TempDir())
+	runs := commands.ExampleRuns()
+	if len(runs) == 0 {
+		t.Fatal("no example lines")
+	}
+	for _, ex := range runs {
+		args := slices.Clone(ex.Args)
+		for i, a := range args {
+			if filepath.IsAbs(a) {
+				args[i] = filepath.Base(a)
+			}
+		}
+		if code, _, stderr := runCmd(t, args...); code == 2 {
+			t.Errorf("%s --help: example %q is a usage error:\n%s", ex.Help, ex.Line, stderr)
+		}
 	}
 }

@@ -241,6 +241,36 @@ func TestMergeCommand(t *testing.T) {
 	}
 }
 
+// A .dat file records one dataset name: a merge of GGUF files written as
+// .dat keeps the last (as llama-imatrix writes it), says so, and its
+// 'wrote' line counts the one written (it counted every input's).
+func TestMergeToDatDatasets(t *testing.T) {
+	dir := t.TempDir()
+	src := golden.Path(t, "e2e", "tiny-ds2.imatrix.dat")
+	g := filepath.Join(dir, "a.gguf")
+	mustRun(t, "convert", src, g, "--model", golden.Path(t, "e2e", "tiny-ds2-bf16.gguf"))
+	out := filepath.Join(dir, "both.dat")
+	status, stdout, stderr := runCmd(t, "merge", g, g, "-o", out)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if !strings.Contains(stdout, "chunks, 1 datasets)") {
+		t.Errorf("wrote line %q: want 1 dataset, what the .dat holds", stdout)
+	}
+	if !strings.Contains(stderr, `a .dat file records one dataset: "synthetic-calibration.txt", the last`) || !strings.Contains(stderr, "the 1 other(s) are not recorded") {
+		t.Errorf("no note of the dataset left out: %q", stderr)
+	}
+	if m := mustOpen(t, out); len(m.Datasets) != 1 {
+		t.Errorf("datasets %q", m.Datasets)
+	}
+	// GGUF to GGUF keeps both, and says nothing.
+	both := filepath.Join(dir, "both.gguf")
+	status, stdout, stderr = runCmd(t, "merge", g, g, "-o", both)
+	if status != 0 || !strings.Contains(stdout, "2 datasets)") || strings.Contains(stderr, "records one dataset") {
+		t.Errorf("to GGUF: status %d %q %q", status, stdout, stderr)
+	}
+}
+
 func TestCheckCommand(t *testing.T) {
 	model := golden.Path(t, "e2e", "tiny-ds2-bf16.gguf")
 	check := func(t *testing.T, file string, args ...string) (int, map[string][]imatrix.Finding) {

@@ -97,6 +97,6 @@ func merge(inputs []string, out, to, modelPath string, chunkSize int, force, ver
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	entries, chunks := imatrix.Written(merged, format)
-	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, entries, chunks, len(merged.Datasets))
+	fmt.Fprintf(stdout, "wrote %s (%s, %d entries, %d chunks, %d datasets)\n", out, format, entries, chunks, datasetsWritten(merged, format))
 	return nil
 }
