@@ -21,7 +21,13 @@ ZEN4="-march=znver3 -mtune=znver3 -mavx512f -mavx512cd -mavx512vl -mavx512dq -ma
 # README), so its whole runs compare speed, not bytes.
 ZEN4=${ARCH:-$ZEN4}
 HSW="-march=haswell -mtune=haswell"
-DEFS="-DNDEBUG -D_GNU_SOURCE -D_XOPEN_SOURCE=600 -DGGML_USE_IQK_MULMAT=1 -DGGML_USE_LLAMAFILE"
+# ggml as a default CMake build compiles it: a shared library, position-independent. The golden
+# data was made so: these flags reproduce all 737 golden kernel and stress cases, and without
+# -fPIC they miss iq1_s with the imatrix in two stress sets (GCC inlines and fuses otherwise;
+# quantize/testdata/f32rows/README.md). The speed figures measured before 2026-11-27 used builds
+# without it. PIC= builds without it.
+PIC=${PIC--fPIC -DGGML_SHARED -DGGML_BUILD}
+DEFS="-DNDEBUG -D_GNU_SOURCE -D_XOPEN_SOURCE=600 -DGGML_USE_IQK_MULMAT=1 -DGGML_USE_LLAMAFILE $PIC"
 INC="-I$G/include -I$G/src -I$G/src/iqk -I$REF/include -I$REF/src -I$REF/common"
 cd "$OUT"
 mkdir -p ggml avx2 llama graphs
