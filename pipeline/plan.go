@@ -179,7 +179,9 @@ func Build(in *gguf.Model, cfg Config) (*Plan, error) {
 		tp := TensorPlan{Choice: c}
 		src := in.Tensors[i]
 		if c.Quantize {
-			if src.Type.IsQuantized() && !cfg.AllowRequantize && c.Type != src.Type {
+			// A type the loader refuses is refused as such (checkLoaded),
+			// as the reference's loader stops before it would requantize.
+			if src.Type.IsQuantized() && !cfg.AllowRequantize && c.Type != src.Type && !src.Type.NotLoaded() {
 				return nil, fmt.Errorf("tensor %s: %w (it is %s)", c.Name, ErrRequantize, src.Type)
 			}
 			// The run's check (checkTensor), made before any work: plan and
