@@ -108,7 +108,7 @@ func TestBuildRefusesTypesNotLoaded(t *testing.T) {
 		t.Run(typ.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in.gguf")
-			info := gguf.TensorInfo{Name: "blk.0.attn_norm.weight", Shape: []int64{256, 4}, Type: typ}
+			info := gguf.TensorInfo{Name: "blk.0.ffn_up.weight", Shape: []int64{256, 4}, Type: typ}
 			size, err := typ.TensorSize(info.Shape)
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +130,7 @@ func TestBuildRefusesTypesNotLoaded(t *testing.T) {
 			defer m.Close()
 			for _, sel := range []recipes.Options{{FileType: recipes.FileTypeAllF32, CopyOnly: true}, {FileType: recipes.FileTypeQ8_0}} {
 				_, err = Build(m, Config{Selection: sel, Output: filepath.Join(dir, "out.gguf")})
-				if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.attn_norm.weight in "+in) || !strings.Contains(err.Error(), typ.String()) {
+				if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.ffn_up.weight in "+in) || !strings.Contains(err.Error(), typ.String()) {
 					t.Errorf("%s: error %v, want formats.ErrNotLoaded naming the tensor, file and type", sel.FileType, err)
 				}
 			}
