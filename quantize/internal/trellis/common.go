@@ -64,16 +64,28 @@ func bestIndexIQ4NL(x float32) int {
 // super-block's spread; without one, that spread plus the weight squared.
 // Super-blocks (and, with an imatrix, blocks) that are (almost) zero get a
 // small constant weight.
-func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
+//
+// roundSq picks how the importance-weighted blocks form x*x, which only
+// float32 inputs with full mantissas can see (with bf16 or f16 values x*x
+// is exact). The reference (the golden build: position-independent code,
+// ggml a shared library) inlines set_weights into the function that calls
+// it, and GCC contracts the block loop differently there. In
+// quantize_iq1_kt, quantize_iq2_kt and quantize_iq4_kt (which inline their
+// row functions too; roundSq true) it rounds x*x once (vmulss) and uses
+// that product twice, in sqrt(sigma2 + x*x) and in the block's sum of
+// squares, both plain adds (vaddss). In quantize_row_iq3_kt_impl (roundSq
+// false) it fuses both: sqrt(fma(x, x, sigma2)) and sumx2 = fma(x, x,
+// sumx2). sumwx and sumw2 are fused in both, the super-block's sum of
+// squares in neither, and the weights without an imatrix are
+// fma(x, x, sigma2/4) in both.
+func setWeights(sigma2Scale float32, x, imatrix, w []float32, roundSq bool) {
 	const eps2, constWeight = float32(1e-14), float32(1e-4)
 	for ibl := 0; ibl < len(x)/superBlock; ibl++ {
 		xbl := x[ibl*superBlock : (ibl+1)*superBlock]
 		wbl := w[ibl*superBlock : (ibl+1)*superBlock]
-		// The reference's set_weights (one out-of-line clone that every
-		// trellis type calls) computes the products x*x as vectors
-		// (vmulps, rounded) and adds them in index order (vaddss): this
-		// sum is not fused, unlike the block sums below. With bf16 or f16
-		// values x*x is exact and fused and unfused agree.
+		// The reference computes the products x*x as vectors (vmulps,
+		// rounded) and adds them in index order (vaddss): this sum is not
+		// fused in any of the four types.
 		var sumx2 float32
 		if useAVX2 {
 			sumx2 = sumSquaresAVX2(&xbl[0], len(xbl))
@@ -102,9 +114,20 @@ func setWeights(sigma2Scale float32, x, imatrix, w []float32) {
 			wb := wbl[ib*blockSize : (ib+1)*blockSize]
 			qw := qbl[ib*blockSize : (ib+1)*blockSize]
 			var sumwx, sumw2, sumx2 float32
-			if useAVX2 {
+			switch {
+			case useAVX2 && roundSq:
+				sumwx, sumw2, sumx2 = weightsBlockRoundedAVX2(&xb[0], &qw[0], &wb[0], sigma2)
+			case useAVX2:
 				sumwx, sumw2, sumx2 = weightsBlockAVX2(&xb[0], &qw[0], &wb[0], sigma2)
-			} else {
+			case roundSq:
+				for j, v := range xb {
+					x2 := float32(v * v)
+					wb[j] = float32(qw[j] * sqrt32(sigma2+x2))
+					sumwx = kernel.FMA32(wb[j], abs32(v), sumwx)
+					sumw2 = kernel.FMA32(wb[j], wb[j], sumw2)
+					sumx2 += x2
+				}
+			default:
 				for j, v := range xb {
 					wb[j] = float32(qw[j] * sqrt32(kernel.FMA32(v, v, sigma2)))
 					sumwx = kernel.FMA32(wb[j], abs32(v), sumwx)

@@ -119,7 +119,7 @@ GLOBL weightsAbs<>(SB), RODATA|NOPTR, $4
 
 // func sumSquaresAVX2(x *float32, n int) float32
 // Σ x² in index order, each product rounded before it is added (not fused,
-// as the reference's set_weights), for n > 0. The adds are one dependent
+// as the reference's set_weights in all four types), for n > 0. The adds are one dependent
 // chain, as the fused multiply-adds were; the products are off it.
 TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-20
 	MOVQ   x+0(FP), SI
@@ -138,7 +138,8 @@ sqloop:
 	RET
 
 // func weightsBlockAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32)
-// setWeights for one block of 32 with importance data: w = qw*sqrt(fma(x,
+// setWeights for one block of 32 with importance data, as
+// quantize_row_iq3_kt_impl compiles it (roundSq false): w = qw*sqrt(fma(x,
 // x, sigma2)) eight at a time (each step rounded once, as the portable
 // fma32, sqrt32 and product), then, in index order, sumwx += w*|x|, sumw2
 // += w*w and sumx2 += x*x, each a fused multiply-add.
@@ -180,6 +181,56 @@ wloop:
 	ADDQ        $4, DI
 	DECQ        CX
 	JNZ         wloop
+
+	VMOVSS X0, sumwx+32(FP)
+	VMOVSS X1, sumw2+36(FP)
+	VMOVSS X2, sumx2+40(FP)
+	RET
+
+// func weightsBlockRoundedAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32)
+// weightsBlockAVX2 as quantize_iq1_kt, quantize_iq2_kt and quantize_iq4_kt
+// compile it (setWeights with roundSq): x*x is rounded once, w = qw*sqrt(
+// sigma2 + x*x) with a plain add, and sumx2 += x*x adds the same rounded
+// product; sumwx and sumw2 are fused as in weightsBlockAVX2.
+TEXT ·weightsBlockRoundedAVX2(SB), NOSPLIT, $0-44
+	MOVQ         x+0(FP), SI
+	MOVQ         qw+8(FP), DX
+	MOVQ         w+16(FP), DI
+	VBROADCASTSS sigma2+24(FP), Y0
+
+#define WEIGHTS8(off) \
+	VMOVUPS off(SI), Y1 \
+	VMULPS  Y1, Y1, Y2 \
+	VADDPS  Y0, Y2, Y2 \
+	VSQRTPS Y2, Y2 \
+	VMULPS  off(DX), Y2, Y2 \
+	VMOVUPS Y2, off(DI)
+
+	WEIGHTS8(0)
+	WEIGHTS8(32)
+	WEIGHTS8(64)
+	WEIGHTS8(96)
+#undef WEIGHTS8
+	VZEROUPPER
+
+	VMOVSS weightsAbs<>(SB), X7
+	VXORPS X0, X0, X0 // sumwx
+	VXORPS X1, X1, X1 // sumw2
+	VXORPS X2, X2, X2 // sumx2
+	MOVQ   $32, CX
+
+wrloop:
+	VMOVSS      (SI), X3
+	VMOVSS      (DI), X4
+	VANDPS      X7, X3, X5
+	VMULSS      X3, X3, X6
+	VFMADD231SS X5, X4, X0
+	VFMADD231SS X4, X4, X1
+	VADDSS      X6, X2, X2
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JNZ         wrloop
 
 	VMOVSS X0, sumwx+32(FP)
 	VMOVSS X1, sumw2+36(FP)

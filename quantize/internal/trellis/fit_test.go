@@ -61,9 +61,9 @@ func TestFitTrials(t *testing.T) {
 }
 
 // TestSetWeightsAssembly checks setWeights with the assembly against the
-// portable loops, bit for bit, with and without importance data, on rows
-// with blocks of every scale, zeros, tiny values near the eps2 floors and
-// all-zero importance blocks.
+// portable loops, bit for bit, with and without importance data and with
+// both forms of x*x (roundSq), on rows with blocks of every scale, zeros,
+// tiny values near the eps2 floors and all-zero importance blocks.
 func TestSetWeightsAssembly(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2")
@@ -90,15 +90,17 @@ func TestSetWeightsAssembly(t *testing.T) {
 			}
 		}
 		for _, im := range [][]float32{qw, nil} {
-			want := make([]float32, n)
-			got := make([]float32, n)
-			useAVX2 = false
-			setWeights(1.5, x, im, want)
-			useAVX2 = true
-			setWeights(1.5, x, im, got)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("iter %d (importance %v) weight %d: %v, portable %v", iter, im != nil, i, got[i], want[i])
+			for _, roundSq := range []bool{false, true} {
+				want := make([]float32, n)
+				got := make([]float32, n)
+				useAVX2 = false
+				setWeights(1.5, x, im, want, roundSq)
+				useAVX2 = true
+				setWeights(1.5, x, im, got, roundSq)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("iter %d (importance %v, roundSq %v) weight %d: %v, portable %v", iter, im != nil, roundSq, i, got[i], want[i])
+					}
 				}
 			}
 		}

@@ -26,7 +26,7 @@ func quantizeRowIQ1KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	nblock := len(x) / superBlock
 	y := dst[4:]
 	allScales, allWeights, allIdx := sc.scales, sc.weights, sc.idx
-	setWeights(sigma2Scale, x, imatrix, allWeights)
+	setWeights(sigma2Scale, x, imatrix, allWeights, true)
 	amaxRow := rowAbsMax(x)
 
 	var bestIdx [4 * ng]int32 // at +scale0, -scale0, +scale1, -scale1

@@ -53,7 +53,7 @@ func quantizeRowIQ2KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	nblock := len(x) / superBlock
 	y := dst[4:]
 	allScales, allWeights, allIdx := sc.scales, sc.weights, sc.idx
-	setWeights(sigma2Scale, x, imatrix, allWeights)
+	setWeights(sigma2Scale, x, imatrix, allWeights, true)
 	amaxRow := rowAbsMax(x)
 
 	var bestIdx [2 * ng]int32

@@ -34,7 +34,7 @@ func quantizeRowIQ3KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 		return nil
 	}
 	allScales, allWeights, qtmp := sc.scales, sc.weights, sc.qtmp
-	setWeights(sigma2Scale, x, imatrix, allWeights)
+	setWeights(sigma2Scale, x, imatrix, allWeights, false)
 
 	var bestIdx [2 * ng]int32
 	var xaux [blockSize]float32

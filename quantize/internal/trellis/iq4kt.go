@@ -32,7 +32,7 @@ func quantizeRowIQ4KT(dst []byte, x, imatrix []float32, sc *rowScratch) error {
 	nblock := len(x) / superBlock
 	y := dst[4:]
 	allScales, allWeights := sc.scales, sc.weights
-	setWeights(sigma2Scale, x, imatrix, allWeights)
+	setWeights(sigma2Scale, x, imatrix, allWeights, true)
 	amaxRow := rowAbsMax(x)
 	if amaxRow == 0 {
 		clear(dst)

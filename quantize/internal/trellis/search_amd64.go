@@ -160,3 +160,9 @@ func sumSquaresAVX2(x *float32, n int) float32
 //
 //go:noescape
 func weightsBlockAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32)
+
+// weightsBlockRoundedAVX2 is weightsBlockAVX2 for setWeights with roundSq:
+// x*x rounded once, added to sigma2 and to the block's sum of squares.
+//
+//go:noescape
+func weightsBlockRoundedAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32)

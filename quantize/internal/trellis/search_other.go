@@ -67,3 +67,7 @@ func sumSquaresAVX2(x *float32, n int) float32 { return 0 }
 func weightsBlockAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32) {
 	return 0, 0, 0
 }
+
+func weightsBlockRoundedAVX2(x, qw, w *float32, sigma2 float32) (sumwx, sumw2, sumx2 float32) {
+	return 0, 0, 0
+}
