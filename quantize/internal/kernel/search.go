@@ -1461,8 +1461,12 @@ func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []fl
 			var mse float32
 			for i, v := range x {
 				l := min(nmax, NearestIntMul(iscaleIs, v))
-				// vectorized: the difference is fused, the sum is in-order of
-				// rounded products
+				// The difference is fused, the sum is in order of rounded
+				// products (as qpTrialsAVX2's lanes). The golden build's
+				// clones (make_qp_quants.constprop.1 for q4_K/q5_K, .2 for
+				// q2_K) fuse w*diff*diff into the sum instead, but no input
+				// found so far tells the two apart (see
+				// ../../testdata/f32rows/README.md), so this stays.
 				diff := FMA32(-scaleIs, float32(l), v)
 				mse += float32(float32(quantWeights[i]*diff) * diff)
 			}
