@@ -621,7 +621,8 @@ type Products int
 const (
 	// FusedProducts: each product is fused into the running sum (FMA).
 	FusedProducts Products = iota
-	// RoundedProducts: each product is rounded to float32, then added.
+	// RoundedProducts: each product is rounded (to float32, or float64 for
+	// the float64 sums of MakeQkx3Quants), then added.
 	RoundedProducts
 )
 
@@ -864,12 +865,24 @@ func init() {
 //
 // The reference uses it with an imatrix for q2_K (16 values, nmax 3), q4_K
 // (32, nmax 15) and q5_K (32, nmax 31), and for q4_1/q5_1 with an imatrix.
-func (s Search) MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool) (scale, theMin float32) {
+//
+// sumX2Products says how Σw·x² is summed. The golden build (ggml-quants.c
+// compiled -fPIC, as a shared library) inlines make_qkx3_quants into
+// quantize_row_q2_K_impl and fuses (w*x)*x into the sum there
+// (FusedProducts); q4_K, q5_K, q4_1 and q5_1 call the out-of-line constprop
+// clone, where w*x is one vmulsd feeding both Σw·x and Σw·x², so (w*x)*x is
+// rounded before it is added (RoundedProducts, rounded to float64 here). w*x
+// itself is exact either way, and so is every product of the trials and the
+// refinement for nmax <= 31, whatever GCC fuses there. Only float32 inputs
+// with full mantissas can tell the two apart (bf16 ones make (w*x)*x
+// exact): ../../testdata/f32rows.
+func (s Search) MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, rmin, rdelta float32, nstep int, useMAD bool, sumX2Products Products) (scale, theMin float32) {
 	n := len(x)
 	L = L[:n]
 	laux = laux[:n]
+	fusedX2 := sumX2Products == FusedProducts
 	if s.asm() && !useMAD && n <= 64 && nmax <= 31 && nstep >= 1 && nstep+16 <= qkx3MaxTrials {
-		if scale, theMin, ok := makeQkx3QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep); ok {
+		if scale, theMin, ok := makeQkx3QuantsSIMD(nmax, x, weights, L, rmin, rdelta, nstep, fusedX2); ok {
 			return scale, theMin
 		}
 	}
@@ -903,19 +916,18 @@ func (s Search) MakeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8, 
 		}
 		w := wd[i]
 		sumW += w
-		// GCC compiles make_qkx3_quants once, out of line (a constprop
-		// clone that every caller shares); in it w*x is one vmulsd whose
-		// result feeds both sums, so neither sum is fused: (w*x)*x is
-		// rounded before it is added (w*x itself is exact). This shows
-		// where the fit is exact (blocks of two values) and the squared
-		// errors compared are rounding noise. This is the golden (Zen 4
-		// flags) build's code; GCC 12.2 with -march=native on an Intel
-		// Xeon with AVX-512 fuses sum_x2 (vfmadd231sd) and writes other
-		// bytes for some such blocks of float32 inputs with full mantissas
-		// (q2_K with an importance matrix on ../../testdata/f32rows).
+		// w*x is exact and feeds both sums: Σw·x adds it, Σw·x² adds
+		// (w*x)*x fused or rounded, as sumX2Products says (the first term,
+		// sumW*x[0]*x[0] above, is rounded in both). It shows where the fit
+		// is exact (blocks of two values) and the squared errors compared
+		// are rounding noise.
 		wx := w * float64(v)
 		sumX += wx
-		sumX2 += float64(wx * float64(v))
+		if fusedX2 {
+			sumX2 = math.FMA(wx, float64(v), sumX2)
+		} else {
+			sumX2 += float64(wx * float64(v))
+		}
 	}
 	if min > 0 {
 		min = 0
@@ -1084,7 +1096,7 @@ type qkx3Sums struct {
 // same fused operations), the trials by qkx3TrialsSIMD. ok is false, and
 // nothing is written, when a value or a sum is not finite: the portable code
 // then decides.
-func makeQkx3QuantsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta float32, nstep int) (scale, theMin float32, ok bool) {
+func makeQkx3QuantsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta float32, nstep int, fusedX2 bool) (scale, theMin float32, ok bool) {
 	n := len(x)
 	var wd, xd [64]float64
 	var wbuf [64]float32
@@ -1096,7 +1108,7 @@ func makeQkx3QuantsSIMD(nmax int, x, weights []float32, L []uint8, rmin, rdelta 
 		}
 	}
 	var sums qkx3Sums
-	qkx3SumsAVX2(&x[0], &w[0], n, &wd, &xd, &sums)
+	qkx3SumsAVX2(&x[0], &w[0], n, fusedX2, &wd, &xd, &sums)
 	min, max := sums.min, sums.max
 	if !finite64(sums.sumX) || !finite64(float64(min)) || !finite64(float64(max)) {
 		return 0, 0, false
@@ -1449,8 +1461,12 @@ func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []fl
 			var mse float32
 			for i, v := range x {
 				l := min(nmax, NearestIntMul(iscaleIs, v))
-				// vectorized: the difference is fused, the sum is in-order of
-				// rounded products
+				// The difference is fused, the sum is in order of rounded
+				// products (as qpTrialsAVX2's lanes). The golden build's
+				// clones (make_qp_quants.constprop.1 for q4_K/q5_K, .2 for
+				// q2_K) fuse w*diff*diff into the sum instead, but no input
+				// found so far tells the two apart (see
+				// ../../testdata/f32rows/README.md), so this stays.
 				diff := FMA32(-scaleIs, float32(l), v)
 				mse += float32(float32(quantWeights[i]*diff) * diff)
 			}

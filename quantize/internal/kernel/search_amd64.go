@@ -123,10 +123,11 @@ func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int3
 // qkx3SumsAVX2 is the first pass of MakeQkx3Quants over n values (scalar, in
 // index order): wd and xd receive the weights and values as float64, out the
 // smallest and largest value (v < min, v > max, as the portable loop) and
-// Σw, Σw·x (each exact product added) and Σ(w·x)·x (fused).
+// Σw, Σw·x (each exact product added) and Σ(w·x)·x (fused, or with rounded
+// products).
 //
 //go:noescape
-func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums)
+func qkx3SumsAVX2(x, w *float32, n int, fused bool, wd, xd *[64]float64, out *qkx3Sums)
 
 // qkx3FirstErrorAVX2 is the first quantization of MakeQkx3Quants (scalar,
 // in index order): L[i] = min(nearest(iscale·(x[i]-min)), nmax) and the

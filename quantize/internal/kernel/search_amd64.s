@@ -1065,41 +1065,59 @@ qptrial:
 DATA qkx3NegZero<>+0(SB)/8, $0x8000000000000000
 GLOBL qkx3NegZero<>(SB), RODATA|NOPTR, $8
 
-// func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums)
+// QKX3_FIRST_SUMS is the loop of qkx3SumsAVX2, starting at label loop, with X2SUM
+// adding (w·x)·x (X7·X5) to Σw·x² (X4): X2_FUSED or X2_ROUNDED.
+#define QKX3_FIRST_SUMS(X2SUM, loop) \
+loop: \
+	VMOVSS      (SI)(R10*4), X5; \
+	VMINSS      X0, X5, X0; \
+	VMAXSS      X1, X5, X1; \
+	VCVTSS2SD   X5, X5, X5; \
+	VMOVSD      X5, (R11)(R10*8); \
+	VMOVSS      (DI)(R10*4), X6; \
+	VCVTSS2SD   X6, X6, X6; \
+	VMOVSD      X6, (DX)(R10*8); \
+	VADDSD      X6, X2, X2; \
+	VMULSD      X5, X6, X7; \
+	VADDSD      X7, X3, X3; \
+	X2SUM; \
+	INCQ        R10; \
+	CMPQ        R10, CX; \
+	JLT         loop
+
+// X2_FUSED adds (w·x)·x rounded once, as quantize_row_q2_K_impl (with
+// make_qkx3_quants inlined) does; X2_ROUNDED rounds the product before it
+// adds it, as the out-of-line make_qkx3_quants does.
+#define X2_FUSED VFMADD231SD X5, X7, X4
+#define X2_ROUNDED VMULSD X5, X7, X8; VADDSD X8, X4, X4
+
+// func qkx3SumsAVX2(x, w *float32, n int, fused bool, wd, xd *[64]float64, out *qkx3Sums)
 // The sums start at -0, which leaves the first term as it is (also a zero's
-// sign), as the portable loop starts from the first term.
-TEXT ·qkx3SumsAVX2(SB), NOSPLIT, $0-48
+// sign), as the portable loop starts from the first term: fma(a, b, -0) is
+// a*b rounded, so the first term of Σw·x² is rounded in both forms, as in
+// the reference. v < min and v > max as the portable loop's comparisons
+// (VMINSS/VMAXSS return the second operand unless the first is smaller or
+// larger).
+TEXT ·qkx3SumsAVX2(SB), NOSPLIT, $0-56
 	MOVQ      x+0(FP), SI
 	MOVQ      w+8(FP), DI
 	MOVQ      n+16(FP), CX
-	MOVQ      wd+24(FP), DX
-	MOVQ      xd+32(FP), R11
-	MOVQ      out+40(FP), R8
+	MOVQ      wd+32(FP), DX
+	MOVQ      xd+40(FP), R11
+	MOVQ      out+48(FP), R8
 	VMOVSS    (SI), X0            // min
 	VMOVAPS   X0, X1              // max
 	VMOVSD    qkx3NegZero<>(SB), X2 // Σw
 	VMOVAPD   X2, X3              // Σw·x
 	VMOVAPD   X2, X4              // Σw·x²
 	XORQ      R10, R10
+	CMPB      fused+24(FP), $0
+	JEQ       sumsrounded
+	QKX3_FIRST_SUMS(X2_FUSED, sumsfused)
+	JMP       sumsdone
+	QKX3_FIRST_SUMS(X2_ROUNDED, sumsrounded)
 
-sumsloop:
-	VMOVSS      (SI)(R10*4), X5
-	VMINSS      X0, X5, X0        // v < min ? v : min
-	VMAXSS      X1, X5, X1        // v > max ? v : max
-	VCVTSS2SD   X5, X5, X5
-	VMOVSD      X5, (R11)(R10*8)
-	VMOVSS      (DI)(R10*4), X6
-	VCVTSS2SD   X6, X6, X6
-	VMOVSD      X6, (DX)(R10*8)
-	VADDSD      X6, X2, X2
-	VMULSD      X5, X6, X7        // w·x, exact
-	VADDSD      X7, X3, X3
-	VMULSD      X5, X7, X8        // (w·x)·x, rounded
-	VADDSD      X8, X4, X4        // not fused, as GCC compiles it
-	INCQ        R10
-	CMPQ        R10, CX
-	JLT         sumsloop
-
+sumsdone:
 	VMOVSS X0, qkx3Sums_min(R8)
 	VMOVSS X1, qkx3Sums_max(R8)
 	VMOVSD X2, qkx3Sums_sumW(R8)

@@ -58,7 +58,7 @@ func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float
 
 func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32) {}
 
-func qkx3SumsAVX2(x, w *float32, n int, wd, xd *[64]float64, out *qkx3Sums) {}
+func qkx3SumsAVX2(x, w *float32, n int, fused bool, wd, xd *[64]float64, out *qkx3Sums) {}
 
 func qkx3FirstErrorAVX2(x *float32, wd *float64, n int, iscale, min, scale, nmax float32, L *uint8) float64 {
 	return 0

@@ -233,13 +233,64 @@ func testMakeQkx3QuantsSIMDAgrees(t *testing.T) {
 			}
 		}
 		laux := make([]uint8, n)
+		products := Products(r.IntN(2))
 		diff := comparePortable(n, func(L []uint8) []float32 {
-			d, m := search.MakeQkx3Quants(nmax, x, w, L, laux, -0.9, 0.05, 36, false)
+			d, m := search.MakeQkx3Quants(nmax, x, w, L, laux, -0.9, 0.05, 36, false, products)
 			return []float32{d, m}
 		})
 		if diff != "" {
-			t.Fatalf("iter %d (n %d, nmax %d): %s", iter, n, nmax, diff)
+			t.Fatalf("iter %d (n %d, nmax %d, products %d): %s", iter, n, nmax, products, diff)
 		}
+	}
+}
+
+// TestQkx3SumsAVX2 holds the first pass of MakeQkx3Quants in assembly to the
+// portable loop's sums, with Σw·x² fused (q2_K's inlined copy) and with
+// rounded products (the out-of-line one), and checks that the two forms
+// differ on full-mantissa values, so that a pass that ignores its flag
+// fails.
+func TestQkx3SumsAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2/FMA")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	differ := 0
+	for iter := 0; iter < 5000; iter++ {
+		n := 1 + r.IntN(64)
+		x, w := randomBlock(r, n), randomWeights(r, n)
+		var got [2]qkx3Sums
+		for k, fused := range []bool{false, true} {
+			var wd, xd [64]float64
+			qkx3SumsAVX2(&x[0], &w[0], n, fused, &wd, &xd, &got[k])
+			want := qkx3Sums{min: x[0], max: x[0], sumW: float64(w[0])}
+			want.sumX = want.sumW * float64(x[0])
+			want.sumX2 = want.sumX * float64(x[0])
+			for i := 1; i < n; i++ {
+				want.min, want.max = min(want.min, x[i]), max(want.max, x[i])
+				wi, xi := float64(w[i]), float64(x[i])
+				want.sumW += wi
+				want.sumX += wi * xi
+				if fused {
+					want.sumX2 = math.FMA(wi*xi, xi, want.sumX2)
+				} else {
+					want.sumX2 += float64(wi * xi * xi)
+				}
+			}
+			if got[k] != want {
+				t.Fatalf("iter %d (n %d, fused %v): %+v, want %+v", iter, n, fused, got[k], want)
+			}
+			for i := 0; i < n; i++ {
+				if wd[i] != float64(w[i]) || xd[i] != float64(x[i]) {
+					t.Fatalf("iter %d: wd/xd[%d] = %g/%g", iter, i, wd[i], xd[i])
+				}
+			}
+		}
+		if got[0].sumX2 != got[1].sumX2 {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("fused and rounded Σw·x² never differ")
 	}
 }
 

@@ -55,7 +55,7 @@ func TestSearchAllZero(t *testing.T) {
 	if d, m := search.MakeQkx2Quants(15, x, w, Lu, laux, -1, 0.1, 20, false, RoundedProducts); d != 0 || m != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQkx2Quants(zeros) = %v, %v, L %v", d, m, Lu)
 	}
-	if d, m := search.MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false); d != 0 || m != 0 || slices.Max(Lu) != 0 {
+	if d, m := search.MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false, RoundedProducts); d != 0 || m != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQkx3Quants(zeros) = %v, %v, L %v", d, m, Lu)
 	}
 	if d := search.MakeQpQuants(63, x, Lu, w); d != 0 || slices.Max(Lu) != 0 {
@@ -112,8 +112,12 @@ func TestAsymmetricSearchExactGrid(t *testing.T) {
 		{"MakeQkx2Quants/mse", func() (float32, float32) {
 			return search.MakeQkx2Quants(3, x, w, L, laux, -0.5, 0.1, 15, false, RoundedProducts)
 		}},
-		{"MakeQkx3Quants", func() (float32, float32) { return search.MakeQkx3Quants(3, x, w, L, laux, -0.9, 0.05, 36, false) }},
-		{"MakeQkx3Quants/x²", func() (float32, float32) { return search.MakeQkx3Quants(3, x, nil, L, laux, -0.9, 0.05, 36, false) }},
+		{"MakeQkx3Quants", func() (float32, float32) {
+			return search.MakeQkx3Quants(3, x, w, L, laux, -0.9, 0.05, 36, false, RoundedProducts)
+		}},
+		{"MakeQkx3Quants/x²", func() (float32, float32) {
+			return search.MakeQkx3Quants(3, x, nil, L, laux, -0.9, 0.05, 36, false, RoundedProducts)
+		}},
 	} {
 		clear(L)
 		scale, theMin := tc.f()
@@ -284,7 +288,7 @@ func TestMakeQkx3QuantsExactFit(t *testing.T) {
 	for _, portable := range []bool{false, true} {
 		L, laux := make([]uint8, 32), make([]uint8, 32)
 		var d, m float32
-		run := func() { d, m = search.MakeQkx3Quants(15, x, w, L, laux, -0.9, 0.05, 36, false) }
+		run := func() { d, m = search.MakeQkx3Quants(15, x, w, L, laux, -0.9, 0.05, 36, false, RoundedProducts) }
 		if portable {
 			withPortable(run)
 		} else {

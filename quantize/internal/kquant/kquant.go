@@ -172,25 +172,28 @@ func scaleMin6(j int, q []byte) (d, m uint8) {
 	return q[j+4]&0xF | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
 }
 
-// roundShifted stores clamp(nearest_int((v+m)*id), 0, hi) for each v of x in
-// L, the product fused as kernel.NearestIntMul rounds it. When every product
-// is known to be below 2^22 in magnitude (the usual case) the rounding is
-// done inline, without NearestIntMul's range check per value. With AVX2
-// (len(x) a multiple of 8) it is eight values per step in assembly, which
-// leaves a block with a product of 2^22 or more, or NaN, to the Go loop.
-func roundShifted(L []uint8, x []float32, m, id float32, hi int) {
+// roundShifted stores clamp(nearest_int((v+mm*lm)*id), 0, hi) for each v of
+// x in L, as quantize_row_q2_K_impl computes it with m = mm*lm: GCC fuses
+// that product into the addition (v + m is fma(mm, lm, v)), and the product
+// with id into nearest_int's addition, so it is rounded as
+// kernel.NearestIntMul rounds it. When every product is known to be below
+// 2^22 in magnitude (the usual case) the rounding is done inline, without
+// NearestIntMul's range check per value. With AVX2 (len(x) a multiple of 8)
+// it is eight values per step in assembly, which leaves a block with a
+// product of 2^22 or more, or NaN, to the Go loop.
+func roundShifted(L []uint8, x []float32, mm, lm, id float32, hi int) {
 	L = L[:len(x)]
-	if useAVX2 && len(x)%8 == 0 && len(x) > 0 && roundShiftedAVX2(&x[0], len(x), m, id, int32(hi), &L[0]) {
+	if useAVX2 && len(x)%8 == 0 && len(x) > 0 && roundShiftedAVX2(&x[0], len(x), mm, lm, id, int32(hi), &L[0]) {
 		return
 	}
-	roundShiftedPortable(L, x, m, id, hi)
+	roundShiftedPortable(L, x, mm, lm, id, hi)
 }
 
-func roundShiftedPortable(L []uint8, x []float32, m, id float32, hi int) {
+func roundShiftedPortable(L []uint8, x []float32, mm, lm, id float32, hi int) {
 	L = L[:len(x)]
 	var maxAbs float32
 	for _, v := range x {
-		if a := kernel.Abs32(v + m); a > maxAbs {
+		if a := kernel.Abs32(kernel.FMA32(mm, lm, v)); a > maxAbs {
 			maxAbs = a
 		}
 	}
@@ -198,12 +201,12 @@ func roundShiftedPortable(L []uint8, x []float32, m, id float32, hi int) {
 		s := float64(id)
 		for i, v := range x {
 			// exact product, rounded to nearest even by adding 1.5*2^52
-			l := int(int64(math.Float64bits(float64(v+m)*s+0x1.8p52)) - 0x4338000000000000)
+			l := int(int64(math.Float64bits(float64(kernel.FMA32(mm, lm, v))*s+0x1.8p52)) - 0x4338000000000000)
 			L[i] = uint8(clamp(l, 0, hi))
 		}
 		return
 	}
 	for i, v := range x {
-		L[i] = uint8(clamp(kernel.NearestIntMul(v+m, id), 0, hi))
+		L[i] = uint8(clamp(kernel.NearestIntMul(kernel.FMA32(mm, lm, v), id), 0, hi))
 	}
 }

@@ -247,7 +247,7 @@ func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
 				sw += v
 			}
 			s.sw[j] = sw
-			s.scales[j], s.mins[j] = s.search.MakeQkx3Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.9, 0.05, 36, false)
+			s.scales[j], s.mins[j] = s.search.MakeQkx3Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.9, 0.05, 36, false, kernel.FusedProducts)
 		}
 		dm := s.search.MakeQpQuants(15, s.scales[:16], s.Ls[:16], s.sw[:16])
 		mm := s.search.MakeQpQuants(15, s.mins[:16], s.Lm[:16], s.sw[:16])
@@ -255,12 +255,12 @@ func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
 		putF16(y[q2DMin:], mm)
 		for j := 0; j < 16; j++ {
 			d := dm * float32(s.Ls[j])
-			m := mm * float32(s.Lm[j])
 			var id float32
 			if d != 0 {
 				id = 1 / d
 			}
-			roundShifted(s.L[16*j:16*j+16], xb[16*j:16*j+16], m, id, 3)
+			// m = mm*Lm[j] is fused into x + m (roundShifted).
+			roundShifted(s.L[16*j:16*j+16], xb[16*j:16*j+16], mm, float32(s.Lm[j]), id, 3)
 		}
 		for j := 0; j < 16; j++ {
 			y[q2Scales+j] = s.Ls[j] | s.Lm[j]<<4

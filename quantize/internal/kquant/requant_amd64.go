@@ -30,4 +30,4 @@ func ternarySumsAVX2(x *float32, n int, out *ternarySums)
 // magnitude or is NaN.
 //
 //go:noescape
-func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool
+func roundShiftedAVX2(x *float32, n int, mm, lm, id float32, hi int32, L *uint8) bool

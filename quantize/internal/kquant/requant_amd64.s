@@ -134,22 +134,23 @@ DATA roundLimit<>+0(SB)/4, $0x4a800000
 DATA roundLimit<>+4(SB)/4, $0x7fffffff
 GLOBL roundLimit<>(SB), RODATA|NOPTR, $8
 
-// func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool
-// Eight values per step: (x+m)·id + 1.5*2^23 fused, so the product is rounded
-// once, to the nearest integer (ties to even) where it is below 2^22 in
-// magnitude; the integer is the sum's low bits. Any lane at or beyond that,
-// or NaN, makes it return false (L is then not all set).
+// func roundShiftedAVX2(x *float32, n int, mm, lm, id float32, hi int32, L *uint8) bool
+// Eight values per step: t = mm·lm + x fused, then t·id + 1.5*2^23 fused, so
+// the product is rounded once, to the nearest integer (ties to even) where it
+// is below 2^22 in magnitude; the integer is the sum's low bits. Any lane at
+// or beyond that, or NaN, makes it return false (L is then not all set).
 TEXT ·roundShiftedAVX2(SB), NOSPLIT, $0-41
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
 	MOVQ         L+32(FP), DI
-	VBROADCASTSS m+16(FP), Y1
-	VBROADCASTSS id+20(FP), Y2
+	VBROADCASTSS mm+16(FP), Y1
+	VBROADCASTSS lm+20(FP), Y12
+	VBROADCASTSS id+24(FP), Y2
 	VBROADCASTSS requantMagic<>+0(SB), Y3
 	VPBROADCASTD requantMagic<>+4(SB), Y4
 	VPBROADCASTD requantMagic<>+8(SB), Y5
 	VBROADCASTSS roundLimit<>+0(SB), Y6
-	VBROADCASTSS hi+24(FP), Y7
+	VBROADCASTSS hi+28(FP), Y7
 	VBROADCASTSS roundLimit<>+4(SB), Y11
 	VPXOR        Y8, Y8, Y8        // 0, the low clamp
 	VPXOR        Y9, Y9, Y9        // lanes out of range
@@ -157,8 +158,8 @@ TEXT ·roundShiftedAVX2(SB), NOSPLIT, $0-41
 
 roundshifted:
 	VMOVUPS      (SI)(R10*4), Y0
-	VADDPS       Y1, Y0, Y0        // x + m
-	VFMADD213PS  Y3, Y2, Y0        // (x+m)·id + 1.5*2^23, one rounding
+	VFMADD231PS  Y12, Y1, Y0       // x + mm·lm, one rounding
+	VFMADD213PS  Y3, Y2, Y0        // t·id + 1.5*2^23, one rounding
 	VSUBPS       Y3, Y0, Y10
 	VANDPS       Y11, Y10, Y10
 	VCMPPS       $5, Y6, Y10, Y10  // not below 2^22, or NaN

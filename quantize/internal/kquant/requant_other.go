@@ -15,4 +15,6 @@ func absMaxAVX2(x *float32, n int) (max float32, nan bool) { return 0, true }
 
 func ternarySumsAVX2(x *float32, n int, out *ternarySums) {}
 
-func roundShiftedAVX2(x *float32, n int, m, id float32, hi int32, L *uint8) bool { return false }
+func roundShiftedAVX2(x *float32, n int, mm, lm, id float32, hi int32, L *uint8) bool {
+	return false
+}

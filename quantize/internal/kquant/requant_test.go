@@ -111,7 +111,8 @@ func TestTernaryMaxAgrees(t *testing.T) {
 
 // TestRoundShiftedAgrees holds roundShifted with the assembly to the
 // portable loop, bit for bit, on q2_K's parameters: products that are
-// rounding ties, near and beyond 2^22, zero, infinite or NaN.
+// rounding ties, near and beyond 2^22, zero, infinite or NaN, and shifts
+// mm·lm (fused into x + m by both) now and then infinite or NaN.
 func TestRoundShiftedAgrees(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2")
@@ -122,7 +123,9 @@ func TestRoundShiftedAgrees(t *testing.T) {
 		n := []int{8, 16, 32}[r.IntN(3)]
 		hi := []int{3, 7, 15, 31}[r.IntN(4)]
 		id := float32(math.Ldexp(r.Float64()+0.5, r.IntN(20)-10))
-		m := float32(r.Float64()) / id
+		lm := float32(r.IntN(16))
+		mm := float32(r.Float64()) / id / 8
+		m := mm * lm
 		x := make([]float32, n)
 		for i := range x {
 			switch r.IntN(10) {
@@ -144,11 +147,14 @@ func TestRoundShiftedAgrees(t *testing.T) {
 		if iter%100 == 0 {
 			id = specials[r.IntN(len(specials))]
 		}
+		if iter%7 == 0 { // an infinite or NaN shift
+			mm = specials[r.IntN(len(specials))]
+		}
 		got, want := make([]uint8, n), make([]uint8, n)
-		roundShifted(got, x, m, id, hi)
-		roundShiftedPortable(want, x, m, id, hi)
+		roundShifted(got, x, mm, lm, id, hi)
+		roundShiftedPortable(want, x, mm, lm, id, hi)
 		if !slices.Equal(got, want) {
-			t.Fatalf("iter %d (hi %d, m %v, id %v) x %v: %v; portable %v", iter, hi, m, id, x, got, want)
+			t.Fatalf("iter %d (hi %d, mm %v, lm %v, id %v) x %v: %v; portable %v", iter, hi, mm, lm, id, x, got, want)
 		}
 	}
 }

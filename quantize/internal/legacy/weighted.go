@@ -152,7 +152,7 @@ func quantizeQ4_1Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 		xb := x[ib*qk : (ib+1)*qk]
 		y := dst[ib*blockQ4_1 : (ib+1)*blockQ4_1]
 		blockWeights(weight[:], imatrix[ib*qk:], xb, sigma2)
-		d, theMin := search.MakeQkx3Quants(15, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false)
+		d, theMin := search.MakeQkx3Quants(15, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false, kernel.RoundedProducts)
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		binary.LittleEndian.PutUint16(y[2:], formats.FP32ToFP16(-theMin))
 		for j := 0; j < 16; j++ {
@@ -169,7 +169,7 @@ func quantizeQ5_1Row(search kernel.Search, dst []byte, x, imatrix []float32) {
 		xb := x[ib*qk : (ib+1)*qk]
 		y := dst[ib*blockQ5_1 : (ib+1)*blockQ5_1]
 		blockWeights(weight[:], imatrix[ib*qk:], xb, sigma2)
-		d, theMin := search.MakeQkx3Quants(31, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false)
+		d, theMin := search.MakeQkx3Quants(31, xb, weight[:], L[:], laux[:], -0.9, 0.05, 36, false, kernel.RoundedProducts)
 		binary.LittleEndian.PutUint16(y, formats.FP32ToFP16(d))
 		binary.LittleEndian.PutUint16(y[2:], formats.FP32ToFP16(-theMin))
 		var qh uint32

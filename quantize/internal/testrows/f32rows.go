@@ -25,10 +25,10 @@ var F32BelowFull = map[string]float64{
 	// The reference outputs come from the golden build's flags with -fPIC
 	// (the shared library a default CMake build makes), which reproduces
 	// every golden case. There GCC inlines make_qkx3_quants into q2_K's
-	// row function and contracts other products into FMAs than the
-	// separate function gquant follows; see testdata/f32rows/README.md.
-	"q2_K/imatrix":    55.0 / 64,
-	"q2_k_r4/imatrix": 28.0 / 64,
+	// row function and set_weights into the trellis types' quantize_iq*_kt,
+	// and contracts other products into FMAs than the out-of-line functions
+	// of a build without -fPIC; gquant follows the PIC build's
+	// (kernel.FusedProducts, trellis' roundSq), and every case matches.
 }
 
 // F32Case is one reference output for the float32 rows of
