@@ -12,7 +12,7 @@ import (
 // reference in one more case included): records of earlier outputs (the
 // sidecars of gquant quantize, which --reuse and --partial-requant trust,
 // and fit's error cache) carry it and stop matching.
-const KernelVersion = "ik_llama.cpp@8337e4cd+4"
+const KernelVersion = "ik_llama.cpp@8337e4cd+5"
 
 // Switches lists, by their llama-quantize flag names, the switches of o
 // that are on and change the bytes of type t: --symmetric-q40 only q4_0's

@@ -145,7 +145,7 @@ func (b *iq2xxsBlock) fit(g *codeGrid, xb, qw []float32, sigma2 float32) (scale 
 		clear(b.L[:])
 		return 0, true, true, nil
 	}
-	scale = b.search.MakeQpQuants(kMaxQ+1, xval, b.Lqp[:], weight)
+	scale = b.search.MakeQpQuants(kMaxQ+1, xval, b.Lqp[:], weight, kernel.RoundedProducts)
 	for i, l := range b.Lqp {
 		b.L[i] = int8(l)
 	}

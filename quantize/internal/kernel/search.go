@@ -1412,7 +1412,12 @@ func gain(s, m, sumXL, sumX, sumL, sumL2, sumW float64) float64 {
 //
 // The reference uses it with an imatrix to quantize the sub-block scales and
 // mins of q2_K (nmax 15) and q4_K/q5_K (nmax 63), and in iq1_m/iq2 helpers.
-func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32) float32 {
+// trial says how the trial scales' errors w*diff*diff are summed: the
+// golden build's out-of-line clones that q2_K, q4_K and q5_K call
+// (make_qp_quants.constprop.1 and .2) fuse the last product into the sum
+// (FusedProducts; real rows of a requantized q8_0 model tell the two
+// apart), the iq2 helpers get it inlined (RoundedProducts, as before).
+func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []float32, trial Products) float32 {
 	n := len(x)
 	L = L[:n]
 	quantWeights = quantWeights[:n]
@@ -1444,7 +1449,7 @@ func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []fl
 		// the same order.
 		var mses [8]float32
 		nums := qpTrialNumerators(nmax)
-		qpTrialsAVX2(nums, max, &x[0], &quantWeights[0], n, int32(nmax), &mses)
+		qpTrialsAVX2(nums, max, &x[0], &quantWeights[0], n, int32(nmax), &mses, trial == FusedProducts)
 		for k, mse := range mses {
 			if mse < bestMSE {
 				bestMSE = mse
@@ -1461,14 +1466,15 @@ func (s Search) MakeQpQuants(nmax int, x []float32, L []uint8, quantWeights []fl
 			var mse float32
 			for i, v := range x {
 				l := min(nmax, NearestIntMul(iscaleIs, v))
-				// The difference is fused, the sum is in order of rounded
-				// products (as qpTrialsAVX2's lanes). The golden build's
-				// clones (make_qp_quants.constprop.1 for q4_K/q5_K, .2 for
-				// q2_K) fuse w*diff*diff into the sum instead, but no input
-				// found so far tells the two apart (see
-				// ../../testdata/f32rows/README.md), so this stays.
+				// The difference is fused; the sum in index order, of
+				// (w*diff)*diff fused or rounded (trial), as qpTrialsAVX2's
+				// lanes.
 				diff := FMA32(-scaleIs, float32(l), v)
-				mse += float32(float32(quantWeights[i]*diff) * diff)
+				if trial == FusedProducts {
+					mse = FMA32(float32(quantWeights[i]*diff), diff, mse)
+				} else {
+					mse += float32(float32(quantWeights[i]*diff) * diff)
+				}
 			}
 			if mse < bestMSE {
 				bestMSE = mse

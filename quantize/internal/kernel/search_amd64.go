@@ -115,10 +115,11 @@ func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float
 // scales of MakeQpQuants, one per lane: iscale = nums[k]/max, scale =
 // 1/iscale, l = min(nmax, nearest_int(iscale·x)) (the reference's rounding
 // of the fused product, valid for any product), Σ w·d·d with d = fma(-scale,
-// l, x), in index order with rounded products.
+// l, x), in index order, the product (w·d)·d fused into the sum (fused) or
+// rounded first.
 //
 //go:noescape
-func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32)
+func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32, fused bool)
 
 // qkx3SumsAVX2 is the first pass of MakeQkx3Quants over n values (scalar, in
 // index order): wd and xd receive the weights and values as float64, out the

@@ -1018,10 +1018,10 @@ GLOBL qpMantBias<>(SB), RODATA|NOPTR, $4
 DATA qpOne<>+0(SB)/4, $0x3f800000
 GLOBL qpOne<>(SB), RODATA|NOPTR, $4
 
-// func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32)
+// func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32, fused bool)
 // One trial per lane; each lane's error is the in-order sum of its rounded
 // products, as the portable loop.
-TEXT ·qpTrialsAVX2(SB), NOSPLIT, $0-56
+TEXT ·qpTrialsAVX2(SB), NOSPLIT, $0-57
 	MOVQ         nums+0(FP), AX
 	VBROADCASTSS max+8(FP), Y1
 	MOVQ         x+16(FP), SI
@@ -1040,6 +1040,7 @@ TEXT ·qpTrialsAVX2(SB), NOSPLIT, $0-56
 	VPBROADCASTD qpMantBias<>(SB), Y10
 	VXORPS       Y4, Y4, Y4
 	XORQ         R10, R10
+	MOVBLZX      fused+56(FP), R11
 
 qptrial:
 	VBROADCASTSS (SI)(R10*4), Y5   // x
@@ -1052,8 +1053,16 @@ qptrial:
 	VFNMADD231PS Y6, Y2, Y5        // x - scale*l, rounded once
 	VBROADCASTSS (DI)(R10*4), Y7   // w
 	VMULPS       Y5, Y7, Y7        // w*d, rounded
-	VMULPS       Y5, Y7, Y7        // (w*d)*d, rounded
-	VADDPS       Y7, Y4, Y4
+	TESTQ        R11, R11
+	JZ           qprounded
+	VFMADD231PS  Y5, Y7, Y4        // sum += (w*d)*d, rounded once
+	JMP          qpnext
+
+qprounded:
+	VMULPS Y5, Y7, Y7 // (w*d)*d, rounded
+	VADDPS Y7, Y4, Y4
+
+qpnext:
 	INCQ         R10
 	CMPQ         R10, CX
 	JLT          qptrial

@@ -56,7 +56,8 @@ func qxRefineScanAVX2(x, w *float32, L *int8, n int, scale, negScale, nmax float
 	return 0
 }
 
-func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32) {}
+func qpTrialsAVX2(nums *[8]float32, max float32, x, w *float32, n int, nmax int32, mse *[8]float32, fused bool) {
+}
 
 func qkx3SumsAVX2(x, w *float32, n int, fused bool, wd, xd *[64]float64, out *qkx3Sums) {}
 

@@ -615,7 +615,7 @@ func TestMakeQpQuantsSIMDAgrees(t *testing.T) {
 			x[r.IntN(n)] = float32([]float64{math.Inf(1), math.Inf(-1), math.NaN(), 0}[r.IntN(4)])
 		}
 		w := randomWeights(r, n)
-		diff := comparePortable(n, func(L []uint8) []float32 { return []float32{search.MakeQpQuants(nmax, x, L, w)} })
+		diff := comparePortable(n, func(L []uint8) []float32 { return []float32{search.MakeQpQuants(nmax, x, L, w, Products(iter%2))} })
 		if diff != "" {
 			t.Fatalf("iter %d (n %d, nmax %d): %s", iter, n, nmax, diff)
 		}

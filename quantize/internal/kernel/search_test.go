@@ -58,7 +58,7 @@ func TestSearchAllZero(t *testing.T) {
 	if d, m := search.MakeQkx3Quants(15, x, w, Lu, laux, -0.9, 0.05, 36, false, RoundedProducts); d != 0 || m != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQkx3Quants(zeros) = %v, %v, L %v", d, m, Lu)
 	}
-	if d := search.MakeQpQuants(63, x, Lu, w); d != 0 || slices.Max(Lu) != 0 {
+	if d := search.MakeQpQuants(63, x, Lu, w, FusedProducts); d != 0 || slices.Max(Lu) != 0 {
 		t.Errorf("MakeQpQuants(zeros) = %v, L %v", d, Lu)
 	}
 }
@@ -136,7 +136,7 @@ func TestMakeQpQuantsExactGrid(t *testing.T) {
 	}
 	w := slices.Repeat([]float32{1}, len(x))
 	L := make([]uint8, len(x))
-	if d := search.MakeQpQuants(15, x, L, w); d != 0.25 || !slices.Equal(L, levels) {
+	if d := search.MakeQpQuants(15, x, L, w, FusedProducts); d != 0.25 || !slices.Equal(L, levels) {
 		t.Errorf("MakeQpQuants = %v, L %v; want 0.25, %v", d, L, levels)
 	}
 }

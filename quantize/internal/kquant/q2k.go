@@ -249,8 +249,8 @@ func quantizeRowQ2KImatrix(dst []byte, x, qw []float32, s *scratch) {
 			s.sw[j] = sw
 			s.scales[j], s.mins[j] = s.search.MakeQkx3Quants(3, xs, w, s.L[16*j:16*j+16], s.laux[:16], -0.9, 0.05, 36, false, kernel.FusedProducts)
 		}
-		dm := s.search.MakeQpQuants(15, s.scales[:16], s.Ls[:16], s.sw[:16])
-		mm := s.search.MakeQpQuants(15, s.mins[:16], s.Lm[:16], s.sw[:16])
+		dm := s.search.MakeQpQuants(15, s.scales[:16], s.Ls[:16], s.sw[:16], kernel.FusedProducts)
+		mm := s.search.MakeQpQuants(15, s.mins[:16], s.Lm[:16], s.sw[:16], kernel.FusedProducts)
 		putF16(y[q2D:], dm)
 		putF16(y[q2DMin:], mm)
 		for j := 0; j < 16; j++ {

@@ -117,8 +117,8 @@ func q45ScalesImatrix(y []byte, xb, qw []float32, nmax int, s *scratch) {
 		s.sw[j] = sw
 		s.scales[j], s.mins[j] = s.search.MakeQkx3Quants(nmax, xs, w, s.L[32*j:32*j+32], s.laux[:32], -0.9, 0.05, 36, false, kernel.RoundedProducts)
 	}
-	dBlock := s.search.MakeQpQuants(63, s.scales[:8], s.Ls[:8], s.sw[:8])
-	mBlock := s.search.MakeQpQuants(63, s.mins[:8], s.Lm[:8], s.sw[:8])
+	dBlock := s.search.MakeQpQuants(63, s.scales[:8], s.Ls[:8], s.sw[:8], kernel.FusedProducts)
+	mBlock := s.search.MakeQpQuants(63, s.mins[:8], s.Lm[:8], s.sw[:8], kernel.FusedProducts)
 	sc := y[q45Scale : q45Scale+12]
 	for j := 0; j < 8; j++ {
 		// q5_K clamps to 63 here, q4_K does not; make_qp_quants never
