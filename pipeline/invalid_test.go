@@ -60,21 +60,7 @@ func TestRunChecksCopiedTensors(t *testing.T) {
 			}
 			data := make([]byte, size) // zeros: finite values, zero scales
 			copy(data[tc.patch.off:], tc.patch.data)
-			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Write(data); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			m, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := writeRawModel(t, in, info, data)
 			out := filepath.Join(dir, "out.gguf")
 			tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: tc.out, Convert: tc.out != tc.typ}
 			// Small pieces: the bad unit is in a later one.
@@ -113,21 +99,7 @@ func TestBuildRefusesTypesNotLoaded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Write(make([]byte, size)); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			m, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := writeRawModel(t, in, info, make([]byte, size))
 			for _, sel := range []recipes.Options{{FileType: recipes.FileTypeAllF32, CopyOnly: true}, {FileType: recipes.FileTypeQ8_0}} {
 				_, err = Build(m, Config{Selection: sel, Output: filepath.Join(dir, "out.gguf")})
 				if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.ffn_up.weight in "+in) || !strings.Contains(err.Error(), typ.String()) {
@@ -181,24 +153,10 @@ func TestRunChecksChunkedPieces(t *testing.T) {
 			for _, v := range tc.values {
 				binary.LittleEndian.PutUint16(data[2*(v.row*ne0+v.col):], v.h)
 			}
-			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, []gguf.TensorInfo{info}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Write(data); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			m, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := writeRawModel(t, in, info, data)
 			out := filepath.Join(dir, "out.gguf")
 			tensor := Tensor{Name: info.Name, Shape: info.Shape, Source: 0, Type: tc.out, Convert: true}
-			err = Run(context.Background(), m, []Output{{Path: out, Tensors: []Tensor{tensor}}}, Options{Threads: 2, PieceWeights: ne0 * rows})
+			err := Run(context.Background(), m, []Output{{Path: out, Tensors: []Tensor{tensor}}}, Options{Threads: 2, PieceWeights: ne0 * rows})
 			if tc.message == "" {
 				if err != nil {
 					t.Fatal(err)

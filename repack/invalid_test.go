@@ -44,23 +44,7 @@ func TestRunChecksInput(t *testing.T) {
 			in := filepath.Join(dir, "in.gguf")
 			infos := []gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{1024, 8}, Type: formats.Q4_0},
 				{Name: "blk.0.ffn_down.weight", Shape: []int64{1024, 8}, Type: tc.typ}}
-			w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range [][]byte{make([]byte, 18*32*8), data} {
-				if _, err := w.Write(b); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			m, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			m := writeModel(t, in, infos, make([]byte, 18*32*8), data)
 			p, err := NewPlan(m, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -91,11 +75,22 @@ func TestPlanRefusesTypesNotLoaded(t *testing.T) {
 	in := filepath.Join(dir, "in.gguf")
 	infos := []gguf.TensorInfo{{Name: "blk.0.ffn_up.weight", Shape: []int64{1024, 8}, Type: formats.Q4_0},
 		{Name: "blk.0.ffn_down.weight", Shape: []int64{1024, 8}, Type: formats.Q8_1}}
-	w, err := gguf.Create(in, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
+	m := writeModel(t, in, infos, make([]byte, 18*32*8), make([]byte, 36*32*8))
+	_, err := NewPlan(m, Options{})
+	if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.ffn_down.weight in "+in) {
+		t.Fatalf("error %v, want formats.ErrNotLoaded naming the tensor", err)
+	}
+}
+
+// writeModel writes a model of the tensors infos holding data, one slice
+// per tensor, and opens it (closed with the test).
+func writeModel(t *testing.T, path string, infos []gguf.TensorInfo, data ...[]byte) *gguf.Model {
+	t.Helper()
+	w, err := gguf.Create(path, gguf.Metadata{{Key: "general.architecture", Value: gguf.StringValue("llama")}}, infos, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range [][]byte{make([]byte, 18*32*8), make([]byte, 36*32*8)} {
+	for _, b := range data {
 		if _, err := w.Write(b); err != nil {
 			t.Fatal(err)
 		}
@@ -103,13 +98,10 @@ func TestPlanRefusesTypesNotLoaded(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := gguf.Open(in)
+	m, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	_, err = NewPlan(m, Options{})
-	if !errors.Is(err, formats.ErrNotLoaded) || !strings.Contains(err.Error(), "tensor blk.0.ffn_down.weight in "+in) {
-		t.Fatalf("error %v, want formats.ErrNotLoaded naming the tensor", err)
-	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
