@@ -324,3 +324,28 @@ func MaxBits(x []float32) uint32 {
 	}
 	return m
 }
+
+// BF16MaxMagnitude returns the largest bit pattern v & 0x7fff of the
+// little-endian bfloat16 values in src (0 for none): their largest
+// magnitude while they are finite, and infinity's (0x7f80) or more if one
+// is an infinity or a NaN. A bf16 row's scale (q8_KV's) comes from it
+// without widening the row.
+func BF16MaxMagnitude(src []byte) uint16 {
+	done, m := bf16MaxSIMD(src)
+	return max(m, bf16MaxGo(src[2*done:]))
+}
+
+// bf16MaxGo is BF16MaxMagnitude in Go, four values per load.
+func bf16MaxGo(src []byte) uint16 {
+	const mags = 0x7fff7fff7fff7fff
+	var m0, m1, m2, m3 uint16
+	for ; len(src) >= 8; src = src[8:] {
+		u := binary.LittleEndian.Uint64(src) & mags
+		m0, m1 = max(m0, uint16(u)), max(m1, uint16(u>>16))
+		m2, m3 = max(m2, uint16(u>>32)), max(m3, uint16(u>>48))
+	}
+	for ; len(src) >= 2; src = src[2:] {
+		m0 = max(m0, binary.LittleEndian.Uint16(src)&0x7fff)
+	}
+	return max(m0, m1, m2, m3)
+}

@@ -170,3 +170,23 @@ func bf16RowToFP16MaxSIMD(dst, src []byte) (int, uint16) {
 	}
 	return n, bf16ToFP16MaxAVX2(&dst[0], &src[0], n)
 }
+
+//go:noescape
+func bf16MaxAVX2(src *byte, n int) uint16
+
+//go:noescape
+func bf16MaxAVX512(src *byte, n int) uint16
+
+// bf16MaxSIMD returns how many values of src (little-endian bfloat16) it
+// looked at, the longest prefix that is a multiple of 32 (0 without AVX2),
+// and their largest bit pattern v & 0x7fff, as bf16MaxGo does.
+func bf16MaxSIMD(src []byte) (int, uint16) {
+	n := len(src) / 2 &^ 31
+	if !useAVX2F16C || n == 0 {
+		return 0, 0
+	}
+	if useAVX512 {
+		return n, bf16MaxAVX512(&src[0], n)
+	}
+	return n, bf16MaxAVX2(&src[0], n)
+}

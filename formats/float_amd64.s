@@ -578,3 +578,58 @@ done:
 	BF16_MAX_AX
 	MOVW AX, ret+24(FP)
 	RET
+
+// func bf16MaxAVX2(src *byte, n int) uint16
+// The largest bit pattern v & 0x7fff of n little-endian bfloat16 values
+// (n a multiple of 32): a bf16 row's largest magnitude while it is finite,
+// infinity's 0x7f80 or more if it is not. 32 values per step, in two
+// running maxima.
+TEXT ·bf16MaxAVX2(SB), NOSPLIT, $0-18
+	MOVQ     src+0(FP), SI
+	MOVQ     n+8(FP), CX
+	VPCMPEQW Y4, Y4, Y4
+	VPSRLW   $1, Y4, Y4 // 0x7fff in every word
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	SHRQ     $5, CX
+	JZ       done
+
+loop:
+	VPAND   (SI), Y4, Y0
+	VPAND   32(SI), Y4, Y1
+	VPMAXUW Y0, Y5, Y5
+	VPMAXUW Y1, Y6, Y6
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VPMAXUW Y6, Y5, Y5
+	BF16_MAX_AX
+	MOVW AX, ret+16(FP)
+	RET
+
+// func bf16MaxAVX512(src *byte, n int) uint16
+// bf16MaxAVX2 with 512-bit vectors, 32 values per step.
+TEXT ·bf16MaxAVX512(SB), NOSPLIT, $0-18
+	MOVQ       src+0(FP), SI
+	MOVQ       n+8(FP), CX
+	VPTERNLOGD $0xff, Z4, Z4, Z4
+	VPSRLW     $1, Z4, Z4 // 0x7fff in every word
+	VPXORD     Z5, Z5, Z5
+	SHRQ       $5, CX
+	JZ         done
+
+loop:
+	VPANDD  (SI), Z4, Z0
+	VPMAXUW Z0, Z5, Z5
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VEXTRACTI64X4 $1, Z5, Y1
+	VPMAXUW       Y1, Y5, Y5
+	BF16_MAX_AX
+	MOVW AX, ret+16(FP)
+	RET

@@ -24,3 +24,5 @@ func bf16RowToFP32SIMD(dst []float32, src []byte) int { return 0 }
 func bf16RowToFP32MaxSIMD(dst []float32, src []byte) (int, uint16) { return 0, 0 }
 
 func bf16RowToFP16MaxSIMD(dst, src []byte) (int, uint16) { return 0, 0 }
+
+func bf16MaxSIMD(src []byte) (int, uint16) { return 0, 0 }

@@ -527,3 +527,53 @@ func BenchmarkBF16RowToFP32Magnitude(b *testing.B) {
 		BF16RowToFP32Magnitude(dst, src)
 	}
 }
+
+// BF16MaxMagnitude at every level (AVX-512, AVX2, Go) equals the portable
+// loop for every length around the vector loop's tails, with one large,
+// infinite or NaN pattern at any place among small values, and over all
+// 65536 patterns.
+func TestBF16MaxMagnitude(t *testing.T) {
+	simd, wide := useAVX2F16C, useAVX512
+	defer func() { useAVX2F16C, useAVX512 = simd, wide }()
+	var lengths []int
+	for i := 0; i <= 130; i++ {
+		lengths = append(lengths, i)
+	}
+	for _, m := range []int{4064, 4096, 4128, 8192} {
+		lengths = append(lengths, m-31, m-1, m, m+1, m+31)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, level := range []struct {
+		name       string
+		simd, wide bool
+	}{{"avx512", simd, wide}, {"avx2", simd, false}, {"go", false, false}} {
+		useAVX2F16C, useAVX512 = level.simd, level.wide
+		for _, n := range lengths {
+			src := make([]byte, 2*n)
+			for i := 0; i < n; i++ {
+				binary.LittleEndian.PutUint16(src[2*i:], FP32ToBF16(float32(r.NormFloat64()*0.02)))
+			}
+			if got, want := BF16MaxMagnitude(src), bf16MaxGo(src); got != want {
+				t.Fatalf("%s n %d: %#x, want %#x", level.name, n, got, want)
+			}
+			for at := 0; at < n; at += max(1, n/67) {
+				row := append([]byte(nil), src...)
+				for _, h := range []uint16{0x7f7f, 0xff80, 0x7fc1} {
+					binary.LittleEndian.PutUint16(row[2*at:], h)
+					if got := BF16MaxMagnitude(row); got != h&0x7fff {
+						t.Fatalf("%s n %d: %#x at %d gives %#x", level.name, n, h, at, got)
+					}
+				}
+			}
+		}
+		all := make([]byte, 2<<16)
+		for i := range 1 << 16 {
+			binary.LittleEndian.PutUint16(all[2*i:], uint16(i))
+		}
+		for _, n := range []int{0x7f80, 0x7f81, 0x8000, 0xff80, 1 << 16} {
+			if got, want := BF16MaxMagnitude(all[:2*n]), bf16MaxGo(all[:2*n]); got != want {
+				t.Fatalf("%s: the first %d patterns give %#x, want %#x", level.name, n, got, want)
+			}
+		}
+	}
+}

@@ -119,30 +119,10 @@ func quantizeQ8KVRowSIMD(q []byte, x, next []float32, mul float32) (int32, bool)
 }
 
 //go:noescape
-func bf16MaxAVX2(src *byte, n int) uint16
-
-//go:noescape
-func bf16MaxAVX512(src *byte, n int) uint16
-
-//go:noescape
 func quantizeQ8KVBF16AVX2(dst, src, next *byte, n int, mul float32) int32
 
 //go:noescape
 func quantizeQ8KVBF16AVX512(dst, src, next *byte, n int, mul float32) int32
-
-// bf16MaxSIMD returns how many values of src (little-endian bfloat16) it
-// looked at, the longest prefix that is a multiple of 32 (0 without AVX2),
-// and their largest bit pattern v & 0x7fff, as bf16MaxGo does.
-func bf16MaxSIMD(src []byte) (int, uint16) {
-	n := len(src) / 2 &^ 31
-	if !useAVX2 || n == 0 {
-		return 0, 0
-	}
-	if useAVX512 {
-		return n, bf16MaxAVX512(&src[0], n)
-	}
-	return n, bf16MaxAVX2(&src[0], n)
-}
 
 // quantizeQ8KVBF16SIMD quantizes the longest prefix of the bfloat16 values
 // in src that is a multiple of 32 (and fits q and next) as

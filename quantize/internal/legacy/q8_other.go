@@ -37,8 +37,6 @@ func quantizeQ5_0RefSIMD(dst []byte, x []float32) int { return 0 }
 
 func quantizeQ5_1RefSIMD(dst []byte, x []float32) int { return 0 }
 
-func bf16MaxSIMD(src []byte) (int, uint16) { return 0, 0 }
-
 func quantizeQ8KVBF16SIMD(q, src, next []byte, mul float32) (int, int32) { return 0, 0 }
 
 func quantizeQ8Rows8BF16SIMD(q, src []byte, stride, n int, muls *[8]float32) bool { return false }

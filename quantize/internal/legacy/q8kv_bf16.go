@@ -30,7 +30,7 @@ func QuantizeQ8KVBF16(dst, src []byte, ne0 int, limit uint16) bool {
 		if r+1 < nrows {
 			next = src[(r+1)*in : (r+2)*in]
 		}
-		m := bf16MaxMagnitude(x)
+		m := formats.BF16MaxMagnitude(x)
 		if m >= limit {
 			return false
 		}
@@ -51,30 +51,6 @@ func QuantizeQ8KVBF16(dst, src []byte, ne0 int, limit uint16) bool {
 		binary.LittleEndian.PutUint32(y[4:], uint32(isum))
 	}
 	return true
-}
-
-// bf16MaxMagnitude returns the largest bit pattern v & 0x7fff of the
-// little-endian bfloat16 values in src (0 for none): their largest
-// magnitude while they are finite, and infinity's (0x7f80) or more if one
-// is an infinity or a NaN.
-func bf16MaxMagnitude(src []byte) uint16 {
-	done, m := bf16MaxSIMD(src)
-	return max(m, bf16MaxGo(src[2*done:]))
-}
-
-// bf16MaxGo is bf16MaxMagnitude in Go, four values per load.
-func bf16MaxGo(src []byte) uint16 {
-	const mags = 0x7fff7fff7fff7fff
-	var m0, m1, m2, m3 uint16
-	for ; len(src) >= 8; src = src[8:] {
-		u := binary.LittleEndian.Uint64(src) & mags
-		m0, m1 = max(m0, uint16(u)), max(m1, uint16(u>>16))
-		m2, m3 = max(m2, uint16(u>>32)), max(m3, uint16(u>>48))
-	}
-	for ; len(src) >= 2; src = src[2:] {
-		m0 = max(m0, binary.LittleEndian.Uint16(src)&0x7fff)
-	}
-	return max(m0, m1, m2, m3)
 }
 
 // quantizeQ8KVBF16Row stores the quants of the bfloat16 values in src
@@ -129,7 +105,7 @@ func QuantizeQ8KVR8BF16(dst, src []byte, ne0 int, limit uint16) bool {
 		// An all-zero row gets scale 0 and multiplier 0, so zero quants.
 		var muls [rows]float32
 		for k := 0; k < rows; k++ {
-			m := bf16MaxMagnitude(x[k*in : (k+1)*in])
+			m := formats.BF16MaxMagnitude(x[k*in : (k+1)*in])
 			if m >= limit {
 				return false
 			}

@@ -70,43 +70,6 @@ var q8KVBF16Lengths = func() []int {
 	return n
 }()
 
-// TestBF16MaxMatchesGo holds bf16MaxMagnitude at each assembly level to
-// bf16MaxGo for every length in q8KVBF16Lengths and every value class,
-// with an infinity or NaN anywhere, and on all 65536 patterns.
-func TestBF16MaxMatchesGo(t *testing.T) {
-	defer setAsmLevel(asmLevels[len(asmLevels)-1])
-	for _, level := range asmLevels {
-		setAsmLevel(level)
-		for _, n := range q8KVBF16Lengths {
-			for kind := 0; kind <= 4; kind++ {
-				src := bf16Row(n, kind, uint64(n))
-				if got, want := bf16MaxMagnitude(src), bf16MaxGo(src); got != want {
-					t.Fatalf("level %d n %d kind %d: %#x, want %#x", level, n, kind, got, want)
-				}
-			}
-			// One large pattern at each place among small values.
-			for at := 0; at < n; at += max(1, n/67) {
-				src := bf16Row(n, 3, 1)
-				for _, h := range []uint16{0x7f7f, 0xff80, 0x7fc1} {
-					binary.LittleEndian.PutUint16(src[2*at:], h)
-					if got := bf16MaxMagnitude(src); got != h&0x7fff {
-						t.Fatalf("level %d n %d: %#x at %d gives %#x", level, n, h, at, got)
-					}
-				}
-			}
-		}
-		all := make([]byte, 2<<16)
-		for i := range 1 << 16 {
-			binary.LittleEndian.PutUint16(all[2*i:], uint16(i))
-		}
-		for _, n := range []int{0x7f80, 0x7f81, 0x8000, 0xff80, 1 << 16} {
-			if got, want := bf16MaxMagnitude(all[:2*n]), bf16MaxGo(all[:2*n]); got != want {
-				t.Fatalf("level %d: the first %d patterns give %#x, want %#x", level, n, got, want)
-			}
-		}
-	}
-}
-
 // q8KVBF16Slow is the quants and sum of quantizeQ8KVBF16Row as
 // cvtRoundSat gives them for the widened values, whatever mul.
 func q8KVBF16Slow(src []byte, mul float32) ([]byte, int32) {
@@ -141,7 +104,7 @@ func TestQ8KVBF16RowMatchesSlow(t *testing.T) {
 			for kind := 0; kind <= 4; kind++ {
 				src := bf16Row(n, kind, uint64(n)+7)
 				next := bf16Row(n, 2, 9)
-				if m := bf16MaxGo(src); m < 0x7f80 && m > 0 && formats.BF16ToFP32(m)/127 >= math.SmallestNonzeroFloat32*(1<<23) {
+				if m := formats.BF16MaxMagnitude(src); m < 0x7f80 && m > 0 && formats.BF16ToFP32(m)/127 >= math.SmallestNonzeroFloat32*(1<<23) {
 					mul := 1 / (formats.BF16ToFP32(m) / 127)
 					q := make([]byte, n)
 					isum := quantizeQ8KVBF16Row(q, src, next, mul)
