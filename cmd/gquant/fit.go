@@ -349,7 +349,7 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, p := range f.placeFiles {
 			if err := pl.AddFile(p); err != nil {
-				return usageUnlessFile(err)
+				return usageUnlessFile(fmt.Errorf("--place-file: %w", err))
 			}
 		}
 		opts.Placement = pl

@@ -46,7 +46,7 @@ func (p *planFlags) options() (planner.Options, error) {
 		}
 		for _, f := range p.placeFiles {
 			if err := pl.AddFile(f); err != nil {
-				return opts, usageUnlessFile(err)
+				return opts, usageUnlessFile(fmt.Errorf("--place-file: %w", err))
 			}
 		}
 		opts.Placement = pl

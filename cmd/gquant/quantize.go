@@ -387,7 +387,7 @@ func (q *quantizeFlags) run(stdout, stderr io.Writer) error {
 	for _, path := range q.recipes {
 		rs, err := recipes.LoadRecipe(path)
 		if err != nil {
-			return usageUnlessFile(err)
+			return usageUnlessFile(fmt.Errorf("--recipe: %w", err))
 		}
 		rules.Append(rs)
 	}

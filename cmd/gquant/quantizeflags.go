@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"github.com/spf13/pflag"
 
 	"github.com/gquant/gquant/internal/cli"
@@ -45,7 +46,9 @@ func (r *ruleFlags) ruleSet() (*recipes.RuleSet, error) {
 			nTensorType++
 			rs, err = recipes.ParseTensorType(a.value, nTensorType)
 		case ruleTensorTypeFile:
-			rs, err = recipes.LoadTensorTypeFile(a.value)
+			if rs, err = recipes.LoadTensorTypeFile(a.value); err != nil {
+				err = fmt.Errorf("--tensor-type-file: %w", err)
+			}
 		}
 		if err != nil {
 			return nil, err
