@@ -133,18 +133,20 @@ type Options struct {
 	// pieces are converted whole, never in chunks (convertChunks) or in
 	// one pass (convertOnePass).
 	quantize func(t Tensor, p *piece) error
-	// stats, if set, receives the CPU time of the reader and the writer.
+	// stats, if set, receives the CPU time of the reader, the writer and
+	// the hasher.
 	stats *pipeStats
 	// beforeScan, if set, is called by a worker before it scans a call
 	// (tests: holding a scan back makes its call's pieces speculative).
 	beforeScan func(*callScan)
 }
 
-// pipeStats is the CPU time the one reader and the one writer goroutine of
-// a run used: the input bytes over either is the rate at which it alone
-// would bound the run, however many workers there are.
+// pipeStats is the CPU time the one reader, the one writer and the one
+// hasher goroutine of a run used: the input bytes over any of them is the
+// rate at which it alone would bound the run, however many workers there
+// are.
 type pipeStats struct {
-	reader, writer time.Duration
+	reader, writer, hasher time.Duration
 	// threadCPU is the CPU time of the calling OS thread (benchmarks).
 	threadCPU func() time.Duration
 }
@@ -475,20 +477,86 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 
 	// Writer: emit pieces in sequence order while later ones are computed,
-	// hash what is written and the input rows quantized, and record each
-	// complete tensor.
+	// and hand each written piece to the hasher.
 	pending := map[int]*piece{}
 	next := 0
-	var tensorDone int64
-	var tensorFallback *Fallback // of the tensor being written
 	var firstErr error
-	outHash := xxhash.New()
-	inHash := xxhash.New() // of the tensor being quantized
-	var deq []float32      // checkOutput's, for pieces redone here
+	var deq []float32 // checkOutput's, for pieces redone here
 	var stopStats func()
 	if opt.stats != nil {
 		stopStats = opt.stats.measure(&opt.stats.writer)
 	}
+	// Hasher: in the same order, hash what was written and the input rows
+	// quantized, record each complete tensor, report progress and give the
+	// piece's memory back. Hashing is a third of the CPU time of the types
+	// that only move bytes; beside the writer it overlaps the write (which
+	// the kernel serialises on the file) instead of adding to it.
+	written := make(chan *piece, 2*opt.Threads)
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		if opt.stats != nil {
+			defer opt.stats.measure(&opt.stats.hasher)()
+		}
+		var tensorDone int64
+		var tensorFallback *Fallback // of the tensor being written
+		outHash := xxhash.New()
+		inHash := xxhash.New() // of the tensor being quantized
+		for q := range written {
+			t := outs[q.out].Tensors[q.tensor]
+			switch q.kind {
+			case pieceRewind:
+				outHash.Reset()
+				tensorDone = 0
+				tensorFallback = nil
+			case pieceQuantize:
+				outHash.Write(q.dst)
+				inHash.Write(q.buf.raw)
+				if q.last {
+					q.inSum = inHash.Sum64()
+					inHash.Reset()
+				}
+			default:
+				// Byte pieces were hashed as they were read.
+			}
+			// The syncer makes a finished tensor durable and records it,
+			// then reports progress, while the writer goes on.
+			item := syncItem{out: q.out}
+			tensorFallback = mergeFallback(tensorFallback, q.fallback)
+			if q.last {
+				rec := &records[q.out][q.tensor]
+				out := outHash.Sum64()
+				if q.kind == pieceBytes {
+					out = q.outSum
+				}
+				rec.Input, rec.Output = hashString(q.inSum), hashString(out)
+				rec.Fallback = fallbackRecord(tensorFallback)
+				outHash.Reset()
+				copied := *rec
+				item.rec = &copied
+			}
+			tensorDone += q.inBytes
+			if opt.Progress != nil && q.kind != pieceRewind {
+				ev := Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
+					Bytes: in.Tensors[t.Source].Size, Finished: q.last}
+				if q.last {
+					ev.Fallback = tensorFallback
+				}
+				item.ev = &ev
+			}
+			if item.rec != nil || item.ev != nil {
+				sy.add(item)
+			}
+			if q.last {
+				tensorDone = 0
+				tensorFallback = nil
+			}
+			if q.buf != nil {
+				mem.release(q.buf)
+			}
+			q.buf, q.dst = nil, nil
+		}
+	}()
 	halted := false
 	for p := range done {
 		if firstErr != nil || halted {
@@ -541,69 +609,22 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 			var err error
 			if q.kind == pieceRewind {
 				err = w.RewindTensor()
-				outHash.Reset()
-				tensorDone = 0
-				tensorFallback = nil
 			} else {
 				_, err = w.Write(q.dst)
-				if q.kind != pieceBytes {
-					// Byte pieces were hashed as they were read.
-					outHash.Write(q.dst)
-				}
-			}
-			if q.kind == pieceQuantize {
-				inHash.Write(q.buf.raw)
-				if q.last {
-					q.inSum = inHash.Sum64()
-					inHash.Reset()
-				}
 			}
 			if err != nil {
 				firstErr = err
 				cancel()
 				break
 			}
-			// The syncer makes a finished tensor durable and records it,
-			// then reports progress, while the writer goes on.
-			item := syncItem{out: q.out}
-			tensorFallback = mergeFallback(tensorFallback, q.fallback)
-			if q.last {
-				rec := &records[q.out][q.tensor]
-				out := outHash.Sum64()
-				if q.kind == pieceBytes {
-					out = q.outSum
-				}
-				rec.Input, rec.Output = hashString(q.inSum), hashString(out)
-				rec.Fallback = fallbackRecord(tensorFallback)
-				outHash.Reset()
-				copied := *rec
-				item.rec = &copied
-			}
-			tensorDone += q.inBytes
-			if opt.Progress != nil && q.kind != pieceRewind {
-				ev := Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
-					Bytes: in.Tensors[t.Source].Size, Finished: q.last}
-				if q.last {
-					ev.Fallback = tensorFallback
-				}
-				item.ev = &ev
-			}
-			if item.rec != nil || item.ev != nil {
-				sy.add(item)
-			}
-			if q.last {
-				tensorDone = 0
-				tensorFallback = nil
-			}
-			if q.buf != nil {
-				mem.release(q.buf)
-			}
-			q.buf, q.dst = nil, nil
+			written <- q
 		}
 	}
 	if stopStats != nil {
 		stopStats()
 	}
+	close(written)
+	<-hashed
 	if err := sy.stop(); firstErr == nil {
 		firstErr = err
 	}

@@ -108,6 +108,7 @@ func BenchmarkPipelineScaling(b *testing.B) {
 				b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores-busy")
 				b.ReportMetric(mb/st.reader.Seconds(), "reader-MB/s-max")
 				b.ReportMetric(mb/st.writer.Seconds(), "writer-MB/s-max")
+				b.ReportMetric(mb/st.hasher.Seconds(), "hasher-MB/s-max")
 			})
 		}
 	}
