@@ -161,29 +161,35 @@ func TestImatrixRefusedByPlan(t *testing.T) {
 }
 
 // An input that shrinks under a run (truncated, or being rewritten) stops
-// it with ErrTruncated, naming the input file, the tensor and the rows.
+// it with ErrTruncated, naming the input file and the tensor (and the rows
+// of a tensor quantized), whether the workers read it to quantize (Q8_0)
+// or to copy it (BF16: every tensor copied).
 func TestRunInputTruncated(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.gguf")
-	data := copyModel(t, "../testdata/tiny-deepseek2-bf16.gguf", in)
-	m, err := gguf.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	out := filepath.Join(dir, "o.gguf")
-	plan, err := Build(m, Config{Selection: recipes.Options{FileType: recipes.FileTypeQ8_0}, Output: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(in, int64(len(data))/2); err != nil {
-		t.Fatal(err)
-	}
-	err = Run(context.Background(), m, plan.Outputs, Options{Threads: 2})
-	if !errors.Is(err, gguf.ErrTruncated) || !strings.Contains(err.Error(), "from "+in+": ") || !strings.Contains(err.Error(), "tensor ") {
-		t.Errorf("error %v, want ErrTruncated naming %s", err, in)
-	}
-	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("output left: %v", err)
+	for _, ft := range []recipes.FileType{recipes.FileTypeQ8_0, recipes.FileTypeBF16} {
+		t.Run(ft.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.gguf")
+			data := copyModel(t, "../testdata/tiny-deepseek2-bf16.gguf", in)
+			m, err := gguf.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			out := filepath.Join(dir, "o.gguf")
+			plan, err := Build(m, Config{Selection: recipes.Options{FileType: ft}, Output: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(in, int64(len(data))/2); err != nil {
+				t.Fatal(err)
+			}
+			err = Run(context.Background(), m, plan.Outputs, Options{Threads: 2})
+			if !errors.Is(err, gguf.ErrTruncated) || !strings.Contains(err.Error(), "from "+in+": ") || !strings.Contains(err.Error(), out+": tensor ") {
+				t.Errorf("error %v, want ErrTruncated naming %s and the tensor", err, in)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("output left: %v", err)
+			}
+		})
 	}
 }

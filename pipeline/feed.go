@@ -16,7 +16,7 @@ import (
 // rows to quantize (the workers read them), or bytes copied from the input
 // or reused from an earlier output, which it reads and hashes itself.
 // Every input tensor is hashed as its bytes stream in (rows to quantize by
-// the writer), so the sidecar costs no second read.
+// the hasher, after the writer), so the sidecar costs no second read.
 type feeder struct {
 	ctx          context.Context
 	in           *gguf.Model
@@ -88,18 +88,14 @@ func (f *feeder) chunkBytes() int64 {
 // tensor feeds one tensor; false when the run is stopping.
 func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 	if !t.Convert {
+		// The workers read the bytes (and check them) and the hasher
+		// hashes them: the reader would bound a copy if it did both.
 		size := f.in.Tensors[t.Source].Size
-		f.hash.Reset()
 		unit := formats.CheckUnit(f.in.Tensors[t.Source].Type)
-		_, alive, err := f.copyBytes(oi, ti, global, f.in.TensorReader(t.Source), size, unit, func(last *piece) bool {
-			last.inSum = f.hash.Sum64()
-			last.outSum = last.inSum
+		_, alive, _ := f.copyBytes(oi, ti, global, f.in.TensorReader(t.Source), size, unit, true, func(last *piece) bool {
 			last.inBytes = size
 			return true
 		})
-		if err != nil {
-			return f.send(&piece{out: oi, tensor: ti, global: global, err: fmt.Errorf("%s: tensor %s: %w", f.outs[oi].Path, t.Name, err)})
-		}
 		return alive
 	}
 	f.converted++
@@ -127,8 +123,8 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 
 // quantize feeds the rows of a tensor to convert.
 //
-// The workers read the rows (readPiece) and the writer hashes them in
-// order: the reader only plans and lends memory, so that it never bounds
+// The workers read the rows (readPiece) and the hasher hashes them in
+// order, after the writer: the reader only plans and lends memory, so that it never bounds
 // the run however many workers read at once.
 //
 // A planned tensor's importance data (Tensor.importance) is made here, once
@@ -193,7 +189,7 @@ func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint6
 		return false, true
 	}
 	f.hash.Reset()
-	ok, alive, err := f.copyBytes(oi, ti, global, r, size, 0, func(last *piece) bool {
+	ok, alive, err := f.copyBytes(oi, ti, global, r, size, 0, false, func(last *piece) bool {
 		if f.hash.Sum64() != c.output {
 			f.note("--reuse: %s in %s is not the tensor its sidecar recorded (changed since): quantized instead", t.Name, c.file)
 			return false
@@ -214,13 +210,17 @@ func (f *feeder) reuseTensor(oi, ti, global int, t Tensor, c reused, inSum uint6
 }
 
 // copyBytes sends the size bytes of r as byte pieces of tensor ti,
-// hashing them into f.hash; with a unit (formats.CheckUnit of an input
-// tensor) the pieces are whole units, which the workers check as the
-// reference's loader does. The last piece is held back until finish,
-// called after every byte is read, accepts it (and fills it in); if it
-// does not, or reading fails (err), the pieces sent are rewound and ok is
-// false. alive is false when the run is stopping.
-func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, unit int, finish func(last *piece) bool) (ok, alive bool, err error) {
+// reading them and hashing them into f.hash; with a unit (formats.CheckUnit
+// of an input tensor) the pieces are whole units, which the workers check
+// as the reference's loader does. The last piece is held back until
+// finish, called after every byte is read, accepts it (and fills it in);
+// if it does not, or reading fails (err), the pieces sent are rewound and
+// ok is false. alive is false when the run is stopping.
+//
+// lazy pieces are read by the workers and hashed by the hasher instead
+// (piece.from), which also fills in the last piece's hashes; finish then
+// comes before any byte is read, and a read fails the run.
+func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, unit int, lazy bool, finish func(last *piece) bool) (ok, alive bool, err error) {
 	chunk := f.chunkBytes()
 	if unit > 0 {
 		chunk = max(chunk-chunk%int64(unit), int64(unit))
@@ -246,12 +246,16 @@ func (f *feeder) copyBytes(oi, ti, global int, r io.ReaderAt, size int64, unit i
 			return false, false, nil
 		}
 		p.buf.raw = grow(p.buf.raw, int(n))
-		if _, err := r.ReadAt(p.buf.raw, off); err != nil {
-			f.mem.release(p.buf)
-			return drop(err)
+		if lazy {
+			p.from = r
+		} else {
+			if _, err := r.ReadAt(p.buf.raw, off); err != nil {
+				f.mem.release(p.buf)
+				return drop(err)
+			}
+			p.dst = p.buf.raw
+			f.hash.Write(p.dst)
 		}
-		p.dst = p.buf.raw
-		f.hash.Write(p.dst)
 		if held != nil {
 			if !f.send(held) {
 				return false, false, nil

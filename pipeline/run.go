@@ -185,8 +185,11 @@ type piece struct {
 	rows    int64
 	last    bool   // last piece of its tensor
 	inSum   uint64 // on the last piece: xxhash64 of the input tensor's bytes
-	outSum  uint64 // on the last byte piece: xxhash64 of the bytes written (the feeder hashed them)
+	outSum  uint64 // on the last byte piece: xxhash64 of the bytes written (the feeder hashed them, unless from is set)
 	inBytes int64
+	// from: the input tensor a byte piece is read from, at off, by its
+	// worker; the hasher hashes it (feeder.copyBytes' lazy pieces).
+	from io.ReaderAt
 	// check: a byte piece copied from the input, whose values (or block
 	// scales) are checked as the reference's loader checks them, from its
 	// byte offset off in the tensor (see checkStored).
@@ -431,6 +434,11 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					close(p.call.done)
 					continue
 				}
+				if p.err == nil && p.from != nil {
+					if err := readBytes(in, outs[p.out].Tensors[p.tensor], p); err != nil {
+						p.err = fmt.Errorf("%s: tensor %s: %w", outs[p.out].Path, outs[p.out].Tensors[p.tensor].Name, err)
+					}
+				}
 				if p.err == nil && p.kind == pieceBytes && p.check {
 					t := outs[p.out].Tensors[p.tensor]
 					if err := checkStored(in.Tensors[t.Source].TensorInfo, p.off, p.dst); err != nil {
@@ -516,8 +524,15 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 					q.inSum = inHash.Sum64()
 					inHash.Reset()
 				}
-			default:
-				// Byte pieces were hashed as they were read.
+			case pieceBytes:
+				// Byte pieces read by the feeder were hashed there.
+				if q.from != nil {
+					outHash.Write(q.dst)
+					if q.last {
+						q.outSum = outHash.Sum64()
+						q.inSum = q.outSum
+					}
+				}
 			}
 			// The syncer makes a finished tensor durable and records it,
 			// then reports progress, while the writer goes on.
@@ -1114,13 +1129,29 @@ func readRaw(in *gguf.Model, t Tensor, p *piece) (int64, error) {
 	off := (p.matrix*rows + p.row) * rowSize
 	if _, err := in.TensorReader(t.Source).ReadAt(raw, off); err != nil {
 		path := in.Shards[src.Shard].Path
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			// The header was read whole when the run started.
-			err = fmt.Errorf("%w: the file is shorter than when the run opened it", gguf.ErrTruncated)
-		}
-		return 0, fmt.Errorf("reading rows %d..%d of matrix %d from %s: %w", p.row, p.row+p.rows, p.matrix, path, err)
+		return 0, fmt.Errorf("reading rows %d..%d of matrix %d from %s: %w", p.row, p.row+p.rows, p.matrix, path, truncated(err))
 	}
 	return off, nil
+}
+
+// readBytes reads a byte piece of an input tensor copied as it is
+// (feeder.copyBytes' lazy pieces) into p.buf.raw, which becomes its output.
+func readBytes(in *gguf.Model, t Tensor, p *piece) error {
+	if _, err := p.from.ReadAt(p.buf.raw, p.off); err != nil {
+		path := in.Shards[in.Tensors[t.Source].Shard].Path
+		return fmt.Errorf("reading bytes %d..%d from %s: %w", p.off, p.off+int64(len(p.buf.raw)), path, truncated(err))
+	}
+	p.dst = p.buf.raw
+	return nil
+}
+
+// truncated says what an end of file in a tensor's data means: the header
+// was read whole when the run started, so the file has shrunk since.
+func truncated(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: the file is shorter than when the run opened it", gguf.ErrTruncated)
+	}
+	return err
 }
 
 // ErrInvalidData: an input tensor holds an infinity or a NaN, as a value or

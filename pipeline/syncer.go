@@ -18,7 +18,7 @@ import (
 // tensor reported Finished is always one --resume finds. At most
 // syncBehind finished tensors wait for it: an interrupt is not kept
 // waiting for a long queue of fsyncs, and when the disk is slower than the
-// run, the writer waits for it after all.
+// run, the hasher, and the writer behind it, wait for it after all.
 type syncer struct {
 	queue    chan syncItem
 	behind   chan struct{} // a token per finished tensor queued
