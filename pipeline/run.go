@@ -496,81 +496,16 @@ func Run(ctx context.Context, in *gguf.Model, outs []Output, opt Options) error 
 	}
 	// Hasher: in the same order, hash what was written and the input rows
 	// quantized, record each complete tensor, report progress and give the
-	// piece's memory back. Hashing is a third of the CPU time of the types
-	// that only move bytes; beside the writer it overlaps the write (which
-	// the kernel serialises on the file) instead of adding to it.
+	// piece's memory back.
 	written := make(chan *piece, 2*opt.Threads)
 	hashed := make(chan struct{})
+	hs := &hasher{in: in, outs: outs, records: records, count: count, progress: opt.Progress, sy: sy, mem: mem}
 	go func() {
 		defer close(hashed)
 		if opt.stats != nil {
 			defer opt.stats.measure(&opt.stats.hasher)()
 		}
-		var tensorDone int64
-		var tensorFallback *Fallback // of the tensor being written
-		outHash := xxhash.New()
-		inHash := xxhash.New() // of the tensor being quantized
-		for q := range written {
-			t := outs[q.out].Tensors[q.tensor]
-			switch q.kind {
-			case pieceRewind:
-				outHash.Reset()
-				tensorDone = 0
-				tensorFallback = nil
-			case pieceQuantize:
-				outHash.Write(q.dst)
-				inHash.Write(q.buf.raw)
-				if q.last {
-					q.inSum = inHash.Sum64()
-					inHash.Reset()
-				}
-			case pieceBytes:
-				// Byte pieces read by the feeder were hashed there.
-				if q.from != nil {
-					outHash.Write(q.dst)
-					if q.last {
-						q.outSum = outHash.Sum64()
-						q.inSum = q.outSum
-					}
-				}
-			}
-			// The syncer makes a finished tensor durable and records it,
-			// then reports progress, while the writer goes on.
-			item := syncItem{out: q.out}
-			tensorFallback = mergeFallback(tensorFallback, q.fallback)
-			if q.last {
-				rec := &records[q.out][q.tensor]
-				out := outHash.Sum64()
-				if q.kind == pieceBytes {
-					out = q.outSum
-				}
-				rec.Input, rec.Output = hashString(q.inSum), hashString(out)
-				rec.Fallback = fallbackRecord(tensorFallback)
-				outHash.Reset()
-				copied := *rec
-				item.rec = &copied
-			}
-			tensorDone += q.inBytes
-			if opt.Progress != nil && q.kind != pieceRewind {
-				ev := Event{Index: q.global, Count: count, Name: t.Name, Done: tensorDone,
-					Bytes: in.Tensors[t.Source].Size, Finished: q.last}
-				if q.last {
-					ev.Fallback = tensorFallback
-				}
-				item.ev = &ev
-			}
-			if item.rec != nil || item.ev != nil {
-				sy.add(item)
-			}
-			if q.last {
-				tensorDone = 0
-				tensorFallback = nil
-			}
-			if q.buf != nil {
-				mem.release(q.buf)
-			}
-			q.buf, q.dst = nil, nil
-		}
+		hs.run(written)
 	}()
 	halted := false
 	for p := range done {
@@ -1113,6 +1048,92 @@ func readConvert(in *gguf.Model, t Tensor, p *piece, quantize func(Tensor, *piec
 		return err, nil
 	}
 	return nil, convertRows(in, t, p, quantize, deq)
+}
+
+// hasher is Run's last stage before the syncer. It takes the pieces the
+// writer wrote, in the same order, hashes the input rows quantized and the
+// bytes written for the sidecar (byte pieces the feeder read were hashed
+// there), records each complete tensor, reports progress and gives each
+// piece's memory back. Hashing is a third of the CPU time of the types
+// that only move bytes; beside the writer it overlaps the writes (which
+// the kernel serialises on the file) instead of adding to them.
+type hasher struct {
+	in       *gguf.Model
+	outs     []Output
+	records  [][]TensorRecord
+	count    int // tensors over all outputs, for progress
+	progress func(Event)
+	sy       *syncer
+	mem      *memory
+}
+
+// run hashes and records the pieces of written until it is closed.
+func (h *hasher) run(written <-chan *piece) {
+	var tensorDone int64
+	var tensorFallback *Fallback // of the tensor being written
+	outHash := xxhash.New()
+	inHash := xxhash.New() // of the tensor being quantized
+	for q := range written {
+		t := h.outs[q.out].Tensors[q.tensor]
+		switch q.kind {
+		case pieceRewind:
+			outHash.Reset()
+			tensorDone = 0
+			tensorFallback = nil
+		case pieceQuantize:
+			outHash.Write(q.dst)
+			inHash.Write(q.buf.raw)
+			if q.last {
+				q.inSum = inHash.Sum64()
+				inHash.Reset()
+			}
+		case pieceBytes:
+			// Byte pieces read by the feeder were hashed there.
+			if q.from != nil {
+				outHash.Write(q.dst)
+				if q.last {
+					q.outSum = outHash.Sum64()
+					q.inSum = q.outSum
+				}
+			}
+		}
+		// The syncer makes a finished tensor durable and records it,
+		// then reports progress, while the writer goes on.
+		item := syncItem{out: q.out}
+		tensorFallback = mergeFallback(tensorFallback, q.fallback)
+		if q.last {
+			rec := &h.records[q.out][q.tensor]
+			out := outHash.Sum64()
+			if q.kind == pieceBytes {
+				out = q.outSum
+			}
+			rec.Input, rec.Output = hashString(q.inSum), hashString(out)
+			rec.Fallback = fallbackRecord(tensorFallback)
+			outHash.Reset()
+			copied := *rec
+			item.rec = &copied
+		}
+		tensorDone += q.inBytes
+		if h.progress != nil && q.kind != pieceRewind {
+			ev := Event{Index: q.global, Count: h.count, Name: t.Name, Done: tensorDone,
+				Bytes: h.in.Tensors[t.Source].Size, Finished: q.last}
+			if q.last {
+				ev.Fallback = tensorFallback
+			}
+			item.ev = &ev
+		}
+		if item.rec != nil || item.ev != nil {
+			h.sy.add(item)
+		}
+		if q.last {
+			tensorDone = 0
+			tensorFallback = nil
+		}
+		if q.buf != nil {
+			h.mem.release(q.buf)
+		}
+		q.buf, q.dst = nil, nil
+	}
 }
 
 // readRaw reads the piece's rows into p.buf.raw and returns their offset in
