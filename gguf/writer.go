@@ -391,7 +391,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		}
 		t := &w.tensors[w.cur]
 		n := min(int64(len(p)), t.Size-w.done)
-		m, err := w.f.Write(p[:n])
+		m, err := writeData(w.f, p[:n])
 		written += m
 		if err != nil {
 			return written, w.fail(err)

@@ -58,16 +58,17 @@ func threadCPU() time.Duration {
 // stand-in kernel at 1, 2, 4 and 8 workers, and reports:
 //   - MB/s: bf16 input bytes per second of the run;
 //   - cores-busy: process CPU time over wall time (all goroutines);
-//   - reader-MB/s-max, writer-MB/s-max, hasher-MB/s-max: the input bytes
-//     over the CPU time of the one reader, writer and hasher goroutine
-//     (their thread's, on Linux), the rate at which each alone would stop the run from going
+//   - reader-MB/s-max, writer-MB/s-max, in-hasher-MB/s-max,
+//     out-hasher-MB/s-max: the input bytes over the CPU time of the one
+//     reader, writer, input hasher and output hasher goroutine (their
+//     thread's, on Linux), the rate at which each alone would stop the run from going
 //     faster, however many workers there are. Time blocked in a system
 //     call does not count (a write waiting for the disk; the input is in
 //     the page cache here, and the fsyncs are the syncer's).
 //
 // work=0 is the pipeline alone (bf16 conversion, I/O, hashing, ordering);
 // work=16 costs about as much per weight as a k-quant, so that the
-// workers, not the reader, the writer or the hasher, should bound it. Busy cores cannot
+// workers, not the reader, the writer or the hashers, should bound it. Busy cores cannot
 // pass the machine's cores, so beyond them MB/s stays flat; what it shows
 // there is that oversubscribing costs nothing.
 func BenchmarkPipelineScaling(b *testing.B) {
@@ -108,7 +109,8 @@ func BenchmarkPipelineScaling(b *testing.B) {
 				b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores-busy")
 				b.ReportMetric(mb/st.reader.Seconds(), "reader-MB/s-max")
 				b.ReportMetric(mb/st.writer.Seconds(), "writer-MB/s-max")
-				b.ReportMetric(mb/st.hasher.Seconds(), "hasher-MB/s-max")
+				b.ReportMetric(mb/st.inHasher.Seconds(), "in-hasher-MB/s-max")
+				b.ReportMetric(mb/st.outHasher.Seconds(), "out-hasher-MB/s-max")
 			})
 		}
 	}
