@@ -13,10 +13,10 @@ import (
 
 // feeder is Run's reader: it goes through the tensors to write in output
 // order and sends the writer, through the workers, the pieces of each:
-// rows to quantize (the workers read them), or bytes copied from the input
-// or reused from an earlier output, which it reads and hashes itself.
-// Every input tensor is hashed as its bytes stream in (rows to quantize by
-// the hasher, after the writer), so the sidecar costs no second read.
+// rows to quantize or bytes to copy from the input (the workers read
+// both), or bytes reused from an earlier output, which it reads and hashes
+// itself. Every input tensor is hashed as its bytes stream in (by the
+// hasher, after the writer), so the sidecar costs no second read.
 type feeder struct {
 	ctx          context.Context
 	in           *gguf.Model
@@ -124,8 +124,8 @@ func (f *feeder) tensor(oi, ti, global int, t Tensor) bool {
 // quantize feeds the rows of a tensor to convert.
 //
 // The workers read the rows (readPiece) and the hasher hashes them in
-// order, after the writer: the reader only plans and lends memory, so that it never bounds
-// the run however many workers read at once.
+// order, after the writer: the reader only plans and lends memory, so
+// that it never bounds the run however many workers read at once.
 //
 // A planned tensor's importance data (Tensor.importance) is made here, once
 // per matrix, as the pieces reach it; each piece takes a copy in its
