@@ -2,15 +2,13 @@ package quantize_test
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/gquant/gquant/formats"
 	"github.com/gquant/gquant/quantize"
+	"github.com/gquant/gquant/quantize/internal/testrows"
 )
 
 // TestRequantRow quantizes a row of a requantized model that the random and
@@ -19,15 +17,7 @@ import (
 // K-quants' bytes with its importance vector to the reference's.
 func TestRequantRow(t *testing.T) {
 	load := func(name string) []float32 {
-		b, err := os.ReadFile(filepath.Join("testdata", "requant-row", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := make([]float32, len(b)/4)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		return v
+		return testrows.ReadFloat32s(t, filepath.Join("testdata", "requant-row", name))
 	}
 	row, im := load("row.f32"), load("imatrix.f32")
 	for _, tc := range []struct {

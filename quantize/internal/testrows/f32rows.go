@@ -61,7 +61,9 @@ func f32RowsDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "f32rows")
 }
 
-func readFloat32s(t testing.TB, path string) []float32 {
+// ReadFloat32s reads a file of little-endian float32 values, as the
+// reference's harness writes rows and importance vectors.
+func ReadFloat32s(t testing.TB, path string) []float32 {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -79,8 +81,8 @@ func LoadF32Rows(t testing.TB) *F32Rows {
 	t.Helper()
 	dir := f32RowsDir()
 	f := &F32Rows{Cols: 1024}
-	f.X = readFloat32s(t, filepath.Join(dir, "input.f32"))
-	f.Imatrix = readFloat32s(t, filepath.Join(dir, "imatrix.f32"))
+	f.X = ReadFloat32s(t, filepath.Join(dir, "input.f32"))
+	f.Imatrix = ReadFloat32s(t, filepath.Join(dir, "imatrix.f32"))
 	if len(f.Imatrix) != f.Cols || len(f.X)%f.Cols != 0 {
 		t.Fatalf("%s: %d values and %d importance weights for rows of %d", dir, len(f.X), len(f.Imatrix), f.Cols)
 	}
