@@ -43,6 +43,10 @@ type fitFlags struct {
 	// cacheExisted: the --cache file was there when the checks ran, so
 	// saving replaces it; one that appears later is not replaced.
 	cacheExisted bool
+	// cacheReadOnly: the --cache file is read-only (or its directory is),
+	// so the run reads it and saves nothing: a cache shared read-only
+	// still spares the measuring it holds.
+	cacheReadOnly bool
 	// files are the checked outputs, stop catches Ctrl-C once they are
 	// (see catchInterrupts).
 	files *cli.Files
@@ -191,9 +195,11 @@ func (f *fitFlags) checkNumbers() error {
 // measuring, as every gquant command does (cli.Files): -o is none of the
 // inputs and not the cache, an existing one needs --force, a read-only one
 // is never replaced. The cache is read and then replaced without --force;
-// a read-only one is refused too, rather than replaced by the rename or
-// left out of date after minutes of measuring. Missing directories of both
-// are made here, as quantize makes its outputs'.
+// a read-only one (or one in a directory this process may not write) is
+// only read, never replaced, which a note says before the measuring
+// (a team's cache kept read-only still spares the work it holds).
+// Missing directories of both are made here, as quantize makes its
+// outputs'.
 func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer) error {
 	files := &cli.Files{Force: f.force, MakeDirs: true}
 	files.Read(modelPaths(in)...)
@@ -204,14 +210,21 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 		files.Write(f.output, -1)
 		files.NameFlag(f.output, "-o")
 	}
-	if f.cache != "" {
+	f.cacheReadOnly = f.cache != "" && cli.ReadOnlyFile(f.cache)
+	switch {
+	case f.cacheReadOnly:
+		files.Read(f.cache)
+	case f.cache != "":
 		files.Replace(f.cache, -1)
 		files.NameFlag(f.cache, "--cache")
 	}
 	if err := files.Check(stderr); err != nil {
 		return err
 	}
-	f.cacheExisted = f.cache != "" && files.Existed(f.cache)
+	if f.cacheReadOnly {
+		fmt.Fprintf(stderr, "note: --cache %s is read-only: this run reads it and saves nothing to it\n", f.cache)
+	}
+	f.cacheExisted = f.cache != "" && !f.cacheReadOnly && files.Existed(f.cache)
 	f.files = files
 	return files.MakeOutputDirs()
 }
@@ -271,6 +284,10 @@ var beforeCacheSave, whileCacheLocked func()
 // it.
 func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if cache == nil || cache.Added() == 0 {
+		return
+	}
+	if f.cacheReadOnly {
+		fmt.Fprintf(stderr, "warning: --cache %s is read-only, so this run's %d new measurements are not kept\n", f.cache, cache.Added())
 		return
 	}
 	if beforeCacheSave != nil {

@@ -892,3 +892,41 @@ func TestFitCacheSavedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A read-only --cache (a team's shared cache) is read and never written:
+// the refit takes every sample from it, a fit that measures more says its
+// measurements are not kept, and the file stays as it was. It had been
+// refused before any work, like a read-only output.
+func TestFitReadOnlyCache(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "fit.cache")
+	args := func(chunks string) []string {
+		return []string{"fit", "--budget", "CPU=5MB", "--chunk-weights", "4096", "--max-chunks", chunks, "--threads", "2", "--quiet", "--json", "--cache", cache, tinyModel}
+	}
+	if code, _, stderr := gquantOutput(args("1")...); code != 0 {
+		t.Fatalf("fit making the cache: exit %d\n%s", code, stderr)
+	}
+	if err := os.Chmod(cache, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := os.ReadFile(cache)
+
+	code, stdout, stderr := gquantOutput(args("1")...)
+	if code != 0 || !strings.Contains(stderr, "is read-only: this run reads it") || strings.Contains(stderr, "not kept") {
+		t.Fatalf("refit from a read-only cache: exit %d, want 0 with a note and no warning:\n%s", code, stderr)
+	}
+	var res fit.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Measured.Measured != 0 || res.Measured.Cached == 0 {
+		t.Errorf("refit measured %d samples and found %d in the cache, want all from the cache", res.Measured.Measured, res.Measured.Cached)
+	}
+
+	code, _, stderr = gquantOutput(args("2")...)
+	if code != 0 || !strings.Contains(stderr, "new measurements are not kept") {
+		t.Errorf("fit measuring more with a read-only cache: exit %d, want 0 with a warning:\n%s", code, stderr)
+	}
+	fileUnchanged(t, cache, saved)
+	assertNoTemp(t, dir)
+}

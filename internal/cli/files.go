@@ -293,6 +293,19 @@ func readOnly(path string, st os.FileInfo) bool {
 	return st.Mode().Perm()&0o222 == 0 || writable(path) != nil
 }
 
+// ReadOnlyFile reports whether path is an existing regular file (or a
+// link to one) that a command cannot replace: read-only itself, or in a
+// directory it may not write (where the rename that replaces a file is
+// refused). A command that would only update such a file (fit's --cache)
+// can then read it and leave it as it is, where an output is refused.
+func ReadOnlyFile(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	return readOnly(path, st) || writable(filepath.Dir(path)) != nil
+}
+
 // fileKind names a non-regular file type for messages.
 func fileKind(m os.FileMode) string {
 	switch {

@@ -556,3 +556,30 @@ func TestFilesCheckNamesFlag(t *testing.T) {
 		t.Errorf("positional: %v", err)
 	}
 }
+
+// ReadOnlyFile: only an existing regular file (or a link to one) that
+// cannot be replaced. A directory this process may not write is not
+// testable as root, whose access checks pass.
+func TestReadOnlyFile(t *testing.T) {
+	dir := t.TempDir()
+	rw := filepath.Join(dir, "rw")
+	ro := filepath.Join(dir, "ro")
+	os.WriteFile(rw, []byte("x"), 0o644)
+	os.WriteFile(ro, []byte("x"), 0o444)
+	link := filepath.Join(dir, "link")
+	os.Symlink(ro, link)
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{rw, false},
+		{ro, true},
+		{link, true},
+		{filepath.Join(dir, "absent"), false},
+		{dir, false},
+	} {
+		if got := ReadOnlyFile(tc.path); got != tc.want {
+			t.Errorf("ReadOnlyFile(%s) = %v, want %v", filepath.Base(tc.path), got, tc.want)
+		}
+	}
+}
