@@ -116,3 +116,24 @@ func FuzzParseReserves(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseTypes: fit --types, a list of type names or the words default
+// and mainline; what it accepts has no duplicate.
+func FuzzParseTypes(f *testing.F) {
+	for _, s := range []string{"default", "mainline,iq4_xs", "q8_0 q4_K,,IQ1_S", "nope", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		types, err := ParseTypes(s)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, typ := range types {
+			if seen[typ.String()] {
+				t.Fatalf("%q: %s twice", s, typ)
+			}
+			seen[typ.String()] = true
+		}
+	})
+}

@@ -114,3 +114,26 @@ func unpadded(f *File) int64 {
 	}
 	return e.n
 }
+
+// FuzzParseNames: shard file names and temporary file names, read from
+// directory listings (what any other program may have put there). A shard
+// name parses back from the name ShardPath gives it.
+func FuzzParseNames(f *testing.F) {
+	for _, s := range []string{"m-00001-of-00003.gguf", "a/b-00000-of-00001.gguf", "m-99999-of-65536.gguf", ".out.gguf.tmp-12-abc", "..out.gguf.tmp-1-x.tmp-2-y", ".out.gguf.tmp-1-x.progress"} {
+		f.Add(s, "out.gguf")
+	}
+	f.Fuzz(func(t *testing.T, name, base string) {
+		if prefix, i, n, ok := ParseShardPath(name); ok {
+			if i < 0 || i >= n || n > 65535 {
+				t.Fatalf("%q: shard %d of %d", name, i, n)
+			}
+			p2, i2, n2, ok2 := ParseShardPath(ShardPath(prefix, i, n))
+			if !ok2 || p2 != prefix || i2 != i || n2 != n {
+				t.Fatalf("%q: %q %d %d does not parse back", name, prefix, i, n)
+			}
+		}
+		if pid, _, ours, _ := parseTempName(name, base); ours && pid < 0 {
+			t.Fatalf("%q of %q: pid %d", name, base, pid)
+		}
+	})
+}

@@ -94,3 +94,30 @@ func FuzzParseRecipe(f *testing.F) {
 		checkRuleSet(t, rs)
 	})
 }
+
+// FuzzParseTypeArgs: the file type argument (a name in any case or a
+// number, as std::stoi reads it), --tensor-type and the --*-type options.
+// An accepted file type names itself back; an accepted --tensor-type is a
+// rule set like --custom-q's; errors are RuleErrors where they are rules.
+func FuzzParseTypeArgs(f *testing.F) {
+	for _, s := range []string{"Q4_K_M", "q4_k", "15", " 7x", "-3", "COPY", "99999999999999999999", "attn_v=q8_0", `blk\.[0-9]+\.ffn=IQ4_XS`, "=q8_0", "x=", "f16", "bf16_r16"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ft, copyOnly, err := ParseFileType(s); err == nil && !copyOnly {
+			back, _, err := ParseFileType(FileTypeArgName(s))
+			if err != nil || back != ft {
+				t.Fatalf("%q is %v, its name %q gives %v (%v)", s, ft, FileTypeArgName(s), back, err)
+			}
+		}
+		rs, err := ParseTensorType(s, 1)
+		if err != nil {
+			checkRuleError(t, err)
+		} else {
+			checkRuleSet(t, rs)
+		}
+		if typ, _, err := ParseTypeOption("--attn-v-type", s); err == nil && typ.String() == "" {
+			t.Fatalf("%q: a type without a name", s)
+		}
+	})
+}
