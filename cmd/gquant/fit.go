@@ -43,10 +43,11 @@ type fitFlags struct {
 	// cacheExisted: the --cache file was there when the checks ran, so
 	// saving replaces it; one that appears later is not replaced.
 	cacheExisted bool
-	// cacheReadOnly: the --cache file is read-only (or its directory is),
-	// so the run reads it and saves nothing: a cache shared read-only
-	// still spares the measuring it holds.
-	cacheReadOnly bool
+	// cacheReadOnly says why the --cache file cannot be replaced (it is
+	// read-only, or its directory is), so that the run reads it and saves
+	// nothing: a cache shared read-only still spares the measuring it
+	// holds. Empty where it can be.
+	cacheReadOnly string
 	// files are the checked outputs, stop catches Ctrl-C once they are
 	// (see catchInterrupts).
 	files *cli.Files
@@ -210,9 +211,11 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 		files.Write(f.output, -1)
 		files.NameFlag(f.output, "-o")
 	}
-	f.cacheReadOnly = f.cache != "" && cli.ReadOnlyFile(f.cache)
+	if f.cache != "" {
+		f.cacheReadOnly = cli.ReadOnlyFile(f.cache)
+	}
 	switch {
-	case f.cacheReadOnly:
+	case f.cacheReadOnly != "":
 		files.Read(f.cache)
 	case f.cache != "":
 		files.Replace(f.cache, -1)
@@ -221,10 +224,10 @@ func (f *fitFlags) checkFiles(in *gguf.Model, inputs []string, stderr io.Writer)
 	if err := files.Check(stderr); err != nil {
 		return err
 	}
-	if f.cacheReadOnly {
-		fmt.Fprintf(stderr, "note: --cache %s is read-only: this run reads it and saves nothing to it\n", f.cache)
+	if f.cacheReadOnly != "" {
+		fmt.Fprintf(stderr, "note: --cache %s is %s: this run reads it and saves nothing to it\n", f.cache, f.cacheReadOnly)
 	}
-	f.cacheExisted = f.cache != "" && !f.cacheReadOnly && files.Existed(f.cache)
+	f.cacheExisted = f.cache != "" && f.cacheReadOnly == "" && files.Existed(f.cache)
 	f.files = files
 	return files.MakeOutputDirs()
 }
@@ -286,8 +289,8 @@ func (f *fitFlags) saveCache(cache *fit.Cache, stderr io.Writer) {
 	if cache == nil || cache.Added() == 0 {
 		return
 	}
-	if f.cacheReadOnly {
-		fmt.Fprintf(stderr, "warning: --cache %s is read-only, so this run's %d new measurements are not kept\n", f.cache, cache.Added())
+	if f.cacheReadOnly != "" {
+		fmt.Fprintf(stderr, "warning: --cache %s is %s, so this run's %d new measurements are not kept\n", f.cache, f.cacheReadOnly, cache.Added())
 		return
 	}
 	if beforeCacheSave != nil {

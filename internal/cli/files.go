@@ -293,17 +293,23 @@ func readOnly(path string, st os.FileInfo) bool {
 	return st.Mode().Perm()&0o222 == 0 || writable(path) != nil
 }
 
-// ReadOnlyFile reports whether path is an existing regular file (or a
-// link to one) that a command cannot replace: read-only itself, or in a
-// directory it may not write (where the rename that replaces a file is
-// refused). A command that would only update such a file (fit's --cache)
-// can then read it and leave it as it is, where an output is refused.
-func ReadOnlyFile(path string) bool {
+// ReadOnlyFile says why path, an existing regular file (or a link to
+// one), cannot be replaced: "read-only" where the file is, "in a
+// directory this process may not write" where the rename that replaces a
+// file would be refused; "" where it can be, or is no such file. A command
+// that would only update such a file (fit's --cache) can then read it and
+// leave it as it is, where an output is refused.
+func ReadOnlyFile(path string) string {
 	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
+	switch {
+	case err != nil || !st.Mode().IsRegular():
+		return ""
+	case readOnly(path, st):
+		return "read-only"
+	case writable(filepath.Dir(path)) != nil:
+		return "in a directory this process may not write"
 	}
-	return readOnly(path, st) || writable(filepath.Dir(path)) != nil
+	return ""
 }
 
 // fileKind names a non-regular file type for messages.

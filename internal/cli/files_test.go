@@ -570,16 +570,16 @@ func TestReadOnlyFile(t *testing.T) {
 	os.Symlink(ro, link)
 	for _, tc := range []struct {
 		path string
-		want bool
+		want string
 	}{
-		{rw, false},
-		{ro, true},
-		{link, true},
-		{filepath.Join(dir, "absent"), false},
-		{dir, false},
+		{rw, ""},
+		{ro, "read-only"},
+		{link, "read-only"},
+		{filepath.Join(dir, "absent"), ""},
+		{dir, ""},
 	} {
 		if got := ReadOnlyFile(tc.path); got != tc.want {
-			t.Errorf("ReadOnlyFile(%s) = %v, want %v", filepath.Base(tc.path), got, tc.want)
+			t.Errorf("ReadOnlyFile(%s) = %q, want %q", filepath.Base(tc.path), got, tc.want)
 		}
 	}
 }
