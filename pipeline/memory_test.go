@@ -163,6 +163,9 @@ func TestPeakRSSThreads64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 270 MiB model")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory is part of the peak RSS")
+	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.gguf")
 	if err := modelgen.Write(in, rssModel.Model(), modelgen.WriteOptions{Seed: 1}); err != nil {
