@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gquant/gquant/gguf"
-	"github.com/gquant/gquant/recipes"
 )
 
 // FuzzJournal gives --resume a fuzzed progress record beside the real
@@ -18,18 +17,9 @@ import (
 // disk or another program may have left, and resuming trusts the bytes it
 // names as done.
 func FuzzJournal(f *testing.F) {
-	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer in.Close()
 	dir := f.TempDir()
-	ft, _, _ := recipes.ParseFileType("Q8_0")
 	out := filepath.Join(dir, "out.gguf")
-	plan, err := Build(in, Config{Selection: recipes.Options{FileType: ft}, Output: out})
-	if err != nil {
-		f.Fatal(err)
-	}
+	in, plan := tinyQ8Plan(f, out)
 	ctx := context.Background()
 	if err := Run(ctx, in, plan.Outputs, Options{}); err != nil {
 		f.Fatal(err)
@@ -41,7 +31,7 @@ func FuzzJournal(f *testing.F) {
 	// The interrupted run: stopped after half its tensors, kept.
 	stopped, cancel := context.WithCancel(ctx)
 	finished := 0
-	err = Run(stopped, in, plan.Outputs, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
+	err := Run(stopped, in, plan.Outputs, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
 		if ev.Finished {
 			if finished++; finished == ev.Count/2 {
 				cancel()

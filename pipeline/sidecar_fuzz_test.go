@@ -18,22 +18,9 @@ import (
 // result; none may panic, read outside the file, or write a wrong byte:
 // a run reusing from a lying sidecar still writes the plan's bytes.
 func FuzzSidecar(f *testing.F) {
-	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer in.Close()
 	dir := f.TempDir()
-	ft, _, _ := recipes.ParseFileType("Q8_0")
-	build := func(out string) *Plan {
-		plan, err := Build(in, Config{Selection: recipes.Options{FileType: ft}, Output: out})
-		if err != nil {
-			f.Fatal(err)
-		}
-		return plan
-	}
 	out := filepath.Join(dir, "earlier.gguf")
-	plan := build(out)
+	in, plan := tinyQ8Plan(f, out)
 	if err := Run(context.Background(), in, plan.Outputs, Options{}); err != nil {
 		f.Fatal(err)
 	}
@@ -59,7 +46,7 @@ func FuzzSidecar(f *testing.F) {
 	f.Add([]byte(`{"schema":"gquant.sidecar/1","tensors":[{"name":"x","offset":1e300}]}`))
 
 	fresh := filepath.Join(dir, "fresh.gguf")
-	freshPlan := build(fresh)
+	_, freshPlan := tinyQ8Plan(f, fresh)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, sc []byte) {
 		if err := os.WriteFile(SidecarPath(out), sc, 0o644); err != nil {
@@ -91,4 +78,21 @@ func FuzzSidecar(f *testing.F) {
 		os.Remove(fresh)
 		os.Remove(SidecarPath(fresh))
 	})
+}
+
+// tinyQ8Plan opens the tiny model (closed when tb ends) and plans its
+// Q8_0 run into out: the fuzz targets' real output, quick to write.
+func tinyQ8Plan(tb testing.TB, out string) (*gguf.Model, *Plan) {
+	tb.Helper()
+	in, err := gguf.Open("../testdata/tiny-deepseek2-bf16.gguf")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { in.Close() })
+	ft, _, _ := recipes.ParseFileType("Q8_0")
+	plan, err := Build(in, Config{Selection: recipes.Options{FileType: ft}, Output: out})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return in, plan
 }
