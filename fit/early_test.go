@@ -2,6 +2,7 @@ package fit
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -99,8 +100,10 @@ func TestEarlyErrors(t *testing.T) {
 			c.set(&opts)
 			measured := 0
 			opts.Measure.Progress = func(done, total int) { measured = done }
+			var early []string // what Warn got, and after how many measurements
 			if c.warning != "" {
-				opts.Measure.Cache = tinyCache()
+				opts.Measure.Cache = nil
+				opts.Warn = func(w string) { early = append(early, fmt.Sprintf("%s (after %d measurements)", w, measured)) }
 			}
 			res, err := Fit(in, opts)
 			if c.warning != "" {
@@ -109,6 +112,9 @@ func TestEarlyErrors(t *testing.T) {
 				}
 				if !strings.Contains(strings.Join(res.Warnings, "\n"), c.warning) {
 					t.Errorf("warnings %q lack %q", res.Warnings, c.warning)
+				}
+				if len(early) != 1 || !strings.HasPrefix(early[0], c.warning) || !strings.HasSuffix(early[0], "(after 0 measurements)") || measured == 0 {
+					t.Errorf("Warn got %q after a run of %d measurements, want %q once before any", early, measured, c.warning)
 				}
 				return
 			}

@@ -52,6 +52,11 @@ type Options struct {
 	Measure MeasureOptions
 	// MoreBytes is the step of the what-if report per device (default 1 GiB).
 	MoreBytes int64
+	// Warn, when set, receives each warning known before the measuring
+	// (a --tie that ties nothing, a pin that decides no tensor) as soon
+	// as the checks find it, minutes before the result; Result.Warnings
+	// holds them too, first.
+	Warn func(string)
 }
 
 // Choice is the fitted type of one tensor.
@@ -191,6 +196,11 @@ func Fit(in *gguf.Model, opts Options) (*Result, error) {
 	warnings = append(warnings, tieWarnings...)
 	if err := checkFeasible(ts, devices, budgets, opts); err != nil {
 		return nil, err
+	}
+	if opts.Warn != nil {
+		for _, w := range warnings {
+			opts.Warn(w)
+		}
 	}
 	res := &Result{Model: in.Path, Gains: gains, Warnings: warnings}
 	if err := measureAll(in, opts, ts, gains, res); err != nil {

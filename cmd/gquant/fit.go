@@ -451,6 +451,17 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	// type gives no finite weights) or writing the recipe fails: the
 	// measurements made are minutes of work the next try need not redo.
 	defer f.saveCache(cache, stderr)
+	// Warnings the checks find before the measuring are printed at once
+	// (a --tie that ties nothing should not wait for minutes of work);
+	// the report then prints only the later ones. --json keeps them all
+	// in its document.
+	early := 0
+	if !f.jsonOut {
+		opts.Warn = func(w string) {
+			fmt.Fprintln(stderr, "warning:", w)
+			early++
+		}
+	}
 	res, err := fit.Fit(in, opts)
 	done()
 	if err != nil {
@@ -474,13 +485,13 @@ func (f *fitFlags) run(args []string, stdout, stderr io.Writer) error {
 	if f.jsonOut {
 		return cli.WriteJSON(stdout, fitDoc{Schema: "gquant.fit/1", Result: res, Warnings: warningsOf(res.Warnings, nil)})
 	}
-	printFitReport(report, res, elapsed)
+	printFitReport(report, res, elapsed, res.Warnings[early:])
 	return nil
 }
 
 // printFitReport prints per device the budget, use and predicted loss, and
-// what more bytes would buy.
-func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration) {
+// what more bytes would buy, then warnings.
+func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration, warnings []string) {
 	fmt.Fprintf(w, "predicted KL divergence %.4g; file %s; %d rules; measured %d samples (%d from the cache) in %s\n",
 		res.KLD, humanBytes(res.FileSize), len(res.Rules), res.Measured.Measured+res.Measured.Cached, res.Measured.Cached, elapsed.Round(time.Millisecond))
 	for _, d := range res.Devices {
@@ -512,7 +523,7 @@ func printFitReport(w io.Writer, res *fit.Result, elapsed time.Duration) {
 			fmt.Fprintln(w)
 		}
 	}
-	for _, wn := range res.Warnings {
+	for _, wn := range warnings {
 		fmt.Fprintln(w, "warning:", wn)
 	}
 }

@@ -930,3 +930,14 @@ func TestFitReadOnlyCache(t *testing.T) {
 	fileUnchanged(t, cache, saved)
 	assertNoTemp(t, dir)
 }
+
+// A warning the checks find before the measuring (a --tie that ties
+// nothing) is printed at once, before the report (it came after it, when
+// the minutes of measuring were spent), and once.
+func TestFitWarnsBeforeMeasuring(t *testing.T) {
+	code, _, stderr := gquantOutput("fit", "--quiet", "--chunk-weights", "4096", "--max-chunks", "1", "--budget", "CPU=5MB", "--tie", "foo,bar", tinyModel)
+	warn := "warning: --tie foo,bar ties nothing"
+	if code != 0 || strings.Count(stderr, warn) != 1 || strings.Index(stderr, warn) > strings.Index(stderr, "predicted KL divergence") {
+		t.Errorf("exit %d, want 0 with %q once, before the report:\n%s", code, warn, stderr)
+	}
+}
