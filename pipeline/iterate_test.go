@@ -229,14 +229,7 @@ func TestResumeAfterCancel(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		finished := 0
-		plan, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
-			if ev.Finished {
-				if finished++; finished == ev.Count/2 {
-					cancel()
-				}
-			}
-		}})
+		plan, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: cancelAtHalf(cancel)})
 		if err != context.Canceled {
 			t.Fatalf("interrupted run: %v", err)
 		}
@@ -523,14 +516,7 @@ func TestFallbackSurvivesReuseAndResume(t *testing.T) {
 	// are reported from their records.
 	cfg.Output = filepath.Join(dir, "resumed.gguf")
 	ctx, cancel := context.WithCancel(context.Background())
-	finished := 0
-	if _, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
-		if ev.Finished {
-			if finished++; finished == ev.Count/2 {
-				cancel()
-			}
-		}
-	}}); err != context.Canceled {
+	if _, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: cancelAtHalf(cancel)}); err != context.Canceled {
 		t.Fatalf("interrupted run: %v", err)
 	}
 	cancel()
@@ -561,27 +547,11 @@ func TestFindResumableTempTakenOver(t *testing.T) {
 	m, cfg := q4kmConfig(t, out)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	finished := 0
-	plan, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
-		if ev.Finished {
-			if finished++; finished == ev.Count/2 {
-				cancel()
-			}
-		}
-	}})
+	plan, err := runConfig(t, ctx, m, cfg, Options{Keep: true, Threads: 1, Progress: cancelAtHalf(cancel)})
 	if err != context.Canceled {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	temps, _ := gguf.TempFiles(out)
-	var tmp string
-	for _, f := range temps {
-		if !strings.HasSuffix(f.Path, ".progress") {
-			tmp = f.Path
-		}
-	}
-	if tmp == "" {
-		t.Fatalf("kept %v, want a temporary file", temps)
-	}
+	tmp := keptTemp(t, out)
 	for _, tc := range []struct {
 		name  string
 		taken func()
@@ -611,4 +581,31 @@ func TestFindResumableTempTakenOver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cancelAtHalf is a Progress that calls cancel once half the tensors are
+// finished: an interrupted run, for the tests of --resume.
+func cancelAtHalf(cancel context.CancelFunc) func(Event) {
+	finished := 0
+	return func(ev Event) {
+		if ev.Finished {
+			if finished++; finished == ev.Count/2 {
+				cancel()
+			}
+		}
+	}
+}
+
+// keptTemp returns the temporary file an interrupted run kept for out
+// (not its progress record).
+func keptTemp(tb testing.TB, out string) string {
+	tb.Helper()
+	temps, _ := gguf.TempFiles(out)
+	for _, f := range temps {
+		if !strings.HasSuffix(f.Path, ".progress") {
+			return f.Path
+		}
+	}
+	tb.Fatalf("kept %v, want a temporary file", temps)
+	return ""
 }

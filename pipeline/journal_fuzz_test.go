@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/gquant/gquant/gguf"
 )
 
 // FuzzJournal gives --resume a fuzzed progress record beside the real
@@ -30,28 +28,12 @@ func FuzzJournal(f *testing.F) {
 
 	// The interrupted run: stopped after half its tensors, kept.
 	stopped, cancel := context.WithCancel(ctx)
-	finished := 0
-	err := Run(stopped, in, plan.Outputs, Options{Keep: true, Threads: 1, Progress: func(ev Event) {
-		if ev.Finished {
-			if finished++; finished == ev.Count/2 {
-				cancel()
-			}
-		}
-	}})
+	err := Run(stopped, in, plan.Outputs, Options{Keep: true, Threads: 1, Progress: cancelAtHalf(cancel)})
 	cancel()
 	if err != context.Canceled {
 		f.Fatalf("interrupted run: %v", err)
 	}
-	temps, _ := gguf.TempFiles(out)
-	var tmp string
-	for _, t := range temps {
-		if !bytes.HasSuffix([]byte(t.Path), []byte(".progress")) {
-			tmp = t.Path
-		}
-	}
-	if tmp == "" {
-		f.Fatalf("kept %v, want the temporary file and its progress record", temps)
-	}
+	tmp := keptTemp(f, out)
 	kept, _ := os.ReadFile(tmp)
 	record, _ := os.ReadFile(journalPath(tmp))
 	if res, err := FindResumable(ctx, in, plan.Outputs, func(string) {}); err != nil || res[0] == nil || res[0].Done == 0 {
