@@ -132,8 +132,8 @@ func FuzzParseNames(f *testing.F) {
 				t.Fatalf("%q: %q %d %d does not parse back", name, prefix, i, n)
 			}
 		}
-		if pid, _, ours, _ := parseTempName(name, base); ours && pid < 0 {
-			t.Fatalf("%q of %q: pid %d", name, base, pid)
+		if pid, token, ours, _ := parseTempName(name, base); ours && (pid <= 0 || token == "") {
+			t.Fatalf("%q of %q: ours with pid %d, token %q", name, base, pid, token)
 		}
 	})
 }

@@ -97,7 +97,8 @@ func FuzzParseRecipe(f *testing.F) {
 
 // FuzzParseTypeArgs: the file type argument (a name in any case or a
 // number, as std::stoi reads it), --tensor-type and the --*-type options.
-// An accepted file type names itself back; an accepted --tensor-type is a
+// An accepted file type or type option names itself back (a type option
+// without a warning); an accepted --tensor-type is a
 // rule set like --custom-q's; errors are RuleErrors where they are rules.
 func FuzzParseTypeArgs(f *testing.F) {
 	for _, s := range []string{"Q4_K_M", "q4_k", "15", " 7x", "-3", "COPY", "99999999999999999999", "attn_v=q8_0", `blk\.[0-9]+\.ffn=IQ4_XS`, "=q8_0", "x=", "f16", "bf16_r16"} {
@@ -116,8 +117,11 @@ func FuzzParseTypeArgs(f *testing.F) {
 		} else {
 			checkRuleSet(t, rs)
 		}
-		if typ, _, err := ParseTypeOption("--attn-v-type", s); err == nil && typ.String() == "" {
-			t.Fatalf("%q: a type without a name", s)
+		if typ, _, err := ParseTypeOption("--attn-v-type", s); err == nil {
+			back, warning, err := ParseTypeOption("--attn-v-type", typ.String())
+			if err != nil || back != typ || warning != "" {
+				t.Fatalf("%q is %v, whose own name %q gives %v, %q, %v", s, typ, typ.String(), back, warning, err)
+			}
 		}
 	})
 }
