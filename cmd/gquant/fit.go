@@ -68,7 +68,7 @@ func newFitFlags(stderr io.Writer) *fitFlags {
 	fs.StringArrayVar(&f.customQ, "custom-q", nil, "pinned rules `regex=type,...`: the tensors they match keep that type; they start the recipe; repeatable")
 	fs.StringArrayVar(&f.ties, "tie", nil, "give tensors whose names differ only in these fragments one type: `FRAG,FRAG` (ffn_gate_exps,ffn_up_exps); repeatable")
 	fs.StringVar(&f.gains, "gains", "", "per-class gains `FILE` (gquant fit calibrate writes one) instead of the built-in table")
-	fs.StringVar(&f.cache, "cache", "", "keep measurements in `FILE` so the next fit of this model skips them")
+	fs.StringVar(&f.cache, "cache", "", "keep measurements in `FILE` so the next fit of this model skips them (a read-only FILE is read, not written)")
 	fs.StringVarP(&f.output, "output", "o", "", "write the recipe to `FILE` (default: standard output, the report to standard error)")
 	fs.BoolVar(&f.force, "force", false, "replace the -o file if it exists (never an input, never a read-only file)")
 	fs.StringVar(&f.more, "more", "1GiB", "the step of the what-more-would-buy report per device")
